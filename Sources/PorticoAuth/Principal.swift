@@ -1,0 +1,48 @@
+/// Who is calling: the user behind a request, the credential that proved it, and what that
+/// credential was narrowed to.
+public struct Principal: Sendable, Hashable {
+    /// How the caller proved who they are.
+    public enum Credential: Sendable, Hashable {
+        case apiKey(id: String)
+        case accessToken(clientID: String, tokenID: String)
+        case clientCredentials(clientID: String)
+        case webSession(id: String)
+    }
+
+    public var userID: Int64?
+    public var userName: String?
+    public var credential: Credential
+    /// `nil` when the credential is not narrowed by scopes (an API key created without scopes,
+    /// a signed-in browser session): the user's role alone decides.
+    public var scopes: ScopeSet?
+    /// The user's role in the app of this request, `nil` when the user has none there.
+    public var role: Role?
+
+    public init(userID: Int64?, userName: String?, credential: Credential, scopes: ScopeSet?, role: Role?) {
+        self.userID = userID
+        self.userName = userName
+        self.credential = credential
+        self.scopes = scopes
+        self.role = role
+    }
+
+    /// Whether the credential's scopes allow `scope` (always true for an unscoped credential).
+    public func isGranted(_ scope: Scope) -> Bool {
+        scopes?.contains(scope) ?? true
+    }
+
+    /// The granted scope tokens, as reported in `insufficient_scope` errors.
+    public var grantedScopes: [String] {
+        scopes?.granted ?? []
+    }
+
+    /// A stable name for the credential, used to bind MCP sessions to the caller that opened them.
+    public var bindingKey: String {
+        switch credential {
+        case .apiKey(let id): "key:\(id)"
+        case .accessToken(let client, _): "oauth:\(client):\(userID.map(String.init) ?? "-")"
+        case .clientCredentials(let client): "client:\(client)"
+        case .webSession: "user:\(userID.map(String.init) ?? "-")"
+        }
+    }
+}

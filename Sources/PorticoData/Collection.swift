@@ -1,0 +1,126 @@
+import PorticoJSON
+
+/// The type of a collection field (NocoBase's field types).
+public enum FieldType: String, Sendable, CaseIterable, Codable {
+    case string, text, integer, float, decimal, boolean, date, datetime, json, select
+    case belongsTo, hasMany, belongsToMany
+
+    public var isRelation: Bool {
+        switch self {
+        case .belongsTo, .hasMany, .belongsToMany: true
+        default: false
+        }
+    }
+
+    public var isNumeric: Bool {
+        switch self {
+        case .integer, .float, .decimal: true
+        default: false
+        }
+    }
+
+    public var isTextual: Bool {
+        switch self {
+        case .string, .text, .select: true
+        default: false
+        }
+    }
+
+    public var isTemporal: Bool { self == .date || self == .datetime }
+}
+
+/// How a relation field links two collections.
+public struct Relation: Sendable, Hashable, Codable {
+    /// The collection on the other side.
+    public var target: String
+    /// belongsTo: the column on this collection; hasMany: the column on the target.
+    public var foreignKey: String
+    /// belongsTo: the target's referenced column; hasMany/belongsToMany: this collection's referenced column.
+    public var sourceKey: String
+    /// The column the relation points at on the target (belongsTo: targetKey; belongsToMany: the target's key).
+    public var targetKey: String
+    /// belongsToMany only: the junction collection and its column pointing at the target.
+    public var through: String?
+    public var otherKey: String?
+
+    public init(target: String, foreignKey: String, sourceKey: String, targetKey: String, through: String? = nil, otherKey: String? = nil) {
+        self.target = target
+        self.foreignKey = foreignKey
+        self.sourceKey = sourceKey
+        self.targetKey = targetKey
+        self.through = through
+        self.otherKey = otherKey
+    }
+}
+
+/// A named field of a collection: a column, or a relation to another collection.
+public struct Field: Sendable, Hashable {
+    public var name: String
+    public var type: FieldType
+    public var title: String?
+    public var nullable: Bool
+    public var primaryKey: Bool
+    public var autoIncrement: Bool
+    /// For strings: the maximum length. For decimals: precision.
+    public var length: Int?
+    public var scale: Int?
+    /// For `select` fields: the allowed values.
+    public var options: [String]?
+    public var relation: Relation?
+
+    public init(
+        name: String, type: FieldType, title: String? = nil, nullable: Bool = true, primaryKey: Bool = false,
+        autoIncrement: Bool = false, length: Int? = nil, scale: Int? = nil, options: [String]? = nil, relation: Relation? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.title = title
+        self.nullable = nullable
+        self.primaryKey = primaryKey
+        self.autoIncrement = autoIncrement
+        self.length = length
+        self.scale = scale
+        self.options = options
+        self.relation = relation
+    }
+
+    /// Whether this field is a column of the collection's table.
+    public var isColumn: Bool { !type.isRelation }
+}
+
+/// A data table Portico manages: its fields and the SQL table behind it.
+public struct CollectionSchema: Sendable, Hashable {
+    public var name: String
+    public var title: String?
+    public var tableName: String
+    public var fields: [Field]
+
+    public init(name: String, title: String? = nil, tableName: String, fields: [Field]) {
+        self.name = name
+        self.title = title
+        self.tableName = tableName
+        self.fields = fields
+    }
+
+    public func field(_ name: String) -> Field? {
+        fields.first { $0.name == name }
+    }
+
+    public var columns: [Field] { fields.filter(\.isColumn) }
+    public var relations: [Field] { fields.filter { $0.type.isRelation } }
+    public var primaryKey: [Field] { fields.filter(\.primaryKey) }
+
+    /// Names of the column fields, for error messages that list what exists.
+    public var columnList: String { columns.map(\.name).joined(separator: ", ") }
+
+    /// Looks up a column field by name, or explains which columns exist.
+    public func column(_ name: String, purpose: String) throws(DataError) -> Field {
+        guard let field = field(name) else {
+            throw .invalid("unknown field '\(name)' in \(purpose) of collection '\(self.name)'; its fields are: \(fields.map(\.name).joined(separator: ", "))")
+        }
+        guard field.isColumn else {
+            throw .invalid("'\(name)' in \(purpose) is a \(field.type.rawValue) relation of '\(self.name)', not a column; name one of its fields, like '\(name).<field>'")
+        }
+        return field
+    }
+}

@@ -1,0 +1,115 @@
+public import SQLKit
+
+/// A value bound into a statement. Values are always bound, never spliced into SQL text.
+public enum SQLValue: Sendable, Hashable, Encodable {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+    case bool(Bool)
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .int(let i): try container.encode(i)
+        case .double(let d): try container.encode(d)
+        case .text(let s): try container.encode(s)
+        case .bool(let b): try container.encode(b)
+        }
+    }
+}
+
+/// A piece of SQL assembled from text, quoted identifiers and bound values. Identifiers are
+/// quoted by the database's dialect and values become placeholders, so a fragment carries no
+/// user input as SQL text.
+public struct SQLFragment: SQLExpression, Sendable {
+    enum Part: Sendable {
+        case text(String)
+        case identifier(String)
+        case bind(SQLValue)
+        case expression(any SQLExpression)
+    }
+
+    var parts: [Part] = []
+
+    public init() {}
+
+    public init(_ text: String) { parts = [.text(text)] }
+
+    public var isEmpty: Bool { parts.isEmpty }
+
+    /// Appends SQL text written by Portico itself (keywords, operators, punctuation).
+    public mutating func append(_ text: String) { parts.append(.text(text)) }
+
+    public mutating func append(identifier: String) { parts.append(.identifier(identifier)) }
+
+    /// `"alias"."column"`
+    public mutating func append(column: String, of alias: String) {
+        parts.append(.identifier(alias))
+        parts.append(.text("."))
+        parts.append(.identifier(column))
+    }
+
+    public mutating func append(bind value: SQLValue) { parts.append(.bind(value)) }
+
+    public mutating func append(_ fragment: SQLFragment) { parts.append(contentsOf: fragment.parts) }
+
+    public mutating func append(expression: any SQLExpression) { parts.append(.expression(expression)) }
+
+    /// Appends `items` separated by `separator`.
+    public mutating func append(joining items: [SQLFragment], separator: String) {
+        for (index, item) in items.enumerated() {
+            if index > 0 { append(separator) }
+            append(item)
+        }
+    }
+
+    public static func column(_ name: String, of alias: String) -> SQLFragment {
+        var f = SQLFragment()
+        f.append(column: name, of: alias)
+        return f
+    }
+
+    public static func bind(_ value: SQLValue) -> SQLFragment {
+        var f = SQLFragment()
+        f.append(bind: value)
+        return f
+    }
+
+    public static func identifier(_ name: String) -> SQLFragment {
+        var f = SQLFragment()
+        f.append(identifier: name)
+        return f
+    }
+
+    /// `(a) AND (b) AND ...`, or `nil` when there is nothing to combine.
+    public static func all(_ conditions: [SQLFragment], _ op: String = "AND") -> SQLFragment? {
+        guard !conditions.isEmpty else { return nil }
+        if conditions.count == 1 { return conditions[0] }
+        var f = SQLFragment()
+        for (index, condition) in conditions.enumerated() {
+            if index > 0 { f.append(" \(op) ") }
+            f.append("(")
+            f.append(condition)
+            f.append(")")
+        }
+        return f
+    }
+
+    public func serialize(to serializer: inout SQLSerializer) {
+        for part in parts {
+            switch part {
+            case .text(let text): serializer.write(text)
+            case .identifier(let name): SQLIdentifier(name).serialize(to: &serializer)
+            case .bind(.null): serializer.write("NULL")
+            case .bind(let value): serializer.write(bind: value)
+            case .expression(let expression): expression.serialize(to: &serializer)
+            }
+        }
+    }
+}
+
+extension SQLFragment: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self.init(value) }
+}

@@ -1,0 +1,74 @@
+public import Logging
+public import PorticoAuth
+public import PorticoJSON
+
+/// Log severities of MCP `notifications/message` (RFC 5424 order).
+public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    case debug, info, notice, warning, error, critical, alert, emergency
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// Where the notifications of one request go: its own event stream, or nowhere.
+public struct NotificationSink: Sendable {
+    let deliver: @Sendable (RPCNotification) -> Void
+
+    public init(deliver: @escaping @Sendable (RPCNotification) -> Void) {
+        self.deliver = deliver
+    }
+}
+
+/// Everything a tool handler may know about the call it serves.
+public struct CallContext: Sendable {
+    public let app: String
+    public let principal: Principal
+    public let requestID: RequestID
+    public let protocolVersion: String
+    public let clientCapabilities: JSONObject
+    public let logger: Logger
+    let progressToken: JSON?
+    let logLevel: LogLevel?
+    let sink: NotificationSink?
+    private let progressCounter = ProgressCounter()
+
+    public init(
+        app: String, principal: Principal, requestID: RequestID, protocolVersion: String,
+        clientCapabilities: JSONObject, logger: Logger, progressToken: JSON?, logLevel: LogLevel?, sink: NotificationSink?
+    ) {
+        self.app = app
+        self.principal = principal
+        self.requestID = requestID
+        self.protocolVersion = protocolVersion
+        self.clientCapabilities = clientCapabilities
+        self.logger = logger
+        self.progressToken = progressToken
+        self.logLevel = logLevel
+        self.sink = sink
+    }
+
+    public var isModern: Bool { ProtocolVersion.isModern(protocolVersion) }
+
+    /// Reports progress when the client asked for it with a progress token; otherwise nothing.
+    public func progress(_ message: String, total: Double? = nil) {
+        guard let progressToken, let sink else { return }
+        let step = progressCounter.next()
+        var params: JSONObject = ["progressToken": progressToken, "progress": .double(step)]
+        if let total { params["total"] = .double(total) }
+        params["message"] = .string(message)
+        sink.deliver(RPCNotification(method: "notifications/progress", params: .object(params)))
+    }
+
+    /// Sends a log message to the client when it asked for messages at this level or above.
+    public func log(_ level: LogLevel, _ data: JSON, logger name: String = "portico") {
+        guard let threshold = logLevel, level >= threshold, let sink else { return }
+        sink.deliver(RPCNotification(method: "notifications/message", params: ["level": .string(level.rawValue), "logger": .string(name), "data": data]))
+    }
+}
+
+/// Progress must increase with every notification; a counter shared by copies of one context.
+final class ProgressCounter: Sendable {
+    private let value = LockedValue<Double>(0)
+    func next() -> Double { value.withLock { $0 += 1; return $0 } }
+}

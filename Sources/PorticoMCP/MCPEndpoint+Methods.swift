@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import PorticoAuth
+import PorticoJSON
+
+extension MCPEndpoint {
+    var handshakeCapabilities: JSON {
+        ["tools": ["listChanged": true], "logging": [:]]
+    }
+
+    var modernCapabilities: JSON {
+        ["tools": [:], "logging": [:]]
+    }
+
+    /// Serves one handshake-era request. Returns the response and, for `initialize`, the new session id.
+    func dispatchHandshake(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> (RPCResponse, String?) {
+        do {
+            switch message.method {
+            case "initialize":
+                return try initialize(message, exchange: exchange)
+            case "ping":
+                return (.result(id: message.id, [:]), nil)
+            case "tools/list":
+                return (.result(id: message.id, try listTools(message, exchange: exchange)), nil)
+            case "tools/call":
+                let result = try await callTool(message, exchange: exchange, sink: sink)
+                return (.result(id: message.id, result.json), nil)
+            case "logging/setLevel":
+                guard let name = message.params?["level"]?.stringValue, let level = LogLevel(rawValue: name) else {
+                    throw RPCError.invalidParams("'level' must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if let nonce = exchange.session?.nonce {
+                    sessionLogLevels.withLock { $0[nonce] = level }
+                }
+                return (.result(id: message.id, [:]), nil)
+            default:
+                throw RPCError.methodNotFound(message.method)
+            }
+        } catch let error as RPCError {
+            return (.error(id: message.id, error), nil)
+        } catch {
+            exchange.request.logger.error("MCP request failed", metadata: ["method": "\(message.method)", "error": "\(error)"])
+            return (.error(id: message.id, .internalError("unexpected server error; the server log has the details")), nil)
+        }
+    }
+
+    /// Serves one modern-era request; every result carries `resultType` and the server's identity.
+    func dispatchModern(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> RPCResponse {
+        do {
+            var result: JSONObject
+            switch message.method {
+            case "server/discover":
+                result = [
+                    "supportedVersions": JSON(ProtocolVersion.all),
+                    "capabilities": modernCapabilities,
+                    "instructions": .string(configuration.identity.instructions),
+                    "ttlMs": .int(configuration.toolsListTTLMilliseconds),
+                    "cacheScope": "public",
+                ]
+            case "tools/list":
+                guard case .object(let list) = try listTools(message, exchange: exchange) else { throw RPCError.internalError("tools/list") }
+                result = list
+                result["ttlMs"] = .int(configuration.toolsListTTLMilliseconds)
+                // The list depends on the caller's scopes and role, so shared caches must not reuse it.
+                result["cacheScope"] = exchange.principal == nil ? "public" : "private"
+            case "tools/call":
+                guard case .object(let call) = try await callTool(message, exchange: exchange, sink: sink).json else { throw RPCError.internalError("tools/call") }
+                result = call
+            default:
+                throw RPCError.methodNotFound(message.method)
+            }
+            result["resultType"] = "complete"
+            result["_meta"] = [MetaKey.serverInfo: configuration.identity.json]
+            return .result(id: message.id, .object(result))
+        } catch let error as RPCError {
+            return .error(id: message.id, error)
+        } catch {
+            exchange.request.logger.error("MCP request failed", metadata: ["method": "\(message.method)", "error": "\(error)"])
+            return .error(id: message.id, .internalError("unexpected server error; the server log has the details"))
+        }
+    }
+
+    func initialize(_ message: RequestMessage, exchange: Exchange) throws(RPCError) -> (RPCResponse, String?) {
+        guard let requested = message.params?["protocolVersion"]?.stringValue else {
+            throw .invalidParams("'protocolVersion' is required: name the MCP revision the client speaks, such as \"\(ProtocolVersion.latestHandshake)\"")
+        }
+        let negotiated = ProtocolVersion.isHandshake(requested) ? requested : ProtocolVersion.latestHandshake
+        var flags: ClientCapabilityFlags = []
+        if let capabilities = message.params?["capabilities"] {
+            guard case .object(let caps) = capabilities else { throw .invalidParams("'capabilities' must be an object") }
+            if caps["sampling"] != nil { flags.insert(.sampling) }
+            if caps["elicitation"] != nil { flags.insert(.elicitation) }
+            if caps["roots"] != nil { flags.insert(.roots) }
+        }
+        let issued = signer.issue(
+            protocolVersion: negotiated, app: exchange.request.app,
+            bindingKey: exchange.principal?.bindingKey ?? "anonymous", capabilities: flags, now: Self.now)
+        let result: JSON = [
+            "protocolVersion": .string(negotiated),
+            "capabilities": handshakeCapabilities,
+            "serverInfo": configuration.identity.json,
+            "instructions": .string(configuration.identity.instructions),
+        ]
+        return (.result(id: message.id, result), issued.id)
+    }
+
+    func listTools(_ message: RequestMessage, exchange: Exchange) throws(RPCError) -> JSON {
+        var cursor: String?
+        if let raw = message.params?["cursor"], !raw.isNull {
+            guard let text = raw.stringValue else { throw .invalidParams("'cursor' must be a string") }
+            cursor = text
+        }
+        let visible = registry.visibleTools(in: exchange.selection, for: exchange.principal, policy: policy)
+        let page = try registry.page(of: visible, cursor: cursor)
+        var result: JSONObject = ["tools": .array(page.tools.map(\.definition))]
+        if let next = page.nextCursor { result["nextCursor"] = .string(next) }
+        return .object(result)
+    }
+
+    func callTool(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async throws -> ToolResult {
+        guard let name = message.params?["name"]?.stringValue else {
+            throw RPCError.invalidParams("'name' is required: the name of the tool to call")
+        }
+        var arguments: JSONObject = [:]
+        switch message.params?["arguments"] {
+        case .none, .null?: break
+        case .object(let a)?: arguments = a
+        case let other?: throw RPCError.invalidParams("'arguments' must be an object, got \(other.typeName)")
+        }
+        guard let tool = registry.tool(named: name, in: exchange.selection) else {
+            if let package = registry.packageOf(tool: name) {
+                throw RPCError.invalidParams("Tool '\(name)' belongs to package '\(package)', which this request did not select: add it with the x-mcp-packages header or ?packages=")
+            }
+            throw RPCError.invalidParams("Unknown tool: \(name)")
+        }
+        guard let principal = exchange.principal else {
+            throw RPCError.unauthorized("Unauthorized operation: calling a tool needs credentials")
+        }
+        guard principal.isGranted(tool.requiredScope) else {
+            throw RPCError(code: RPCError.unauthorizedCode, message: "insufficient_scope", data: [
+                "tool": .string(tool.name),
+                "granted_scopes": JSON(principal.grantedScopes),
+                "required_scope": .string(tool.requiredScope.name),
+            ])
+        }
+        guard ToolRegistry.roleAllows(tool.access, principal.role, policy: policy) else {
+            let role = principal.role?.name ?? "none"
+            return .error("Permission denied: your role '\(role)' in app '\(exchange.request.app)' does not allow \(tool.name). Ask an admin of the app for a role that does.")
+        }
+        if let problem = validator.validate(.object(arguments), against: tool.inputSchema) {
+            throw RPCError.invalidParams(problem, data: ["tool": .string(tool.name), "problem": .string(problem)])
+        }
+
+        var logger = exchange.request.logger
+        logger[metadataKey: "tool"] = "\(tool.name)"
+        let context = CallContext(
+            app: exchange.request.app, principal: principal, requestID: message.id,
+            protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: logger,
+            progressToken: message.meta?[MetaKey.progressToken], logLevel: exchange.logLevel, sink: sink)
+        let key = inflightKey(exchange, message.id)
+        let handler = tool.handler
+        let task = Task { try await handler(arguments, context) }
+        inflight.register(key, task)
+        defer { inflight.remove(key) }
+        do {
+            return try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
+        } catch let error as ToolError {
+            return .error(error.message)
+        } catch is CancellationError {
+            throw RPCError(code: RPCError.requestCancelledCode, message: "Request cancelled", data: ["requestId": message.id.json])
+        } catch let error as RPCError {
+            throw error
+        } catch {
+            logger.error("tool failed", metadata: ["error": "\(error)"])
+            return .error("\(tool.name) failed: \(error)")
+        }
+    }
+}

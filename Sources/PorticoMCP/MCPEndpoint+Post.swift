@@ -1,0 +1,341 @@
+import Foundation
+import HTTPTypes
+import Logging
+import PorticoAuth
+import PorticoJSON
+
+extension MCPEndpoint {
+    /// What the dispatcher needs to know about the request beyond its message.
+    struct Exchange: Sendable {
+        var request: MCPHTTPRequest
+        var principal: Principal?
+        var modern: Bool
+        var protocolVersion: String
+        var clientCapabilities: JSONObject
+        var session: MCPSession?
+        var selection: PackageSelection
+        var logLevel: LogLevel?
+    }
+
+    func handlePost(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
+        if let accept = request.headers[.accept], !Self.accepts(accept, "application/json"), !Self.accepts(accept, "text/event-stream") {
+            return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("the Accept header must allow application/json and text/event-stream"))
+        }
+        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
+            return Self.errorResponse(.unsupportedMediaType, id: nil, .invalidRequest("send the JSON-RPC message with 'Content-Type: application/json', not '\(contentType)'"))
+        }
+        let body: JSON
+        do {
+            body = try JSONParser.parse(request.body)
+        } catch {
+            return Self.errorResponse(.badRequest, id: nil, .parseError(error.description))
+        }
+        let versionHeaders = request.headers[values: .mcpProtocolVersion]
+        let headerVersion = versionHeaders.first
+        let metaVersion = body["params"]?["_meta"]?[MetaKey.protocolVersion]
+        if metaVersion != nil || headerVersion.map(ProtocolVersion.isModern) == true {
+            return await handleModernPost(request, body: body)
+        }
+        if versionHeaders.count > 1 {
+            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("the MCP-Protocol-Version header appears more than once"))
+        }
+        if let headerVersion, !ProtocolVersion.isSupported(headerVersion) {
+            return Self.errorResponse(.badRequest, id: nil, .unsupportedProtocolVersion(requested: headerVersion, supported: ProtocolVersion.all))
+        }
+        return await handleHandshakePost(request, body: body, headerVersion: headerVersion)
+    }
+
+    func packageSelection(_ request: MCPHTTPRequest) throws(RPCError) -> PackageSelection {
+        let header = request.headers[values: .mcpPackages]
+        let text = header.isEmpty ? request.packagesQuery : header.joined(separator: ",")
+        do {
+            return try registry.selection(from: text)
+        } catch {
+            throw RPCError.invalidParams("x-mcp-packages: \(error.message)")
+        }
+    }
+
+    // MARK: Handshake era (initialize, sessions, batches)
+
+    func handleHandshakePost(_ request: MCPHTTPRequest, body: JSON, headerVersion: String?) async -> MCPHTTPResponse {
+        let items: [JSON]
+        let isBatch: Bool
+        switch body {
+        case .array(let array):
+            guard !array.isEmpty else {
+                return Self.errorResponse(.badRequest, id: nil, .invalidRequest("an empty batch: send at least one JSON-RPC message in the array"))
+            }
+            items = array
+            isBatch = true
+        case .object:
+            items = [body]
+            isBatch = false
+        default:
+            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("the body must be a JSON-RPC message object or a batch array, got \(body.typeName)"))
+        }
+        let decoded = items.map(IncomingMessage.decode)
+        let requests: [RequestMessage] = decoded.compactMap { if case .success(.request(let r)) = $0 { return r } else { return nil } }
+
+        // Credentials: everything needs them unless public discovery covers every request here.
+        var principal: Principal?
+        switch request.auth {
+        case .authenticated(let p):
+            principal = p
+        case .anonymous, .rejected:
+            let discoveryOnly = configuration.publicDiscovery
+                && requests.allSatisfy { ["initialize", "tools/list", "ping"].contains($0.method) }
+                && { if case .rejected = request.auth { return false } else { return true } }()
+            if !discoveryOnly {
+                return unauthorized(request, id: isBatch ? nil : requests.first?.id)
+            }
+        }
+
+        var session: MCPSession?
+        switch resolveSession(request, principal: principal) {
+        case .none: break
+        case .invalid: return Self.sessionNotFound()
+        case .valid(let s): session = s
+        }
+        if let session, let headerVersion, headerVersion != session.protocolVersion, ProtocolVersion.isHandshake(headerVersion) {
+            request.logger.debug("MCP-Protocol-Version differs from the session's negotiated version", metadata: ["header": "\(headerVersion)", "session": "\(session.protocolVersion)"])
+        }
+
+        let selection: PackageSelection
+        do {
+            selection = try packageSelection(request)
+        } catch {
+            return Self.errorResponse(.badRequest, id: isBatch ? nil : requests.first?.id, error)
+        }
+        let exchange = Exchange(
+            request: request, principal: principal, modern: false,
+            protocolVersion: session?.protocolVersion ?? headerVersion ?? ProtocolVersion.assumedWithoutHeader,
+            clientCapabilities: [:], session: session, selection: selection,
+            logLevel: session.flatMap { nonce in sessionLogLevels.withLock { $0[nonce.nonce] } })
+
+        // One request asking for progress gets an event stream carrying the progress.
+        if !isBatch, let only = requests.first, case .success(.request) = decoded[0], only.meta?[MetaKey.progressToken] != nil {
+            return streamed(exchange, only)
+        }
+
+        var responses: [RPCResponse] = []
+        var issuedSession: String?
+        for item in decoded {
+            switch item {
+            case .failure(let failure):
+                responses.append(.error(id: failure.id, failure.error))
+            case .success(.response):
+                continue
+            case .success(.notification(let method, let params)):
+                handleNotification(method: method, params: params, exchange: exchange)
+            case .success(.request(let message)):
+                let (response, newSession) = await dispatchHandshake(message, exchange: exchange, sink: logSink(exchange))
+                if let newSession { issuedSession = newSession }
+                responses.append(response)
+            }
+        }
+
+        var headers = Self.jsonHeaders()
+        if let issuedSession { headers[.mcpSessionID] = issuedSession }
+        if responses.isEmpty {
+            headers[.contentType] = nil
+            return .empty(status: .accepted, headers: headers)
+        }
+        if isBatch {
+            return .json(status: .ok, headers: headers, body: JSON.array(responses.map(\.json)).serialized)
+        }
+        let response = responses[0]
+        var status = HTTPResponse.Status.ok
+        if let error = response.error {
+            status = Self.status(for: error, modern: false)
+            if status == .unauthorized { return unauthorized(request, id: requests.first?.id) }
+            if status == .forbidden { headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request) }
+        }
+        return .json(status: status, headers: headers, body: response.json.serialized)
+    }
+
+    /// Log messages of a JSON-answered request go to the session's GET stream, when one is open here.
+    func logSink(_ exchange: Exchange) -> NotificationSink? {
+        guard let nonce = exchange.session?.nonce, exchange.logLevel != nil else { return nil }
+        let streams = self.streams
+        return NotificationSink { notification in
+            streams.send(nonce: nonce, EventStream.frame(notification.json))
+        }
+    }
+
+    func handleNotification(method: String, params: JSONObject?, exchange: Exchange) {
+        switch method {
+        case "notifications/cancelled":
+            guard let raw = params?["requestId"], let id = RequestID(json: raw) else { return }
+            let cancelled = inflight.cancel(inflightKey(exchange, id))
+            exchange.request.logger.debug("cancellation requested", metadata: ["requestId": "\(id)", "found": "\(cancelled)"])
+        default:
+            break  // notifications/initialized, roots/list_changed, ...: nothing to do
+        }
+    }
+
+    func inflightKey(_ exchange: Exchange, _ id: RequestID) -> String {
+        (exchange.session?.nonce ?? exchange.principal?.bindingKey ?? "anonymous") + "|" + id.description
+    }
+
+    func insufficientScopeChallenge(_ error: RPCError, _ request: MCPHTTPRequest) -> String {
+        let scope = error.data?["required_scope"]?.stringValue ?? "mcp"
+        return "Bearer error=\"insufficient_scope\", scope=\"\(scope)\", resource_metadata=\"\(request.resourceMetadataURL)\""
+    }
+
+    func streamed(_ exchange: Exchange, _ message: RequestMessage) -> MCPHTTPResponse {
+        let (frames, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        let sink = NotificationSink { notification in continuation.yield(EventStream.frame(notification.json)) }
+        let task = Task {
+            let response: RPCResponse
+            if exchange.modern {
+                response = await self.dispatchModern(message, exchange: exchange, sink: sink)
+            } else {
+                response = await self.dispatchHandshake(message, exchange: exchange, sink: sink).0
+            }
+            if !Task.isCancelled || !exchange.modern {
+                continuation.yield(EventStream.frame(response.json))
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { reason in
+            if case .cancelled = reason { task.cancel() }
+        }
+        return .stream(headers: Self.sseHeaders(), events: EventStream(frames: frames, cancel: { task.cancel() }))
+    }
+
+    // MARK: Modern era (2026-07-28: per-request envelope, no sessions)
+
+    func handleModernPost(_ request: MCPHTTPRequest, body: JSON) async -> MCPHTTPResponse {
+        guard case .object = body else {
+            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("a \(ProtocolVersion.modern[0]) body is one JSON-RPC request or notification; batches exist only in the initialize era"))
+        }
+        let message: IncomingMessage
+        switch IncomingMessage.decode(body) {
+        case .failure(let failure):
+            return Self.errorResponse(.badRequest, id: failure.id, failure.error)
+        case .success(let m):
+            message = m
+        }
+        let request = request
+        switch message {
+        case .response:
+            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("clients must not send JSON-RPC responses in \(ProtocolVersion.modern[0])"))
+        case .notification:
+            let version = request.headers[.mcpProtocolVersion] ?? ""
+            guard ProtocolVersion.isModern(version) else {
+                return Self.errorResponse(.badRequest, id: nil, .unsupportedProtocolVersion(requested: version, supported: ProtocolVersion.all))
+            }
+            return .empty(status: .accepted, headers: HTTPFields())
+        case .request(let req):
+            let envelope: (version: String, capabilities: JSONObject, logLevel: LogLevel?)
+            do {
+                envelope = try checkEnvelope(req, headers: request.headers)
+            } catch {
+                return Self.errorResponse(Self.status(for: error, modern: true), id: req.id, error)
+            }
+            var principal: Principal?
+            switch request.auth {
+            case .authenticated(let p):
+                principal = p
+            case .anonymous where configuration.publicDiscovery && ["server/discover", "tools/list"].contains(req.method):
+                break
+            default:
+                return unauthorized(request, id: req.id)
+            }
+            let selection: PackageSelection
+            do {
+                selection = try packageSelection(request)
+            } catch {
+                return Self.errorResponse(.badRequest, id: req.id, error)
+            }
+            let exchange = Exchange(
+                request: request, principal: principal, modern: true, protocolVersion: envelope.version,
+                clientCapabilities: envelope.capabilities, session: nil, selection: selection, logLevel: envelope.logLevel)
+            if req.meta?[MetaKey.progressToken] != nil || envelope.logLevel != nil {
+                return streamed(exchange, req)
+            }
+            let response = await dispatchModern(req, exchange: exchange, sink: nil)
+            var headers = Self.jsonHeaders()
+            var status = HTTPResponse.Status.ok
+            if let error = response.error {
+                status = Self.status(for: error, modern: true)
+                if status == .unauthorized { return unauthorized(request, id: req.id) }
+                if status == .forbidden { headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request) }
+            }
+            return .json(status: status, headers: headers, body: response.json.serialized)
+        }
+    }
+
+    /// The 2026-07-28 validation ladder, in the specification's order: the envelope must be
+    /// present, the routing headers must match the body, and the version must be one we serve.
+    func checkEnvelope(_ request: RequestMessage, headers: HTTPFields) throws(RPCError) -> (version: String, capabilities: JSONObject, logLevel: LogLevel?) {
+        for name in [HTTPField.Name.mcpProtocolVersion, .mcpMethod, .mcpName] where headers[values: name].count > 1 {
+            throw .headerMismatch("the \(name.canonicalName) header appears more than once")
+        }
+        guard let meta = request.meta else {
+            throw .invalidParams("params._meta must be an object carrying '\(MetaKey.protocolVersion)' and '\(MetaKey.clientCapabilities)'")
+        }
+        let missing = [MetaKey.protocolVersion, MetaKey.clientCapabilities].filter { meta[$0] == nil }
+        guard missing.isEmpty else {
+            throw .invalidParams("params._meta is missing the required key(s): \(missing.joined(separator: ", "))")
+        }
+        let bodyVersion = meta[MetaKey.protocolVersion]!
+        guard let headerVersion = headers[.mcpProtocolVersion] else {
+            throw .headerMismatch("the MCP-Protocol-Version header is missing; it must equal params._meta['\(MetaKey.protocolVersion)']")
+        }
+        guard bodyVersion == .string(headerVersion) else {
+            throw .headerMismatch("MCP-Protocol-Version header '\(headerVersion)' does not match the body's protocol version \(bodyVersion.serializedString)")
+        }
+        guard let methodHeader = headers[.mcpMethod] else {
+            throw .headerMismatch("the Mcp-Method header is missing; it must equal the body's method '\(request.method)'")
+        }
+        guard methodHeader == request.method else {
+            throw .headerMismatch("Mcp-Method header '\(methodHeader)' does not match the body's method '\(request.method)'")
+        }
+        let nameKey: String? = switch request.method {
+        case "tools/call", "prompts/get": "name"
+        case "resources/read": "uri"
+        default: nil
+        }
+        if let nameKey, let bodyName = request.params?[nameKey] {
+            guard let rawHeader = headers[.mcpName] else {
+                throw .headerMismatch("the Mcp-Name header is missing; it must equal the body's '\(nameKey)'")
+            }
+            guard let decoded = HeaderValue.decode(rawHeader), bodyName == .string(decoded) else {
+                throw .headerMismatch("Mcp-Name header '\(rawHeader)' does not match the body's '\(nameKey)' \(bodyName.serializedString)")
+            }
+        }
+        guard case .string(let version) = bodyVersion else {
+            throw .invalidParams("params._meta['\(MetaKey.protocolVersion)'] must be a string")
+        }
+        guard ProtocolVersion.isModern(version) else {
+            throw .unsupportedProtocolVersion(requested: version, supported: ProtocolVersion.all)
+        }
+        guard case .object(let capabilities) = meta[MetaKey.clientCapabilities]! else {
+            throw .invalidParams("params._meta['\(MetaKey.clientCapabilities)'] must be an object")
+        }
+        var logLevel: LogLevel?
+        if let raw = meta[MetaKey.logLevel] {
+            guard let name = raw.stringValue, let level = LogLevel(rawValue: name) else {
+                throw .invalidParams("params._meta['\(MetaKey.logLevel)'] must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            logLevel = level
+        }
+        return (version, capabilities, logLevel)
+    }
+}
+
+/// The `=?base64?...?=` sentinel for header values that are not plain printable ASCII.
+public enum HeaderValue {
+    public static func decode(_ value: String) -> String? {
+        guard value.hasPrefix("=?base64?"), value.hasSuffix("?="), value.utf8.count >= 11 else { return value }
+        let payload = String(value.dropFirst(9).dropLast(2))
+        var standard = payload
+        guard standard.utf8.count % 4 == 0,
+            standard.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2B || $0 == 0x2F || $0 == 0x3D })
+        else { return nil }
+        standard = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        guard let bytes = Base64URL.decode(standard) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,317 @@
+import HTTPTypes
+import Logging
+public import PorticoAuth
+import PorticoJSON
+import Foundation
+
+/// Name, version and guidance the server reports about itself.
+public struct ServerIdentity: Sendable {
+    public var name: String
+    public var title: String
+    public var version: String
+    public var instructions: String
+
+    public init(name: String, title: String, version: String, instructions: String) {
+        self.name = name
+        self.title = title
+        self.version = version
+        self.instructions = instructions
+    }
+
+    var json: JSON { ["name": .string(name), "title": .string(title), "version": .string(version)] }
+}
+
+/// The MCP streamable HTTP endpoint: both protocol eras, sessions, batches, event streams and
+/// cancellation, independent of the HTTP server that feeds it.
+public final class MCPEndpoint: Sendable {
+    public struct Configuration: Sendable {
+        public var identity: ServerIdentity
+        /// Answer `initialize`, `server/discover` and `tools/list` without credentials (Casdoor's discovery mode).
+        public var publicDiscovery: Bool
+        /// Origins allowed to call the endpoint from a browser (`scheme://host[:port]`).
+        public var allowedOrigins: Set<String>
+        /// How long clients may cache a `tools/list` page in the modern era.
+        public var toolsListTTLMilliseconds: Int64
+        public var keepAliveInterval: Duration
+
+        public init(identity: ServerIdentity, publicDiscovery: Bool = false, allowedOrigins: Set<String>, toolsListTTLMilliseconds: Int64 = 60_000, keepAliveInterval: Duration = .seconds(15)) {
+            self.identity = identity
+            self.publicDiscovery = publicDiscovery
+            self.allowedOrigins = allowedOrigins
+            self.toolsListTTLMilliseconds = toolsListTTLMilliseconds
+            self.keepAliveInterval = keepAliveInterval
+        }
+    }
+
+    public let configuration: Configuration
+    public let registry: ToolRegistry
+    let signer: SessionSigner
+    let ledger: any SessionLedger
+    let policy: AccessPolicy
+    let validator = SchemaValidator()
+    let inflight = InflightRequests()
+    let streams = SessionStreams()
+    let sessionLogLevels = LockedValue<[String: LogLevel]>([:])
+
+    public init(configuration: Configuration, registry: ToolRegistry, signer: SessionSigner, ledger: any SessionLedger, policy: AccessPolicy = AccessPolicy()) {
+        self.configuration = configuration
+        self.registry = registry
+        self.signer = signer
+        self.ledger = ledger
+        self.policy = policy
+    }
+
+    /// Serves one HTTP request to the MCP endpoint.
+    public func handle(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
+        if let origin = request.headers[.origin], !isAllowed(origin: origin) {
+            return Self.errorResponse(.forbidden, id: nil, RPCError(
+                code: RPCError.invalidRequestCode, message: "Forbidden origin",
+                data: .string("Origin '\(origin)' is not one of this server's public origins; set --public-url (or --allowed-origin) to the address browsers use")))
+        }
+        switch request.method {
+        case .post: return await handlePost(request)
+        case .get: return await handleGet(request)
+        case .delete: return await handleDelete(request)
+        default:
+            var headers = HTTPFields()
+            headers[.allow] = "GET, POST, DELETE"
+            return .empty(status: .methodNotAllowed, headers: headers)
+        }
+    }
+
+    /// Ends every open server-message stream, so a graceful shutdown does not wait on them.
+    public func closeStreams() {
+        streams.finishAll()
+    }
+
+    func isAllowed(origin: String) -> Bool {
+        configuration.allowedOrigins.contains(origin.lowercased())
+    }
+
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    // MARK: GET and DELETE
+
+    func handleGet(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
+        if let version = request.headers[.mcpProtocolVersion], ProtocolVersion.isModern(version) {
+            return Self.methodNotAllowed(version: version)
+        }
+        guard case .authenticated(let principal) = request.auth else {
+            return unauthorized(request, id: nil)
+        }
+        if let accept = request.headers[.accept], !Self.accepts(accept, "text/event-stream") {
+            return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("GET opens a server-sent event stream: send 'Accept: text/event-stream'"))
+        }
+        let session: MCPSession
+        switch resolveSession(request, principal: principal) {
+        case .none:
+            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("GET needs the Mcp-Session-Id header returned by initialize; the 2026-07-28 protocol has no GET stream"))
+        case .invalid:
+            return Self.sessionNotFound()
+        case .valid(let s):
+            session = s
+        }
+        let (frames, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let token = streams.register(nonce: session.nonce, continuation: continuation)
+        continuation.yield(Array(": stream open\n\n".utf8))
+        let interval = configuration.keepAliveInterval
+        let keepAlive = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { break }
+                continuation.yield(EventStream.keepAlive)
+            }
+        }
+        let streams = self.streams
+        continuation.onTermination = { _ in
+            keepAlive.cancel()
+            streams.unregister(nonce: session.nonce, token: token)
+        }
+        return .stream(headers: Self.sseHeaders(), events: EventStream(frames: frames, cancel: { continuation.finish() }))
+    }
+
+    func handleDelete(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
+        if let version = request.headers[.mcpProtocolVersion], ProtocolVersion.isModern(version) {
+            return Self.methodNotAllowed(version: version)
+        }
+        guard case .authenticated(let principal) = request.auth else {
+            return unauthorized(request, id: nil)
+        }
+        switch resolveSession(request, principal: principal) {
+        case .none:
+            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("DELETE ends a session: send the Mcp-Session-Id header returned by initialize"))
+        case .invalid:
+            return Self.sessionNotFound()
+        case .valid(let session):
+            do {
+                try await ledger.end(session, expiresAt: session.issuedAt + signer.lifetime)
+            } catch {
+                request.logger.error("could not record the end of an MCP session", metadata: ["error": "\(error)"])
+                return Self.errorResponse(.internalServerError, id: nil, .internalError("the session could not be ended; try again"))
+            }
+            streams.finish(nonce: session.nonce)
+            sessionLogLevels.withLock { _ = $0.removeValue(forKey: session.nonce) }
+            return .empty(status: .ok, headers: HTTPFields())
+        }
+    }
+
+    enum SessionLookup {
+        case none
+        case invalid
+        case valid(MCPSession)
+    }
+
+    /// Reads and checks the `Mcp-Session-Id` header: signed by us, not expired, not ended,
+    /// for this app, and opened by the same credential.
+    func resolveSession(_ request: MCPHTTPRequest, principal: Principal?) -> SessionLookup {
+        let values = request.headers[values: .mcpSessionID]
+        guard let id = values.first else { return .none }
+        guard values.count == 1,
+            let session = signer.verify(id, now: Self.now),
+            !ledger.isEnded(session.nonce),
+            session.app == request.app,
+            session.binding == SessionSigner.bindingHash(principal?.bindingKey ?? "anonymous")
+        else { return .invalid }
+        return .valid(session)
+    }
+
+    // MARK: Response helpers
+
+    static func sseHeaders() -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache, no-transform"
+        headers[.xAccelBuffering] = "no"
+        return headers
+    }
+
+    static func jsonHeaders() -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return headers
+    }
+
+    static func errorResponse(_ status: HTTPResponse.Status, id: RequestID?, _ error: RPCError, headers extra: HTTPFields = HTTPFields()) -> MCPHTTPResponse {
+        var headers = jsonHeaders()
+        headers.append(contentsOf: extra)
+        return .json(status: status, headers: headers, body: RPCResponse.error(id: id, error).json.serialized)
+    }
+
+    static func sessionNotFound() -> MCPHTTPResponse {
+        errorResponse(.notFound, id: nil, RPCError(
+            code: RPCError.invalidRequestCode, message: "Session not found",
+            data: .string("The Mcp-Session-Id is unknown, expired or ended: send initialize again without it")))
+    }
+
+    static func methodNotAllowed(version: String) -> MCPHTTPResponse {
+        var headers = HTTPFields()
+        headers[.allow] = "POST"
+        return errorResponse(.methodNotAllowed, id: nil, .invalidRequest("protocol \(version) has no sessions and no GET stream: send each request as a POST"), headers: headers)
+    }
+
+    func unauthorized(_ request: MCPHTTPRequest, id: RequestID?) -> MCPHTTPResponse {
+        var challenge = "Bearer resource_metadata=\"\(request.resourceMetadataURL)\", scope=\"mcp\""
+        var detail = "Unauthorized operation: send 'Authorization: Bearer <API key or access token>'"
+        if case .rejected(let reason) = request.auth {
+            challenge += ", error=\"invalid_token\", error_description=\"\(reason.replacingOccurrences(of: "\"", with: "'"))\""
+            detail = reason
+        }
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = challenge
+        return Self.errorResponse(.unauthorized, id: id, .unauthorized(detail), headers: headers)
+    }
+
+    /// The HTTP status for a single error response. Modern-era statuses follow the 2026-07-28
+    /// transport; the handshake era answers protocol errors about the message itself with 400.
+    static func status(for error: RPCError, modern: Bool) -> HTTPResponse.Status {
+        switch error.code {
+        case RPCError.unauthorizedCode:
+            return error.message == "insufficient_scope" ? .forbidden : .unauthorized
+        case RPCError.parseErrorCode, RPCError.invalidRequestCode:
+            return .badRequest
+        case RPCError.invalidParamsCode, RPCError.headerMismatchCode, RPCError.missingClientCapabilityCode, RPCError.unsupportedProtocolVersionCode:
+            return modern ? .badRequest : .ok
+        case RPCError.methodNotFoundCode:
+            return modern ? .notFound : .ok
+        default:
+            return .ok
+        }
+    }
+
+    static func accepts(_ accept: String, _ type: String) -> Bool {
+        let major = type.split(separator: "/").first.map { "\($0)/*" } ?? type
+        for part in accept.lowercased().split(separator: ",") {
+            let media = part.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            if media == type || media == "*/*" || media == major { return true }
+        }
+        return false
+    }
+}
+
+/// Requests in progress that a `notifications/cancelled` may stop, keyed by session (or
+/// credential) and request id. Cancellation reaches requests running on this replica.
+final class InflightRequests: Sendable {
+    private let tasks = LockedValue<[String: Task<ToolResult, any Error>]>([:])
+
+    func register(_ key: String, _ task: Task<ToolResult, any Error>) {
+        tasks.withLock { $0[key] = task }
+    }
+
+    func remove(_ key: String) {
+        tasks.withLock { _ = $0.removeValue(forKey: key) }
+    }
+
+    @discardableResult
+    func cancel(_ key: String) -> Bool {
+        let task = tasks.withLock { $0.removeValue(forKey: key) }
+        task?.cancel()
+        return task != nil
+    }
+}
+
+/// Open GET streams per session on this replica, for server-initiated messages.
+final class SessionStreams: Sendable {
+    private let state = LockedValue<(next: Int, streams: [String: [Int: AsyncStream<[UInt8]>.Continuation]])>((0, [:]))
+
+    func register(nonce: String, continuation: AsyncStream<[UInt8]>.Continuation) -> Int {
+        state.withLock { state in
+            state.next += 1
+            state.streams[nonce, default: [:]][state.next] = continuation
+            return state.next
+        }
+    }
+
+    func unregister(nonce: String, token: Int) {
+        state.withLock { state in
+            state.streams[nonce]?[token] = nil
+            if state.streams[nonce]?.isEmpty == true { state.streams[nonce] = nil }
+        }
+    }
+
+    /// Sends a message on one of the session's streams (MCP: never broadcast to several).
+    @discardableResult
+    func send(nonce: String, _ frame: [UInt8]) -> Bool {
+        let continuation = state.withLock { $0.streams[nonce]?.values.first }
+        guard let continuation else { return false }
+        continuation.yield(frame)
+        return true
+    }
+
+    var openSessions: [String] {
+        state.withLock { Array($0.streams.keys) }
+    }
+
+    func finish(nonce: String) {
+        let continuations = state.withLock { $0.streams.removeValue(forKey: nonce).map { Array($0.values) } ?? [] }
+        for c in continuations { c.finish() }
+    }
+
+    func finishAll() {
+        let continuations = state.withLock { state in
+            let all = state.streams.values.flatMap(\.values)
+            state.streams = [:]
+            return all
+        }
+        for c in continuations { c.finish() }
+    }
+}

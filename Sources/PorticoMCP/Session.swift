@@ -1,0 +1,115 @@
+import Crypto
+import Foundation
+
+/// A handshake-era MCP session. Everything about it travels inside its signed id, so every
+/// replica that shares the signing key can serve it without sticky load balancing.
+public struct MCPSession: Sendable, Equatable {
+    public let nonce: String
+    public let protocolVersion: String
+    public let app: String
+    /// A hash of the credential that opened the session; requests with another credential are refused.
+    public let binding: String
+    public let issuedAt: Int64
+    public let clientCapabilities: ClientCapabilityFlags
+
+    public init(nonce: String, protocolVersion: String, app: String, binding: String, issuedAt: Int64, clientCapabilities: ClientCapabilityFlags) {
+        self.nonce = nonce
+        self.protocolVersion = protocolVersion
+        self.app = app
+        self.binding = binding
+        self.issuedAt = issuedAt
+        self.clientCapabilities = clientCapabilities
+    }
+}
+
+/// The client capabilities a session remembers from `initialize`.
+public struct ClientCapabilityFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let sampling = ClientCapabilityFlags(rawValue: 1)
+    public static let elicitation = ClientCapabilityFlags(rawValue: 2)
+    public static let roots = ClientCapabilityFlags(rawValue: 4)
+}
+
+/// Issues and verifies signed session ids (`v1.<payload>.<mac>`, HMAC-SHA256).
+public struct SessionSigner: Sendable {
+    private let key: SymmetricKey
+    /// How long a session id stays valid after `initialize`.
+    public let lifetime: Int64
+
+    public init(secret: [UInt8], lifetime: Int64 = 24 * 3600) {
+        key = SymmetricKey(data: SHA256.hash(data: secret + Array("portico.mcp-session".utf8)))
+        self.lifetime = lifetime
+    }
+
+    public static func bindingHash(_ bindingKey: String) -> String {
+        let digest = SHA256.hash(data: Array(bindingKey.utf8))
+        return Base64URL.encode(Array(digest.prefix(12)))
+    }
+
+    public func issue(protocolVersion: String, app: String, bindingKey: String, capabilities: ClientCapabilityFlags, now: Int64) -> (id: String, session: MCPSession) {
+        var nonceBytes = [UInt8](repeating: 0, count: 16)
+        var generator = SystemRandomNumberGenerator()
+        for i in nonceBytes.indices { nonceBytes[i] = UInt8.random(in: .min ... .max, using: &generator) }
+        let session = MCPSession(
+            nonce: Base64URL.encode(nonceBytes), protocolVersion: protocolVersion, app: app,
+            binding: Self.bindingHash(bindingKey), issuedAt: now, clientCapabilities: capabilities)
+        let payload = [session.nonce, session.protocolVersion, session.app, String(session.issuedAt), String(session.clientCapabilities.rawValue), session.binding]
+            .joined(separator: "|")
+        let payloadBytes = Array(payload.utf8)
+        let mac = HMAC<SHA256>.authenticationCode(for: payloadBytes, using: key)
+        return ("v1." + Base64URL.encode(payloadBytes) + "." + Base64URL.encode(Array(mac.prefix(16))), session)
+    }
+
+    /// The session an id names, or `nil` when the id is malformed, forged or expired.
+    public func verify(_ id: String, now: Int64) -> MCPSession? {
+        guard id.utf8.count < 512 else { return nil }
+        let parts = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "v1",
+            let payload = Base64URL.decode(String(parts[1])),
+            let mac = Base64URL.decode(String(parts[2])), mac.count == 16
+        else { return nil }
+        let expected = HMAC<SHA256>.authenticationCode(for: payload, using: key)
+        guard constantTimeEqual(Array(expected.prefix(16)), mac) else { return nil }
+        let fields = String(decoding: payload, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        guard fields.count == 6, let issuedAt = Int64(fields[3]), let caps = Int(fields[4]) else { return nil }
+        guard now >= issuedAt - 300, now < issuedAt + lifetime else { return nil }
+        return MCPSession(
+            nonce: fields[0], protocolVersion: fields[1], app: fields[2], binding: fields[5],
+            issuedAt: issuedAt, clientCapabilities: ClientCapabilityFlags(rawValue: caps))
+    }
+}
+
+/// Compares two byte strings without leaking where they differ through timing.
+public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for i in a.indices { difference |= a[i] ^ b[i] }
+    return difference == 0
+}
+
+/// Unpadded base64url (RFC 4648 §5), as used in tokens and ids.
+public enum Base64URL {
+    public static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func decode(_ text: String) -> [UInt8]? {
+        guard text.utf8.allSatisfy({ byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x5F
+        }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.utf8.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64).map { Array($0) }
+    }
+}
+
+/// Which sessions have been ended (DELETE). Shared by all replicas through the database; the
+/// check on each request is an in-memory lookup.
+public protocol SessionLedger: Sendable {
+    func isEnded(_ nonce: String) -> Bool
+    func end(_ session: MCPSession, expiresAt: Int64) async throws
+}

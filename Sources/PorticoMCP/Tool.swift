@@ -1,0 +1,128 @@
+public import PorticoAuth
+public import PorticoJSON
+
+/// Hints about a tool's behaviour, shown to clients (MCP `ToolAnnotations`).
+public struct ToolAnnotations: Sendable {
+    public var title: String?
+    public var readOnly: Bool
+    public var destructive: Bool
+    public var idempotent: Bool
+    public var openWorld: Bool
+
+    public init(title: String? = nil, readOnly: Bool, destructive: Bool = false, idempotent: Bool = false, openWorld: Bool = false) {
+        self.title = title
+        self.readOnly = readOnly
+        self.destructive = destructive
+        self.idempotent = idempotent
+        self.openWorld = openWorld
+    }
+
+    public static let read = ToolAnnotations(readOnly: true, idempotent: true)
+
+    var json: JSON {
+        var object = JSONObject()
+        if let title { object["title"] = .string(title) }
+        object["readOnlyHint"] = .bool(readOnly)
+        object["destructiveHint"] = .bool(destructive)
+        object["idempotentHint"] = .bool(idempotent)
+        object["openWorldHint"] = .bool(openWorld)
+        return .object(object)
+    }
+}
+
+/// What a user's role must allow for a tool to be offered and run.
+public enum ToolAccess: Sendable {
+    /// Record tools: the per-collection check happens in the data layer; here only whether the
+    /// role can read or write records at all.
+    case data(write: Bool)
+    case admin(AdminArea, write: Bool)
+}
+
+/// The result of a tool call: short text for the model, structured content for programs.
+public struct ToolResult: Sendable {
+    public var content: [JSON]
+    public var structuredContent: JSON?
+    public var isError: Bool
+
+    public init(content: [JSON], structuredContent: JSON? = nil, isError: Bool = false) {
+        self.content = content
+        self.structuredContent = structuredContent
+        self.isError = isError
+    }
+
+    /// A structured result with its compact JSON as the text content, as MCP recommends for
+    /// clients that ignore `structuredContent`.
+    public static func structured(_ value: JSON, summary: String? = nil) -> ToolResult {
+        var text = value.serializedString
+        if let summary { text = summary + "\n" + text }
+        return ToolResult(content: [["type": "text", "text": .string(text)]], structuredContent: value)
+    }
+
+    /// A failure the model can read and correct (`isError: true`), not a protocol error.
+    public static func error(_ message: String) -> ToolResult {
+        ToolResult(content: [["type": "text", "text": .string(message)]], isError: true)
+    }
+
+    public var json: JSON {
+        var object: JSONObject = ["content": .array(content)]
+        if let structuredContent { object["structuredContent"] = structuredContent }
+        if isError { object["isError"] = true }
+        return .object(object)
+    }
+}
+
+/// A failure inside a tool that the caller can fix; reported as a tool error (`isError: true`).
+public struct ToolError: Error, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// One tool: its wire definition, the scope and role it needs, and its handler.
+public struct Tool: Sendable {
+    public typealias Handler = @Sendable (_ arguments: JSONObject, _ context: CallContext) async throws -> ToolResult
+
+    public let name: String
+    public let description: String
+    public let inputSchema: JSON
+    public let outputSchema: JSON?
+    public let annotations: ToolAnnotations
+    public let requiredScope: Scope
+    public let access: ToolAccess
+    public let handler: Handler
+    /// The tool as listed in `tools/list`, built once.
+    public let definition: JSON
+
+    public init(
+        name: String, description: String, inputSchema: JSON, outputSchema: JSON? = nil,
+        annotations: ToolAnnotations, requiredScope: Scope, access: ToolAccess, handler: @escaping Handler
+    ) {
+        self.name = name
+        self.description = description
+        self.inputSchema = inputSchema
+        self.outputSchema = outputSchema
+        self.annotations = annotations
+        self.requiredScope = requiredScope
+        self.access = access
+        self.handler = handler
+        var object: JSONObject = ["name": .string(name)]
+        if let title = annotations.title { object["title"] = .string(title) }
+        object["description"] = .string(description)
+        object["inputSchema"] = inputSchema
+        if let outputSchema { object["outputSchema"] = outputSchema }
+        object["annotations"] = annotations.json
+        definition = .object(object)
+    }
+}
+
+/// A named group of tools, chosen per request (NocoBase's `x-mcp-packages`).
+public struct ToolPackage: Sendable {
+    public let name: String
+    public let summary: String
+    public let tools: [Tool]
+
+    public init(name: String, summary: String, tools: [Tool]) {
+        self.name = name
+        self.summary = summary
+        self.tools = tools
+    }
+}
