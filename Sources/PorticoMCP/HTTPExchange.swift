@@ -3,15 +3,6 @@ public import Logging
 public import PorticoAuth
 import PorticoJSON
 
-/// The result of checking a request's credentials, before the MCP layer decides what it may do.
-public enum AuthOutcome: Sendable {
-    case authenticated(Principal)
-    /// No credentials were presented.
-    case anonymous
-    /// Credentials were presented and refused; the reason is safe to show the client.
-    case rejected(String)
-}
-
 /// One HTTP request to an MCP endpoint, as the transport sees it (independent of the HTTP server).
 public struct MCPHTTPRequest: Sendable {
     public var method: HTTPRequest.Method

@@ -17,7 +17,7 @@ extension MCPEndpoint {
         do {
             switch message.method {
             case "initialize":
-                return try initialize(message, exchange: exchange)
+                return try await initialize(message, exchange: exchange)
             case "ping":
                 return (.result(id: message.id, [:]), nil)
             case "tools/list":
@@ -53,7 +53,7 @@ extension MCPEndpoint {
                 result = [
                     "supportedVersions": JSON(ProtocolVersion.all),
                     "capabilities": modernCapabilities,
-                    "instructions": .string(configuration.identity.instructions),
+                    "instructions": .string(await configuration.instructions(exchange.request.app)),
                     "ttlMs": .int(configuration.toolsListTTLMilliseconds),
                     "cacheScope": "public",
                 ]
@@ -80,7 +80,7 @@ extension MCPEndpoint {
         }
     }
 
-    func initialize(_ message: RequestMessage, exchange: Exchange) throws(RPCError) -> (RPCResponse, String?) {
+    func initialize(_ message: RequestMessage, exchange: Exchange) async throws(RPCError) -> (RPCResponse, String?) {
         guard let requested = message.params?["protocolVersion"]?.stringValue else {
             throw .invalidParams("'protocolVersion' is required: name the MCP revision the client speaks, such as \"\(ProtocolVersion.latestHandshake)\"")
         }
@@ -99,7 +99,7 @@ extension MCPEndpoint {
             "protocolVersion": .string(negotiated),
             "capabilities": handshakeCapabilities,
             "serverInfo": configuration.identity.json,
-            "instructions": .string(configuration.identity.instructions),
+            "instructions": .string(await configuration.instructions(exchange.request.app)),
         ]
         return (.result(id: message.id, result), issued.id)
     }

@@ -9,13 +9,11 @@ public struct ServerIdentity: Sendable {
     public var name: String
     public var title: String
     public var version: String
-    public var instructions: String
 
-    public init(name: String, title: String, version: String, instructions: String) {
+    public init(name: String, title: String, version: String) {
         self.name = name
         self.title = title
         self.version = version
-        self.instructions = instructions
     }
 
     var json: JSON { ["name": .string(name), "title": .string(title), "version": .string(version)] }
@@ -33,9 +31,15 @@ public final class MCPEndpoint: Sendable {
         /// How long clients may cache a `tools/list` page in the modern era.
         public var toolsListTTLMilliseconds: Int64
         public var keepAliveInterval: Duration
+        /// Guidance for the model about one app, sent at `initialize` and `server/discover`.
+        public var instructions: @Sendable (_ app: String) async -> String
 
-        public init(identity: ServerIdentity, publicDiscovery: Bool = false, allowedOrigins: Set<String>, toolsListTTLMilliseconds: Int64 = 60_000, keepAliveInterval: Duration = .seconds(15)) {
+        public init(
+            identity: ServerIdentity, publicDiscovery: Bool = false, allowedOrigins: Set<String>, toolsListTTLMilliseconds: Int64 = 60_000,
+            keepAliveInterval: Duration = .seconds(15), instructions: @escaping @Sendable (_ app: String) async -> String
+        ) {
             self.identity = identity
+            self.instructions = instructions
             self.publicDiscovery = publicDiscovery
             self.allowedOrigins = allowedOrigins
             self.toolsListTTLMilliseconds = toolsListTTLMilliseconds

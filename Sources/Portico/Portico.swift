@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PorticoAuth
+import PorticoData
+import PorticoServer
+
+/// `portico`: the server and its administration commands.
+@main
+struct Portico: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "portico",
+        abstract: "Opens an organisation's data to AI agents over the Model Context Protocol.",
+        discussion: "Every option can also be set in the environment as PORTICO_<OPTION>, e.g. PORTICO_PORT=9000 or PORTICO_DATA_DIR=/var/lib/portico.",
+        version: porticoVersion,
+        subcommands: [Serve.self, UserCommand.self, APIKeyCommand.self],
+        defaultSubcommand: nil)
+}
+
+/// Options every command shares.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "Directory of the embedded database (env PORTICO_DATA_DIR; default ./portico-data).")
+    var dataDir: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env PORTICO_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    var resolvedDataDir: String { dataDir ?? Environment.string("PORTICO_DATA_DIR") ?? "./portico-data" }
+
+    func makeLogger(label: String = "portico") throws -> Logger {
+        let levelName = logLevel ?? Environment.string("PORTICO_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(levelName)'")
+        }
+        LoggingSystem.bootstrapOnce { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: label)
+        logger.logLevel = level
+        return logger
+    }
+
+    func openStores(_ logger: Logger) async throws -> PorticoStores {
+        try await PorticoStores.open(dataDirectory: resolvedDataDir, logger: logger)
+    }
+}
+
+enum Environment {
+    static func string(_ name: String) -> String? {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    static func int(_ name: String) throws -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, got '\(text)'") }
+        return value
+    }
+
+    static func bool(_ name: String) -> Bool {
+        guard let text = string(name)?.lowercased() else { return false }
+        return ["1", "true", "yes", "on"].contains(text)
+    }
+}
+
+extension LoggingSystem {
+    private static let once = OnceFlag()
+
+    static func bootstrapOnce(_ factory: @escaping @Sendable (String) -> any LogHandler) {
+        if once.claim() { bootstrap(factory) }
+    }
+}
+
+final class OnceFlag: @unchecked Sendable {
+    private var done = false
+    private let lock = NSLock()
+
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if done { return false }
+        done = true
+        return true
+    }
+}
+
+/// Parses durations such as `3600`, `90m`, `12h`, `30d`, `1y` into seconds.
+func parseDuration(_ text: String) throws -> Int64 {
+    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800, "y": 31_536_000]
+    var digits = text
+    var multiplier: Int64 = 1
+    if let last = text.last, let unit = units[last] {
+        digits = String(text.dropLast())
+        multiplier = unit
+    }
+    guard let value = Int64(digits), value > 0 else {
+        throw ValidationError("'\(text)' is not a duration: use a number of seconds or a number with s, m, h, d, w or y, like 30d")
+    }
+    return value * multiplier
+}
+

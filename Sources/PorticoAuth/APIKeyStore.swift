@@ -1,0 +1,166 @@
+import Foundation
+public import PorticoData
+
+/// An API key as stored: never its secret, only the secret's digest.
+public struct APIKey: Sendable, Hashable {
+    public var id: String
+    public var userID: Int64
+    public var userName: String
+    public var name: String
+    public var scopes: ScopeSet?
+    public var createdAt: Int64
+    public var expiresAt: Int64?
+    public var revokedAt: Int64?
+    public var lastUsedAt: Int64?
+
+    public func isActive(at now: Int64) -> Bool {
+        revokedAt == nil && (expiresAt.map { now < $0 } ?? true)
+    }
+}
+
+/// Creates, lists, revokes and checks API keys. A key reads `pk_<id>_<secret>`: the id finds
+/// the row, the secret is compared by SHA-256 digest in constant time.
+public final class APIKeyStore: Sendable {
+    let database: any Database
+    let users: UserStore
+    /// Recently checked keys: a replica sees another's revocation within this many seconds.
+    public static let cacheSeconds: Int64 = 5
+    private let cache = LockedDictionary<String, (key: APIKey, digest: String, roles: [String: Role?], fetched: Int64)>()
+    private let lastUsedWrites = LockedDictionary<String, Int64>()
+
+    public init(database: any Database, users: UserStore) {
+        self.database = database
+        self.users = users
+    }
+
+    /// Creates a key and returns it with its plaintext token, which is shown once and never again.
+    public func create(userID: Int64, name: String, scopes: ScopeSet?, expiresIn: Int64?) async throws -> (APIKey, token: String) {
+        guard let user = try await users.find(id: userID) else { throw DataError.notFound("there is no user with id \(userID)") }
+        if let expiresIn, expiresIn <= 0 { throw DataError.invalid("expiry must be in the future") }
+        let id = Secrets.random(12, alphabet: Array("abcdefghijkmnpqrstuvwxyz23456789".utf8))
+        let secret = Secrets.random(40)
+        let now = Int64(Date().timeIntervalSince1970)
+        let key = APIKey(id: id, userID: user.id, userName: user.name, name: name, scopes: scopes, createdAt: now, expiresAt: expiresIn.map { now + $0 }, revokedAt: nil, lastUsedAt: nil)
+        var q = SQLFragment("INSERT INTO portico_api_keys (id, user_id, name, secret_hash, scopes, created_at, expires_at) VALUES (")
+        q.append(joining: [
+            .bind(.text(id)), .bind(.int(user.id)), .bind(.text(name)), .bind(.text(Secrets.sha256Hex(secret))),
+            .bind(scopes.map { .text($0.text) } ?? .null), .bind(.int(now)), .bind(key.expiresAt.map { .int($0) } ?? .null),
+        ], separator: ", ")
+        q.append(")")
+        try await database.execute(q)
+        return (key, "pk_\(id)_\(secret)")
+    }
+
+    public func list(userID: Int64? = nil) async throws -> [APIKey] {
+        var q = SQLFragment("SELECT k.id, k.user_id, u.name AS user_name, k.name, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at FROM portico_api_keys AS k JOIN portico_users AS u ON u.id = k.user_id")
+        if let userID {
+            q.append(" WHERE k.user_id = ")
+            q.append(bind: .int(userID))
+        }
+        q.append(" ORDER BY k.created_at, k.id")
+        return try await database.query(q).map(Self.key)
+    }
+
+    /// Revokes a key; `userID` limits it to that user's keys. Returns whether a key was revoked.
+    @discardableResult
+    public func revoke(id: String, userID: Int64? = nil) async throws -> Bool {
+        var q = SQLFragment("UPDATE portico_api_keys SET revoked_at = ")
+        q.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+        q.append(" WHERE id = ")
+        q.append(bind: .text(id))
+        q.append(" AND revoked_at IS NULL")
+        if let userID {
+            q.append(" AND user_id = ")
+            q.append(bind: .int(userID))
+        }
+        q.append(" RETURNING id")
+        let revoked = try await !database.query(q).isEmpty
+        cache.remove(id)
+        return revoked
+    }
+
+    /// Splits `pk_<id>_<secret>`; `nil` when the token does not have that shape.
+    static func parse(_ token: String) -> (id: String, secret: String)? {
+        let parts = token.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "pk", parts[1].count == 12, parts[2].count == 40 else { return nil }
+        return (String(parts[1]), String(parts[2]))
+    }
+
+    public static func looksLikeKey(_ token: String) -> Bool { parse(token) != nil }
+
+    /// The key a token names with the user's role in `app`, or why it is refused.
+    public func check(token: String, app: String) async throws -> Result<(APIKey, Role?), KeyRefusal> {
+        guard let (id, secret) = Self.parse(token) else { return .failure(.malformed) }
+        let now = Int64(Date().timeIntervalSince1970)
+        var entry = cache.get(id)
+        if entry == nil || now - entry!.fetched >= Self.cacheSeconds {
+            var q = SQLFragment("SELECT k.id, k.user_id, u.name AS user_name, u.disabled, k.name, k.secret_hash, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at FROM portico_api_keys AS k JOIN portico_users AS u ON u.id = k.user_id WHERE k.id = ")
+            q.append(bind: .text(id))
+            guard let row = try await database.query(q).first else {
+                _ = Secrets.constantTimeEqual(Secrets.sha256Hex(secret), String(repeating: "0", count: 64))
+                return .failure(.unknown)
+            }
+            var key = Self.key(row)
+            if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
+            entry = (key, row.string("secret_hash") ?? "", [:], now)
+        }
+        guard var found = entry else { return .failure(.unknown) }
+        guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
+        guard found.key.isActive(at: now) else { return .failure(found.key.revokedAt != nil ? .revoked : .expired) }
+        let role: Role?
+        if let cached = found.roles[app] {
+            role = cached
+        } else {
+            role = try await users.role(app: app, userID: found.key.userID)
+            found.roles[app] = role
+        }
+        cache.set(id, found)
+        touch(found.key, now: now)
+        return .success((found.key, role))
+    }
+
+    /// Records use at most once a minute per key, off the request's path.
+    func touch(_ key: APIKey, now: Int64) {
+        if let last = lastUsedWrites.get(key.id), now - last < 60 { return }
+        lastUsedWrites.set(key.id, now)
+        let database = self.database
+        Task {
+            var q = SQLFragment("UPDATE portico_api_keys SET last_used_at = ")
+            q.append(bind: .int(now))
+            q.append(" WHERE id = ")
+            q.append(bind: .text(key.id))
+            try? await database.execute(q)
+        }
+    }
+
+    static func key(_ row: Row) -> APIKey {
+        APIKey(
+            id: row.string("id") ?? "", userID: row.int("user_id") ?? 0, userName: row.string("user_name") ?? "",
+            name: row.string("name") ?? "", scopes: row.string("scopes").map { ScopeSet.parse($0).scopes },
+            createdAt: row.int("created_at") ?? 0, expiresAt: row.int("expires_at"), revokedAt: row.int("revoked_at"),
+            lastUsedAt: row.int("last_used_at"))
+    }
+}
+
+/// Why an API key was refused; the messages are safe to show the caller.
+public enum KeyRefusal: Error, Sendable, CustomStringConvertible {
+    case malformed, unknown, revoked, expired
+
+    public var description: String {
+        switch self {
+        case .malformed: "the bearer token is not a Portico API key or access token"
+        case .unknown: "the API key is not valid"
+        case .revoked: "the API key has been revoked"
+        case .expired: "the API key has expired"
+        }
+    }
+}
+
+/// A dictionary guarded by a mutex.
+final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let storage = LockedBox<[Key: Value]>([:])
+
+    func get(_ key: Key) -> Value? { storage.withLock { $0[key] } }
+    func set(_ key: Key, _ value: Value) { storage.withLock { $0[key] = value } }
+    func remove(_ key: Key) { storage.withLock { _ = $0.removeValue(forKey: key) } }
+}

@@ -1,0 +1,35 @@
+import Crypto
+import Foundation
+
+/// Random secrets and their digests.
+public enum Secrets {
+    public static let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
+
+    /// A random string of `length` characters from [A-Za-z0-9] (about 5.95 bits each).
+    public static func random(_ length: Int, alphabet: [UInt8] = Secrets.alphabet) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(length)
+        for _ in 0..<length { bytes.append(alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    /// Hex SHA-256, for high-entropy secrets (API keys, client secrets) where a slow hash adds nothing.
+    public static func sha256Hex(_ text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Compares two strings without revealing where they first differ.
+    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for i in x.indices { difference |= x[i] ^ y[i] }
+        return difference == 0
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import HummingbirdBcrypt
+public import PorticoData
+
+/// A person who signs in, with a role in each app they belong to.
+public struct User: Sendable, Hashable {
+    public var id: Int64
+    public var name: String
+    public var email: String?
+    public var disabled: Bool
+    public var createdAt: Int64
+}
+
+/// Users, their passwords (bcrypt) and their roles per app.
+public struct UserStore: Sendable {
+    let database: any Database
+    /// bcrypt cost: about 60 ms per hash on this class of machine.
+    public static let bcryptCost: UInt8 = 10
+
+    public init(database: any Database) {
+        self.database = database
+    }
+
+    public static func validateName(_ name: String) throws(DataError) {
+        guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
+            throw .invalid("a user name is 1 to 64 letters, digits, '.', '_', '-' or '@'; got '\(name)'")
+        }
+    }
+
+    public static func validatePassword(_ password: String) throws(DataError) {
+        guard password.count >= 8 else { throw .invalid("a password needs at least 8 characters") }
+        guard password.utf8.count <= 72 else { throw .invalid("a password may have at most 72 bytes (bcrypt's limit)") }
+    }
+
+    @discardableResult
+    public func create(name: String, email: String?, password: String?, app: String = "main", role: Role = .member) async throws -> User {
+        try Self.validateName(name)
+        if let password { try Self.validatePassword(password) }
+        guard Role.builtIn.contains(role) else { throw DataError.invalid("unknown role '\(role.name)'; built-in roles: admin, member, viewer") }
+        if try await find(name: name) != nil { throw DataError(.conflict, "a user named '\(name)' already exists") }
+        let hash = password.map { Bcrypt.hash($0, cost: Self.bcryptCost) }
+        let now = Int64(Date().timeIntervalSince1970)
+        return try await database.transaction { db in
+            var insert = SQLFragment("INSERT INTO portico_users (name, email, password_hash, created_at) VALUES (")
+            insert.append(joining: [.bind(.text(name)), .bind(email.map { .text($0) } ?? .null), .bind(hash.map { .text($0) } ?? .null), .bind(.int(now))], separator: ", ")
+            insert.append(") RETURNING id")
+            guard let id = try await db.query(insert).first?.int("id") else { throw DataError.invalid("the user was not created") }
+            try await Self.setRole(db, app: app, userID: id, role: role)
+            return User(id: id, name: name, email: email, disabled: false, createdAt: now)
+        }
+    }
+
+    public func find(name: String) async throws -> User? {
+        var q = SQLFragment("SELECT id, name, email, disabled, created_at FROM portico_users WHERE name = ")
+        q.append(bind: .text(name))
+        return try await database.query(q).first.map(Self.user)
+    }
+
+    public func find(id: Int64) async throws -> User? {
+        var q = SQLFragment("SELECT id, name, email, disabled, created_at FROM portico_users WHERE id = ")
+        q.append(bind: .int(id))
+        return try await database.query(q).first.map(Self.user)
+    }
+
+    public func list() async throws -> [(User, [String: Role])] {
+        let users = try await database.query("SELECT id, name, email, disabled, created_at FROM portico_users ORDER BY id").map(Self.user)
+        let roles = try await database.query("SELECT app, user_id, role FROM portico_app_users")
+        return users.map { user in
+            var byApp: [String: Role] = [:]
+            for row in roles where row.int("user_id") == user.id {
+                if let app = row.string("app"), let role = row.string("role") { byApp[app] = Role(name: role) }
+            }
+            return (user, byApp)
+        }
+    }
+
+    public func setPassword(name: String, password: String) async throws {
+        try Self.validatePassword(password)
+        var q = SQLFragment("UPDATE portico_users SET password_hash = ")
+        q.append(bind: .text(Bcrypt.hash(password, cost: Self.bcryptCost)))
+        q.append(" WHERE name = ")
+        q.append(bind: .text(name))
+        q.append(" RETURNING id")
+        guard try await !database.query(q).isEmpty else { throw DataError.notFound("there is no user named '\(name)'") }
+    }
+
+    /// Checks a password; `nil` for an unknown user, a disabled one, or a wrong password.
+    public func verify(name: String, password: String) async throws -> User? {
+        var q = SQLFragment("SELECT id, name, email, disabled, created_at, password_hash FROM portico_users WHERE name = ")
+        q.append(bind: .text(name))
+        guard let row = try await database.query(q).first, let hash = row.string("password_hash") else {
+            // Spend the same time as a real check, so timing does not reveal which names exist.
+            _ = Bcrypt.verify(password, hash: Self.dummyHash)
+            return nil
+        }
+        let user = Self.user(row)
+        guard !user.disabled, Bcrypt.verify(password, hash: hash) else { return nil }
+        return user
+    }
+
+    static let dummyHash = Bcrypt.hash("portico-timing-equaliser", cost: bcryptCost)
+
+    public func role(app: String, userID: Int64) async throws -> Role? {
+        var q = SQLFragment("SELECT role FROM portico_app_users WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" AND user_id = ")
+        q.append(bind: .int(userID))
+        return try await database.query(q).first?.string("role").map(Role.init(name:))
+    }
+
+    public func setRole(app: String, userID: Int64, role: Role) async throws {
+        try await Self.setRole(database, app: app, userID: userID, role: role)
+    }
+
+    static func setRole(_ db: any Database, app: String, userID: Int64, role: Role) async throws {
+        var q = SQLFragment("INSERT INTO portico_app_users (app, user_id, role) VALUES (")
+        q.append(joining: [.bind(.text(app)), .bind(.int(userID)), .bind(.text(role.name))], separator: ", ")
+        q.append(") ON CONFLICT (app, user_id) DO UPDATE SET role = excluded.role")
+        try await db.execute(q)
+    }
+
+    static func user(_ row: Row) -> User {
+        User(id: row.int("id") ?? 0, name: row.string("name") ?? "", email: row.string("email"), disabled: row.bool("disabled") ?? false, createdAt: row.int("created_at") ?? 0)
+    }
+}

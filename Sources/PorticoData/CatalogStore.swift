@@ -1,0 +1,176 @@
+import Foundation
+import PorticoJSON
+
+/// Reads and writes collection definitions, and keeps each app's catalog in memory.
+public final class CatalogStore: Sendable {
+    let database: any Database
+    private let cache = Locked<[String: Catalog]>([:])
+
+    public init(database: any Database) {
+        self.database = database
+    }
+
+    /// The app's collections, loaded once and kept until a schema change.
+    public func catalog(app: String) async throws -> Catalog {
+        if let cached = cache.withLock({ $0[app] }) { return cached }
+        let catalog = try await load(app: app)
+        cache.withLock { $0[app] = catalog }
+        return catalog
+    }
+
+    public func invalidate(app: String) {
+        cache.withLock { _ = $0.removeValue(forKey: app) }
+    }
+
+    func load(app: String) async throws -> Catalog {
+        var collectionsQuery = SQLFragment("SELECT name, title, table_name FROM portico_collections WHERE app = ")
+        collectionsQuery.append(bind: .text(app))
+        collectionsQuery.append(" ORDER BY name")
+        var fieldsQuery = SQLFragment("SELECT collection, name, definition FROM portico_fields WHERE app = ")
+        fieldsQuery.append(bind: .text(app))
+        fieldsQuery.append(" ORDER BY collection, position")
+        let collectionRows = try await database.query(collectionsQuery)
+        let fieldRows = try await database.query(fieldsQuery)
+        var fieldsByCollection: [String: [Field]] = [:]
+        for row in fieldRows {
+            guard let collection = row.string("collection"), let name = row.string("name"), let definition = row.string("definition") else { continue }
+            let field = try FieldCodec.decode(name: name, definition: definition)
+            fieldsByCollection[collection, default: []].append(field)
+        }
+        let collections = collectionRows.compactMap { row -> CollectionSchema? in
+            guard let name = row.string("name"), let table = row.string("table_name") else { return nil }
+            return CollectionSchema(name: name, title: row.string("title"), tableName: table, fields: fieldsByCollection[name] ?? [])
+        }
+        return Catalog(app: app, collections: collections)
+    }
+
+    /// Creates collections (their tables, indexes and metadata) in one transaction, in an order
+    /// that satisfies their foreign keys.
+    public func create(app: String, collections: [CollectionSchema]) async throws {
+        let ordered = Self.dependencyOrder(collections)
+        try await database.transaction { db in
+            for collection in ordered {
+                for statement in DDL.createTable(collection, flavor: db.flavor) { try await db.execute(statement) }
+                var insert = SQLFragment("INSERT INTO portico_collections (app, name, title, table_name, created_at) VALUES (")
+                insert.append(bind: .text(app))
+                insert.append(", ")
+                insert.append(bind: .text(collection.name))
+                insert.append(", ")
+                insert.append(bind: collection.title.map { .text($0) } ?? .null)
+                insert.append(", ")
+                insert.append(bind: .text(collection.tableName))
+                insert.append(", ")
+                insert.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+                insert.append(")")
+                try await db.execute(insert)
+                for (position, field) in collection.fields.enumerated() {
+                    var f = SQLFragment("INSERT INTO portico_fields (app, collection, name, position, definition) VALUES (")
+                    f.append(bind: .text(app))
+                    f.append(", ")
+                    f.append(bind: .text(collection.name))
+                    f.append(", ")
+                    f.append(bind: .text(field.name))
+                    f.append(", ")
+                    f.append(bind: .int(Int64(position)))
+                    f.append(", ")
+                    f.append(bind: .text(FieldCodec.encode(field)))
+                    f.append(")")
+                    try await db.execute(f)
+                }
+            }
+        }
+        invalidate(app: app)
+    }
+
+    /// Collections sorted so that each comes after the ones its belongsTo fields point at.
+    static func dependencyOrder(_ collections: [CollectionSchema]) -> [CollectionSchema] {
+        var remaining = collections
+        var ordered: [CollectionSchema] = []
+        var placed = Set<String>()
+        let names = Set(collections.map(\.name))
+        while !remaining.isEmpty {
+            let index = remaining.firstIndex { c in
+                c.fields.allSatisfy { f in
+                    guard f.type == .belongsTo, let target = f.relation?.target, target != c.name, names.contains(target) else { return true }
+                    return placed.contains(target)
+                }
+            } ?? 0
+            let next = remaining.remove(at: index)
+            ordered.append(next)
+            placed.insert(next.name)
+        }
+        return ordered
+    }
+}
+
+/// Field definitions as stored in `portico_fields.definition`.
+enum FieldCodec {
+    static func encode(_ field: Field) -> String {
+        var object: JSONObject = ["type": .string(field.type.rawValue)]
+        if let title = field.title { object["title"] = .string(title) }
+        if !field.nullable { object["nullable"] = false }
+        if field.primaryKey { object["primaryKey"] = true }
+        if field.autoIncrement { object["autoIncrement"] = true }
+        if let length = field.length { object["length"] = JSON(length) }
+        if let scale = field.scale { object["scale"] = JSON(scale) }
+        if let options = field.options { object["options"] = JSON(options) }
+        if let r = field.relation {
+            var relation: JSONObject = [
+                "target": .string(r.target), "foreignKey": .string(r.foreignKey),
+                "sourceKey": .string(r.sourceKey), "targetKey": .string(r.targetKey),
+            ]
+            if let through = r.through { relation["through"] = .string(through) }
+            if let otherKey = r.otherKey { relation["otherKey"] = .string(otherKey) }
+            object["relation"] = .object(relation)
+        }
+        return JSON.object(object).serializedString
+    }
+
+    static func decode(name: String, definition: String) throws -> Field {
+        let json = try JSONParser.parse(definition)
+        guard let typeName = json["type"]?.stringValue, let type = FieldType(rawValue: typeName) else {
+            throw StoreError(kind: .other, message: "field \(name) has an unreadable definition", sql: "")
+        }
+        var relation: Relation?
+        if let r = json["relation"], let target = r["target"]?.stringValue, let fk = r["foreignKey"]?.stringValue,
+            let sk = r["sourceKey"]?.stringValue, let tk = r["targetKey"]?.stringValue
+        {
+            relation = Relation(target: target, foreignKey: fk, sourceKey: sk, targetKey: tk, through: r["through"]?.stringValue, otherKey: r["otherKey"]?.stringValue)
+        }
+        return Field(
+            name: name, type: type, title: json["title"]?.stringValue, nullable: json["nullable"]?.boolValue ?? true,
+            primaryKey: json["primaryKey"]?.boolValue ?? false, autoIncrement: json["autoIncrement"]?.boolValue ?? false,
+            length: json["length"]?.intValue.map(Int.init), scale: json["scale"]?.intValue.map(Int.init),
+            options: json["options"]?.arrayValue?.compactMap(\.stringValue), relation: relation)
+    }
+}
+
+/// `CREATE TABLE` and index statements for a collection.
+enum DDL {
+    static func createTable(_ collection: CollectionSchema, flavor: SQLFlavor) -> [String] {
+        let q = { (name: String) in "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+        let pk = collection.primaryKey
+        var lines: [String] = []
+        for field in collection.columns {
+            var line = q(field.name) + " "
+            if pk.count == 1, field.primaryKey, field.type == .integer, field.autoIncrement {
+                line += flavor.autoIncrementPrimaryKey
+            } else {
+                line += flavor.columnType(for: field)
+                if !field.nullable || field.primaryKey { line += " NOT NULL" }
+                if pk.count == 1, field.primaryKey { line += " PRIMARY KEY" }
+            }
+            lines.append(line)
+        }
+        if pk.count > 1 {
+            lines.append("PRIMARY KEY (\(pk.map { q($0.name) }.joined(separator: ", ")))")
+        }
+        var indexes: [String] = []
+        for field in collection.relations where field.type == .belongsTo {
+            guard let r = field.relation else { continue }
+            lines.append("FOREIGN KEY (\(q(r.foreignKey))) REFERENCES \(q(r.target)) (\(q(r.targetKey)))")
+            indexes.append("CREATE INDEX \(q("idx_\(collection.tableName)_\(r.foreignKey)")) ON \(q(collection.tableName)) (\(q(r.foreignKey)))")
+        }
+        return ["CREATE TABLE \(q(collection.tableName)) (\n  " + lines.joined(separator: ",\n  ") + "\n)"] + indexes
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+
+/// A versioned change to Portico's own tables, written once for every database flavor.
+public struct Migration: Sendable {
+    public let version: Int
+    public let name: String
+    public let statements: @Sendable (SQLFlavor) -> [String]
+
+    public init(version: Int, name: String, statements: @escaping @Sendable (SQLFlavor) -> [String]) {
+        self.version = version
+        self.name = name
+        self.statements = statements
+    }
+}
+
+/// Applies the migrations a database has not seen yet, each in its own transaction.
+public struct Migrator: Sendable {
+    public let migrations: [Migration]
+
+    public init(migrations: [Migration] = Migrator.core) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    /// Returns the versions it applied.
+    @discardableResult
+    public func migrate(_ database: any Database) async throws -> [Int] {
+        try await database.execute("CREATE TABLE IF NOT EXISTS portico_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
+        var applied: [Int] = []
+        for migration in migrations {
+            let done: Bool = try await database.transaction { db in
+                var check = SQLFragment("SELECT version FROM portico_migrations WHERE version = ")
+                check.append(bind: .int(Int64(migration.version)))
+                if try await !db.query(check).isEmpty { return true }
+                for statement in migration.statements(db.flavor) {
+                    try await db.execute(statement)
+                }
+                var record = SQLFragment("INSERT INTO portico_migrations (version, name, applied_at) VALUES (")
+                record.append(bind: .int(Int64(migration.version)))
+                record.append(", ")
+                record.append(bind: .text(migration.name))
+                record.append(", ")
+                record.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+                record.append(")")
+                try await db.execute(record)
+                return false
+            }
+            if !done {
+                applied.append(migration.version)
+                database.logger.info("applied migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            }
+        }
+        return applied
+    }
+
+    /// Portico's own tables. Names start with `portico_`, which collections may not use.
+    public static let core: [Migration] = [
+        Migration(version: 1, name: "core metadata") { flavor in
+            let id = flavor.autoIncrementPrimaryKey.replacingOccurrences(of: "INTEGER NOT NULL PRIMARY KEY", with: "INTEGER PRIMARY KEY")
+            return [
+                "CREATE TABLE portico_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+                """
+                CREATE TABLE portico_users (id \(id), name TEXT NOT NULL UNIQUE, email TEXT, password_hash TEXT,
+                  created_at BIGINT NOT NULL, disabled BOOLEAN NOT NULL DEFAULT FALSE)
+                """,
+                "CREATE TABLE portico_apps (name TEXT PRIMARY KEY, title TEXT, created_at BIGINT NOT NULL)",
+                """
+                CREATE TABLE portico_app_users (app TEXT NOT NULL REFERENCES portico_apps (name) ON DELETE CASCADE,
+                  user_id BIGINT NOT NULL REFERENCES portico_users (id) ON DELETE CASCADE, role TEXT NOT NULL,
+                  PRIMARY KEY (app, user_id))
+                """,
+                """
+                CREATE TABLE portico_api_keys (id TEXT PRIMARY KEY, user_id BIGINT NOT NULL REFERENCES portico_users (id) ON DELETE CASCADE,
+                  name TEXT NOT NULL, secret_hash TEXT NOT NULL, scopes TEXT, created_at BIGINT NOT NULL, expires_at BIGINT,
+                  revoked_at BIGINT, last_used_at BIGINT)
+                """,
+                "CREATE INDEX portico_api_keys_user ON portico_api_keys (user_id)",
+                """
+                CREATE TABLE portico_collections (app TEXT NOT NULL REFERENCES portico_apps (name) ON DELETE CASCADE, name TEXT NOT NULL,
+                  title TEXT, table_name TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (app, name))
+                """,
+                """
+                CREATE TABLE portico_fields (app TEXT NOT NULL, collection TEXT NOT NULL, name TEXT NOT NULL, position INTEGER NOT NULL,
+                  definition TEXT NOT NULL, PRIMARY KEY (app, collection, name),
+                  FOREIGN KEY (app, collection) REFERENCES portico_collections (app, name) ON DELETE CASCADE)
+                """,
+                "CREATE TABLE portico_ended_sessions (nonce TEXT PRIMARY KEY, ended_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)",
+                "CREATE INDEX portico_ended_sessions_ended ON portico_ended_sessions (ended_at)",
+                "INSERT INTO portico_apps (name, title, created_at) VALUES ('main', 'Main', \(Int(Date().timeIntervalSince1970)))",
+            ]
+        }
+    ]
+}

@@ -1,0 +1,310 @@
+import Foundation
+public import PorticoJSON
+
+extension RecordService {
+    /// Inserts one record (`values`), linking relations given by key; returns `{data: record}`.
+    public func create(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+        let catalog = try await catalogs.catalog(app: app)
+        let target = try resolve(request, catalog: catalog)
+        try access.require(target.collection.name, .create)
+        guard let values = request.values else { throw DataError.invalid("values is required: the new record's fields, such as {\"Title\": \"...\"}") }
+        var draft = try Assignment(values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
+        if let association = target.association {
+            switch association.field.type {
+            case .hasMany:
+                let fk = association.field.relation!.foreignKey
+                if let given = draft.columns[fk], given != association.sourceId, association.field.relation!.sourceKey == association.parent.primaryKey.first?.name {
+                    throw DataError.invalid("values.\(fk) is \(given) but the record is created under \(association.parent.name) \(association.sourceId); leave \(fk) out")
+                }
+                draft.columnExpressions[fk] = association.sourceKeyValue
+                draft.columns[fk] = nil
+            case .belongsToMany:
+                break  // linked through the junction after the insert
+            default:
+                throw DataError.invalid("'\(request.resource)' is a belongsTo association; create the \(target.collection.name) record directly and set \(association.parent.name).\(association.field.relation!.foreignKey)")
+            }
+        }
+        let collection = target.collection
+        let assignment = draft
+        let created: JSONObject = try await writing(collection) {
+            try await database.transaction { db in
+                if let association = target.association, association.field.type == .belongsToMany {
+                    try await Self.requireExists(association, db: db)
+                }
+                var q = SQLFragment("INSERT INTO ")
+                q.append(identifier: collection.tableName)
+                let names = Array(assignment.columns.keys) + Array(assignment.columnExpressions.keys)
+                if names.isEmpty {
+                    q.append(" DEFAULT VALUES")
+                } else {
+                    q.append(" (")
+                    q.append(joining: names.map { SQLFragment.identifier($0) }, separator: ", ")
+                    q.append(") VALUES (")
+                    var items: [SQLFragment] = assignment.columns.values.map { .bind($0) }
+                    items += assignment.columnExpressions.values
+                    q.append(joining: items, separator: ", ")
+                    q.append(")")
+                }
+                q.append(" RETURNING *")
+                guard let row = try await db.query(q).first else { throw DataError.invalid("the database did not return the new record") }
+                try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
+                if let association = target.association, association.field.type == .belongsToMany {
+                    try await Self.linkJunction(association, targetRow: row, catalog: catalog, db: db)
+                }
+                return RowMapping.record(row, collection: collection, columns: collection.columns.map(\.name))
+            }
+        }
+        return ["data": .object(created)]
+    }
+
+    /// Updates the records named by `filterByTk` and/or `filter`; returns `{data: [records]}`.
+    public func update(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+        let catalog = try await catalogs.catalog(app: app)
+        let target = try resolve(request, catalog: catalog)
+        try access.require(target.collection.name, .update)
+        guard let values = request.values, !values.isEmpty else {
+            throw DataError.invalid("values is required: the fields to change, such as {\"Title\": \"...\"}")
+        }
+        guard try hasSelector(request, collection: target.collection) else {
+            throw DataError.invalid("an update needs filterByTk or a non-empty filter, so it cannot change every record by accident")
+        }
+        let assignment = try Assignment(values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
+        for key in target.collection.primaryKey where assignment.columns[key.name] != nil {
+            throw DataError.invalid("values.\(key.name) is the primary key of '\(target.collection.name)' and cannot be changed")
+        }
+        guard !assignment.columns.isEmpty || !assignment.links.isEmpty else { throw DataError.invalid("values names no field to change") }
+        let condition = try conditions(request, target: target, catalog: catalog)
+        let collection = target.collection
+        let rows: [Row] = try await writing(collection) {
+            try await database.transaction { db in
+                var rows: [Row]
+                if assignment.columns.isEmpty {
+                    var q = SQLFragment("SELECT * FROM ")
+                    q.append(identifier: collection.tableName)
+                    q.append(" AS ")
+                    q.append(identifier: Self.rootAlias)
+                    if let condition { q.append(" WHERE "); q.append(condition) }
+                    rows = try await db.query(q)
+                } else {
+                    var q = SQLFragment("UPDATE ")
+                    q.append(identifier: collection.tableName)
+                    q.append(" AS ")
+                    q.append(identifier: Self.rootAlias)
+                    q.append(" SET ")
+                    q.append(joining: assignment.columns.map { name, value in
+                        var f = SQLFragment.identifier(name)
+                        f.append(" = ")
+                        f.append(bind: value)
+                        return f
+                    }, separator: ", ")
+                    if let condition { q.append(" WHERE "); q.append(condition) }
+                    q.append(" RETURNING *")
+                    rows = try await db.query(q)
+                }
+                for row in rows {
+                    try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
+                }
+                return rows
+            }
+        }
+        let records = rows.prefix(budget.maxRows).map { JSON.object(RowMapping.record($0, collection: collection, columns: collection.columns.map(\.name))) }
+        var result: JSONObject = ["data": .array(Array(records))]
+        if rows.count > budget.maxRows {
+            result["meta"] = ["count": JSON(rows.count), "truncated": true, "notes": JSON(["\(rows.count) records were updated; the first \(budget.maxRows) are shown"])]
+        }
+        return .object(result)
+    }
+
+    /// Deletes the records named by `filterByTk` and/or `filter`; returns `{data: count}`.
+    public func destroy(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+        let catalog = try await catalogs.catalog(app: app)
+        let target = try resolve(request, catalog: catalog)
+        try access.require(target.collection.name, .destroy)
+        guard try hasSelector(request, collection: target.collection) else {
+            throw DataError.invalid("a destroy needs filterByTk or a non-empty filter; Portico refuses to delete every record of '\(target.collection.name)'")
+        }
+        let condition = try conditions(request, target: target, catalog: catalog)
+        let collection = target.collection
+        let count: Int = try await writing(collection) {
+            var q = SQLFragment("DELETE FROM ")
+            q.append(identifier: collection.tableName)
+            q.append(" AS ")
+            q.append(identifier: Self.rootAlias)
+            if let condition { q.append(" WHERE "); q.append(condition) }
+            q.append(" RETURNING 1 AS deleted")
+            return try await database.query(q).count
+        }
+        return ["data": JSON(count)]
+    }
+
+    /// Whether a request names specific records (a key or a filter with at least one condition).
+    func hasSelector(_ request: RecordRequest, collection: CollectionSchema) throws(DataError) -> Bool {
+        if let tk = request.filterByTk, !tk.isNull { return true }
+        guard let filter = request.filter, !filter.isNull else { return false }
+        return Self.hasCondition(filter)
+    }
+
+    static func hasCondition(_ filter: JSON) -> Bool {
+        switch filter {
+        case .object(let object):
+            return object.contains { key, value in
+                if key == "$and" || key == "$or" { return value.arrayValue?.contains(where: hasCondition) ?? false }
+                return true
+            }
+        default:
+            return false
+        }
+    }
+
+    static func requireExists(_ association: Association, db: any Database) async throws {
+        var q = SQLFragment("SELECT 1 AS found FROM ")
+        q.append(identifier: association.parent.tableName)
+        q.append(" WHERE ")
+        q.append(identifier: association.parent.primaryKey[0].name)
+        q.append(" = ")
+        q.append(bind: association.sourceId)
+        guard try await !db.query(q).isEmpty else {
+            throw DataError.notFound("there is no \(association.parent.name) with \(association.parent.primaryKey[0].name) \(association.sourceId)")
+        }
+    }
+
+    static func linkJunction(_ association: Association, targetRow: Row, catalog: Catalog, db: any Database) async throws {
+        let relation = association.field.relation!
+        guard let through = relation.through, let otherKey = relation.otherKey, let targetValue = targetRow[relation.targetKey] else { return }
+        var q = SQLFragment("INSERT INTO ")
+        q.append(identifier: through)
+        q.append(" (")
+        q.append(identifier: relation.foreignKey)
+        q.append(", ")
+        q.append(identifier: otherKey)
+        q.append(") VALUES (")
+        q.append(association.sourceKeyValue)
+        q.append(", ")
+        q.append(bind: targetValue)
+        q.append(")")
+        try await db.execute(q)
+    }
+
+    /// Runs a write and turns database constraint failures into messages about the collection's fields.
+    func writing<T: Sendable>(_ collection: CollectionSchema, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as StoreError where error.kind == .constraint {
+            throw DataError(.conflict, Self.explain(error.message, collection: collection))
+        } catch let error as StoreError where error.kind == .readOnly {
+            throw DataError(.forbidden, "the database is read-only: \(error.message)")
+        }
+    }
+
+    static func explain(_ message: String, collection: CollectionSchema) -> String {
+        let lower = message.lowercased()
+        if lower.contains("not null") {
+            let field = message.split(separator: ".").last.map(String.init) ?? "a required field"
+            return "'\(field)' of '\(collection.name)' is required and cannot be null"
+        }
+        if lower.contains("unique") {
+            let field = message.split(separator: ".").last.map(String.init) ?? "a unique field"
+            return "a '\(collection.name)' record with this \(field) already exists"
+        }
+        if lower.contains("foreign key") {
+            let links = collection.relations.filter { $0.type == .belongsTo }.map { "\($0.relation!.foreignKey) → \($0.relation!.target)" }
+            return "the change would break a link between records: a belongsTo value must name an existing record (\(links.joined(separator: ", "))), and a record that others still point to cannot be deleted until they are removed or relinked"
+        }
+        return "the database refused the change: \(message)"
+    }
+}
+
+/// The column values and relation links of a create or update.
+struct Assignment: Sendable {
+    var columns: [String: SQLValue] = [:]
+    var columnExpressions: [String: SQLFragment] = [:]
+    /// hasMany / belongsToMany fields set to a list of target keys.
+    var links: [(field: Field, keys: [SQLValue])] = []
+
+    init(values: JSONObject, collection: CollectionSchema, catalog: Catalog, whitelist: [String]?, blacklist: [String]?) throws(DataError) {
+        for (name, value) in values {
+            if let whitelist, !whitelist.contains(name) { continue }
+            if let blacklist, blacklist.contains(name) { continue }
+            guard let field = collection.field(name) else {
+                throw .invalid("values: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
+            }
+            switch field.type {
+            case .belongsTo:
+                let relation = field.relation!
+                let target = try catalog.target(of: field, in: collection)
+                guard let fkField = collection.field(relation.foreignKey) else { continue }
+                var key = value
+                if case .object(let object) = value {
+                    guard let k = object[relation.targetKey] else {
+                        throw .invalid("values.\(name): pass the \(target.name)'s \(relation.targetKey), as \(relation.targetKey) or {\"\(relation.targetKey)\": ...}")
+                    }
+                    key = k
+                }
+                columns[relation.foreignKey] = try ValueCoercion.coerce(key, to: fkField, at: "values.\(name)")
+            case .hasMany, .belongsToMany:
+                let relation = field.relation!
+                let target = try catalog.target(of: field, in: collection)
+                guard let keyField = target.field(relation.targetKey) ?? target.primaryKey.first else { continue }
+                guard case .array(let items) = value else {
+                    throw .invalid("values.\(name): a \(field.type.rawValue) relation takes an array of \(target.name) keys, such as [1, 2]")
+                }
+                var keys: [SQLValue] = []
+                for (index, item) in items.enumerated() {
+                    var key = item
+                    if case .object(let object) = item, let k = object[keyField.name] { key = k }
+                    keys.append(try ValueCoercion.coerce(key, to: keyField, at: "values.\(name)[\(index)]"))
+                }
+                links.append((field, keys))
+            default:
+                if field.primaryKey && field.autoIncrement && value.isNull { continue }
+                columns[name] = try ValueCoercion.coerce(value, to: field, at: "values.\(name)")
+            }
+        }
+    }
+
+    /// Points the listed related records at `row` (hasMany) or replaces the junction rows (belongsToMany).
+    func linkRelations(of row: Row, collection: CollectionSchema, catalog: Catalog, db: any Database) async throws {
+        for (field, keys) in links {
+            let relation = field.relation!
+            guard let source = row[relation.sourceKey] else { continue }
+            let target = try catalog.target(of: field, in: collection)
+            if field.type == .hasMany {
+                guard !keys.isEmpty else { continue }
+                var q = SQLFragment("UPDATE ")
+                q.append(identifier: target.tableName)
+                q.append(" SET ")
+                q.append(identifier: relation.foreignKey)
+                q.append(" = ")
+                q.append(bind: source)
+                q.append(" WHERE ")
+                q.append(identifier: relation.targetKey)
+                q.append(" IN (")
+                q.append(joining: keys.map { .bind($0) }, separator: ", ")
+                q.append(")")
+                try await db.execute(q)
+            } else if let through = relation.through, let otherKey = relation.otherKey {
+                var clear = SQLFragment("DELETE FROM ")
+                clear.append(identifier: through)
+                clear.append(" WHERE ")
+                clear.append(identifier: relation.foreignKey)
+                clear.append(" = ")
+                clear.append(bind: source)
+                try await db.execute(clear)
+                for key in keys {
+                    var insert = SQLFragment("INSERT INTO ")
+                    insert.append(identifier: through)
+                    insert.append(" (")
+                    insert.append(identifier: relation.foreignKey)
+                    insert.append(", ")
+                    insert.append(identifier: otherKey)
+                    insert.append(") VALUES (")
+                    insert.append(bind: source)
+                    insert.append(", ")
+                    insert.append(bind: key)
+                    insert.append(")")
+                    try await db.execute(insert)
+                }
+            }
+        }
+    }
+}

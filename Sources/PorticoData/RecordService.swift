@@ -1,0 +1,304 @@
+import Foundation
+public import PorticoJSON
+
+/// Caps on what one call returns, so an agent's context is never flooded.
+public struct ResultBudget: Sendable {
+    public var defaultPageSize = 20
+    public var maxPageSize = 500
+    /// Rows returned by one unpaginated list or aggregate query.
+    public var maxRows = 1000
+    /// Related rows attached to one record by `appends`.
+    public var maxAppendedRows = 100
+    /// Serialised size of one result's rows.
+    public var maxBytes = 256 * 1024
+
+    public init() {}
+}
+
+/// Who asks, for the role check on each collection and action.
+public struct RecordAccess: Sendable {
+    public let check: @Sendable (_ collection: String, _ action: RecordAction) -> String?
+
+    /// `check` returns `nil` to allow, or the reason for refusing.
+    public init(check: @escaping @Sendable (_ collection: String, _ action: RecordAction) -> String?) {
+        self.check = check
+    }
+
+    public static let unrestricted = RecordAccess { _, _ in nil }
+
+    func require(_ collection: String, _ action: RecordAction) throws(DataError) {
+        if let reason = check(collection, action) { throw DataError(.forbidden, reason) }
+    }
+}
+
+/// The record actions, by NocoBase's names.
+public enum RecordAction: String, Sendable {
+    case list, get, create, update, destroy, query
+}
+
+/// Arguments of a record request that names its rows (NocoBase's resource parameters).
+public struct RecordRequest: Sendable {
+    public var resource: String
+    public var sourceId: JSON?
+    public var filterByTk: JSON?
+    public var filter: JSON?
+    public var fields: [String]?
+    public var appends: [String]?
+    public var except: [String]?
+    public var sort: [String]?
+    public var page: Int?
+    public var pageSize: Int?
+    public var paginate: Bool?
+    public var values: JSONObject?
+    public var whitelist: [String]?
+    public var blacklist: [String]?
+
+    public init(resource: String) { self.resource = resource }
+}
+
+/// NocoBase's record actions over a collection's SQL table.
+public struct RecordService: Sendable {
+    public let database: any Database
+    public let catalogs: CatalogStore
+    public let budget: ResultBudget
+
+    public init(database: any Database, catalogs: CatalogStore, budget: ResultBudget = ResultBudget()) {
+        self.database = database
+        self.catalogs = catalogs
+        self.budget = budget
+    }
+
+    static let rootAlias = "t0"
+
+    // MARK: list / get
+
+    public func list(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+        let catalog = try await catalogs.catalog(app: app)
+        let target = try resolve(request, catalog: catalog)
+        try access.require(target.collection.name, .list)
+        let plan = try SelectPlan(request: request, collection: target.collection, catalog: catalog, flavor: database.flavor)
+        let condition = try conditions(request, target: target, catalog: catalog)
+        let paginate = request.paginate ?? true
+        var pageSize = request.pageSize ?? budget.defaultPageSize
+        guard pageSize >= 1 else { throw DataError.invalid("pageSize must be at least 1, got \(pageSize)") }
+        let page = request.page ?? 1
+        guard page >= 1 else { throw DataError.invalid("page must be at least 1, got \(page)") }
+        var notes: [String] = []
+        if pageSize > budget.maxPageSize {
+            notes.append("pageSize was limited to \(budget.maxPageSize)")
+            pageSize = budget.maxPageSize
+        }
+        let limit = paginate ? pageSize : budget.maxRows + 1
+        let offset = paginate ? (page - 1) * pageSize : 0
+        let rows = try await database.query(plan.select(where: condition, limit: limit, offset: offset, flavor: database.flavor))
+        var records = try await plan.records(from: rows, catalog: catalog, service: self, access: access)
+        var truncated = false
+        if !paginate, records.count > budget.maxRows {
+            records.removeLast(records.count - budget.maxRows)
+            truncated = true
+            notes.append("more than \(budget.maxRows) records match; use pagination or a narrower filter")
+        }
+        let (kept, cutByBytes) = fit(records)
+        if cutByBytes {
+            truncated = true
+            notes.append("the result was cut to \(kept.count) records to stay under \(budget.maxBytes / 1024) KiB; ask for fewer fields, fewer appends or a smaller pageSize")
+        }
+        if !plan.truncatedAppends.isEmpty {
+            notes.append("appends \(plan.truncatedAppends.sorted().joined(separator: ", ")) were limited to \(budget.maxAppendedRows) related records each")
+        }
+        var result: JSONObject = ["data": .array(kept.map { .object($0) })]
+        if paginate {
+            let count = try await count(target.collection, where: condition)
+            var meta: JSONObject = [
+                "count": .int(count), "page": JSON(page), "pageSize": JSON(pageSize),
+                "totalPage": .int((count + Int64(pageSize) - 1) / Int64(pageSize)),
+            ]
+            if truncated { meta["truncated"] = true }
+            if !notes.isEmpty { meta["notes"] = JSON(notes) }
+            result["meta"] = .object(meta)
+        } else if truncated || !notes.isEmpty {
+            result["meta"] = ["truncated": .bool(truncated), "notes": JSON(notes)]
+        }
+        return .object(result)
+    }
+
+    public func get(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+        let catalog = try await catalogs.catalog(app: app)
+        let target = try resolve(request, catalog: catalog)
+        try access.require(target.collection.name, .get)
+        let plan = try SelectPlan(request: request, collection: target.collection, catalog: catalog, flavor: database.flavor)
+        let condition = try conditions(request, target: target, catalog: catalog)
+        let rows = try await database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: database.flavor))
+        let records = try await plan.records(from: rows, catalog: catalog, service: self, access: access)
+        return ["data": records.first.map { .object($0) } ?? .null]
+    }
+
+    func count(_ collection: CollectionSchema, where condition: SQLFragment?) async throws -> Int64 {
+        var q = SQLFragment("SELECT COUNT(*) AS n FROM ")
+        q.append(identifier: collection.tableName)
+        q.append(" AS ")
+        q.append(identifier: Self.rootAlias)
+        if let condition {
+            q.append(" WHERE ")
+            q.append(condition)
+        }
+        return try await database.query(q).first?.int("n") ?? 0
+    }
+
+    /// Keeps records from the front while their serialised size fits the byte budget.
+    func fit(_ records: [JSONObject]) -> ([JSONObject], Bool) {
+        var total = 0
+        for (index, record) in records.enumerated() {
+            total += JSON.object(record).serialized.count + 1
+            if total > budget.maxBytes { return (Array(records[..<index]), true) }
+        }
+        return (records, false)
+    }
+
+    // MARK: Resolving the resource
+
+    /// The rows a request acts on: a collection, optionally narrowed to one record's association.
+    struct Target {
+        var collection: CollectionSchema
+        var scope: SQLFragment?
+        var association: Association?
+    }
+
+    struct Association {
+        var parent: CollectionSchema
+        var field: Field
+        var sourceKeyValue: SQLFragment
+        var sourceId: SQLValue
+    }
+
+    func resolve(_ request: RecordRequest, catalog: Catalog) throws(DataError) -> Target {
+        let parts = request.resource.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !parts.isEmpty, !parts.contains(where: \.isEmpty), parts.count <= 2 else {
+            throw .invalid("resource must be a collection name such as 'Album', or an association such as 'Album.tracks'; got '\(request.resource)'")
+        }
+        let collection = try catalog.collection(parts[0])
+        if parts.count == 1 {
+            if let sourceId = request.sourceId, !sourceId.isNull {
+                throw .invalid("sourceId applies to association resources like '\(collection.name).<relation>'; '\(collection.name)' is a collection")
+            }
+            return Target(collection: collection)
+        }
+        guard let field = collection.field(parts[1]), field.type.isRelation, let relation = field.relation else {
+            throw .invalid("'\(parts[1])' is not a relation of '\(collection.name)'; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))")
+        }
+        guard let sourceIdJSON = request.sourceId, !sourceIdJSON.isNull else {
+            throw .invalid("'\(request.resource)' is an association resource: pass sourceId, the \(collection.name) record's \(collection.primaryKey.first?.name ?? "key")")
+        }
+        guard let pk = collection.primaryKey.first, collection.primaryKey.count == 1 else {
+            throw .invalid("'\(collection.name)' has a composite key, so its associations cannot be addressed by sourceId")
+        }
+        let sourceId = try ValueCoercion.coerce(sourceIdJSON, to: pk, at: "sourceId")
+        let target = try catalog.target(of: field, in: collection)
+        // The value of the parent's key column that the relation links on.
+        let linkColumn = field.type == .belongsTo ? relation.foreignKey : relation.sourceKey
+        var sourceKeyValue: SQLFragment
+        if linkColumn == pk.name {
+            sourceKeyValue = .bind(sourceId)
+        } else {
+            sourceKeyValue = SQLFragment("(SELECT ")
+            sourceKeyValue.append(column: linkColumn, of: "p")
+            sourceKeyValue.append(" FROM ")
+            sourceKeyValue.append(identifier: collection.tableName)
+            sourceKeyValue.append(" AS ")
+            sourceKeyValue.append(identifier: "p")
+            sourceKeyValue.append(" WHERE ")
+            sourceKeyValue.append(column: pk.name, of: "p")
+            sourceKeyValue.append(" = ")
+            sourceKeyValue.append(bind: sourceId)
+            sourceKeyValue.append(")")
+        }
+        var scope = SQLFragment()
+        switch field.type {
+        case .hasMany:
+            scope.append(column: relation.foreignKey, of: Self.rootAlias)
+            scope.append(" = ")
+            scope.append(sourceKeyValue)
+        case .belongsTo:
+            scope.append(column: relation.targetKey, of: Self.rootAlias)
+            scope.append(" = ")
+            scope.append(sourceKeyValue)
+        case .belongsToMany:
+            guard let through = relation.through, let otherKey = relation.otherKey else { throw .invalid("relation '\(field.name)' has no junction") }
+            let junction = try catalog.collection(through)
+            scope.append("EXISTS (SELECT 1 FROM ")
+            scope.append(identifier: junction.tableName)
+            scope.append(" AS ")
+            scope.append(identifier: "j")
+            scope.append(" WHERE ")
+            scope.append(column: otherKey, of: "j")
+            scope.append(" = ")
+            scope.append(column: relation.targetKey, of: Self.rootAlias)
+            scope.append(" AND ")
+            scope.append(column: relation.foreignKey, of: "j")
+            scope.append(" = ")
+            scope.append(sourceKeyValue)
+            scope.append(")")
+        default:
+            throw .invalid("'\(field.name)' is not a relation")
+        }
+        return Target(collection: target, scope: scope, association: Association(parent: collection, field: field, sourceKeyValue: sourceKeyValue, sourceId: sourceId))
+    }
+
+    /// The WHERE condition of a request: association scope, primary key and filter.
+    func conditions(_ request: RecordRequest, target: Target, catalog: Catalog) throws(DataError) -> SQLFragment? {
+        var parts: [SQLFragment] = []
+        if let scope = target.scope { parts.append(scope) }
+        if let tk = request.filterByTk, !tk.isNull {
+            parts.append(try keyCondition(tk, collection: target.collection))
+        }
+        let compiler = FilterCompiler(catalog: catalog, flavor: database.flavor)
+        if let filter = try compiler.compile(request.filter, on: target.collection, alias: Self.rootAlias) {
+            parts.append(filter)
+        }
+        return SQLFragment.all(parts)
+    }
+
+    /// `filterByTk`: a key value, an array of them, or for composite keys an object of key columns.
+    func keyCondition(_ value: JSON, collection: CollectionSchema) throws(DataError) -> SQLFragment {
+        let pk = collection.primaryKey
+        guard !pk.isEmpty else { throw .invalid("collection '\(collection.name)' has no primary key, so filterByTk cannot address its records; use filter") }
+        if pk.count == 1 {
+            let column = SQLFragment.column(pk[0].name, of: Self.rootAlias)
+            if case .array(let items) = value {
+                guard !items.isEmpty else { throw .invalid("filterByTk is an empty array") }
+                guard items.count <= 1000 else { throw .invalid("filterByTk has more than 1000 keys") }
+                var f = column
+                f.append(" IN (")
+                for (index, item) in items.enumerated() {
+                    if index > 0 { f.append(", ") }
+                    f.append(bind: try ValueCoercion.coerce(item, to: pk[0], at: "filterByTk[\(index)]"))
+                }
+                f.append(")")
+                return f
+            }
+            guard !value.isNull else { throw .invalid("filterByTk must not be null") }
+            var f = column
+            f.append(" = ")
+            f.append(bind: try ValueCoercion.coerce(value, to: pk[0], at: "filterByTk"))
+            return f
+        }
+        let keys = pk.map(\.name).joined(separator: ", ")
+        let objects: [JSON] = value.arrayValue ?? [value]
+        var alternatives: [SQLFragment] = []
+        for (index, item) in objects.enumerated() {
+            guard case .object(let object) = item else {
+                throw .invalid("'\(collection.name)' has a composite key (\(keys)): filterByTk must be an object like {\(pk.map { "\"\($0.name)\": ..." }.joined(separator: ", "))}")
+            }
+            var parts: [SQLFragment] = []
+            for field in pk {
+                guard let v = object[field.name] else { throw .invalid("filterByTk[\(index)] is missing key column '\(field.name)' of \(collection.name) (\(keys))") }
+                var f = SQLFragment.column(field.name, of: Self.rootAlias)
+                f.append(" = ")
+                f.append(bind: try ValueCoercion.coerce(v, to: field, at: "filterByTk.\(field.name)"))
+                parts.append(f)
+            }
+            alternatives.append(SQLFragment.all(parts)!)
+        }
+        return SQLFragment.all(alternatives, "OR")!
+    }
+}

@@ -1,0 +1,37 @@
+/// Small server-wide values kept in the database, so every replica sees the same ones.
+public struct Settings: Sendable {
+    let database: any Database
+
+    public init(database: any Database) {
+        self.database = database
+    }
+
+    public func value(_ key: String) async throws -> String? {
+        var q = SQLFragment("SELECT value FROM portico_settings WHERE key = ")
+        q.append(bind: .text(key))
+        return try await database.query(q).first?.string("value")
+    }
+
+    /// Returns the stored value, or stores `make()` if there is none. Replicas racing to create
+    /// the same value all end up with the first one written.
+    public func valueOrCreate(_ key: String, _ make: () -> String) async throws -> String {
+        if let existing = try await value(key) { return existing }
+        var insert = SQLFragment("INSERT INTO portico_settings (key, value) VALUES (")
+        insert.append(bind: .text(key))
+        insert.append(", ")
+        insert.append(bind: .text(make()))
+        insert.append(") ON CONFLICT (key) DO NOTHING")
+        try await database.execute(insert)
+        guard let stored = try await value(key) else { throw StoreError(kind: .other, message: "setting \(key) could not be stored", sql: "") }
+        return stored
+    }
+
+    public func set(_ key: String, _ value: String) async throws {
+        var upsert = SQLFragment("INSERT INTO portico_settings (key, value) VALUES (")
+        upsert.append(bind: .text(key))
+        upsert.append(", ")
+        upsert.append(bind: .text(value))
+        upsert.append(") ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        try await database.execute(upsert)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+public import Logging
+import NIOCore
+import PorticoAuth
+import PorticoData
+import PorticoJSON
+import PorticoMCP
+import PorticoTools
+import ServiceLifecycle
+import UnixSignals
+
+/// Portico's version, reported as `serverInfo`.
+public let porticoVersion = "0.1.0"
+
+/// What `portico serve` prints once it listens.
+public struct ServerBanner: Sendable {
+    public var baseURL: String
+    public var mcpURL: String
+    public var demo: DemoCredentials?
+}
+
+/// Builds and runs the HTTP server until SIGINT or SIGTERM; in-flight requests finish first.
+public enum PorticoServer {
+    public static func run(_ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (ServerBanner) -> Void) async throws {
+        let stores = try await PorticoStores.open(dataDirectory: configuration.dataDirectory, logger: logger)
+        let demo: DemoCredentials? = configuration.demo ? try await DemoSetup.ensure(stores: stores, logger: logger) : nil
+        let ledger = DatabaseSessionLedger(database: stores.database, logger: logger)
+        try await ledger.refresh()
+        let signer = SessionSigner(secret: try await stores.sessionSecret())
+
+        let port = configuration.port
+        let baseURL = configuration.baseURL(port: port)
+        let registry = ToolRegistry(
+            packages: [DataPackage(records: stores.records).package],
+            defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
+        let catalogs = stores.catalogs
+        let endpoint = MCPEndpoint(
+            configuration: .init(
+                identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
+                publicDiscovery: configuration.publicDiscovery,
+                allowedOrigins: configuration.allowedOrigins(port: port),
+                instructions: { app in await Self.instructions(app: app, catalogs: catalogs) }),
+            registry: registry, signer: signer, ledger: ledger)
+
+        let router = Router(context: PorticoRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        HealthController(database: stores.database).addRoutes(to: router)
+        MCPController(
+            endpoint: endpoint, authenticator: KeyAuthenticator(keys: stores.apiKeys),
+            apps: AppDirectory(load: { try await stores.appNames() }), baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes
+        ).addRoutes(to: router)
+
+        let app = Application(
+            router: router,
+            server: .http1(configuration: .init(idleTimeout: .seconds(120))),
+            configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                let actual = channel.localAddress?.port ?? port
+                let base = configuration.baseURL(port: actual)
+                onListening(ServerBanner(baseURL: base, mcpURL: base + "/api/mcp", demo: demo))
+            },
+            logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: ledger), .init(service: app)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // In-flight requests get this long to finish after a shutdown signal.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
+        try await ServiceGroup(configuration: groupConfiguration).run()
+        endpoint.closeStreams()
+        await stores.database.close()
+    }
+
+    /// Short guidance for the model about one app: what it holds and how to use the tools.
+    static func instructions(app: String, catalogs: CatalogStore) async -> String {
+        let names = (try? await catalogs.catalog(app: app).names) ?? []
+        var text = "Portico serves the data of app '\(app)'."
+        if !names.isEmpty { text += " Collections: \(names.joined(separator: ", "))." }
+        text += " Read with resource_list/resource_get (NocoBase filters; appends adds relations), aggregate with resource_query, write with resource_create/update/destroy. Association resources like Album.tracks take sourceId."
+        return text
+    }
+}
+
+/// `GET /healthz` (the process is up) and `GET /readyz` (it can reach its database).
+struct HealthController {
+    let database: any Database
+
+    func addRoutes(to router: Router<PorticoRequestContext>) {
+        router.get("healthz") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(staticString: "ok\n")))
+        }
+        router.get("readyz") { _, context in
+            do {
+                _ = try await database.query("SELECT 1 AS ok")
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"ready"}"#)))
+            } catch {
+                context.logger.warning("readiness check failed", metadata: ["error": "\(error)"])
+                return Response(status: .serviceUnavailable, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"database unavailable"}"#)))
+            }
+        }
+    }
+}

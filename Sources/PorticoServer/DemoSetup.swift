@@ -1,0 +1,31 @@
+import Logging
+import PorticoAuth
+import PorticoData
+
+/// What a first demo start created; the password and key are shown once.
+public struct DemoCredentials: Sendable {
+    public var created: Bool
+    public var adminName: String
+    public var adminPassword: String?
+    public var apiKey: String?
+}
+
+/// `--demo`: the Chinook collections, an `admin` user and an API key, created once.
+enum DemoSetup {
+    static func ensure(stores: PorticoStores, logger: Logger) async throws -> DemoCredentials {
+        var credentials = DemoCredentials(created: false, adminName: "admin")
+        if try await !DemoData.isInstalled(catalogs: stores.catalogs) {
+            try await DemoData.install(database: stores.database, catalogs: stores.catalogs, logger: logger)
+            credentials.created = true
+        }
+        if try await stores.users.find(name: "admin") == nil {
+            let password = Secrets.random(20)
+            let admin = try await stores.users.create(name: "admin", email: nil, password: password, role: .admin)
+            let (_, token) = try await stores.apiKeys.create(userID: admin.id, name: "demo", scopes: nil, expiresIn: nil)
+            credentials.adminPassword = password
+            credentials.apiKey = token
+            credentials.created = true
+        }
+        return credentials
+    }
+}

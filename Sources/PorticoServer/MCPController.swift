@@ -1,0 +1,121 @@
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+import PorticoAuth
+import PorticoJSON
+import PorticoMCP
+import ServiceLifecycle
+
+/// Serves the MCP endpoints of every app over Hummingbird.
+struct MCPController: Sendable {
+    let endpoint: MCPEndpoint
+    let authenticator: any Authenticator
+    let apps: AppDirectory
+    let baseURL: String
+    let maxBodyBytes: Int
+
+    func addRoutes(to router: Router<PorticoRequestContext>) {
+        for method in [HTTPRequest.Method.post, .get, .delete] {
+            router.on("api/mcp", method: method) { request, context in
+                try await handle(request, context: context, app: "main", path: "/api/mcp")
+            }
+            router.on("api/__app/{app}/mcp", method: method) { request, context in
+                let app = try context.parameters.require("app")
+                return try await handle(request, context: context, app: app, path: "/api/__app/\(app)/mcp")
+            }
+        }
+    }
+
+    func handle(_ request: Request, context: PorticoRequestContext, app: String, path: String) async throws -> Response {
+        guard await apps.exists(app) else {
+            return Self.json(.notFound, RPCResponse.error(id: nil, RPCError(
+                code: RPCError.invalidRequestCode, message: "Unknown app",
+                data: .string("there is no app named '\(app)'; the main app's endpoint is /api/mcp"))).json)
+        }
+        var request = request
+        var body: [UInt8] = []
+        if request.method == .post {
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+                return tooLarge()
+            }
+            do {
+                let buffer = try await request.collectBody(upTo: maxBodyBytes)
+                body = Array(buffer.readableBytesView)
+            } catch is NIOTooManyBytesError {
+                return tooLarge()
+            }
+        }
+        let auth = await authenticator.authenticate(authorization: request.headers[.authorization], app: app)
+        let exchange = MCPHTTPRequest(
+            method: request.method, headers: request.headers, body: body, app: app,
+            packagesQuery: request.uri.queryParameters["packages"].map(String.init),
+            resourceMetadataURL: baseURL + "/.well-known/oauth-protected-resource" + path,
+            auth: auth, logger: context.logger)
+        switch await endpoint.handle(exchange) {
+        case .json(let status, let headers, let bytes):
+            return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        case .empty(let status, let headers):
+            return Response(status: status, headers: headers)
+        case .stream(let headers, let events):
+            let isServerStream = request.method == .get
+            let logger = context.logger
+            let streamRequest = request
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                do {
+                    // Closing the connection cancels the work behind the stream (MCP 2026-07-28:
+                    // closing the stream is the cancellation).
+                    try await streamRequest.body.consumeWithCancellationOnInboundClose { _ in
+                        if isServerStream {
+                            // A server-message stream ends when the server shuts down, so a
+                            // graceful shutdown does not wait for clients to hang up.
+                            try await withGracefulShutdownHandler {
+                                for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
+                            } onGracefulShutdown: {
+                                events.cancel()
+                            }
+                        } else {
+                            for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
+                        }
+                    }
+                } catch {
+                    events.cancel()
+                    if Task.isShuttingDownGracefully && !Task.isCancelled {
+                        try await writer.finish(nil)
+                        return
+                    }
+                    logger.debug("event stream ended by the client", metadata: ["error": "\(error)"])
+                    return
+                }
+                try await writer.finish(nil)
+            })
+        }
+    }
+
+    func tooLarge() -> Response {
+        Self.json(.contentTooLarge, RPCResponse.error(id: nil, .invalidRequest("the request body is larger than \(maxBodyBytes) bytes; send smaller messages or raise --max-body-bytes")).json)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: JSON) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: value.serialized)))
+    }
+}
+
+/// Which apps exist, cached briefly so each request does not read the table.
+final class AppDirectory: Sendable {
+    let load: @Sendable () async throws -> [String]
+    private let cache = LockedCache<Set<String>>()
+
+    init(load: @escaping @Sendable () async throws -> [String]) {
+        self.load = load
+    }
+
+    func exists(_ app: String) async -> Bool {
+        if let names = cache.fresh(maxAge: .seconds(5)), names.contains(app) { return true }
+        guard let names = try? await Set(load()) else { return false }
+        cache.store(names)
+        return names.contains(app)
+    }
+}

@@ -1,0 +1,48 @@
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+
+/// Per-request state: the request id that ties log lines to a response.
+struct PorticoRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var requestID: String
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        requestID = ""
+    }
+}
+
+/// Gives every request an id (the client's `X-Request-Id` when sane, else a new one), puts it
+/// in the log metadata and echoes it on every response, errors included.
+struct RequestIDMiddleware: RouterMiddleware {
+    typealias Context = PorticoRequestContext
+    static let header = HTTPField.Name("X-Request-Id")!
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let supplied = request.headers[Self.header].flatMap { $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } ? $0 : nil }
+        let id = supplied ?? context.id
+        context.requestID = id
+        context.logger[metadataKey: "request_id"] = .string(id)
+        let start = ContinuousClock.now
+        do {
+            var response = try await next(request, context)
+            response.headers[Self.header] = id
+            context.logger.debug("request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)", "duration": "\(ContinuousClock.now - start)"])
+            return response
+        } catch let error as any HTTPResponseError {
+            var response = try error.response(from: request, context: context)
+            response.headers[Self.header] = id
+            context.logger.debug("request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)"])
+            return response
+        } catch {
+            context.logger.error("unhandled error", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            var headers = HTTPFields()
+            headers[Self.header] = id
+            headers[.contentType] = "application/json"
+            return Response(status: .internalServerError, headers: headers, body: .init(byteBuffer: ByteBuffer(string: #"{"error":{"message":"internal server error; the server log has the details"}}"#)))
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+public import Logging
+public import PorticoAuth
+public import PorticoData
+
+/// Portico's stores over one database, shared by the server and the command line.
+public struct PorticoStores: Sendable {
+    public let database: any Database
+    public let settings: Settings
+    public let catalogs: CatalogStore
+    public let records: RecordService
+    public let users: UserStore
+    public let apiKeys: APIKeyStore
+
+    /// Opens (creating if needed) the embedded database in `dataDirectory` and brings its schema up to date.
+    public static func open(dataDirectory: String, logger: Logger) async throws -> PorticoStores {
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        let path = URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
+        let store = SQLiteStore(path: path, logger: logger)
+        try await store.prepare()
+        try await Migrator().migrate(store)
+        return PorticoStores(database: store)
+    }
+
+    public init(database: any Database) {
+        self.database = database
+        settings = Settings(database: database)
+        catalogs = CatalogStore(database: database)
+        records = RecordService(database: database, catalogs: catalogs)
+        users = UserStore(database: database)
+        apiKeys = APIKeyStore(database: database, users: users)
+    }
+
+    /// The secret that signs MCP session ids; created once and shared by every replica.
+    public func sessionSecret() async throws -> [UInt8] {
+        let encoded = try await settings.valueOrCreate("mcp.session_secret") { Data(Secrets.randomBytes(32)).base64EncodedString() }
+        return Array(Data(base64Encoded: encoded) ?? Data(encoded.utf8))
+    }
+
+    /// The apps that exist.
+    public func appNames() async throws -> [String] {
+        try await database.query("SELECT name FROM portico_apps ORDER BY name").compactMap { $0.string("name") }
+    }
+}
