@@ -1,0 +1,77 @@
+import PorticoJSON
+import Testing
+
+@Suite struct JSONParserTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONParser.parse(#"{"a":1,"b":-2.5e1,"c":"x\ny\u00e9\ud83d\ude00","d":[true,false,null],"e":{}}"#)
+        #expect(value["a"] == .int(1))
+        #expect(value["b"] == .double(-25))
+        #expect(value["c"] == .string("x\nyé😀"))
+        #expect(value["d"] == .array([.bool(true), .bool(false), .null]))
+        #expect(value["e"] == .object([:]))
+    }
+
+    @Test func keepsIntegersApartFromDoubles() throws {
+        #expect(try JSONParser.parse("9223372036854775807") == .int(Int64.max))
+        #expect(try JSONParser.parse("1.0") == .double(1))
+        #expect(try JSONParser.parse("1e2") == .double(100))
+    }
+
+    @Test(arguments: [
+        ("", "empty body"),
+        ("{", "end of input"),
+        ("{\"a\":1,}", "member name"),
+        ("[1 2]", "expected ',' or ']'"),
+        ("{\"a\":1}x", "after the JSON value"),
+        ("01", "leading zero"),
+        ("\"\u{01}\"", "control character"),
+        ("\"\\ud800\"", "surrogate"),
+        ("{\"a\":1,\"a\":2}", "duplicate member name"),
+        ("1e999", "out of range"),
+        ("tru", "literal"),
+        ("\"\\x\"", "invalid escape"),
+    ])
+    func refusesMalformedInputWithAReason(input: String, reason: String) {
+        #expect {
+            try JSONParser.parse(input)
+        } throws: { error in
+            "\(error)".contains(reason)
+        }
+    }
+
+    @Test func reportsTheOffsetOfTheProblem() {
+        do {
+            _ = try JSONParser.parse(#"{"jsonrpc": "2.0", x}"#)
+            Issue.record("expected a parse error")
+        } catch {
+            #expect(error.offset == 19)
+            #expect(error.description == "unexpected character 'x': expected a member name in double quotes at position 19")
+        }
+    }
+
+    @Test func limitsNestingDepth() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }
+        let fine = String(repeating: "[", count: 10) + String(repeating: "]", count: 10)
+        #expect((try? JSONParser.parse(fine)) != nil)
+    }
+
+    @Test func refusesInvalidUTF8() {
+        #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
+    }
+
+    @Test func writesCompactJSONThatParsesBack() throws {
+        let value: JSON = ["s": "quote \" backslash \\ tab \t ctl \u{02}", "n": [1, 2.5, -0.0, 1e300], "o": ["nested": nil]]
+        let text = value.serializedString
+        #expect(!text.contains(" \" "))
+        #expect(try JSONParser.parse(text) == value)
+        #expect(JSON.double(3).serializedString == "3.0")
+        #expect(JSON.double(.nan).serializedString == "null")
+        #expect(JSON.string("\u{02}").serializedString == "\"\\u0002\"")
+    }
+
+    @Test func keepsMemberOrder() throws {
+        let text = #"{"z":1,"a":2,"m":3}"#
+        #expect(try JSONParser.parse(text).serializedString == text)
+    }
+}
