@@ -1,0 +1,136 @@
+"""Starts the real `portico` binary for end-to-end tests and gives tests clients for it."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+import pytest
+
+BINARY = os.environ.get("PORTICO_BIN") or str(Path(__file__).resolve().parents[2] / ".build" / "debug" / "portico")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_cli(*args: str, data_dir: str, stdin: str | None = None, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [BINARY, *args, "--data-dir", data_dir],
+        input=stdin, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"portico {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@dataclass
+class Server:
+    """A running `portico serve` process."""
+
+    process: subprocess.Popen
+    port: int
+    data_dir: str
+    banner: str
+    api_key: str | None
+    log_path: Path
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp(self) -> str:
+        return f"{self.base}/api/mcp"
+
+    def http(self, key: str | None = "default", **kwargs) -> httpx2.Client:
+        headers = dict(kwargs.pop("headers", {}))
+        token = self.api_key if key == "default" else key
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return httpx2.Client(headers=headers, timeout=30, **kwargs)
+
+    def cli(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
+        return run_cli(*args, data_dir=self.data_dir, **kwargs)
+
+    def new_key(self, user: str = "admin", scopes: str | None = None, expires: str | None = None) -> str:
+        args = ["apikey", "create", "--user", user]
+        if scopes:
+            args += ["--scopes", scopes]
+        if expires:
+            args += ["--expires-in", expires]
+        return self.cli(*args).stdout.strip().splitlines()[-1]
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def start_server(*extra_args: str, data_dir: str | None = None, demo: bool = True, env: dict | None = None) -> Server:
+    data_dir = data_dir or tempfile.mkdtemp(prefix="portico-e2e-")
+    port = free_port()
+    log_path = Path(data_dir) / f"server-{port}.log"
+    args = [BINARY, "serve", "--port", str(port), "--data-dir", data_dir, *extra_args]
+    if demo:
+        args.append("--demo")
+    log = open(log_path, "w")
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, **(env or {})})
+    banner_lines: list[str] = []
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            if process.poll() is not None:
+                raise AssertionError(f"portico exited early ({process.returncode}):\n{log_path.read_text()}")
+            continue
+        banner_lines.append(line)
+        if line.startswith("MCP endpoint:") and not demo:
+            break
+        if line.startswith("OpenCode") and demo:
+            banner_lines.append(process.stdout.readline())
+            break
+    banner = "".join(banner_lines)
+    match = re.search(r"API key:\s+(pk_\S+)", banner)
+    server = Server(process, port, data_dir, banner, match.group(1) if match else None, log_path)
+    for _ in range(100):
+        try:
+            if httpx2.get(f"{server.base}/healthz", timeout=2).status_code == 200:
+                break
+        except httpx2.TransportError:
+            time.sleep(0.1)
+    return server
+
+
+@pytest.fixture(scope="session")
+def server():
+    s = start_server()
+    assert s.api_key, s.banner
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
