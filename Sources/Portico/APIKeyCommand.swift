@@ -21,8 +21,10 @@ struct APIKeyCommand: AsyncParsableCommand {
         var expiresIn: String?
 
         func run() async throws {
-            let logger = try common.makeLogger()
-            let stores = try await common.openStores(logger)
+            try await common.withStores { stores in try await create(stores) }
+        }
+
+        func create(_ stores: PorticoStores) async throws {
             guard let owner = try await stores.users.find(name: user) else {
                 throw ValidationError("there is no user named '\(user)'; create one with `portico user create \(user)`")
             }
@@ -39,7 +41,6 @@ struct APIKeyCommand: AsyncParsableCommand {
             let (key, token) = try await report { try await stores.apiKeys.create(userID: owner.id, name: name, scopes: scopeSet, expiresIn: lifetime) }
             print("Created API key \(key.id) for \(owner.name)\(scopeSet.map { " with scopes \($0.text)" } ?? "")\(key.expiresAt.map { ", expiring \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? ""). It is shown once:")
             print(token)
-            await stores.database.close()
         }
     }
 
@@ -49,8 +50,10 @@ struct APIKeyCommand: AsyncParsableCommand {
         @Option(help: "Only this user's keys.") var user: String?
 
         func run() async throws {
-            let logger = try common.makeLogger()
-            let stores = try await common.openStores(logger)
+            try await common.withStores { stores in try await list(stores) }
+        }
+
+        func list(_ stores: PorticoStores) async throws {
             var userID: Int64?
             if let user {
                 guard let found = try await stores.users.find(name: user) else { throw ValidationError("there is no user named '\(user)'") }
@@ -62,7 +65,6 @@ struct APIKeyCommand: AsyncParsableCommand {
                 let status = key.revokedAt != nil ? "revoked" : (key.isActive(at: now) ? "active" : "expired")
                 print("\(key.id)\t\(key.userName)\t\(key.name)\t\(key.scopes?.text ?? "*")\t\(status)")
             }
-            await stores.database.close()
         }
     }
 
@@ -72,13 +74,9 @@ struct APIKeyCommand: AsyncParsableCommand {
         @Argument(help: "The key id (the part after pk_ in the key).") var id: String
 
         func run() async throws {
-            let logger = try common.makeLogger()
-            let stores = try await common.openStores(logger)
-            guard try await stores.apiKeys.revoke(id: id) else {
-                throw ValidationError("no active API key has id '\(id)'")
-            }
+            let revoked = try await common.withStores { try await $0.apiKeys.revoke(id: id) }
+            guard revoked else { throw ValidationError("no active API key has id '\(id)'") }
             print("Revoked API key \(id).")
-            await stores.database.close()
         }
     }
 }

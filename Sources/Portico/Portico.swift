@@ -42,8 +42,18 @@ struct CommonOptions: ParsableArguments {
         return logger
     }
 
-    func openStores(_ logger: Logger) async throws -> PorticoStores {
-        try await PorticoStores.open(dataDirectory: resolvedDataDir, logger: logger)
+    /// Opens the data directory, runs `body`, and closes the database whether or not it threw.
+    func withStores<T>(_ body: (PorticoStores) async throws -> T) async throws -> T {
+        let logger = try makeLogger()
+        let stores = try await PorticoStores.open(dataDirectory: resolvedDataDir, logger: logger)
+        do {
+            let result = try await body(stores)
+            await stores.database.close()
+            return result
+        } catch {
+            await stores.database.close()
+            throw error
+        }
     }
 }
 

@@ -20,11 +20,10 @@ struct UserCommand: AsyncParsableCommand {
         var passwordStdin = false
 
         func run() async throws {
-            let logger = try common.makeLogger()
-            let stores = try await common.openStores(logger)
-            defer { Task { await stores.database.close() } }
             let password = passwordStdin ? try readPassword() : Secrets.random(20)
-            let user = try await report { try await stores.users.create(name: name, email: email, password: password, app: app, role: Role(name: role)) }
+            let user = try await common.withStores { stores in
+                try await report { try await stores.users.create(name: name, email: email, password: password, app: app, role: Role(name: role)) }
+            }
             print("Created user \(user.name) (id \(user.id)) with role \(role) in app \(app).")
             if !passwordStdin { print("Password (shown once): \(password)") }
         }
@@ -35,13 +34,10 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            let logger = try common.makeLogger()
-            let stores = try await common.openStores(logger)
-            for (user, roles) in try await stores.users.list() {
+            for (user, roles) in try await common.withStores({ try await $0.users.list() }) {
                 let roleText = roles.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value.name)" }.joined(separator: ",")
                 print("\(user.id)\t\(user.name)\t\(user.email ?? "-")\t\(roleText.isEmpty ? "-" : roleText)\(user.disabled ? "\tdisabled" : "")")
             }
-            await stores.database.close()
         }
     }
 
@@ -52,13 +48,12 @@ struct UserCommand: AsyncParsableCommand {
         @Flag(name: .customLong("password-stdin"), help: "Read the password from the first line of standard input.") var passwordStdin = false
 
         func run() async throws {
-            let logger = try common.makeLogger()
-            let stores = try await common.openStores(logger)
             let password = passwordStdin ? try readPassword() : Secrets.random(20)
-            try await report { try await stores.users.setPassword(name: name, password: password) }
+            try await common.withStores { stores in
+                try await report { try await stores.users.setPassword(name: name, password: password) }
+            }
             print("Password of \(name) changed.")
             if !passwordStdin { print("New password (shown once): \(password)") }
-            await stores.database.close()
         }
     }
 }
