@@ -87,6 +87,8 @@ let package = Package(
             dependencies: [
                 "PorticoServer", "PorticoData", "PorticoAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming

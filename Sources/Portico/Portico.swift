@@ -6,7 +6,6 @@ import PorticoData
 import PorticoServer
 
 /// `portico`: the server and its administration commands.
-@main
 struct Portico: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "portico",
@@ -111,3 +110,16 @@ func parseDuration(_ text: String) throws -> Int64 {
     return value * multiplier
 }
 
+
+/// A command with an asynchronous body, dispatched by `main.swift`.
+protocol PorticoRunnable {
+    mutating func runCommand() async throws
+}
+
+extension Serve: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
+extension UserCommand.Create: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
+extension UserCommand.List: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
+extension UserCommand.SetPassword: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
+extension APIKeyCommand.Create: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
+extension APIKeyCommand.List: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
+extension APIKeyCommand.Revoke: PorticoRunnable { mutating func runCommand() async throws { try await run() } }

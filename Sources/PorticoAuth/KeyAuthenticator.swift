@@ -1,4 +1,4 @@
-import Foundation
+import PorticoJSON
 
 /// Authenticates `Authorization: Bearer <API key>`. The OAuth side adds its own credentials
 /// beside this one and produces the same `Principal`.
@@ -30,7 +30,7 @@ public struct KeyAuthenticator: Authenticator {
     public static func bearer(_ header: String) -> String? {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: [" "])
+        let token = parts[1].trimmingSpaces()
         return token.isEmpty ? nil : token
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PorticoJSON
 
 /// Random secrets and their digests.
 public enum Secrets {
@@ -21,7 +22,7 @@ public enum Secrets {
 
     /// Hex SHA-256, for high-entropy secrets (API keys, client secrets) where a slow hash adds nothing.
     public static func sha256Hex(_ text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(text.utf8)))
     }
 
     /// Compares two strings without revealing where they first differ.

@@ -352,7 +352,7 @@ public struct FilterCompiler: Sendable {
             switch operand {
             case .array(let array) where array.count == 2: items = array
             case .string(let s) where s.hasPrefix("[") && s.hasSuffix("]"):
-                items = s.dropFirst().dropLast().split(separator: ",").map { .string($0.trimmingCharacters(in: [" "])) }
+                items = s.dropFirst().dropLast().split(separator: ",").map { .string($0.trimmingSpaces()) }
                 guard items.count == 2 else { throw .invalid("\(path) needs two dates [start, end]") }
             default:
                 throw .invalid("\(path) needs two dates [start, end], got \(operand.serializedString.prefix(60))")

@@ -97,11 +97,22 @@ public struct SQLFragment: SQLExpression, Sendable {
         return f
     }
 
+    /// A double-quoted identifier with embedded quotes doubled: standard SQL, as SQLite and PostgreSQL read it.
+    static func quote(_ name: String) -> String {
+        if !name.utf8.contains(UInt8(ascii: "\"")) { return "\"" + name + "\"" }
+        var quoted = "\""
+        for c in name {
+            if c == "\"" { quoted.append("\"") }
+            quoted.append(c)
+        }
+        return quoted + "\""
+    }
+
     public func serialize(to serializer: inout SQLSerializer) {
         for part in parts {
             switch part {
             case .text(let text): serializer.write(text)
-            case .identifier(let name): SQLIdentifier(name).serialize(to: &serializer)
+            case .identifier(let name): serializer.write(Self.quote(name))
             case .bind(.null): serializer.write("NULL")
             case .bind(let value): serializer.write(bind: value)
             case .expression(let expression): expression.serialize(to: &serializer)

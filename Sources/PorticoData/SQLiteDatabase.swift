@@ -1,4 +1,3 @@
-@preconcurrency import AsyncKit
 import Foundation
 public import Logging
 import NIOCore
@@ -8,11 +7,10 @@ public import SQLKit
 
 /// Portico's embedded database: SQLite in WAL mode with foreign keys on and a busy timeout,
 /// through a small pool of connections.
-public final class SQLiteStore: Database, @unchecked Sendable {
-    // The pool is internally locked; AsyncKit predates Sendable annotations.
+public final class SQLiteStore: Database {
     public let flavor = SQLFlavor.sqlite
     public let logger: Logger
-    let pool: EventLoopGroupConnectionPool<ConnectionSource>
+    let pool: ConnectionPool<SQLiteConnection>
     let path: String
 
     /// How long a writer waits for another writer before failing (ms).
@@ -21,14 +19,11 @@ public final class SQLiteStore: Database, @unchecked Sendable {
     public init(path: String, readOnly: Bool = false, maxConnections: Int = 4, logger: Logger) {
         self.path = path
         self.logger = logger
-        let group = MultiThreadedEventLoopGroup.singleton
-        let perLoop = max(1, maxConnections / max(1, group.makeIterator().reduce(0) { n, _ in n + 1 }))
-        pool = EventLoopGroupConnectionPool(
-            source: ConnectionSource(path: path, readOnly: readOnly),
-            maxConnectionsPerEventLoop: perLoop,
-            requestTimeout: .seconds(10),
-            logger: logger,
-            on: group)
+        pool = ConnectionPool(limit: maxConnections) {
+            try await Self.open(path: path, readOnly: readOnly, logger: logger)
+        } close: { connection in
+            try? await connection.close()
+        }
     }
 
     /// Opens the file (creating it) and switches it to WAL. Run once before serving.
@@ -37,28 +32,41 @@ public final class SQLiteStore: Database, @unchecked Sendable {
     }
 
     public func query(_ statement: any SQLExpression) async throws -> [Row] {
-        let connection = try await pool.requestConnection(logger: logger).get()
-        defer { pool.releaseConnection(connection, logger: logger) }
-        return try await Self.run(statement, on: connection, logger: logger)
+        try await pool.withConnection { connection in
+            try await Self.run(statement, on: connection, logger: logger)
+        }
     }
 
     public func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T {
-        let connection = try await pool.requestConnection(logger: logger).get()
-        defer { pool.releaseConnection(connection, logger: logger) }
-        let pinned = PinnedConnection(connection: connection, logger: logger)
-        _ = try await Self.run(SQLFragment("BEGIN IMMEDIATE"), on: connection, logger: logger)
-        do {
-            let result = try await body(pinned)
-            _ = try await Self.run(SQLFragment("COMMIT"), on: connection, logger: logger)
-            return result
-        } catch {
-            _ = try? await Self.run(SQLFragment("ROLLBACK"), on: connection, logger: logger)
-            throw error
+        try await pool.withConnection { connection in
+            let pinned = PinnedConnection(connection: connection, logger: logger)
+            _ = try await Self.run(SQLFragment("BEGIN IMMEDIATE"), on: connection, logger: logger)
+            do {
+                let result = try await body(pinned)
+                _ = try await Self.run(SQLFragment("COMMIT"), on: connection, logger: logger)
+                return result
+            } catch {
+                _ = try? await Self.run(SQLFragment("ROLLBACK"), on: connection, logger: logger)
+                throw error
+            }
         }
     }
 
     public func close() async {
-        try? await pool.shutdownAsync()
+        await pool.shutdown()
+    }
+
+    /// Opens a connection with Portico's pragmas.
+    static func open(path: String, readOnly: Bool, logger: Logger) async throws -> SQLiteConnection {
+        let storage: SQLiteConnection.Storage = .file(path: readOnly ? "file:\(path)?mode=ro" : path)
+        let connection: SQLiteConnection = try await SQLiteConnection.open(
+            storage: storage, threadPool: .singleton, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
+        // busy_timeout replaces SQLiteNIO's spinning busy handler with one that sleeps.
+        for pragma in ["PRAGMA busy_timeout = \(busyTimeout)", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
+            + (readOnly ? ["PRAGMA query_only = ON"] : []) {
+            try await connection.query(pragma, []) { _ in }
+        }
+        return connection
     }
 
     static func run(_ statement: any SQLExpression, on connection: SQLiteConnection, logger: Logger) async throws -> [Row] {
@@ -118,29 +126,6 @@ public final class SQLiteStore: Database, @unchecked Sendable {
         }
 
         func close() async {}
-    }
-
-    /// Opens connections with Portico's pragmas.
-    struct ConnectionSource: ConnectionPoolSource {
-        let path: String
-        let readOnly: Bool
-
-        func makeConnection(logger: Logger, on eventLoop: any EventLoop) -> EventLoopFuture<SQLiteConnection> {
-            let promise = eventLoop.makePromise(of: SQLiteConnection.self)
-            let path = self.path
-            let readOnly = self.readOnly
-            promise.completeWithTask {
-                let storage: SQLiteConnection.Storage = .file(path: readOnly ? "file:\(path)?mode=ro" : path)
-                let connection = try await SQLiteConnection.open(storage: storage, threadPool: .singleton, logger: logger, on: eventLoop)
-                // busy_timeout replaces SQLiteNIO's spinning busy handler with one that sleeps.
-                for pragma in ["PRAGMA busy_timeout = \(SQLiteStore.busyTimeout)", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
-                    + (readOnly ? ["PRAGMA query_only = ON"] : []) {
-                    try await connection.query(pragma, []) { _ in }
-                }
-                return connection
-            }
-            return promise.futureResult
-        }
     }
 }
 

@@ -102,7 +102,7 @@ final class SelectPlan: @unchecked Sendable {
     static func order(_ sort: [String], collection: CollectionSchema, catalog: Catalog, flavor: SQLFlavor) throws(DataError) -> [SQLFragment] {
         var fragments: [SQLFragment] = []
         var used = Set<String>()
-        let entries = sort.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: [" "]) } }.filter { !$0.isEmpty }
+        let entries = sort.flatMap { $0.split(separator: ",").map { $0.trimmingSpaces() } }.filter { !$0.isEmpty }
         for entry in entries {
             let descending = entry.hasPrefix("-")
             let name = descending ? String(entry.dropFirst()) : entry

@@ -1,4 +1,4 @@
-import Foundation
+import PorticoJSON
 
 /// A date or date-time written by a client, with the span it denotes ("2024" is a whole year).
 struct TemporalValue: Sendable, Equatable {
@@ -10,7 +10,7 @@ struct TemporalValue: Sendable, Equatable {
     /// Accepts `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, `YYYY-MM-DD HH`, `YYYY-MM-DD HH:mm`, `YYYY-MM-DD HH:mm:ss`
     /// (with `T` instead of the space, fractional seconds and a trailing `Z` ignored).
     static func parse(_ text: String) -> TemporalValue? {
-        var s = Substring(text.trimmingCharacters(in: [" "]))
+        var s = Substring(text.trimmingSpaces())
         if s.hasSuffix("Z") { s = s.dropLast() }
         if let dot = s.firstIndex(of: "."), s.distance(from: s.startIndex, to: dot) >= 19 { s = s[..<dot] }
         let bytes = Array(s.utf8)

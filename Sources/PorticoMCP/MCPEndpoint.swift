@@ -245,7 +245,7 @@ public final class MCPEndpoint: Sendable {
     static func accepts(_ accept: String, _ type: String) -> Bool {
         let major = type.split(separator: "/").first.map { "\($0)/*" } ?? type
         for part in accept.lowercased().split(separator: ",") {
-            let media = part.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let media = part.split(separator: ";").first.map { $0.trimmingSpaces() } ?? ""
             if media == type || media == "*/*" || media == major { return true }
         }
         return false

@@ -1,3 +1,5 @@
+import PorticoJSON
+
 /// Which tool packages a request asked for (`x-mcp-packages: data,ask`, `?packages=...`).
 public struct PackageSelection: Sendable, Hashable {
     public let names: [String]
@@ -55,13 +57,4 @@ public struct PackageSelection: Sendable, Hashable {
 
 public struct SelectionError: Error, Sendable {
     public var message: String
-}
-
-extension Substring {
-    func trimmingSpaces() -> String {
-        var s = self[...]
-        while let first = s.first, first == " " || first == "\t" { s.removeFirst() }
-        while let last = s.last, last == " " || last == "\t" { s.removeLast() }
-        return String(s)
-    }
 }

@@ -78,7 +78,7 @@ enum Arguments {
     static func strings(_ value: JSON?) -> [String]? {
         switch value {
         case .array(let items)?: return items.compactMap(\.stringValue)
-        case .string(let s)?: return s.split(separator: ",").map { $0.trimmingCharacters(in: [" "]) }
+        case .string(let s)?: return s.split(separator: ",").map { $0.trimmingSpaces() }
         default: return nil
         }
     }

@@ -10,6 +10,8 @@ enum Schemas {
         "type": "object",
         "description": "NocoBase filter, e.g. {\"Total\":{\"$gt\":5},\"customer.Country\":\"USA\"}. Ops: $eq $ne $in $notIn $gt $gte $lt $lte $between $includes $notIncludes $startsWith $endWith $empty $notEmpty $isTruly $isFalsy $dateOn $dateBefore $dateAfter $dateBetween; combine with $and/$or.",
     ]
+    /// The full operator list is in resource_list only; the other tools point at it (every byte of tools/list costs tokens).
+    static let shortFilter: JSON = ["type": "object", "description": "NocoBase filter, as in resource_list."]
     static let strings: JSON = ["type": "array", "items": ["type": "string"]]
     static let dataSource: JSON = ["type": "string", "description": "Only \"main\"."]
 
@@ -37,7 +39,7 @@ enum Schemas {
     ], required: ["resource"])
 
     static let get = object([
-        ("resource", resource), ("dataSource", dataSource), ("sourceId", sourceId), ("filterByTk", filterByTk), ("filter", filter),
+        ("resource", resource), ("dataSource", dataSource), ("sourceId", sourceId), ("filterByTk", filterByTk), ("filter", shortFilter),
         ("fields", strings), ("appends", strings), ("except", strings),
     ], required: ["resource"])
 
@@ -50,12 +52,12 @@ enum Schemas {
     ], required: ["resource", "values"])
 
     static let update = object([
-        ("resource", resource), ("dataSource", dataSource), ("sourceId", sourceId), ("filterByTk", filterByTk), ("filter", filter),
+        ("resource", resource), ("dataSource", dataSource), ("sourceId", sourceId), ("filterByTk", filterByTk), ("filter", shortFilter),
         ("values", values), ("whitelist", strings), ("blacklist", strings),
     ], required: ["resource", "values"])
 
     static let destroy = object([
-        ("resource", resource), ("dataSource", dataSource), ("sourceId", sourceId), ("filterByTk", filterByTk), ("filter", filter),
+        ("resource", resource), ("dataSource", dataSource), ("sourceId", sourceId), ("filterByTk", filterByTk), ("filter", shortFilter),
     ], required: ["resource"])
 
     static let queryField: JSON = ["type": ["string", "array"], "description": "Column, or relation path like customer.Country."]
@@ -73,7 +75,7 @@ enum Schemas {
             "field": queryField, "alias": ["type": "string"], "order": ["type": "string", "enum": ["asc", "desc"]],
             "nulls": ["type": "string", "enum": ["default", "first", "last"]],
         ]]]),
-        ("filter", filter),
+        ("filter", shortFilter),
         ("having", ["type": "object", "description": "Conditions on aliases, e.g. {\"total\":{\"$gt\":10}}."]),
         ("limit", ["type": "integer", "minimum": 0]), ("offset", ["type": "integer", "minimum": 0]),
     ], required: ["resource"])

@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// CPUs this process may run on (`taskset`, cpusets), which NIO's default sizing ignores:
+/// the bits of `Cpus_allowed` in /proc/self/status on Linux.
+func usableProcessorCount() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
+    else { return System.coreCount }
+    let mask = line.dropFirst("Cpus_allowed:".count).filter { $0.isHexDigit }
+    let count = mask.reduce(0) { $0 + (Int(String($1), radix: 16) ?? 0).nonzeroBitCount }
+    return max(1, min(count, System.coreCount))
+}
+
+// One event loop and one blocking thread per usable CPU: more only adds context switches.
+let processors = usableProcessorCount()
+NIOSingletons.groupLoopCountSuggestion = processors
+NIOSingletons.blockingPoolThreadCountSuggestion = processors
+
+// Run Swift Concurrency's jobs on NIO's event loops, so a request does not hop between NIO's
+// threads and the concurrency pool (it must happen on the main thread, before any task runs).
+if ProcessInfo.processInfo.environment["PORTICO_NIO_EXECUTOR"] != "0" {
+    NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+}
+
+do {
+    var command = try await Portico.asyncParseAsRoot()
+    if var runnable = command as? any PorticoRunnable {
+        try await runnable.runCommand()
+    } else {
+        try command.run()  // the root without a subcommand prints its help
+    }
+} catch {
+    Portico.exit(withError: error)
+}
