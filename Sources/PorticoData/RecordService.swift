@@ -108,7 +108,9 @@ public struct RecordService: Sendable {
         }
         var result: JSONObject = ["data": .array(kept.map { .object($0) })]
         if paginate {
-            let count = try await count(target.collection, where: condition)
+            // A short first page already says how many match; otherwise ask (a window count
+            // would make SQLite materialise every matching row).
+            let count: Int64 = page == 1 && rows.count < pageSize ? Int64(rows.count) : try await self.count(target.collection, where: condition)
             var meta: JSONObject = [
                 "count": .int(count), "page": JSON(page), "pageSize": JSON(pageSize),
                 "totalPage": .int((count + Int64(pageSize) - 1) / Int64(pageSize)),
@@ -149,7 +151,7 @@ public struct RecordService: Sendable {
     func fit(_ records: [JSONObject]) -> ([JSONObject], Bool) {
         var total = 0
         for (index, record) in records.enumerated() {
-            total += JSON.object(record).serialized.count + 1
+            total += JSON.object(record).estimatedSize + 1
             if total > budget.maxBytes { return (Array(records[..<index]), true) }
         }
         return (records, false)

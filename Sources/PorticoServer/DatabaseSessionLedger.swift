@@ -11,6 +11,9 @@ final class DatabaseSessionLedger: SessionLedger, Service {
     let database: any Database
     let logger: Logger
     private let state = Mutex<(ended: Set<String>, watermark: Int64)>((ended: [], watermark: 0))
+    /// Sessions ended here but not yet written: DELETE answers at once and the rows are written in
+    /// batches, so ending a session costs no write transaction on the request's path.
+    private let outbox = Mutex<[(nonce: String, endedAt: Int64, expiresAt: Int64)]>([])
 
     init(database: any Database, logger: Logger) {
         self.database = database
@@ -22,11 +25,33 @@ final class DatabaseSessionLedger: SessionLedger, Service {
     }
 
     func end(_ session: MCPSession, expiresAt: Int64) async throws {
-        var q = SQLFragment("INSERT INTO portico_ended_sessions (nonce, ended_at, expires_at) VALUES (")
-        q.append(joining: [.bind(.text(session.nonce)), .bind(.int(Self.now)), .bind(.int(expiresAt))], separator: ", ")
-        q.append(") ON CONFLICT (nonce) DO NOTHING")
-        try await database.execute(q)
         _ = state.withLock { $0.ended.insert(session.nonce) }
+        outbox.withLock { $0.append((session.nonce, Self.now, expiresAt)) }
+    }
+
+    /// Writes the sessions ended since the last flush in one statement.
+    func flush() async throws {
+        let pending = outbox.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+        guard !pending.isEmpty else { return }
+        for chunk in stride(from: 0, to: pending.count, by: 300).map({ pending[$0..<min($0 + 300, pending.count)] }) {
+            var q = SQLFragment("INSERT INTO portico_ended_sessions (nonce, ended_at, expires_at) VALUES ")
+            q.append(joining: chunk.map { entry in
+                var row = SQLFragment("(")
+                row.append(joining: [.bind(.text(entry.nonce)), .bind(.int(entry.endedAt)), .bind(.int(entry.expiresAt))], separator: ", ")
+                row.append(")")
+                return row
+            }, separator: ", ")
+            q.append(" ON CONFLICT (nonce) DO NOTHING")
+            do {
+                try await database.execute(q)
+            } catch {
+                outbox.withLock { $0.append(contentsOf: chunk) }  // try again on the next tick
+                throw error
+            }
+        }
     }
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
@@ -54,17 +79,20 @@ final class DatabaseSessionLedger: SessionLedger, Service {
         try await database.execute(q)
     }
 
+    /// Every 200 ms writes this replica's ended sessions; every second reads the others'.
     func run() async throws {
         var ticks = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                try await refresh()
-                if ticks % 3600 == 0 { try await purge() }
+                try await flush()
+                if ticks % 5 == 0 { try await refresh() }
+                if ticks % 18_000 == 0 { try await purge() }
             } catch {
-                logger.warning("could not read ended MCP sessions", metadata: ["error": "\(error)"])
+                logger.warning("could not sync ended MCP sessions", metadata: ["error": "\(error)"])
             }
             ticks += 1
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(200)) }
         }
+        try? await flush()
     }
 }
