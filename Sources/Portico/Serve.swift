@@ -36,6 +36,18 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tools-page-size"), help: "Tools per tools/list page (env PORTICO_TOOLS_PAGE_SIZE; default 50).")
     var toolsPageSize: Int?
 
+    @Flag(name: .customLong("demo-mode"), help: "Refuse every tool that changes something, as Casdoor's demo mode (env PORTICO_DEMO_MODE).")
+    var demoMode = false
+
+    @Option(name: .customLong("application-quota"), help: "OAuth applications each app may register; -1 for no limit (env PORTICO_APPLICATION_QUOTA; default 50).")
+    var applicationQuota: Int?
+
+    @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds (env PORTICO_ACCESS_TOKEN_TTL; default 3600).")
+    var accessTokenTTL: Int?
+
+    @Flag(name: .customLong("allow-private-client-metadata"), help: "Fetch client ID metadata documents from private and loopback hosts too; for development (env PORTICO_ALLOW_PRIVATE_CLIENT_METADATA).")
+    var allowPrivateClientMetadata = false
+
     func run() async throws {
         let logger = try common.makeLogger()
         var configuration = ServerConfiguration()
@@ -48,6 +60,12 @@ struct Serve: AsyncParsableCommand {
         configuration.allowedOrigins = allowedOrigins + (Environment.string("PORTICO_ALLOWED_ORIGINS")?.split(separator: ",").map(String.init) ?? [])
         configuration.maxBodyBytes = try maxBodyBytes ?? Environment.int("PORTICO_MAX_BODY_BYTES") ?? configuration.maxBodyBytes
         configuration.toolsPageSize = try toolsPageSize ?? Environment.int("PORTICO_TOOLS_PAGE_SIZE") ?? configuration.toolsPageSize
+        configuration.demoMode = demoMode || Environment.bool("PORTICO_DEMO_MODE")
+        configuration.applicationQuota = try applicationQuota ?? Environment.int("PORTICO_APPLICATION_QUOTA") ?? configuration.applicationQuota
+        configuration.accessTokenLifetime = Int64(try accessTokenTTL ?? Environment.int("PORTICO_ACCESS_TOKEN_TTL") ?? 3600)
+        configuration.allowPrivateClientMetadata = allowPrivateClientMetadata || Environment.bool("PORTICO_ALLOW_PRIVATE_CLIENT_METADATA")
+        configuration.masterKey = Environment.string("PORTICO_MASTER_KEY")
+        guard configuration.accessTokenLifetime >= 1, configuration.accessTokenLifetime <= 86400 else { throw ValidationError("--access-token-ttl must be between 1 and 86400 seconds") }
         guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard configuration.maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
         if let url = configuration.publicURL {

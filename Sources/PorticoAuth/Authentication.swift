@@ -7,7 +7,20 @@ public enum AuthOutcome: Sendable {
     case rejected(String)
 }
 
-/// Turns an `Authorization` header into a principal for one app.
+/// What a request presented to prove who it is.
+public struct RequestCredentials: Sendable {
+    public var authorization: String?
+    public var cookie: String?
+    public var remoteAddress: String?
+
+    public init(authorization: String?, cookie: String? = nil, remoteAddress: String? = nil) {
+        self.authorization = authorization
+        self.cookie = cookie
+        self.remoteAddress = remoteAddress
+    }
+}
+
+/// Turns a request's credentials into a principal for one app.
 public protocol Authenticator: Sendable {
-    func authenticate(authorization: String?, app: String) async -> AuthOutcome
+    func authenticate(_ credentials: RequestCredentials, app: String) async -> AuthOutcome
 }

@@ -31,6 +31,14 @@ public struct Principal: Sendable, Hashable {
         scopes?.contains(scope) ?? true
     }
 
+    /// OAuth credentials must carry the `mcp` scope to use an MCP endpoint at all.
+    public var needsMCPScope: Bool {
+        switch credential {
+        case .accessToken, .clientCredentials: true
+        case .apiKey, .webSession: false
+        }
+    }
+
     /// The granted scope tokens, as reported in `insufficient_scope` errors.
     public var grantedScopes: [String] {
         scopes?.granted ?? []

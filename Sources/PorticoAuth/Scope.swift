@@ -104,4 +104,13 @@ public struct ScopeSet: Sendable, Hashable {
 
     /// The space-separated form used in OAuth responses and stored rows.
     public var text: String { granted.joined(separator: " ") }
+
+    /// Whether any scope names a resource (`read:data`, ...), rather than only `mcp`, `offline_access` or OpenID scopes.
+    public var namesResources: Bool { expanded.contains { $0.name.contains(":") } }
+
+    /// The set with `scope` added (as its own token).
+    public func adding(_ scope: Scope) -> ScopeSet {
+        guard !granted.contains(scope.name) else { return self }
+        return ScopeSet(granted: granted + [scope.name], expanded: expanded.union([scope]))
+    }
 }

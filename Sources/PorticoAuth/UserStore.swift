@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdBcrypt
+import NIOPosix
 public import PorticoData
 
 /// A person who signs in, with a role in each app they belong to.
@@ -38,7 +39,7 @@ public struct UserStore: Sendable {
         if let password { try Self.validatePassword(password) }
         guard Role.builtIn.contains(role) else { throw DataError.invalid("unknown role '\(role.name)'; built-in roles: admin, member, viewer") }
         if try await find(name: name) != nil { throw DataError(.conflict, "a user named '\(name)' already exists") }
-        let hash = password.map { Bcrypt.hash($0, cost: Self.bcryptCost) }
+        let hash = try await password.asyncMap { try await Self.hash($0) }
         let now = Int64(Date().timeIntervalSince1970)
         return try await database.transaction { db in
             var insert = SQLFragment("INSERT INTO portico_users (name, email, password_hash, created_at) VALUES (")
@@ -77,7 +78,7 @@ public struct UserStore: Sendable {
     public func setPassword(name: String, password: String) async throws {
         try Self.validatePassword(password)
         var q = SQLFragment("UPDATE portico_users SET password_hash = ")
-        q.append(bind: .text(Bcrypt.hash(password, cost: Self.bcryptCost)))
+        q.append(bind: .text(try await Self.hash(password)))
         q.append(" WHERE name = ")
         q.append(bind: .text(name))
         q.append(" RETURNING id")
@@ -90,15 +91,24 @@ public struct UserStore: Sendable {
         q.append(bind: .text(name))
         guard let row = try await database.query(q).first, let hash = row.string("password_hash") else {
             // Spend the same time as a real check, so timing does not reveal which names exist.
-            _ = Bcrypt.verify(password, hash: Self.dummyHash)
+            _ = try await Self.verify(password, hash: Self.dummyHash)
             return nil
         }
         let user = Self.user(row)
-        guard !user.disabled, Bcrypt.verify(password, hash: hash) else { return nil }
+        guard try await Self.verify(password, hash: hash), !user.disabled else { return nil }
         return user
     }
 
     static let dummyHash = Bcrypt.hash("portico-timing-equaliser", cost: bcryptCost)
+
+    /// bcrypt runs on the blocking pool: it takes tens of milliseconds and must not stall an event loop.
+    static func hash(_ password: String) async throws -> String {
+        try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: bcryptCost) }
+    }
+
+    static func verify(_ password: String, hash: String) async throws -> Bool {
+        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+    }
 
     public func role(app: String, userID: Int64) async throws -> Role? {
         var q = SQLFragment("SELECT role FROM portico_app_users WHERE app = ")
@@ -117,6 +127,74 @@ public struct UserStore: Sendable {
         q.append(joining: [.bind(.text(app)), .bind(.int(userID)), .bind(.text(role.name))], separator: ", ")
         q.append(") ON CONFLICT (app, user_id) DO UPDATE SET role = excluded.role")
         try await db.execute(q)
+    }
+
+    /// Users with a role in `app`, with their role and profile.
+    public func members(app: String) async throws -> [(User, Role, Profile)] {
+        var q = SQLFragment("SELECT u.id, u.name, u.email, u.disabled, u.created_at, m.role, d.display_name, d.phone FROM portico_app_users AS m JOIN portico_users AS u ON u.id = m.user_id LEFT JOIN portico_user_details AS d ON d.user_id = u.id WHERE m.app = ")
+        q.append(bind: .text(app))
+        q.append(" ORDER BY u.name")
+        return try await database.query(q).map { (Self.user($0), Role(name: $0.string("role") ?? "viewer"), Profile(displayName: $0.string("display_name"), phone: $0.string("phone"))) }
+    }
+
+    /// Display name and phone, kept beside the account.
+    public struct Profile: Sendable, Equatable {
+        public var displayName: String?
+        public var phone: String?
+        public init(displayName: String?, phone: String?) {
+            self.displayName = displayName
+            self.phone = phone
+        }
+    }
+
+    public func profile(userID: Int64) async throws -> Profile {
+        var q = SQLFragment("SELECT display_name, phone FROM portico_user_details WHERE user_id = ")
+        q.append(bind: .int(userID))
+        let row = try await database.query(q).first
+        return Profile(displayName: row?.string("display_name"), phone: row?.string("phone"))
+    }
+
+    public func setProfile(userID: Int64, _ profile: Profile) async throws {
+        var q = SQLFragment("INSERT INTO portico_user_details (user_id, display_name, phone) VALUES (")
+        q.append(joining: [.bind(.int(userID)), .bind(profile.displayName.map { .text($0) } ?? .null), .bind(profile.phone.map { .text($0) } ?? .null)], separator: ", ")
+        q.append(") ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, phone = excluded.phone")
+        try await database.execute(q)
+    }
+
+    public func setEmail(userID: Int64, _ email: String?) async throws {
+        var q = SQLFragment("UPDATE portico_users SET email = ")
+        q.append(bind: email.map { .text($0) } ?? .null)
+        q.append(" WHERE id = ")
+        q.append(bind: .int(userID))
+        try await database.execute(q)
+    }
+
+    public func rename(userID: Int64, to name: String) async throws {
+        try Self.validateName(name)
+        if let other = try await find(name: name), other.id != userID { throw DataError(.conflict, "a user named '\(name)' already exists") }
+        var q = SQLFragment("UPDATE portico_users SET name = ")
+        q.append(bind: .text(name))
+        q.append(" WHERE id = ")
+        q.append(bind: .int(userID))
+        try await database.execute(q)
+    }
+
+    /// Removes the user from `app`; a user left in no app is deleted with their keys and sessions.
+    public func remove(userID: Int64, from app: String) async throws {
+        try await database.transaction { db in
+            var q = SQLFragment("DELETE FROM portico_app_users WHERE app = ")
+            q.append(bind: .text(app))
+            q.append(" AND user_id = ")
+            q.append(bind: .int(userID))
+            try await db.execute(q)
+            var left = SQLFragment("SELECT COUNT(*) AS n FROM portico_app_users WHERE user_id = ")
+            left.append(bind: .int(userID))
+            if try await db.query(left).first?.int("n") == 0 {
+                var delete = SQLFragment("DELETE FROM portico_users WHERE id = ")
+                delete.append(bind: .int(userID))
+                try await db.execute(delete)
+            }
+        }
     }
 
     static func user(_ row: Row) -> User {

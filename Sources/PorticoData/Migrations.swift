@@ -88,6 +88,46 @@ public struct Migrator: Sendable {
                 "CREATE INDEX portico_ended_sessions_ended ON portico_ended_sessions (ended_at)",
                 "INSERT INTO portico_apps (name, title, created_at) VALUES ('main', 'Main', \(Int(Date().timeIntervalSince1970)))",
             ]
-        }
+        },
+        Migration(version: 2, name: "oauth authorization server") { _ in
+            [
+                // One list of revoked things (ended MCP sessions, token families, single tokens) that every replica mirrors.
+                "DROP TABLE portico_ended_sessions",
+                "CREATE TABLE portico_revocations (id TEXT PRIMARY KEY, revoked_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)",
+                "CREATE INDEX portico_revocations_revoked ON portico_revocations (revoked_at)",
+                """
+                CREATE TABLE portico_oauth_clients (client_id TEXT PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL,
+                  display_name TEXT, secret_hash TEXT, redirect_uris TEXT NOT NULL, grant_types TEXT NOT NULL, scopes TEXT,
+                  ip_allowlist TEXT, auth_method TEXT NOT NULL, kind TEXT NOT NULL, created_by BIGINT, created_at BIGINT NOT NULL,
+                  details TEXT NOT NULL, UNIQUE (owner, name))
+                """,
+                """
+                CREATE TABLE portico_oauth_grants (id TEXT PRIMARY KEY, client_id TEXT NOT NULL, user_id BIGINT, app TEXT NOT NULL,
+                  scopes TEXT NOT NULL, resource TEXT NOT NULL, created_at BIGINT NOT NULL, last_used_at BIGINT, revoked_at BIGINT)
+                """,
+                "CREATE INDEX portico_oauth_grants_user ON portico_oauth_grants (user_id)",
+                """
+                CREATE TABLE portico_oauth_codes (code_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, client_id TEXT NOT NULL,
+                  redirect_uri TEXT NOT NULL, code_challenge TEXT NOT NULL, expires_at BIGINT NOT NULL, used_at BIGINT)
+                """,
+                """
+                CREATE TABLE portico_oauth_refresh_tokens (token_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL,
+                  created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, used_at BIGINT)
+                """,
+                "CREATE INDEX portico_oauth_refresh_tokens_grant ON portico_oauth_refresh_tokens (grant_id)",
+                """
+                CREATE TABLE portico_signing_keys (kid TEXT PRIMARY KEY, algorithm TEXT NOT NULL, sealed_private_key TEXT NOT NULL,
+                  public_jwk TEXT NOT NULL, created_at BIGINT NOT NULL, retired_at BIGINT)
+                """,
+                """
+                CREATE TABLE portico_web_sessions (id_hash TEXT PRIMARY KEY, user_id BIGINT NOT NULL REFERENCES portico_users (id) ON DELETE CASCADE,
+                  created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)
+                """,
+                "CREATE TABLE portico_login_failures (key TEXT PRIMARY KEY, failures INTEGER NOT NULL, first_at BIGINT NOT NULL, locked_until BIGINT)",
+                "CREATE TABLE portico_user_details (user_id BIGINT PRIMARY KEY REFERENCES portico_users (id) ON DELETE CASCADE, display_name TEXT, phone TEXT)",
+                // The session secret is now stored sealed with the master key.
+                "DELETE FROM portico_settings WHERE key = 'mcp.session_secret'",
+            ]
+        },
     ]
 }

@@ -115,3 +115,34 @@ extension JSON {
         String(decoding: serialized, as: UTF8.self)
     }
 }
+
+extension JSON {
+    /// Indented JSON for people (two spaces), as Casdoor formats its tool results.
+    public var prettyString: String {
+        var out = ""
+        func write(_ value: JSON, _ indent: String) {
+            switch value {
+            case .array(let items) where !items.isEmpty:
+                out += "[\n"
+                for (i, item) in items.enumerated() {
+                    out += indent + "  "
+                    write(item, indent + "  ")
+                    out += i < items.count - 1 ? ",\n" : "\n"
+                }
+                out += indent + "]"
+            case .object(let object) where !object.isEmpty:
+                out += "{\n"
+                for (i, (key, item)) in object.enumerated() {
+                    out += indent + "  " + JSON.string(key).serializedString + ": "
+                    write(item, indent + "  ")
+                    out += i < object.count - 1 ? ",\n" : "\n"
+                }
+                out += indent + "}"
+            default:
+                out += value.serializedString
+            }
+        }
+        write(self, "")
+        return out
+    }
+}

@@ -147,6 +147,9 @@ extension MCPEndpoint {
             let role = principal.role?.name ?? "none"
             return .error("Permission denied: your role '\(role)' in app '\(exchange.request.app)' does not allow \(tool.name). Ask an admin of the app for a role that does.")
         }
+        if configuration.demoMode, !tool.annotations.readOnly {
+            return .error("This Portico runs in demo mode: \(tool.name) and every other change are disabled. Reading works as usual.")
+        }
         if let problem = validator.validate(.object(arguments), against: tool.inputSchema) {
             throw RPCError.invalidParams(problem, data: ["tool": .string(tool.name), "problem": .string(problem)])
         }

@@ -80,6 +80,7 @@ extension MCPEndpoint {
         var principal: Principal?
         switch request.auth {
         case .authenticated(let p):
+            if let refusal = mcpScopeRefusal(p, request, id: isBatch ? nil : requests.first?.id) { return refusal }
             principal = p
         case .anonymous, .rejected:
             let discoveryOnly = configuration.publicDiscovery
@@ -236,6 +237,7 @@ extension MCPEndpoint {
             var principal: Principal?
             switch request.auth {
             case .authenticated(let p):
+                if let refusal = mcpScopeRefusal(p, request, id: req.id) { return refusal }
                 principal = p
             case .anonymous where configuration.publicDiscovery && ["server/discover", "tools/list"].contains(req.method):
                 break

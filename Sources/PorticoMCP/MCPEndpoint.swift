@@ -33,6 +33,8 @@ public final class MCPEndpoint: Sendable {
         public var keepAliveInterval: Duration
         /// Guidance for the model about one app, sent at `initialize` and `server/discover`.
         public var instructions: @Sendable (_ app: String) async -> String
+        /// Refuse every tool that changes something (Casdoor's demo mode).
+        public var demoMode = false
 
         public init(
             identity: ServerIdentity, publicDiscovery: Bool = false, allowedOrigins: Set<String>, toolsListTTLMilliseconds: Int64 = 60_000,
@@ -88,6 +90,24 @@ public final class MCPEndpoint: Sendable {
         streams.finishAll()
     }
 
+    /// Tells a user's sessions that their tool list changed (their role or a key's scopes did),
+    /// on the server-message streams open on this replica; `nil` tells every session.
+    public func notifyToolsListChanged(userID: Int64?) {
+        let frame = EventStream.frame(RPCNotification(method: "notifications/tools/list_changed", params: [:]).json)
+        for nonce in streams.sessions(of: userID) { streams.send(nonce: nonce, frame) }
+    }
+
+    /// OAuth credentials without the `mcp` scope may not use the endpoint at all.
+    func mcpScopeRefusal(_ principal: Principal, _ request: MCPHTTPRequest, id: RequestID?) -> MCPHTTPResponse? {
+        guard principal.needsMCPScope, !principal.isGranted(.mcp) else { return nil }
+        let error = RPCError(code: RPCError.unauthorizedCode, message: "insufficient_scope", data: [
+            "tool": .null, "granted_scopes": JSON(principal.grantedScopes), "required_scope": "mcp",
+        ])
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request)
+        return Self.errorResponse(.forbidden, id: id, error, headers: headers)
+    }
+
     func isAllowed(origin: String) -> Bool {
         configuration.allowedOrigins.contains(origin.lowercased())
     }
@@ -103,6 +123,7 @@ public final class MCPEndpoint: Sendable {
         guard case .authenticated(let principal) = request.auth else {
             return unauthorized(request, id: nil)
         }
+        if let refusal = mcpScopeRefusal(principal, request, id: nil) { return refusal }
         if let accept = request.headers[.accept], !Self.accepts(accept, "text/event-stream") {
             return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("GET opens a server-sent event stream: send 'Accept: text/event-stream'"))
         }
@@ -116,7 +137,7 @@ public final class MCPEndpoint: Sendable {
             session = s
         }
         let (frames, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let token = streams.register(nonce: session.nonce, continuation: continuation)
+        let token = streams.register(nonce: session.nonce, userID: principal.userID, continuation: continuation)
         continuation.yield(Array(": stream open\n\n".utf8))
         let interval = configuration.keepAliveInterval
         let keepAlive = Task {
@@ -275,20 +296,31 @@ final class InflightRequests: Sendable {
 
 /// Open GET streams per session on this replica, for server-initiated messages.
 final class SessionStreams: Sendable {
-    private let state = LockedValue<(next: Int, streams: [String: [Int: AsyncStream<[UInt8]>.Continuation]])>((0, [:]))
+    private let state = LockedValue<(next: Int, streams: [String: [Int: AsyncStream<[UInt8]>.Continuation]], users: [String: Int64])>((0, [:], [:]))
 
-    func register(nonce: String, continuation: AsyncStream<[UInt8]>.Continuation) -> Int {
+    func register(nonce: String, userID: Int64?, continuation: AsyncStream<[UInt8]>.Continuation) -> Int {
         state.withLock { state in
             state.next += 1
             state.streams[nonce, default: [:]][state.next] = continuation
+            if let userID { state.users[nonce] = userID }
             return state.next
+        }
+    }
+
+    /// Sessions with an open stream here whose caller is `userID` (every session when `nil`).
+    func sessions(of userID: Int64?) -> [String] {
+        state.withLock { state in
+            state.streams.keys.filter { userID == nil || state.users[$0] == userID }
         }
     }
 
     func unregister(nonce: String, token: Int) {
         state.withLock { state in
             state.streams[nonce]?[token] = nil
-            if state.streams[nonce]?.isEmpty == true { state.streams[nonce] = nil }
+            if state.streams[nonce]?.isEmpty == true {
+                state.streams[nonce] = nil
+                state.users[nonce] = nil
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import HTTPTypes
@@ -12,7 +13,7 @@ import ServiceLifecycle
 import UnixSignals
 
 /// Portico's version, reported as `serverInfo`.
-public let porticoVersion = "0.1.0"
+public let porticoVersion = "0.2.0"
 
 /// What `portico serve` prints once it listens.
 public struct ServerBanner: Sendable {
@@ -25,31 +26,64 @@ public struct ServerBanner: Sendable {
 public enum PorticoServer {
     public static func run(_ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (ServerBanner) -> Void) async throws {
         let stores = try await PorticoStores.open(dataDirectory: configuration.dataDirectory, logger: logger)
+        let masterKey = try MasterKey.load(environment: configuration.masterKey, dataDirectory: configuration.dataDirectory)
         let demo: DemoCredentials? = configuration.demo ? try await DemoSetup.ensure(stores: stores, logger: logger) : nil
-        let ledger = DatabaseSessionLedger(database: stores.database, logger: logger)
-        try await ledger.refresh()
-        let signer = SessionSigner(secret: try await stores.sessionSecret())
+        let revocations = RevocationList(database: stores.database, logger: logger)
+        try await revocations.refresh()
+        let signer = SessionSigner(secret: try await stores.sessionSecret(masterKey: masterKey))
 
         let port = configuration.port
         let baseURL = configuration.baseURL(port: port)
-        let registry = ToolRegistry(
-            packages: [DataPackage(records: stores.records).package],
-            defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
-        let catalogs = stores.catalogs
-        let endpoint = MCPEndpoint(
-            configuration: .init(
-                identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
-                publicDiscovery: configuration.publicDiscovery,
-                allowedOrigins: configuration.allowedOrigins(port: port),
-                instructions: { app in await Self.instructions(app: app, catalogs: catalogs) }),
-            registry: registry, signer: signer, ledger: ledger)
+        let keys = TokenKeys(database: stores.database, masterKey: masterKey, logger: logger, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400))
+        try await keys.refresh()
+        let httpClient = HTTPClientMetadataFetcher.makeClient()
+        var oauthConfiguration = AuthorizationServer.Configuration(issuer: baseURL)
+        oauthConfiguration.accessTokenLifetime = configuration.accessTokenLifetime
+        let authorizationServer = AuthorizationServer(
+            configuration: oauthConfiguration, database: stores.database, users: stores.users, keys: keys, revocations: revocations,
+            appNames: { try await stores.appNames() },
+            metadataFetcher: HTTPClientMetadataFetcher(client: httpClient, allowPrivateHosts: configuration.allowPrivateClientMetadata),
+            logger: logger)
+        let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey)
+        let throttle = LoginThrottle(database: stores.database)
+        let apps = AppDirectory(load: { try await stores.appNames() })
 
+        let catalogs = stores.catalogs
+        let endpointBox = EndpointBox()
+        let registry = ToolRegistry(
+            packages: [
+                DataPackage(records: stores.records).package,
+                UsersPackage(users: stores.users, server: authorizationServer) { userID in endpointBox.endpoint?.notifyToolsListChanged(userID: userID) }.package,
+                ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
+                APIKeysPackage(keys: stores.apiKeys).package,
+            ],
+            defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
+        var endpointConfiguration = MCPEndpoint.Configuration(
+            identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
+            publicDiscovery: configuration.publicDiscovery,
+            allowedOrigins: configuration.allowedOrigins(port: port),
+            instructions: { app in await Self.instructions(app: app, catalogs: catalogs) })
+        endpointConfiguration.demoMode = configuration.demoMode
+        let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations)
+        endpointBox.endpoint = endpoint
+
+        let pages = try await WebPages.load()
+        let secureCookies = baseURL.hasPrefix("https://")
         let router = Router(context: PorticoRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         HealthController(database: stores.database).addRoutes(to: router)
+        OAuthController(
+            server: authorizationServer, pages: pages, sessions: sessions, users: stores.users, throttle: throttle, apps: apps,
+            secureCookies: secureCookies
+        ).addRoutes(to: router)
+        ConsoleController(
+            pages: pages, sessions: sessions, users: stores.users, keys: stores.apiKeys, server: authorizationServer, throttle: throttle,
+            secureCookies: secureCookies
+        ).addRoutes(to: router)
         MCPController(
-            endpoint: endpoint, authenticator: KeyAuthenticator(keys: stores.apiKeys),
-            apps: AppDirectory(load: { try await stores.appNames() }), baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes
+            endpoint: endpoint,
+            authenticator: CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions),
+            apps: apps, baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes
         ).addRoutes(to: router)
 
         let app = Application(
@@ -63,12 +97,13 @@ public enum PorticoServer {
             },
             logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: ledger), .init(service: app)],
+            services: [.init(service: RevocationService(list: revocations, keys: keys, logger: logger)), .init(service: app)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // In-flight requests get this long to finish after a shutdown signal.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
         try await ServiceGroup(configuration: groupConfiguration).run()
         endpoint.closeStreams()
+        try? await httpClient.shutdown()
         await stores.database.close()
     }
 
@@ -80,6 +115,12 @@ public enum PorticoServer {
         text += " Read with resource_list/resource_get (NocoBase filters; appends adds relations), aggregate with resource_query, write with resource_create/update/destroy. Association resources like Album.tracks take sourceId."
         return text
     }
+}
+
+/// Lets tools built before the endpoint reach it (for `tools/list_changed`).
+final class EndpointBox: @unchecked Sendable {
+    // Set once during start-up, before the server accepts requests; read afterwards.
+    var endpoint: MCPEndpoint?
 }
 
 /// `GET /healthz` (the process is up) and `GET /readyz` (it can reach its database).

@@ -46,7 +46,8 @@ struct MCPController: Sendable {
                 return tooLarge()
             }
         }
-        let auth = await authenticator.authenticate(authorization: request.headers[.authorization], app: app)
+        let auth = await authenticator.authenticate(
+            RequestCredentials(authorization: request.headers[.authorization], cookie: request.headers[.cookie], remoteAddress: context.remoteAddress), app: app)
         let exchange = MCPHTTPRequest(
             method: request.method, headers: request.headers, body: body, app: app,
             packagesQuery: request.uri.queryParameters["packages"].map(String.init),

@@ -7,10 +7,13 @@ import NIOCore
 struct PorticoRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     var requestID: String
+    /// The peer's IP address (for IP allow-lists and sign-in throttling).
+    let remoteAddress: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         requestID = ""
+        remoteAddress = source.channel.remoteAddress?.ipAddress
     }
 }
 

@@ -15,6 +15,16 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Tools per `tools/list` page.
     public var toolsPageSize: Int
+    /// Refuse every tool that changes something.
+    public var demoMode = false
+    /// Registered OAuth applications per app; -1 for no limit.
+    public var applicationQuota = 50
+    /// Access-token lifetime in seconds.
+    public var accessTokenLifetime: Int64 = 3600
+    /// Allow client ID metadata documents on private or loopback hosts (development only).
+    public var allowPrivateClientMetadata = false
+    /// The master key in base64 (`PORTICO_MASTER_KEY`); otherwise `master.key` in the data directory.
+    public var masterKey: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./portico-data", publicURL: String? = nil,

@@ -31,10 +31,12 @@ public struct PorticoStores: Sendable {
         apiKeys = APIKeyStore(database: database, users: users)
     }
 
-    /// The secret that signs MCP session ids; created once and shared by every replica.
-    public func sessionSecret() async throws -> [UInt8] {
-        let encoded = try await settings.valueOrCreate("mcp.session_secret") { Data(Secrets.randomBytes(32)).base64EncodedString() }
-        return Array(Data(base64Encoded: encoded) ?? Data(encoded.utf8))
+    /// The secret that signs MCP session ids: created once, stored sealed with the master key,
+    /// shared by every replica.
+    public func sessionSecret(masterKey: MasterKey) async throws -> [UInt8] {
+        let purpose = "portico.mcp-session-secret"
+        let sealed = try await settings.valueOrCreate("mcp.session_secret") { (try? masterKey.seal(Secrets.randomBytes(32), purpose: purpose)) ?? "" }
+        return try masterKey.open(sealed, purpose: purpose)
     }
 
     /// The apps that exist.

@@ -1,0 +1,412 @@
+import Crypto
+import Foundation
+import JWTKit
+import Logging
+import PorticoData
+public import PorticoJSON
+
+extension AuthorizationServer {
+    /// The token endpoint: `authorization_code`, `refresh_token` and `client_credentials`.
+    public func token(form: [(String, String)], authorization: String?, remoteAddress: String?) async throws(OAuthError) -> JSON {
+        var fields: [String: String] = [:]
+        for (key, value) in form {
+            guard fields[key] == nil else { throw .invalidRequest("parameter '\(key)' appears more than once") }
+            fields[key] = value
+        }
+        guard let grantType = fields["grant_type"] else { throw .invalidRequest("grant_type is missing") }
+        let client = try await authenticateClient(form: fields, authorization: authorization)
+        guard OAuthClient.grantTypes.contains(grantType) else {
+            throw .unsupportedGrantType("grant_type '\(grantType)' is not supported; use authorization_code, refresh_token or client_credentials")
+        }
+        guard client.grantTypes.contains(grantType) else {
+            throw .unauthorizedClient("client '\(client.clientID)' may not use the \(grantType) grant")
+        }
+        do {
+            switch grantType {
+            case "authorization_code": return try await exchangeCode(fields, client: client)
+            case "refresh_token": return try await refresh(fields, client: client)
+            default: return try await clientCredentials(fields, client: client, remoteAddress: remoteAddress)
+            }
+        } catch let error as OAuthError {
+            throw error
+        } catch {
+            logger.error("token endpoint failed", metadata: ["error": "\(error)"])
+            throw .serverError("the token could not be issued; try again")
+        }
+    }
+
+    func exchangeCode(_ fields: [String: String], client: OAuthClient) async throws -> JSON {
+        guard let code = fields["code"], let verifier = fields["code_verifier"] else {
+            throw OAuthError.invalidRequest("code and code_verifier are required")
+        }
+        let hash = Secrets.sha256Hex(code)
+        let now = Self.now
+        // Marking the code used and reading it is one statement, so two racing redemptions cannot both win.
+        var claim = SQLFragment("UPDATE portico_oauth_codes SET used_at = ")
+        claim.append(bind: .int(now))
+        claim.append(" WHERE code_hash = ")
+        claim.append(bind: .text(hash))
+        claim.append(" AND used_at IS NULL RETURNING grant_id, client_id, redirect_uri, code_challenge, expires_at")
+        guard let row = try await database.query(claim).first, let grantID = row.string("grant_id") else {
+            var lookup = SQLFragment("SELECT grant_id FROM portico_oauth_codes WHERE code_hash = ")
+            lookup.append(bind: .text(hash))
+            if let replayed = try await database.query(lookup).first?.string("grant_id") {
+                try await revokeGrant(replayed)
+                logger.warning("authorization code replayed; its grant is revoked", metadata: ["grant": "\(replayed)"])
+                throw OAuthError.invalidGrant("the authorization code was already used; the tokens issued with it are now revoked")
+            }
+            throw OAuthError.invalidGrant("the authorization code is not valid")
+        }
+        guard row.string("client_id") == client.clientID else { throw OAuthError.invalidGrant("the authorization code was issued to another client") }
+        guard (row.int("expires_at") ?? 0) > now else { throw OAuthError.invalidGrant("the authorization code has expired; start the authorization again") }
+        guard fields["redirect_uri"] == nil || fields["redirect_uri"] == row.string("redirect_uri") else {
+            throw OAuthError.invalidGrant("redirect_uri differs from the one in the authorization request")
+        }
+        guard Self.pkceMatches(verifier: verifier, challenge: row.string("code_challenge") ?? "") else {
+            throw OAuthError.invalidGrant("the code_verifier does not match the code_challenge")
+        }
+        guard let grant = try await grant(grantID) else { throw OAuthError.invalidGrant("the grant no longer exists") }
+        if let resource = fields["resource"], resource != grant.resource {
+            throw OAuthError.invalidTarget("resource differs from the one authorized (\(grant.resource))")
+        }
+        return try await issue(grant: grant, client: client, withRefresh: grant.scopes.contains(.offlineAccess) && client.grantTypes.contains("refresh_token"))
+    }
+
+    func refresh(_ fields: [String: String], client: OAuthClient) async throws -> JSON {
+        guard let token = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
+        let hash = Secrets.sha256Hex(token)
+        let now = Self.now
+        var claim = SQLFragment("UPDATE portico_oauth_refresh_tokens SET used_at = ")
+        claim.append(bind: .int(now))
+        claim.append(" WHERE token_hash = ")
+        claim.append(bind: .text(hash))
+        claim.append(" AND used_at IS NULL RETURNING grant_id, expires_at")
+        guard let row = try await database.query(claim).first, let grantID = row.string("grant_id") else {
+            var lookup = SQLFragment("SELECT grant_id FROM portico_oauth_refresh_tokens WHERE token_hash = ")
+            lookup.append(bind: .text(hash))
+            if let reused = try await database.query(lookup).first?.string("grant_id") {
+                // A rotated refresh token came back: someone holds a copy. End the whole family.
+                try await revokeGrant(reused)
+                logger.warning("refresh token reused; its family is revoked", metadata: ["grant": "\(reused)"])
+                throw OAuthError.invalidGrant("the refresh token was already used; every token of this authorization is now revoked")
+            }
+            throw OAuthError.invalidGrant("the refresh token is not valid")
+        }
+        guard (row.int("expires_at") ?? 0) > now else { throw OAuthError.invalidGrant("the refresh token has expired") }
+        guard var grant = try await grant(grantID), grant.revokedAt == nil, !revocations.contains("grant:\(grantID)") else {
+            throw OAuthError.invalidGrant("the authorization was revoked")
+        }
+        guard grant.clientID == client.clientID else { throw OAuthError.invalidGrant("the refresh token was issued to another client") }
+        if let resource = fields["resource"], resource != grant.resource {
+            throw OAuthError.invalidTarget("resource differs from the one authorized (\(grant.resource))")
+        }
+        if let scope = fields["scope"] {
+            let (narrowed, unknown) = ScopeSet.parse(scope)
+            guard unknown.isEmpty, narrowed.isSubset(of: grant.scopes) else {
+                throw OAuthError.invalidScope("a refresh may only narrow the granted scopes (\(grant.scopes.text))")
+            }
+            grant.scopes = narrowed.adding(.mcp)
+        }
+        return try await issue(grant: grant, client: client, withRefresh: true)
+    }
+
+    func clientCredentials(_ fields: [String: String], client: OAuthClient, remoteAddress: String?) async throws -> JSON {
+        guard client.isConfidential else { throw OAuthError.unauthorizedClient("the client credentials grant needs a confidential client") }
+        guard IPAllowlist.allows(remoteAddress, entries: client.ipAllowlist) else {
+            throw OAuthError.accessDenied("requests from \(remoteAddress ?? "this address") are not in the client's IP allow-list")
+        }
+        var scopes: ScopeSet
+        if let text = fields["scope"] {
+            let (parsed, unknown) = ScopeSet.parse(text)
+            guard unknown.isEmpty else { throw OAuthError.invalidScope("unknown scope(s): \(unknown.joined(separator: " "))") }
+            if let allowed = client.allowedScopes, let extra = parsed.expanded.first(where: { !allowed.contains($0) && $0 != .mcp }) {
+                throw OAuthError.invalidScope("the client may not be granted \(extra.name); it is allowed: \(allowed.text)")
+            }
+            scopes = parsed
+        } else {
+            scopes = client.allowedScopes ?? ScopeSet([])
+        }
+        scopes = ScopeSet([.mcp] + scopes.expanded.filter { $0 != .mcp && $0 != .offlineAccess }.sorted())
+        var app = client.owner
+        if let resource = fields["resource"] {
+            guard let resolved = await self.app(forResource: resource) else { throw OAuthError.invalidTarget("resource '\(resource)' is not an MCP endpoint of this server") }
+            app = resolved
+        }
+        let grant = Grant(id: nil, clientID: client.clientID, userID: client.createdBy, app: app, scopes: scopes, resource: resource(app: app), revokedAt: nil)
+        return try await issue(grant: grant, client: client, withRefresh: false)
+    }
+
+    /// Signs an access token (and, for code and refresh grants, rotates in a new refresh token).
+    func issue(grant: Grant, client: OAuthClient, withRefresh: Bool) async throws -> JSON {
+        let now = Date()
+        let lifetime = client.accessTokenLifetime ?? configuration.accessTokenLifetime
+        var userName: String?
+        if let userID = grant.userID { userName = try await users.find(id: userID)?.name }
+        let claims = AccessTokenClaims(
+            iss: .init(value: issuer),
+            sub: .init(value: grant.userID.map { "user:\($0)" } ?? "client:\(client.clientID)"),
+            aud: .init(value: [grant.resource]),
+            exp: .init(value: now.addingTimeInterval(TimeInterval(lifetime))),
+            iat: .init(value: now), nbf: .init(value: now.addingTimeInterval(-5)),
+            jti: .init(value: Secrets.random(22)), scope: grant.scopes.text, client_id: client.clientID,
+            app: grant.app, gid: grant.id, name: userName)
+        var response: JSONObject = [
+            "access_token": .string(try await keys.sign(claims)),
+            "token_type": "Bearer",
+            "expires_in": .int(lifetime),
+            "scope": .string(grant.scopes.text),
+        ]
+        if withRefresh, let grantID = grant.id {
+            let refresh = Secrets.random(48)
+            var insert = SQLFragment("INSERT INTO portico_oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at) VALUES (")
+            insert.append(joining: [
+                .bind(.text(Secrets.sha256Hex(refresh))), .bind(.text(grantID)), .bind(.int(Self.now)), .bind(.int(Self.now + configuration.refreshTokenLifetime)),
+            ], separator: ", ")
+            insert.append(")")
+            try await database.execute(insert)
+            var touch = SQLFragment("UPDATE portico_oauth_grants SET last_used_at = ")
+            touch.append(bind: .int(Self.now))
+            touch.append(" WHERE id = ")
+            touch.append(bind: .text(grantID))
+            try await database.execute(touch)
+            response["refresh_token"] = .string(refresh)
+        }
+        return .object(response)
+    }
+
+    static func pkceMatches(verifier: String, challenge: String) -> Bool {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        guard (43...128).contains(verifier.count), verifier.allSatisfy(allowed.contains) else { return false }
+        let digest = Base64URL.encode(Array(SHA256.hash(data: Array(verifier.utf8))))
+        return constantTimeEqual(Array(digest.utf8), Array(challenge.utf8))
+    }
+
+    // MARK: Grants (token families)
+
+    /// One authorization: a user's consent to a client for an app, and every token issued under it.
+    public struct Grant: Sendable {
+        public var id: String?
+        public var clientID: String
+        public var userID: Int64?
+        public var app: String
+        public var scopes: ScopeSet
+        public var resource: String
+        public var revokedAt: Int64?
+        public var createdAt: Int64 = 0
+        public var lastUsedAt: Int64?
+    }
+
+    func grant(_ id: String) async throws -> Grant? {
+        var q = SQLFragment("SELECT id, client_id, user_id, app, scopes, resource, revoked_at, created_at, last_used_at FROM portico_oauth_grants WHERE id = ")
+        q.append(bind: .text(id))
+        return try await database.query(q).first.map(Self.grant)
+    }
+
+    static func grant(_ row: Row) -> Grant {
+        Grant(
+            id: row.string("id"), clientID: row.string("client_id") ?? "", userID: row.int("user_id"), app: row.string("app") ?? "main",
+            scopes: ScopeSet.parse(row.string("scopes") ?? "").scopes, resource: row.string("resource") ?? "", revokedAt: row.int("revoked_at"),
+            createdAt: row.int("created_at") ?? 0, lastUsedAt: row.int("last_used_at"))
+    }
+
+    /// A user's live grants: the applications connected to their account.
+    public func grants(userID: Int64) async throws -> [Grant] {
+        var q = SQLFragment("SELECT id, client_id, user_id, app, scopes, resource, revoked_at, created_at, last_used_at FROM portico_oauth_grants WHERE revoked_at IS NULL AND user_id = ")
+        q.append(bind: .int(userID))
+        q.append(" ORDER BY created_at DESC")
+        return try await database.query(q).map(Self.grant)
+    }
+
+    /// Revokes a grant: its refresh tokens stop working at once, its access tokens on every replica within a second.
+    public func revokeGrant(_ id: String) async throws {
+        var q = SQLFragment("UPDATE portico_oauth_grants SET revoked_at = ")
+        q.append(bind: .int(Self.now))
+        q.append(" WHERE id = ")
+        q.append(bind: .text(id))
+        q.append(" AND revoked_at IS NULL")
+        try await database.execute(q)
+        try await revocations.revoke("grant:\(id)", expiresAt: Self.now + configuration.refreshTokenLifetime, immediate: true)
+    }
+
+    /// Revokes every grant of a client (when the client is deleted).
+    public func revokeGrants(clientID: String) async throws {
+        var q = SQLFragment("SELECT id FROM portico_oauth_grants WHERE revoked_at IS NULL AND client_id = ")
+        q.append(bind: .text(clientID))
+        for row in try await database.query(q) { if let id = row.string("id") { try await revokeGrant(id) } }
+    }
+
+    // MARK: Revocation (RFC 7009)
+
+    /// Revokes a refresh token (its whole family) or an access token. Unknown tokens are not an error.
+    public func revoke(form: [(String, String)], authorization: String?) async throws(OAuthError) {
+        var fields: [String: String] = [:]
+        for (k, v) in form { fields[k] = fields[k] ?? v }
+        let client = try await authenticateClient(form: fields, authorization: authorization)
+        guard let token = fields["token"], !token.isEmpty else { throw .invalidRequest("token is missing") }
+        do {
+            var lookup = SQLFragment("SELECT r.grant_id, g.client_id FROM portico_oauth_refresh_tokens AS r JOIN portico_oauth_grants AS g ON g.id = r.grant_id WHERE r.token_hash = ")
+            lookup.append(bind: .text(Secrets.sha256Hex(token)))
+            if let row = try await database.query(lookup).first, let grantID = row.string("grant_id") {
+                if row.string("client_id") == client.clientID { try await revokeGrant(grantID) }
+                return
+            }
+            if let claims = try? await keys.verify(token), claims.client_id == client.clientID {
+                let expires = Int64(claims.exp.value.timeIntervalSince1970)
+                try await revocations.revoke("token:\(claims.jti.value)", expiresAt: expires, immediate: true)
+            }
+        } catch {
+            logger.error("revocation failed", metadata: ["error": "\(error)"])
+            throw .serverError("the token could not be revoked; try again")
+        }
+    }
+
+    // MARK: Dynamic client registration (RFC 7591)
+
+    public func register(_ body: JSON) async throws(OAuthError) -> JSON {
+        guard case .object(let metadata) = body else { throw .invalidClientMetadata("the registration request must be a JSON object") }
+        func strings(_ key: String) throws(OAuthError) -> [String]? {
+            guard let value = metadata[key], !value.isNull else { return nil }
+            guard let items = value.arrayValue?.compactMap(\.stringValue), items.count == value.arrayValue?.count else {
+                throw .invalidClientMetadata("\(key) must be an array of strings")
+            }
+            return items
+        }
+        let grantTypes = try strings("grant_types") ?? ["authorization_code", "refresh_token"]
+        guard !grantTypes.isEmpty, grantTypes.allSatisfy(OAuthClient.grantTypes.contains) else {
+            throw .invalidClientMetadata("grant_types may contain authorization_code, refresh_token and client_credentials")
+        }
+        let responseTypes = try strings("response_types") ?? ["code"]
+        guard responseTypes == ["code"] || (responseTypes.isEmpty && !grantTypes.contains("authorization_code")) else {
+            throw .invalidClientMetadata("response_types must be [\"code\"]")
+        }
+        let redirectURIs = try strings("redirect_uris") ?? []
+        if grantTypes.contains("authorization_code") {
+            guard !redirectURIs.isEmpty else { throw .invalidRedirectURI("redirect_uris is required for the authorization code grant") }
+        }
+        for uri in redirectURIs {
+            if let problem = RedirectURI.validationProblem(uri) { throw .invalidRedirectURI("'\(uri)': \(problem)") }
+        }
+        let method = metadata["token_endpoint_auth_method"]?.stringValue ?? "client_secret_basic"
+        guard OAuthClient.authMethods.contains(method) else {
+            throw .invalidClientMetadata("token_endpoint_auth_method must be none, client_secret_basic or client_secret_post")
+        }
+        if grantTypes.contains("client_credentials"), method == "none" {
+            throw .invalidClientMetadata("the client credentials grant needs a client secret: use client_secret_basic or client_secret_post")
+        }
+        if let type = metadata["application_type"]?.stringValue, !["native", "web"].contains(type) {
+            throw .invalidClientMetadata("application_type must be native or web")
+        }
+        var allowed: ScopeSet?
+        if let scope = metadata["scope"]?.stringValue {
+            let (parsed, unknown) = ScopeSet.parse(scope)
+            guard unknown.isEmpty else { throw .invalidClientMetadata("unknown scope(s): \(unknown.joined(separator: " "))") }
+            // Clients widen their scopes by step-up later, so dynamic clients are not narrowed here.
+            _ = parsed
+            allowed = nil
+        }
+        let name = metadata["client_name"]?.stringValue ?? "MCP client"
+        guard name.count <= 100 else { throw .invalidClientMetadata("client_name is longer than 100 characters") }
+        var details = JSONObject()
+        for key in ["client_uri", "logo_uri", "tos_uri", "policy_uri", "application_type", "software_id", "software_version"] {
+            if let value = metadata[key], let text = value.stringValue {
+                if key.hasSuffix("_uri"), !(text.hasPrefix("https://") || text.hasPrefix("http://")) {
+                    throw .invalidClientMetadata("\(key) must be an http(s) URL")
+                }
+                details[key] = .string(text)
+            }
+        }
+        let clientID = "dcr_" + Secrets.random(20)
+        let secret = method == "none" ? nil : Secrets.random(48)
+        let now = Self.now
+        let client = OAuthClient(
+            clientID: clientID, owner: "main", name: clientID, displayName: name, secretHash: secret.map(Secrets.sha256Hex),
+            redirectURIs: redirectURIs, grantTypes: grantTypes, allowedScopes: allowed, ipAllowlist: [], authMethod: method,
+            kind: .dynamic, createdBy: nil, createdAt: now, details: details)
+        do {
+            try await clients.insert(client)
+        } catch {
+            throw .serverError("the client could not be registered; try again")
+        }
+        var response: JSONObject = [
+            "client_id": .string(clientID), "client_id_issued_at": .int(now),
+            "client_name": .string(name), "redirect_uris": JSON(redirectURIs), "grant_types": JSON(grantTypes),
+            "response_types": JSON(grantTypes.contains("authorization_code") ? ["code"] : []), "token_endpoint_auth_method": .string(method),
+        ]
+        if let secret {
+            response["client_secret"] = .string(secret)
+            response["client_secret_expires_at"] = 0
+        }
+        if let scope = metadata["scope"]?.stringValue { response["scope"] = .string(scope) }
+        for (key, value) in details { response[key] = value }
+        return .object(response)
+    }
+
+    // MARK: Access tokens at the MCP endpoint
+
+    /// Verifies an access token for one MCP endpoint: signature and key, issuer, audience,
+    /// lifetime, and that neither it nor its grant was revoked.
+    public func verifyAccessToken(_ token: String, resource: String) async -> Result<AccessTokenClaims, TokenRejection> {
+        let claims: AccessTokenClaims
+        do {
+            claims = try await keys.verify(token)
+        } catch {
+            let text = "\(error)"
+            if text.contains("xpired") { return .failure(TokenRejection("the access token has expired")) }
+            if text.contains("not before") || text.contains("notBefore") || text.contains("nbf") { return .failure(TokenRejection("the access token is not valid yet")) }
+            return .failure(TokenRejection("the access token is not valid (bad signature, key or format)"))
+        }
+        guard claims.iss.value == issuer else { return .failure(TokenRejection("the access token was issued by another server")) }
+        guard claims.aud.value.contains(resource) else { return .failure(TokenRejection("the access token was issued for another resource (\(claims.aud.value.joined(separator: " "))), not \(resource)")) }
+        if revocations.contains("token:\(claims.jti.value)") { return .failure(TokenRejection("the access token has been revoked")) }
+        if let gid = claims.gid, revocations.contains("grant:\(gid)") { return .failure(TokenRejection("the authorization behind the access token has been revoked")) }
+        return .success(claims)
+    }
+
+    /// Why a bearer token was refused; safe to show the caller.
+    public struct TokenRejection: Error, Sendable, CustomStringConvertible {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    // MARK: Metadata documents
+
+    /// RFC 8414 authorization server metadata (also served as the OpenID discovery document).
+    public func metadata(openID: Bool) -> JSON {
+        var m: JSONObject = [
+            "issuer": .string(issuer),
+            "authorization_endpoint": .string("\(issuer)/oauth/authorize"),
+            "token_endpoint": .string("\(issuer)/oauth/token"),
+            "registration_endpoint": .string("\(issuer)/oauth/register"),
+            "revocation_endpoint": .string("\(issuer)/oauth/revoke"),
+            "jwks_uri": .string("\(issuer)/oauth/jwks.json"),
+            "scopes_supported": JSON(Scope.all.map(\.name)),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": JSON(OAuthClient.grantTypes),
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "code_challenge_methods_supported": ["S256"],
+            "client_id_metadata_document_supported": .bool(metadataFetcher != nil),
+            "authorization_response_iss_parameter_supported": true,
+            "service_documentation": .string("\(issuer)/docs"),
+        ]
+        if openID {
+            m["subject_types_supported"] = ["public"]
+            m["id_token_signing_alg_values_supported"] = ["ES256"]
+            m["claims_supported"] = ["sub", "iss", "aud", "exp", "iat", "name"]
+        }
+        return .object(m)
+    }
+
+    /// RFC 9728 protected resource metadata for one app's MCP endpoint.
+    public func protectedResourceMetadata(app: String) -> JSON {
+        [
+            "resource": .string(resource(app: app)),
+            "authorization_servers": [.string(issuer)],
+            "scopes_supported": JSON(Scope.all.filter { $0 != .offlineAccess }.map(\.name)),
+            "bearer_methods_supported": ["header"],
+            "resource_name": .string("Portico (app \(app))"),
+            "resource_documentation": .string("\(issuer)/docs"),
+        ]
+    }
+}

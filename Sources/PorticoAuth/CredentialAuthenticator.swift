@@ -1,0 +1,126 @@
+import Foundation
+import JWTKit
+import PorticoJSON
+import Synchronization
+
+/// Portico's credentials on one place: `Bearer <API key>`, `Bearer <access token>` (a JWT for
+/// this endpoint), `Basic <client_id:client_secret>` (Casdoor's client credentials), and the
+/// browser session cookie. Each yields the same `Principal`.
+public struct CredentialAuthenticator: Authenticator {
+    let keys: APIKeyStore
+    let users: UserStore
+    let authorizationServer: AuthorizationServer?
+    let sessions: WebSessions?
+    private let roles = RoleCache()
+
+    public init(keys: APIKeyStore, users: UserStore, authorizationServer: AuthorizationServer?, sessions: WebSessions?) {
+        self.keys = keys
+        self.users = users
+        self.authorizationServer = authorizationServer
+        self.sessions = sessions
+    }
+
+    public func authenticate(_ credentials: RequestCredentials, app: String) async -> AuthOutcome {
+        do {
+            if let authorization = credentials.authorization, !authorization.isEmpty {
+                if let token = Self.bearer(authorization) {
+                    if APIKeyStore.looksLikeKey(token) { return try await apiKey(token, app: app) }
+                    if token.split(separator: ".").count == 3, let server = authorizationServer {
+                        return try await accessToken(token, app: app, server: server)
+                    }
+                    return .rejected("the bearer token is not a Portico API key or access token")
+                }
+                if authorization.lowercased().hasPrefix("basic "), let server = authorizationServer {
+                    return try await clientCredentials(authorization, app: app, remoteAddress: credentials.remoteAddress, server: server)
+                }
+                return .rejected("the Authorization header must be 'Bearer <API key or access token>' or 'Basic <client_id:client_secret>'")
+            }
+            if let sessions, let id = WebSessions.cookie(WebSessions.cookieName, in: credentials.cookie), let user = try await sessions.user(session: id) {
+                return .authenticated(Principal(
+                    userID: user.id, userName: user.name, credential: .webSession(id: String(Secrets.sha256Hex(id).prefix(16))),
+                    scopes: nil, role: try await roles.role(users, app: app, userID: user.id)))
+            }
+            return .anonymous
+        } catch {
+            return .rejected("the credentials could not be checked right now; try again")
+        }
+    }
+
+    func apiKey(_ token: String, app: String) async throws -> AuthOutcome {
+        switch try await keys.check(token: token, app: app) {
+        case .success(let (key, role)):
+            return .authenticated(Principal(userID: key.userID, userName: key.userName, credential: .apiKey(id: key.id), scopes: key.scopes, role: role))
+        case .failure(let refusal):
+            return .rejected(refusal.description)
+        }
+    }
+
+    func accessToken(_ token: String, app: String, server: AuthorizationServer) async throws -> AuthOutcome {
+        switch await server.verifyAccessToken(token, resource: server.resource(app: app)) {
+        case .failure(let rejection):
+            return .rejected(rejection.description)
+        case .success(let claims):
+            let scopes = ScopeSet.parse(claims.scope).scopes
+            if claims.sub.value.hasPrefix("user:"), let userID = Int64(claims.sub.value.dropFirst(5)) {
+                return .authenticated(Principal(
+                    userID: userID, userName: claims.name, credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
+                    scopes: scopes, role: try await roles.role(users, app: app, userID: userID)))
+            }
+            let client = try await server.clients.find(clientID: claims.client_id)
+            let role = try await client?.createdBy.asyncMap { try await roles.role(users, app: app, userID: $0) } ?? nil
+            return .authenticated(Principal(
+                userID: client?.createdBy, userName: client.map { "client:\($0.name)" }, credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
+                scopes: scopes, role: role))
+        }
+    }
+
+    func clientCredentials(_ header: String, app: String, remoteAddress: String?, server: AuthorizationServer) async throws -> AuthOutcome {
+        guard let (id, secret) = AuthorizationServer.basicCredentials(header) else {
+            return .rejected("the Basic credentials must be base64 of client_id:client_secret")
+        }
+        let client: OAuthClient
+        do {
+            client = try await server.confidentialClient(id: id, secret: secret)
+        } catch {
+            return .rejected(error.description)
+        }
+        guard client.grantTypes.contains("client_credentials") else { return .rejected("client '\(id)' may not use client credentials") }
+        guard IPAllowlist.allows(remoteAddress, entries: client.ipAllowlist) else {
+            return .rejected("requests from \(remoteAddress ?? "this address") are not in the client's IP allow-list")
+        }
+        let scopes = (client.allowedScopes ?? ScopeSet([])).adding(.mcp)
+        let role = try await client.createdBy.asyncMap { try await roles.role(users, app: app, userID: $0) } ?? nil
+        return .authenticated(Principal(userID: client.createdBy, userName: "client:\(client.name)", credential: .clientCredentials(clientID: client.clientID), scopes: scopes, role: role))
+    }
+
+    /// The token of a `Bearer` header (scheme case-insensitive, RFC 6750).
+    public static func bearer(_ header: String) -> String? {
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingSpaces()
+        return token.isEmpty ? nil : token
+    }
+}
+
+/// Users' roles per app, remembered for a few seconds so a busy client does not read them on every request.
+final class RoleCache: Sendable {
+    private let entries = Mutex<[String: (role: Role?, at: ContinuousClock.Instant)]>([:])
+
+    func role(_ users: UserStore, app: String, userID: Int64) async throws -> Role? {
+        let key = "\(app)|\(userID)"
+        if let entry = entries.withLock({ $0[key] }), ContinuousClock.now - entry.at < .seconds(5) { return entry.role }
+        let role = try await users.role(app: app, userID: userID)
+        entries.withLock { entries in
+            if entries.count > 10_000 { entries.removeAll() }
+            entries[key] = (role, .now)
+        }
+        return role
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

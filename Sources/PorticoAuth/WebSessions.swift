@@ -1,0 +1,125 @@
+import Crypto
+import Foundation
+public import PorticoData
+import PorticoJSON
+
+/// Browser sign-in sessions for the consent and console pages. The cookie holds a random id; the
+/// database holds only its digest. Forms carry a CSRF token derived from the session id.
+public struct WebSessions: Sendable {
+    let database: any Database
+    let users: UserStore
+    let csrfKey: SymmetricKey
+    public let lifetime: Int64
+
+    public static let cookieName = "portico_session"
+
+    public init(database: any Database, users: UserStore, masterKey: MasterKey, lifetime: Int64 = 12 * 3600) {
+        self.database = database
+        self.users = users
+        csrfKey = masterKey.derived("portico.csrf")
+        self.lifetime = lifetime
+    }
+
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// Starts a session; returns the cookie value.
+    public func start(userID: Int64) async throws -> String {
+        let id = Secrets.random(43)
+        var q = SQLFragment("INSERT INTO portico_web_sessions (id_hash, user_id, created_at, expires_at) VALUES (")
+        q.append(joining: [.bind(.text(Secrets.sha256Hex(id))), .bind(.int(userID)), .bind(.int(Self.now)), .bind(.int(Self.now + lifetime))], separator: ", ")
+        q.append(")")
+        try await database.execute(q)
+        return id
+    }
+
+    /// The signed-in user of a cookie value, when the session is live.
+    public func user(session id: String) async throws -> User? {
+        guard id.count == 43 else { return nil }
+        var q = SQLFragment("SELECT user_id, expires_at FROM portico_web_sessions WHERE id_hash = ")
+        q.append(bind: .text(Secrets.sha256Hex(id)))
+        guard let row = try await database.query(q).first, (row.int("expires_at") ?? 0) > Self.now, let userID = row.int("user_id") else { return nil }
+        guard let user = try await users.find(id: userID), !user.disabled else { return nil }
+        return user
+    }
+
+    public func end(session id: String) async throws {
+        var q = SQLFragment("DELETE FROM portico_web_sessions WHERE id_hash = ")
+        q.append(bind: .text(Secrets.sha256Hex(id)))
+        try await database.execute(q)
+    }
+
+    /// The CSRF token of forms shown in a session (or, before sign-in, bound to a pre-session cookie).
+    public func csrfToken(for session: String) -> String {
+        Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Array("csrf|\(session)".utf8), using: csrfKey)))
+    }
+
+    public func checkCSRF(_ token: String?, session: String) -> Bool {
+        guard let token else { return false }
+        return constantTimeEqual(Array(token.utf8), Array(csrfToken(for: session).utf8))
+    }
+
+    /// Reads a cookie from a `Cookie` header.
+    public static func cookie(_ name: String, in header: String?) -> String? {
+        guard let header else { return nil }
+        for part in header.split(separator: ";") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2, pair[0].trimmingSpaces() == name { return pair[1].trimmingSpaces() }
+        }
+        return nil
+    }
+}
+
+/// Slows password guessing: after `limit` failures within `window` seconds for a user name or an
+/// address, sign-in from it is refused for `lockout` seconds. Shared by replicas through the database.
+public struct LoginThrottle: Sendable {
+    let database: any Database
+    public var limit = 5
+    public var window: Int64 = 900
+    public var lockout: Int64 = 900
+
+    public init(database: any Database) {
+        self.database = database
+    }
+
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// Seconds until sign-in may be tried again, or `nil` when it may be tried now.
+    public func lockedFor(keys: [String]) async throws -> Int64? {
+        var q = SQLFragment("SELECT MAX(locked_until) AS until FROM portico_login_failures WHERE key IN (")
+        q.append(joining: keys.map { .bind(.text($0)) }, separator: ", ")
+        q.append(")")
+        guard let until = try await database.query(q).first?.int("until"), until > Self.now else { return nil }
+        return until - Self.now
+    }
+
+    public func recordFailure(keys: [String]) async throws {
+        let now = Self.now
+        for key in keys {
+            var q = SQLFragment("INSERT INTO portico_login_failures (key, failures, first_at) VALUES (")
+            q.append(joining: [.bind(.text(key)), .bind(.int(1)), .bind(.int(now))], separator: ", ")
+            q.append(") ON CONFLICT (key) DO UPDATE SET failures = CASE WHEN portico_login_failures.first_at < ")
+            q.append(bind: .int(now - window))
+            q.append(" THEN 1 ELSE portico_login_failures.failures + 1 END, first_at = CASE WHEN portico_login_failures.first_at < ")
+            q.append(bind: .int(now - window))
+            q.append(" THEN ")
+            q.append(bind: .int(now))
+            q.append(" ELSE portico_login_failures.first_at END")
+            try await database.execute(q)
+            var lock = SQLFragment("UPDATE portico_login_failures SET locked_until = ")
+            lock.append(bind: .int(now + lockout))
+            lock.append(", failures = 0, first_at = ")
+            lock.append(bind: .int(now))
+            lock.append(" WHERE key = ")
+            lock.append(bind: .text(key))
+            lock.append(" AND failures >= ")
+            lock.append(bind: .int(Int64(limit)))
+            try await database.execute(lock)
+        }
+    }
+
+    public func reset(key: String) async throws {
+        var q = SQLFragment("DELETE FROM portico_login_failures WHERE key = ")
+        q.append(bind: .text(key))
+        try await database.execute(q)
+    }
+}

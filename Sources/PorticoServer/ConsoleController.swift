@@ -1,0 +1,147 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import PorticoAuth
+import PorticoJSON
+
+/// The signed-in user's console: their API keys (create, revoke) and connected applications (disconnect).
+struct ConsoleController: Sendable {
+    let pages: WebPages
+    let sessions: WebSessions
+    let users: UserStore
+    let keys: APIKeyStore
+    let server: AuthorizationServer
+    let throttle: LoginThrottle
+    let secureCookies: Bool
+    let policy = AccessPolicy()
+
+    func addRoutes(to router: Router<PorticoRequestContext>) {
+        router.get("login") { request, _ in loginPage(request, error: nil) }
+        router.post("login") { request, context in try await login(request, context: context) }
+        router.post("logout") { request, _ in try await logout(request) }
+        router.get("console") { request, _ in try await withUser(request) { user, session in try await console(user: user, session: session) } }
+        router.post("console/keys") { request, _ in
+            try await withUser(request) { user, session in try await createKey(request, user: user, session: session) }
+        }
+        router.post("console/keys/{id}/revoke") { request, context in
+            let id = try context.parameters.require("id")
+            return try await withUser(request) { user, session in
+                guard try await checkForm(request, session: session) else { return csrfError() }
+                try await keys.revoke(id: id, userID: user.id)
+                return Forms.redirect("/console?message=key-revoked")
+            }
+        }
+        router.post("console/grants/{id}/revoke") { request, context in
+            let id = try context.parameters.require("id")
+            return try await withUser(request) { user, session in
+                guard try await checkForm(request, session: session) else { return csrfError() }
+                if try await server.grants(userID: user.id).contains(where: { $0.id == id }) { try await server.revokeGrant(id) }
+                return Forms.redirect("/console?message=app-disconnected")
+            }
+        }
+    }
+
+    func withUser(_ request: Request, _ body: (User, String) async throws -> Response) async throws -> Response {
+        guard let session = WebSessions.cookie(WebSessions.cookieName, in: request.headers[.cookie]),
+            let user = try await sessions.user(session: session)
+        else { return Forms.redirect("/login?next=/console") }
+        return try await body(user, session)
+    }
+
+    func checkForm(_ request: Request, session: String) async throws -> Bool {
+        let fields = try await Forms.fields(request)
+        return sessions.checkCSRF(Forms.first(fields, "csrf"), session: session)
+    }
+
+    func csrfError() -> Response {
+        pages.error("Form expired", "The form's security token is missing or wrong (CSRF); nothing was changed. Reload the console and try again.", code: "csrf", status: .forbidden)
+    }
+
+    func loginPage(_ request: Request, error: String?, username: String = "", status: HTTPResponse.Status = .ok) -> Response {
+        let pre = WebSessions.cookie(OAuthController.csrfCookie, in: request.headers[.cookie]).flatMap { $0.count == 32 ? $0 : nil } ?? Secrets.random(32)
+        var headers = HTTPFields()
+        headers[.setCookie] = Forms.cookie(OAuthController.csrfCookie, pre, secure: secureCookies, maxAge: 3600)
+        let next = Forms.first(Forms.query(request), "next") ?? "/console"
+        return pages.render("login", [
+            "action": "/login", "csrf": sessions.csrfToken(for: "pre:\(pre)"), "hidden": [["name": "next", "value": next]],
+            "error": error as Any, "username": username,
+        ], status: status, headers: headers)
+    }
+
+    func login(_ request: Request, context: PorticoRequestContext) async throws -> Response {
+        let fields = try await Forms.fields(request)
+        guard let pre = WebSessions.cookie(OAuthController.csrfCookie, in: request.headers[.cookie]), sessions.checkCSRF(Forms.first(fields, "csrf"), session: "pre:\(pre)") else {
+            return pages.error("Sign-in form expired", "The form's security token is missing or wrong (CSRF). Reload the sign-in page.", code: "csrf", status: .forbidden)
+        }
+        let username = Forms.first(fields, "username") ?? ""
+        switch try await SignIn(users: users, throttle: throttle).attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
+        case .failed(let message, let status):
+            return loginPage(request, error: message, username: username, status: status)
+        case .signedIn(let user):
+            let session = try await sessions.start(userID: user.id)
+            var next = Forms.first(fields, "next") ?? "/console"
+            // Only local paths: a sign-in form must not become an open redirect.
+            if !next.hasPrefix("/") || next.hasPrefix("//") || next.contains("\\") { next = "/console" }
+            var headers = HTTPFields()
+            headers[.setCookie] = Forms.cookie(WebSessions.cookieName, session, secure: secureCookies, maxAge: sessions.lifetime)
+            return Forms.redirect(next, headers: headers)
+        }
+    }
+
+    func logout(_ request: Request) async throws -> Response {
+        if let session = WebSessions.cookie(WebSessions.cookieName, in: request.headers[.cookie]) {
+            guard try await checkForm(request, session: session) else { return csrfError() }
+            try await sessions.end(session: session)
+        }
+        var headers = HTTPFields()
+        headers[.setCookie] = Forms.cookie(WebSessions.cookieName, "", secure: secureCookies, maxAge: 0)
+        return Forms.redirect("/login", headers: headers)
+    }
+
+    func console(user: User, session: String, message: String? = nil, error: String? = nil, newKey: String? = nil) async throws -> Response {
+        let now = Int64(Date().timeIntervalSince1970)
+        let userKeys = try await keys.list(userID: user.id)
+        let grants = try await server.grants(userID: user.id)
+        var clientNames: [String: String] = [:]
+        for grant in grants where clientNames[grant.clientID] == nil {
+            clientNames[grant.clientID] = (try? await server.client(id: grant.clientID))??.displayName ?? grant.clientID
+        }
+        let roles = try await users.list().first { $0.0.id == user.id }?.1 ?? [:]
+        let allowed = Set(roles.values.flatMap { policy.scopes(for: $0) })
+        return pages.render("console", [
+            "user": user.name, "csrf": sessions.csrfToken(for: session),
+            "roles": roles.isEmpty ? "none" : roles.sorted { $0.key < $1.key }.map { "\($0.value.name) in \($0.key)" }.joined(separator: ", "),
+            "message": message as Any, "error": error as Any, "newKey": newKey as Any,
+            "hasKeys": !userKeys.isEmpty,
+            "keys": userKeys.map { key in [
+                "id": key.id, "name": key.name, "scopes": key.scopes?.text ?? "everything your roles allow",
+                "created": WebPages.date(key.createdAt),
+                "status": key.revokedAt != nil ? "revoked" : (key.isActive(at: now) ? "active" + (key.expiresAt.map { " until \(WebPages.date($0))" } ?? "") : "expired"),
+                "active": key.isActive(at: now),
+            ] as [String: Any] },
+            "scopeChoices": Scope.all.filter { allowed.contains($0) }.map { ["name": $0.name] },
+            "hasGrants": !grants.isEmpty,
+            "grants": grants.map { grant in [
+                "id": grant.id ?? "", "client": clientNames[grant.clientID] ?? grant.clientID, "app": grant.app,
+                "scopes": grant.scopes.text, "created": WebPages.date(grant.createdAt),
+            ] },
+        ])
+    }
+
+    func createKey(_ request: Request, user: User, session: String) async throws -> Response {
+        let fields = try await Forms.fields(request)
+        guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else { return csrfError() }
+        let name = (Forms.first(fields, "name") ?? "").trimmingSpaces()
+        guard !name.isEmpty, name.count <= 60 else {
+            return try await console(user: user, session: session, error: "Give the key a name of at most 60 characters.")
+        }
+        let chosen = Forms.all(fields, "scope_choice")
+        let (scopes, unknown) = ScopeSet.parse(chosen.joined(separator: " "))
+        guard unknown.isEmpty else { return try await console(user: user, session: session, error: "Unknown scope: \(unknown.joined(separator: ", "))") }
+        let lifetimes: [String: Int64] = ["30d": 30 * 86400, "90d": 90 * 86400, "1y": 365 * 86400]
+        let expires = Forms.first(fields, "expires").flatMap { lifetimes[$0] }
+        let (_, token) = try await keys.create(userID: user.id, name: name, scopes: chosen.isEmpty ? nil : scopes, expiresIn: expires)
+        return try await console(user: user, session: session, newKey: token)
+    }
+}

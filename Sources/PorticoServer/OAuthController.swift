@@ -1,0 +1,248 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+import PorticoAuth
+import PorticoJSON
+
+/// The authorization server's HTTP surface: discovery documents, the sign-in and consent pages of
+/// `/oauth/authorize`, and the token, registration, revocation and JWKS endpoints.
+struct OAuthController: Sendable {
+    let server: AuthorizationServer
+    let pages: WebPages
+    let sessions: WebSessions
+    let users: UserStore
+    let throttle: LoginThrottle
+    let apps: AppDirectory
+    let secureCookies: Bool
+
+    static let csrfCookie = "portico_csrf"
+    /// Form fields that drive the pages, as opposed to the authorization request's own parameters.
+    static let controlFields: Set<String> = ["csrf", "action", "username", "password", "decision", "scope_choice"]
+
+    func addRoutes(to router: Router<PorticoRequestContext>) {
+        router.get(".well-known/oauth-authorization-server") { _, _ in Forms.json(server.metadata(openID: false), cors: true) }
+        router.get(".well-known/openid-configuration") { _, _ in Forms.json(server.metadata(openID: true), cors: true) }
+        router.get(".well-known/oauth-protected-resource") { _, _ in Forms.json(server.protectedResourceMetadata(app: "main"), cors: true) }
+        router.get(".well-known/oauth-protected-resource/api/mcp") { _, _ in Forms.json(server.protectedResourceMetadata(app: "main"), cors: true) }
+        router.get(".well-known/oauth-protected-resource/api/__app/{app}/mcp") { _, context in
+            try await resourceMetadata(app: context.parameters.require("app"))
+        }
+        router.get(".well-known/{app}/oauth-protected-resource") { _, context in
+            try await resourceMetadata(app: context.parameters.require("app"))
+        }
+        router.get("oauth/jwks.json") { _, _ in Forms.json(try await server.keys.jwks(), cors: true) }
+        router.get("oauth/authorize") { request, context in await authorize(request, context: context) }
+        router.post("oauth/authorize") { request, context in try await authorizeForm(request, context: context) }
+        router.post("oauth/token") { request, context in try await token(request, context: context) }
+        router.post("api/login/oauth/access_token") { request, context in try await token(request, context: context) }
+        router.post("oauth/register") { request, _ in try await register(request) }
+        router.post("oauth/revoke") { request, _ in try await revoke(request) }
+    }
+
+    func resourceMetadata(app: String) async throws -> Response {
+        guard await apps.exists(app) else { return Forms.json(["error": "not_found", "error_description": .string("there is no app named '\(app)'")], status: .notFound) }
+        return Forms.json(server.protectedResourceMetadata(app: app), cors: true)
+    }
+
+    // MARK: Authorization endpoint
+
+    func authorize(_ request: Request, context: PorticoRequestContext) async -> Response {
+        let parameters = Forms.query(request)
+        switch await server.validateAuthorization(parameters) {
+        case .failure(.page(let error)):
+            return pages.error("This sign-in request cannot be completed", error.description, code: error.code)
+        case .failure(.redirect(_, let location)):
+            return Forms.redirect(location, status: .found)
+        case .success(let authorization):
+            if let (user, session) = await signedIn(request) {
+                return await consentPage(authorization, user: user, session: session)
+            }
+            return loginPage(authorization, request: request, error: nil, username: nil)
+        }
+    }
+
+    func authorizeForm(_ request: Request, context: PorticoRequestContext) async throws -> Response {
+        let fields = try await Forms.fields(request)
+        let parameters = fields.filter { !Self.controlFields.contains($0.0) }
+        let authorization: AuthorizationRequest
+        switch await server.validateAuthorization(parameters) {
+        case .failure(.page(let error)):
+            return pages.error("This sign-in request cannot be completed", error.description, code: error.code)
+        case .failure(.redirect(_, let location)):
+            return Forms.redirect(location, status: .found)
+        case .success(let valid):
+            authorization = valid
+        }
+        switch Forms.first(fields, "action") {
+        case "login":
+            return try await login(fields, authorization: authorization, request: request, context: context)
+        case "consent":
+            return try await consent(fields, authorization: authorization, request: request)
+        default:
+            return pages.error("Unexpected form", "The form did not say what to do; reload the page.")
+        }
+    }
+
+    func login(_ fields: [(String, String)], authorization: AuthorizationRequest, request: Request, context: PorticoRequestContext) async throws -> Response {
+        guard let pre = WebSessions.cookie(Self.csrfCookie, in: request.headers[.cookie]),
+            sessions.checkCSRF(Forms.first(fields, "csrf"), session: "pre:\(pre)")
+        else {
+            return pages.error("Sign-in form expired", "The form's security token is missing or wrong (CSRF). Go back to the application and start the sign-in again.", code: "csrf", status: .forbidden)
+        }
+        let username = Forms.first(fields, "username") ?? ""
+        let outcome = try await SignIn(users: users, throttle: throttle).attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress)
+        switch outcome {
+        case .failed(let message, let status):
+            return loginPage(authorization, request: request, error: message, username: username, status: status)
+        case .signedIn(let user):
+            let session = try await sessions.start(userID: user.id)
+            var headers = HTTPFields()
+            headers[.setCookie] = Forms.cookie(WebSessions.cookieName, session, secure: secureCookies, maxAge: sessions.lifetime)
+            let query = authorization.parameters.map { "\(FormEncoding.escape($0.0))=\(FormEncoding.escape($0.1))" }.joined(separator: "&")
+            return Forms.redirect("/oauth/authorize?\(query)", headers: headers)
+        }
+    }
+
+    func consent(_ fields: [(String, String)], authorization: AuthorizationRequest, request: Request) async throws -> Response {
+        guard let (user, session) = await signedIn(request) else {
+            return loginPage(authorization, request: request, error: "Your sign-in has expired; sign in again.", username: nil)
+        }
+        guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else {
+            return pages.error("Consent form expired", "The form's security token is missing or wrong (CSRF). Nothing was approved. Go back to the application and start again.", code: "csrf", status: .forbidden)
+        }
+        guard Forms.first(fields, "decision") == "approve" else {
+            return Forms.redirect(server.deny(authorization), status: .found)
+        }
+        let role = try await users.role(app: authorization.app, userID: user.id)
+        guard role != nil else {
+            let location = server.authorizationResponse(redirectURI: authorization.redirectURI, state: authorization.state, parameters: [
+                "error": "access_denied", "error_description": "user \(user.name) has no role in app \(authorization.app)",
+            ])
+            return Forms.redirect(location, status: .found)
+        }
+        let chosen = Forms.all(fields, "scope_choice").compactMap { Scope.expand($0)?.first }
+        let location = try await server.approve(authorization, user: user, role: role, chosen: chosen)
+        return Forms.redirect(location, status: .found)
+    }
+
+    func signedIn(_ request: Request) async -> (User, String)? {
+        guard let session = WebSessions.cookie(WebSessions.cookieName, in: request.headers[.cookie]),
+            let user = try? await sessions.user(session: session)
+        else { return nil }
+        return (user, session)
+    }
+
+    func hidden(_ authorization: AuthorizationRequest) -> [[String: String]] {
+        authorization.parameters.filter { !Self.controlFields.contains($0.0) }.map { ["name": $0.0, "value": $0.1] }
+    }
+
+    func loginPage(_ authorization: AuthorizationRequest, request: Request, error: String?, username: String?, status: HTTPResponse.Status = .ok) -> Response {
+        let pre = WebSessions.cookie(Self.csrfCookie, in: request.headers[.cookie]).flatMap { $0.count == 32 ? $0 : nil } ?? Secrets.random(32)
+        var headers = HTTPFields()
+        headers[.setCookie] = Forms.cookie(Self.csrfCookie, pre, secure: secureCookies, maxAge: 3600)
+        return pages.render("login", [
+            "action": "/oauth/authorize", "csrf": sessions.csrfToken(for: "pre:\(pre)"), "hidden": hidden(authorization),
+            "clientName": authorization.client.displayName, "error": error as Any, "username": username ?? "",
+        ], status: status, headers: headers)
+    }
+
+    func consentPage(_ authorization: AuthorizationRequest, user: User, session: String) async -> Response {
+        let role = try? await users.role(app: authorization.app, userID: user.id)
+        guard let role else {
+            let location = server.authorizationResponse(redirectURI: authorization.redirectURI, state: authorization.state, parameters: [
+                "error": "access_denied", "error_description": "user \(user.name) has no role in app \(authorization.app)",
+            ])
+            return Forms.redirect(location, status: .found)
+        }
+        let offered = server.offeredScopes(authorization, role: role)
+        let host = URL(string: authorization.redirectURI)?.host ?? authorization.redirectURI
+        return pages.render("consent", [
+            "csrf": sessions.csrfToken(for: session), "hidden": hidden(authorization), "clientName": authorization.client.displayName,
+            "app": authorization.app, "user": user.name, "role": role.name, "redirectHost": host,
+            "localRedirect": ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host),
+            "offline": authorization.requestedScopes.contains(.offlineAccess),
+            "scopes": offered.map { ["name": $0.name, "label": WebPages.scopeLabels[$0.name] ?? $0.name] },
+        ])
+    }
+
+    // MARK: Token, registration, revocation
+
+    func token(_ request: Request, context: PorticoRequestContext) async throws -> Response {
+        let fields: [(String, String)]
+        do {
+            fields = try await Forms.fields(request)
+        } catch {
+            return Forms.json(OAuthError.invalidRequest("send the token request as application/x-www-form-urlencoded").json, status: .badRequest, noStore: true)
+        }
+        do {
+            let result = try await server.token(form: fields, authorization: request.headers[.authorization], remoteAddress: context.remoteAddress)
+            return Forms.json(result, noStore: true)
+        } catch {
+            return oauthError(error, basic: request.headers[.authorization]?.lowercased().hasPrefix("basic ") == true)
+        }
+    }
+
+    func register(_ request: Request) async throws -> Response {
+        let body: JSON
+        do {
+            let buffer = try await request.body.collect(upTo: Forms.maxBytes)
+            body = try JSONParser.parse(buffer.readableBytesView)
+        } catch {
+            return Forms.json(OAuthError.invalidClientMetadata("the registration request must be a JSON object: \(error)").json, status: .badRequest, noStore: true)
+        }
+        do {
+            return Forms.json(try await server.register(body), status: .created, noStore: true)
+        } catch {
+            return oauthError(error, basic: false)
+        }
+    }
+
+    func revoke(_ request: Request) async throws -> Response {
+        let fields: [(String, String)]
+        do {
+            fields = try await Forms.fields(request)
+        } catch {
+            return Forms.json(OAuthError.invalidRequest("send the revocation request as application/x-www-form-urlencoded").json, status: .badRequest, noStore: true)
+        }
+        do {
+            try await server.revoke(form: fields, authorization: request.headers[.authorization])
+            return Response(status: .ok, headers: [.cacheControl: "no-store"])
+        } catch {
+            return oauthError(error, basic: request.headers[.authorization]?.lowercased().hasPrefix("basic ") == true)
+        }
+    }
+
+    func oauthError(_ error: OAuthError, basic: Bool) -> Response {
+        var response = Forms.json(error.json, status: HTTPResponse.Status(code: error.status), noStore: true)
+        if error.code == "invalid_client", basic {
+            response.headers[.wwwAuthenticate] = "Basic realm=\"portico\", charset=\"UTF-8\""
+        }
+        return response
+    }
+}
+
+/// Password sign-in with throttling, shared by the consent flow and the console.
+struct SignIn {
+    let users: UserStore
+    let throttle: LoginThrottle
+
+    enum Outcome {
+        case signedIn(User)
+        case failed(String, HTTPResponse.Status)
+    }
+
+    func attempt(username: String, password: String, address: String?) async throws -> Outcome {
+        let keys = ["user:\(username.lowercased())"] + (address.map { ["ip:\($0)"] } ?? [])
+        if let wait = try await throttle.lockedFor(keys: keys) {
+            return .failed("Too many failed sign-ins. Try again in \((wait + 59) / 60) minute\(wait > 60 ? "s" : "").", .tooManyRequests)
+        }
+        guard !username.isEmpty, !password.isEmpty, let user = try await users.verify(name: username, password: password) else {
+            try await throttle.recordFailure(keys: keys)
+            return .failed("The user name or password is wrong.", .unauthorized)
+        }
+        try await throttle.reset(key: keys[0])
+        return .signedIn(user)
+    }
+}

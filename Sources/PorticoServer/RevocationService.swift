@@ -1,0 +1,41 @@
+import Logging
+public import PorticoAuth
+public import PorticoMCP
+import ServiceLifecycle
+
+/// Ended MCP sessions are entries of the revocation list, so one mechanism serves sessions and tokens.
+extension RevocationList: SessionLedger {
+    public func isEnded(_ nonce: String) -> Bool {
+        contains("session:\(nonce)")
+    }
+
+    public func end(_ session: MCPSession, expiresAt: Int64) async throws {
+        try await revoke("session:\(session.nonce)", expiresAt: expiresAt)
+    }
+}
+
+/// Keeps the revocation list in step with the other replicas: every 200 ms it writes this
+/// replica's entries; every second it reads the others'; hourly it forgets expired ones.
+struct RevocationService: Service {
+    let list: RevocationList
+    let keys: TokenKeys?
+    let logger: Logger
+
+    func run() async throws {
+        var ticks = 0
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await list.flush()
+                if ticks % 5 == 0 { try await list.refresh() }
+                if ticks % 18_000 == 0 { try await list.purge() }
+                // Picks up keys rotated by another replica and rotates when a key is due.
+                if ticks % 3_000 == 0, ticks > 0 { try await keys?.refresh() }
+            } catch {
+                logger.warning("could not sync the revocation list", metadata: ["error": "\(error)"])
+            }
+            ticks += 1
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        try? await list.flush()
+    }
+}

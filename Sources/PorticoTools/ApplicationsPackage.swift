@@ -1,0 +1,220 @@
+import Foundation
+public import PorticoAuth
+import PorticoData
+import PorticoJSON
+public import PorticoMCP
+
+/// Package `applications`: Casdoor's application tools over Portico's OAuth clients, with
+/// Casdoor's names, arguments (`owner`, `id` = `owner/name`, `application`) and result texts.
+public struct ApplicationsPackage: Sendable {
+    let server: AuthorizationServer
+    /// Registered applications per app; -1 for no limit (Casdoor's `quota.application`).
+    let quota: Int
+
+    public init(server: AuthorizationServer, quota: Int) {
+        self.server = server
+        self.quota = quota
+    }
+
+    static let applicationSchema: JSON = [
+        "type": "object",
+        "description": "Casdoor application: owner, name, displayName, description, homepageUrl, logo, redirectUris, grantTypes (authorization_code, refresh_token, client_credentials), scopes (allowed scopes, e.g. [\"read:data\"]), ipWhitelist (comma-separated IPs or CIDRs), expireInHours.",
+    ]
+
+    public var package: ToolPackage {
+        ToolPackage(name: "applications", summary: "OAuth applications (Casdoor's tools)", tools: [
+            Tool(
+                name: "get_applications", description: "Get all applications for a specific owner (app).",
+                inputSchema: ["type": "object", "properties": ["owner": ["type": "string", "description": "The owner of applications (the app, e.g. main)"]], "required": ["owner"]],
+                outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
+            ) { arguments, context in
+                let owner = try Self.owner(arguments["owner"]?.stringValue, context)
+                let apps = try await server.clients.list(owner: owner).filter { $0.kind == .registered }
+                return Self.result(.array(apps.map { Self.json($0, secret: nil) }))
+            },
+            Tool(
+                name: "get_application", description: "Get details of a specific application by id (owner/name).",
+                inputSchema: ["type": "object", "properties": ["id": ["type": "string", "description": "owner/name, e.g. main/my-app"]], "required": ["id"]],
+                outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
+                annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
+            ) { arguments, context in
+                let (owner, name) = try Self.id(arguments["id"]?.stringValue, context)
+                let app = try await server.clients.find(owner: owner, name: name)
+                return Self.result(app.map { Self.json($0, secret: nil) } ?? .null)
+            },
+            Tool(
+                name: "add_application", description: "Create a new application; the result shows its clientSecret once.",
+                inputSchema: ["type": "object", "properties": ["application": Self.applicationSchema], "required": ["application"]],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
+            ) { arguments, context in
+                try await add(arguments["application"]?.objectValue ?? [:], context)
+            },
+            Tool(
+                name: "update_application", description: "Modify an existing application (id = owner/name).",
+                inputSchema: ["type": "object", "properties": ["id": ["type": "string"], "application": Self.applicationSchema], "required": ["id", "application"]],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
+            ) { arguments, context in
+                try await update(id: arguments["id"]?.stringValue, arguments["application"]?.objectValue ?? [:], context)
+            },
+            Tool(
+                name: "delete_application", description: "Remove an application (by owner and name); tokens issued to it stop working.",
+                inputSchema: ["type": "object", "properties": ["application": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]], "required": ["application"]],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
+            ) { arguments, context in
+                let application = arguments["application"]?.objectValue ?? [:]
+                let owner = try Self.owner(application["owner"]?.stringValue, context)
+                guard let name = application["name"]?.stringValue, let client = try await server.clients.find(owner: owner, name: name) else {
+                    return Self.operation("delete", affected: false)
+                }
+                try await server.clients.delete(clientID: client.clientID)
+                try await server.revokeGrants(clientID: client.clientID)
+                return Self.operation("delete", affected: true)
+            },
+        ])
+    }
+
+    func add(_ application: JSONObject, _ context: CallContext) async throws -> ToolResult {
+        let owner = try Self.owner(application["owner"]?.stringValue ?? application["organization"]?.stringValue, context)
+        guard let name = application["name"]?.stringValue, Self.validName(name) else {
+            throw ToolError("application.name is required: 1 to 100 letters, digits, '.', '_' or '-'")
+        }
+        if quota >= 0, try await server.clients.count(owner: owner) >= quota {
+            throw ToolError("application quota is exceeded")
+        }
+        var client = OAuthClient(
+            clientID: "app_" + Secrets.random(20), owner: owner, name: name, displayName: name, secretHash: nil, redirectURIs: [],
+            grantTypes: ["authorization_code", "refresh_token"], allowedScopes: nil, ipAllowlist: [], authMethod: "client_secret_basic",
+            kind: .registered, createdBy: context.principal.userID, createdAt: Int64(Date().timeIntervalSince1970), details: [:])
+        try Self.apply(application, to: &client)
+        let secret = Secrets.random(48)
+        client.secretHash = Secrets.sha256Hex(secret)
+        do {
+            try await server.clients.insert(client)
+        } catch let error as DataError {
+            throw ToolError(error.message)
+        }
+        let text = "Successfully added application"
+        let created = Self.json(client, secret: secret)
+        return ToolResult(content: [["type": "text", "text": .string(text + "\n" + created.serializedString)]], structuredContent: ["status": "ok", "msg": .string(text), "data": created])
+    }
+
+    func update(id: String?, _ application: JSONObject, _ context: CallContext) async throws -> ToolResult {
+        let (owner, name) = try Self.id(id, context)
+        guard var client = try await server.clients.find(owner: owner, name: name), client.kind == .registered else {
+            return Self.operation("update", affected: false)
+        }
+        let before = client
+        if let newName = application["name"]?.stringValue, newName != client.name {
+            guard Self.validName(newName) else { throw ToolError("application.name must be 1 to 100 letters, digits, '.', '_' or '-'") }
+            if try await server.clients.find(owner: owner, name: newName) != nil { throw ToolError("an application named '\(newName)' already exists in '\(owner)'") }
+            client.name = newName
+        }
+        if let newOwner = application["owner"]?.stringValue, newOwner != owner {
+            throw ToolError("an application cannot move to another owner ('\(newOwner)'); create it there instead")
+        }
+        try Self.apply(application, to: &client)
+        guard client != before else { return Self.operation("update", affected: false) }
+        try await server.clients.update(client)
+        return Self.operation("update", affected: true)
+    }
+
+    /// Copies Casdoor's fields onto a client, checking each.
+    static func apply(_ a: JSONObject, to client: inout OAuthClient) throws {
+        if let v = a["displayName"]?.stringValue { client.displayName = v }
+        if let uris = try strings(a["redirectUris"], "redirectUris") {
+            for uri in uris { if let problem = RedirectURI.validationProblem(uri) { throw ToolError("redirectUris: '\(uri)': \(problem)") } }
+            client.redirectURIs = uris
+        }
+        if let grants = try strings(a["grantTypes"], "grantTypes") {
+            guard !grants.isEmpty, grants.allSatisfy(OAuthClient.grantTypes.contains) else {
+                throw ToolError("grantTypes may contain authorization_code, refresh_token and client_credentials")
+            }
+            client.grantTypes = grants
+        }
+        if let raw = a["scopes"], !raw.isNull {
+            let names: [String]
+            switch raw {
+            case .array(let items): names = items.compactMap { $0.stringValue ?? $0["name"]?.stringValue }
+            case .string(let s): names = s.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+            default: throw ToolError("scopes must be an array of scope names such as [\"read:data\"]")
+            }
+            let (parsed, unknown) = ScopeSet.parse(names.joined(separator: " "))
+            guard unknown.isEmpty else { throw ToolError("unknown scope(s): \(unknown.joined(separator: ", ")); known: \(Scope.all.map(\.name).joined(separator: " "))") }
+            client.allowedScopes = names.isEmpty ? nil : parsed
+        }
+        if let raw = a["ipWhitelist"], !raw.isNull {
+            let entries: [String] = raw.stringValue.map { $0.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty } }
+                ?? (raw.arrayValue?.compactMap(\.stringValue) ?? [])
+            if let bad = IPAllowlist.invalidEntry(in: entries) { throw ToolError("ipWhitelist: '\(bad)' is not an IP address or CIDR range") }
+            client.ipAllowlist = entries
+        }
+        for key in ["description", "homepageUrl", "logo"] {
+            if let v = a[key], !v.isNull {
+                guard case .string = v else { throw ToolError("\(key) must be a string") }
+                client.details[key] = v
+            }
+        }
+        for key in ["expireInHours", "refreshExpireInHours"] {
+            if let v = a[key], !v.isNull {
+                guard let hours = v.doubleValue, hours > 0, hours <= 24 * 365 else { throw ToolError("\(key) must be a positive number of hours") }
+                client.details[key] = .double(hours)
+            }
+        }
+        if client.grantTypes.contains("authorization_code"), client.redirectURIs.isEmpty {
+            throw ToolError("redirectUris is required for the authorization_code grant (or set grantTypes to [\"client_credentials\"])")
+        }
+    }
+
+    static func strings(_ value: JSON?, _ name: String) throws -> [String]? {
+        guard let value, !value.isNull else { return nil }
+        guard let items = value.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else { throw ToolError("\(name) must be an array of strings") }
+        return items.compactMap(\.stringValue)
+    }
+
+    static func validName(_ name: String) -> Bool {
+        (1...100).contains(name.count) && name.allSatisfy { $0.isLetter || $0.isNumber || "._-".contains($0) }
+    }
+
+    static func owner(_ owner: String?, _ context: CallContext) throws -> String {
+        let owner = owner ?? context.app
+        guard owner == context.app else {
+            throw ToolError("owner '\(owner)' is not this endpoint's app '\(context.app)'; use the MCP endpoint of app '\(owner)' (/api/__app/\(owner)/mcp)")
+        }
+        return owner
+    }
+
+    static func id(_ id: String?, _ context: CallContext) throws -> (String, String) {
+        guard let id, let slash = id.firstIndex(of: "/") else { throw ToolError("id must be owner/name, e.g. \(context.app)/my-app") }
+        return (try owner(String(id[..<slash]), context), String(id[id.index(after: slash)...]))
+    }
+
+    /// Casdoor's application JSON; the secret appears only when given (at creation), masked otherwise.
+    static func json(_ c: OAuthClient, secret: String?) -> JSON {
+        var o: JSONObject = [
+            "owner": .string(c.owner), "name": .string(c.name),
+            "createdTime": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(c.createdAt)))),
+            "displayName": .string(c.displayName), "organization": .string(c.owner),
+            "clientId": .string(c.clientID), "clientSecret": .string(secret ?? (c.isConfidential ? "***" : "")),
+            "redirectUris": JSON(c.redirectURIs), "grantTypes": JSON(c.grantTypes),
+            "scopes": JSON(c.allowedScopes?.granted ?? []), "ipWhitelist": .string(c.ipAllowlist.joined(separator: ",")),
+            "tokenFormat": "JWT", "tokenSigningMethod": "ES256",
+        ]
+        for key in ["description", "homepageUrl", "logo", "expireInHours", "refreshExpireInHours"] { if let v = c.details[key] { o[key] = v } }
+        return .object(o)
+    }
+
+    static func result(_ data: JSON) -> ToolResult {
+        ToolResult(content: [["type": "text", "text": .string(data.prettyString)]], structuredContent: ["data": data])
+    }
+
+    /// Casdoor's operation messages: "Successfully added application", "No changes were made to ...".
+    static func operation(_ operation: String, affected: Bool, resource: String = "application") -> ToolResult {
+        let past = ["add": "added", "update": "updated", "delete": "deleted"][operation] ?? operation + "d"
+        let text = affected ? "Successfully \(past) \(resource)" : "No changes were made to \(resource) (may already exist or not found)"
+        return ToolResult(content: [["type": "text", "text": .string(text)]], structuredContent: ["status": .string(affected ? "ok" : "unchanged"), "msg": .string(text)])
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+public import PorticoAuth
+import PorticoData
+import PorticoJSON
+public import PorticoMCP
+
+/// Package `users`: Casdoor's user tools. `owner` is the app; a user's `type` is their role there
+/// (admin, member, viewer). Passwords are accepted, never returned.
+public struct UsersPackage: Sendable {
+    let users: UserStore
+    let server: AuthorizationServer?
+    /// Called when a user's role changes, so their open sessions hear `tools/list_changed`.
+    let roleChanged: @Sendable (Int64) -> Void
+
+    public init(users: UserStore, server: AuthorizationServer?, roleChanged: @escaping @Sendable (Int64) -> Void) {
+        self.users = users
+        self.server = server
+        self.roleChanged = roleChanged
+    }
+
+    static let userSchema: JSON = [
+        "type": "object",
+        "description": "Casdoor user: owner (app), name, displayName, email, phone, password (write-only), type (role: admin, member or viewer) or isAdmin.",
+    ]
+
+    public var package: ToolPackage {
+        ToolPackage(name: "users", summary: "Users and their roles (Casdoor's tools)", tools: [
+            Tool(
+                name: "get_users", description: "Get all users of an owner (app), with their role as type.",
+                inputSchema: ["type": "object", "properties": ["owner": ["type": "string", "description": "The app, e.g. main"]], "required": ["owner"]],
+                outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
+            ) { arguments, context in
+                let owner = try ApplicationsPackage.owner(arguments["owner"]?.stringValue, context)
+                let members = try await users.members(app: owner)
+                return ApplicationsPackage.result(.array(members.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: owner) }))
+            },
+            Tool(
+                name: "get_user", description: "Get one user by id (owner/name), or by owner with email or phone.",
+                inputSchema: ["type": "object", "properties": [
+                    "id": ["type": "string", "description": "owner/name"], "owner": ["type": "string"], "email": ["type": "string"], "phone": ["type": "string"],
+                ]],
+                outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
+                annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
+            ) { arguments, context in
+                let match = try await find(arguments, context)
+                return ApplicationsPackage.result(match.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: context.app) } ?? .null)
+            },
+            Tool(
+                name: "add_user", description: "Create a user with a role (type) in the owner app; a password is generated when none is given and shown once.",
+                inputSchema: ["type": "object", "properties": ["user": Self.userSchema], "required": ["user"]],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
+            ) { arguments, context in
+                try await add(arguments["user"]?.objectValue ?? [:], context)
+            },
+            Tool(
+                name: "update_user", description: "Change a user (id = owner/name): displayName, email, phone, password, type (role).",
+                inputSchema: ["type": "object", "properties": ["id": ["type": "string"], "user": Self.userSchema], "required": ["id", "user"]],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
+            ) { arguments, context in
+                try await update(id: arguments["id"]?.stringValue, arguments["user"]?.objectValue ?? [:], context)
+            },
+            Tool(
+                name: "delete_user", description: "Remove a user from the owner app (a user left in no app is deleted).",
+                inputSchema: ["type": "object", "properties": ["user": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]], "required": ["user"]],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
+            ) { arguments, context in
+                let u = arguments["user"]?.objectValue ?? [:]
+                let owner = try ApplicationsPackage.owner(u["owner"]?.stringValue, context)
+                guard let name = u["name"]?.stringValue, let user = try await users.find(name: name), try await users.role(app: owner, userID: user.id) != nil else {
+                    return ApplicationsPackage.operation("delete", affected: false, resource: "user")
+                }
+                guard user.id != context.principal.userID else { throw ToolError("you cannot delete yourself; ask another admin") }
+                try await users.remove(userID: user.id, from: owner)
+                if let server { for grant in try await server.grants(userID: user.id) where grant.app == owner { if let id = grant.id { try await server.revokeGrant(id) } } }
+                roleChanged(user.id)
+                return ApplicationsPackage.operation("delete", affected: true, resource: "user")
+            },
+        ])
+    }
+
+    func find(_ arguments: JSONObject, _ context: CallContext) async throws -> (User, Role, UserStore.Profile)? {
+        if let id = arguments["id"]?.stringValue {
+            let (owner, name) = try ApplicationsPackage.id(id, context)
+            return try await users.members(app: owner).first { $0.0.name == name }
+        }
+        let owner = try ApplicationsPackage.owner(arguments["owner"]?.stringValue, context)
+        let members = try await users.members(app: owner)
+        if let email = arguments["email"]?.stringValue { return members.first { $0.0.email == email } }
+        if let phone = arguments["phone"]?.stringValue { return members.first { $0.2.phone == phone } }
+        throw ToolError("give id (owner/name), or owner with email or phone")
+    }
+
+    static func role(_ u: JSONObject) throws -> Role? {
+        if let type = u["type"]?.stringValue, !type.isEmpty, type != "normal-user" {
+            let role = Role(name: type)
+            guard Role.builtIn.contains(role) else { throw ToolError("type (role) must be admin, member or viewer; got '\(type)'") }
+            return role
+        }
+        if let admin = u["isAdmin"]?.boolValue { return admin ? .admin : .member }
+        return nil
+    }
+
+    func add(_ u: JSONObject, _ context: CallContext) async throws -> ToolResult {
+        let owner = try ApplicationsPackage.owner(u["owner"]?.stringValue, context)
+        guard let name = u["name"]?.stringValue else { throw ToolError("user.name is required") }
+        let role = try Self.role(u) ?? .member
+        let generated = u["password"]?.stringValue == nil
+        let password = u["password"]?.stringValue ?? Secrets.random(20)
+        do {
+            let user = try await users.create(name: name, email: u["email"]?.stringValue, password: password, app: owner, role: role)
+            let profile = UserStore.Profile(displayName: u["displayName"]?.stringValue, phone: u["phone"]?.stringValue)
+            if profile.displayName != nil || profile.phone != nil { try await users.setProfile(userID: user.id, profile) }
+            let text = "Successfully added user"
+            var data = Self.json(user, role: role, profile: profile, owner: owner)
+            if generated, case .object(var o) = data {
+                o["password"] = .string(password)  // generated: shown once
+                data = .object(o)
+            }
+            return ToolResult(content: [["type": "text", "text": .string(text + (generated ? "; its generated password is in the result, shown once" : ""))]], structuredContent: ["status": "ok", "msg": .string(text), "data": data])
+        } catch let error as DataError {
+            throw ToolError(error.message)
+        }
+    }
+
+    func update(id: String?, _ u: JSONObject, _ context: CallContext) async throws -> ToolResult {
+        let (owner, name) = try ApplicationsPackage.id(id, context)
+        guard let user = try await users.find(name: name), let current = try await users.role(app: owner, userID: user.id) else {
+            return ApplicationsPackage.operation("update", affected: false, resource: "user")
+        }
+        var changed = false
+        do {
+            if let newName = u["name"]?.stringValue, newName != user.name {
+                try await users.rename(userID: user.id, to: newName)
+                changed = true
+            }
+            if let email = u["email"]?.stringValue, email != user.email {
+                try await users.setEmail(userID: user.id, email)
+                changed = true
+            }
+            var profile = try await users.profile(userID: user.id)
+            let before = profile
+            if let v = u["displayName"]?.stringValue { profile.displayName = v }
+            if let v = u["phone"]?.stringValue { profile.phone = v }
+            if profile != before {
+                try await users.setProfile(userID: user.id, profile)
+                changed = true
+            }
+            if let password = u["password"]?.stringValue, !password.isEmpty, password != "***" {
+                try await users.setPassword(name: u["name"]?.stringValue ?? user.name, password: password)
+                changed = true
+            }
+            if let role = try Self.role(u), role != current {
+                if user.id == context.principal.userID, role != .admin, current == .admin {
+                    throw ToolError("you cannot take away your own admin role; ask another admin")
+                }
+                try await users.setRole(app: owner, userID: user.id, role: role)
+                roleChanged(user.id)
+                changed = true
+            }
+        } catch let error as DataError {
+            throw ToolError(error.message)
+        }
+        return ApplicationsPackage.operation("update", affected: changed, resource: "user")
+    }
+
+    static func json(_ user: User, role: Role, profile: UserStore.Profile, owner: String) -> JSON {
+        [
+            "owner": .string(owner), "name": .string(user.name), "id": .string(String(user.id)),
+            "createdTime": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(user.createdAt)))),
+            "displayName": .string(profile.displayName ?? user.name), "email": JSON(user.email), "phone": JSON(profile.phone),
+            "type": .string(role.name), "isAdmin": .bool(role == .admin), "isForbidden": .bool(user.disabled),
+        ]
+    }
+}
+
+/// Package `apikeys`: the caller's own API keys. A new key can have at most the caller's scopes.
+public struct APIKeysPackage: Sendable {
+    let keys: APIKeyStore
+    let policy = AccessPolicy()
+
+    public init(keys: APIKeyStore) {
+        self.keys = keys
+    }
+
+    public var package: ToolPackage {
+        ToolPackage(name: "apikeys", summary: "Your API keys", tools: [
+            Tool(
+                name: "api_keys_list", description: "List your API keys (never their secrets).",
+                inputSchema: ["type": "object", "properties": [:]],
+                outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                annotations: .read, requiredScope: Scope(.read, .apikey), access: .admin(.apikeys, write: false)
+            ) { _, context in
+                guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+                let now = Int64(Date().timeIntervalSince1970)
+                return ApplicationsPackage.result(.array(try await keys.list(userID: userID).map { key in
+                    [
+                        "id": .string(key.id), "name": .string(key.name), "scopes": JSON(key.scopes?.granted ?? []),
+                        "createdAt": .int(key.createdAt), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
+                        "status": .string(key.revokedAt != nil ? "revoked" : (key.isActive(at: now) ? "active" : "expired")),
+                    ]
+                }))
+            },
+            Tool(
+                name: "api_keys_create", description: "Create an API key for yourself; scopes at most your own. The key is shown once.",
+                inputSchema: ["type": "object", "properties": [
+                    "name": ["type": "string", "minLength": 1, "maxLength": 60],
+                    "scopes": ["type": "array", "items": ["type": "string"], "description": "e.g. [\"read:data\"]; omit for everything you may do"],
+                    "expiresInDays": ["type": "integer", "minimum": 1, "maximum": 3650],
+                ], "required": ["name"], "additionalProperties": false],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .apikey), access: .admin(.apikeys, write: true)
+            ) { arguments, context in
+                guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+                let requested = arguments["scopes"]?.arrayValue?.compactMap(\.stringValue)
+                var scopes: ScopeSet? = nil
+                if let requested {
+                    let (parsed, unknown) = ScopeSet.parse(requested.joined(separator: " "))
+                    guard unknown.isEmpty else { throw ToolError("unknown scope(s): \(unknown.joined(separator: ", "))") }
+                    scopes = parsed
+                } else if let own = context.principal.scopes {
+                    scopes = own  // a narrowed caller makes narrowed keys
+                }
+                if let scopes, let callerScopes = context.principal.scopes, let extra = scopes.expanded.first(where: { !callerScopes.contains($0) && $0 != .mcp }) {
+                    throw ToolError("you cannot give a key \(extra.name): your own credential does not have it")
+                }
+                if let scopes, let extra = scopes.expanded.first(where: { !policy.allows(context.principal.role, scope: $0) }) {
+                    throw ToolError("your role does not allow \(extra.name), so no key of yours can have it")
+                }
+                let days = arguments["expiresInDays"]?.intValue
+                let (key, token) = try await keys.create(userID: userID, name: arguments["name"]?.stringValue ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 })
+                return ToolResult(
+                    content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
+                    structuredContent: ["id": .string(key.id), "key": .string(token), "scopes": JSON(key.scopes?.granted ?? []), "expiresAt": key.expiresAt.map { .int($0) } ?? .null])
+            },
+            Tool(
+                name: "api_keys_revoke", description: "Revoke one of your API keys by id.",
+                inputSchema: ["type": "object", "properties": ["id": ["type": "string"]], "required": ["id"], "additionalProperties": false],
+                outputSchema: ["type": "object"],
+                annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .apikey), access: .admin(.apikeys, write: true)
+            ) { arguments, context in
+                guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+                let revoked = try await keys.revoke(id: arguments["id"]?.stringValue ?? "", userID: userID)
+                return ApplicationsPackage.operation("revoke", affected: revoked, resource: "API key")
+            },
+        ])
+    }
+}
