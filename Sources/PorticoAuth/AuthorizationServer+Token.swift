@@ -388,7 +388,6 @@ extension AuthorizationServer {
             "code_challenge_methods_supported": ["S256"],
             "client_id_metadata_document_supported": .bool(metadataFetcher != nil),
             "authorization_response_iss_parameter_supported": true,
-            "service_documentation": .string("\(issuer)/docs"),
         ]
         if openID {
             m["subject_types_supported"] = ["public"]
@@ -406,7 +405,6 @@ extension AuthorizationServer {
             "scopes_supported": JSON(Scope.all.filter { $0 != .offlineAccess }.map(\.name)),
             "bearer_methods_supported": ["header"],
             "resource_name": .string("Portico (app \(app))"),
-            "resource_documentation": .string("\(issuer)/docs"),
         ]
     }
 }
