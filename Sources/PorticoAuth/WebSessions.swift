@@ -69,11 +69,13 @@ public struct WebSessions: Sendable {
     }
 }
 
-/// Slows password guessing: after `limit` failures within `window` seconds for a user name or an
-/// address, sign-in from it is refused for `lockout` seconds. Shared by replicas through the database.
+/// Slows password guessing: after `limit` failures within `window` seconds for a user name (or
+/// `addressLimit` from one address, which many people may share behind NAT), sign-in is refused for
+/// `lockout` seconds. Shared by replicas through the database.
 public struct LoginThrottle: Sendable {
     let database: any Database
     public var limit = 5
+    public var addressLimit = 20
     public var window: Int64 = 900
     public var lockout: Int64 = 900
 
@@ -112,7 +114,7 @@ public struct LoginThrottle: Sendable {
             lock.append(" WHERE key = ")
             lock.append(bind: .text(key))
             lock.append(" AND failures >= ")
-            lock.append(bind: .int(Int64(limit)))
+            lock.append(bind: .int(Int64(key.hasPrefix("ip:") ? addressLimit : limit)))
             try await database.execute(lock)
         }
     }
