@@ -15,12 +15,16 @@ struct ConsoleController: Sendable {
     let throttle: LoginThrottle
     let secureCookies: Bool
     let policy = AccessPolicy()
+    static let notices = ["key-revoked": "The API key is revoked.", "app-disconnected": "The application is disconnected; its tokens no longer work."]
 
     func addRoutes(to router: Router<PorticoRequestContext>) {
         router.get("login") { request, _ in loginPage(request, error: nil) }
         router.post("login") { request, context in try await login(request, context: context) }
         router.post("logout") { request, _ in try await logout(request) }
-        router.get("console") { request, _ in try await withUser(request) { user, session in try await console(user: user, session: session) } }
+        router.get("console") { request, _ in
+            let notice = Forms.first(Forms.query(request), "message").flatMap { Self.notices[$0] }
+            return try await withUser(request) { user, session in try await console(user: user, session: session, message: notice) }
+        }
         router.post("console/keys") { request, _ in
             try await withUser(request) { user, session in try await createKey(request, user: user, session: session) }
         }
@@ -65,7 +69,7 @@ struct ConsoleController: Sendable {
         let next = Forms.first(Forms.query(request), "next") ?? "/console"
         return pages.render("login", [
             "action": "/login", "csrf": sessions.csrfToken(for: "pre:\(pre)"), "hidden": [["name": "next", "value": next]],
-            "error": error as Any, "username": username,
+            "error": error, "username": username,
         ], status: status, headers: headers)
     }
 
@@ -112,7 +116,7 @@ struct ConsoleController: Sendable {
         return pages.render("console", [
             "user": user.name, "csrf": sessions.csrfToken(for: session),
             "roles": roles.isEmpty ? "none" : roles.sorted { $0.key < $1.key }.map { "\($0.value.name) in \($0.key)" }.joined(separator: ", "),
-            "message": message as Any, "error": error as Any, "newKey": newKey as Any,
+            "message": message, "error": error, "newKey": newKey,
             "hasKeys": !userKeys.isEmpty,
             "keys": userKeys.map { key in [
                 "id": key.id, "name": key.name, "scopes": key.scopes?.text ?? "everything your roles allow",

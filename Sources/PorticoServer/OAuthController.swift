@@ -144,7 +144,7 @@ struct OAuthController: Sendable {
         headers[.setCookie] = Forms.cookie(Self.csrfCookie, pre, secure: secureCookies, maxAge: 3600)
         return pages.render("login", [
             "action": "/oauth/authorize", "csrf": sessions.csrfToken(for: "pre:\(pre)"), "hidden": hidden(authorization),
-            "clientName": authorization.client.displayName, "error": error as Any, "username": username ?? "",
+            "clientName": authorization.client.displayName, "error": error, "username": username ?? "",
         ], status: status, headers: headers)
     }
 

@@ -18,8 +18,9 @@ struct WebPages: Sendable {
         return WebPages(library: try await MustacheLibrary(directory: directory))
     }
 
-    func render(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
-        var values = values
+    /// Renders a page. Optional values that are `nil` are left out, so `{{#error}}` sections stay closed.
+    func render(_ template: String, _ values: [String: Any?], status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
+        var values = values.compactMapValues { $0 }
         values["version"] = porticoVersion
         let html = library.render(values, withTemplate: template) ?? "<p>page \(template) is missing</p>"
         var headers = Self.pageHeaders()
@@ -28,7 +29,7 @@ struct WebPages: Sendable {
     }
 
     func error(_ heading: String, _ message: String, code: String? = nil, status: HTTPResponse.Status = .badRequest) -> Response {
-        render("error", ["heading": heading, "message": message, "code": code as Any], status: status)
+        render("error", ["heading": heading, "message": message, "code": code], status: status)
     }
 
     /// Pages are never cached, never framed (no clickjacking of the consent form) and load nothing external.
