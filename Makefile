@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 PORTICO_DEBUG := $(CURDIR)/.build/debug/portico
 DEMO_DIR ?= ./portico-data
 
-.PHONY: all build test unit e2e demo bench clean help
+.PHONY: all build test unit e2e demo bench clean help browser-deps
 
 all: build
 
@@ -26,13 +26,21 @@ $(VENV)/.installed: Tests/EndToEnd/requirements.txt
 	$(VENV)/bin/pip install --quiet -r Tests/EndToEnd/requirements.txt
 	touch $@
 
+# The browser tests drive Debian's chromium; install it when it is missing.
+SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then echo "sudo -n"; fi)
+browser-deps:
+	@command -v chromium >/dev/null || { \
+	  echo "installing chromium (Debian) for the browser tests"; \
+	  $(SUDO) apt-get install -y --no-install-recommends chromium fonts-dejavu-core >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update >/dev/null && $(SUDO) apt-get install -y --no-install-recommends chromium fonts-dejavu-core >/dev/null; }; }
+
 unit: build
 	$(SWIFT) test --skip-build
 
-e2e: build $(VENV)/.installed
+e2e: build $(VENV)/.installed browser-deps
 	PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd
 
-test: build $(VENV)/.installed
+test: build $(VENV)/.installed browser-deps
 	$(SWIFT) test --skip-build
 	PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd
 

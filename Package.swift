@@ -105,6 +105,10 @@ let package = Package(
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON"], swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData"], swiftSettings: upcoming),
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth"], swiftSettings: upcoming),
-        .testTarget(name: "PorticoAuthTests", dependencies: ["PorticoAuth", "PorticoData"], swiftSettings: upcoming),
+        .testTarget(
+            name: "PorticoAuthTests",
+            dependencies: ["PorticoAuth", "PorticoData", .product(name: "JWTKit", package: "jwt-kit")],
+            swiftSettings: upcoming
+        ),
     ]
 )

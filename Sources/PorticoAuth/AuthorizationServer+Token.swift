@@ -349,10 +349,11 @@ extension AuthorizationServer {
         let claims: AccessTokenClaims
         do {
             claims = try await keys.verify(token)
+        } catch let error as JWTError where error.errorType == .claimVerificationFailure {
+            if error.failedClaim is ExpirationClaim { return .failure(TokenRejection("the access token has expired")) }
+            if error.failedClaim is NotBeforeClaim { return .failure(TokenRejection("the access token is not valid yet")) }
+            return .failure(TokenRejection("the access token is not valid (\(error.reason ?? "a claim failed"))"))
         } catch {
-            let text = "\(error)"
-            if text.contains("xpired") { return .failure(TokenRejection("the access token has expired")) }
-            if text.contains("not before") || text.contains("notBefore") || text.contains("nbf") { return .failure(TokenRejection("the access token is not valid yet")) }
             return .failure(TokenRejection("the access token is not valid (bad signature, key or format)"))
         }
         guard claims.iss.value == issuer else { return .failure(TokenRejection("the access token was issued by another server")) }

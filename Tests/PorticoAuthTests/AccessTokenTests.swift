@@ -1,0 +1,91 @@
+import Foundation
+import JWTKit
+@testable import PorticoAuth
+import PorticoData
+import PorticoJSON
+import Testing
+
+@Suite struct AccessTokenTests {
+    let resource = "\(AuthFixture.issuer)/api/mcp"
+
+    func verdict(_ f: AuthFixture, _ token: String) async -> String {
+        switch await f.server.verifyAccessToken(token, resource: resource) {
+        case .success: return "ok"
+        case .failure(let reason): return reason.description
+        }
+    }
+
+    @Test func aValidTokenPasses() async throws {
+        let f = try await AuthFixture.make()
+        defer { Task { await f.close() } }
+        #expect(await verdict(f, try await f.keys.sign(f.claims())) == "ok")
+    }
+
+    @Test func refusesForgedAndMisaddressedTokens() async throws {
+        let f = try await AuthFixture.make()
+        defer { Task { await f.close() } }
+        let good = try await f.keys.sign(f.claims())
+        let parts = good.split(separator: ".").map(String.init)
+
+        // alg: none, with and without our kid
+        let noneHeader = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
+        #expect(await verdict(f, "\(noneHeader).\(parts[1]).").contains("not valid"))
+        // another key under our kid
+        let foreign = JWTKeyCollection()
+        let kid = try JSONParser.parse(Base64URL.decode(parts[0])!)["kid"]!.stringValue!
+        await foreign.add(ecdsa: ES256PrivateKey(), kid: JWKIdentifier(string: kid))
+        #expect(await verdict(f, try await foreign.sign(f.claims(), kid: JWKIdentifier(string: kid))).contains("not valid"))
+        // a tampered payload
+        var payload = try JSONParser.parse(Base64URL.decode(parts[1])!).objectValue!
+        payload["scope"] = "mcp admin"
+        #expect(await verdict(f, "\(parts[0]).\(Base64URL.encode(JSON.object(payload).serialized)).\(parts[2])").contains("not valid"))
+        // expired, not yet valid
+        #expect(await verdict(f, try await f.keys.sign(f.claims(expires: Date().addingTimeInterval(-10)))).contains("expired"))
+        #expect(await verdict(f, try await f.keys.sign(f.claims(notBefore: Date().addingTimeInterval(3600)))).contains("not valid yet"))
+        // another resource, another issuer
+        #expect(await verdict(f, try await f.keys.sign(f.claims(aud: "\(AuthFixture.issuer)/api/__app/other/mcp"))).contains("another resource"))
+        #expect(await verdict(f, try await f.keys.sign(f.claims(iss: "https://evil.example"))).contains("another server"))
+        // garbage
+        #expect(await verdict(f, "a.b.c") != "ok")
+        #expect(await verdict(f, "") != "ok")
+    }
+
+    @Test func revokedTokensAndGrantsAreRefused() async throws {
+        let f = try await AuthFixture.make()
+        defer { Task { await f.close() } }
+        let claims = f.claims(gid: "g1")
+        let token = try await f.keys.sign(claims)
+        #expect(await verdict(f, token) == "ok")
+        try await f.revocations.revoke("grant:g1", expiresAt: Int64(Date().timeIntervalSince1970) + 60)
+        #expect(await verdict(f, token).contains("revoked"))
+        let single = f.claims()
+        let other = try await f.keys.sign(single)
+        try await f.revocations.revoke("token:\(single.jti.value)", expiresAt: Int64(Date().timeIntervalSince1970) + 60)
+        #expect(await verdict(f, other).contains("revoked"))
+    }
+
+    @Test func rotationKeepsOldTokensValidAndSignsWithTheNewKey() async throws {
+        let f = try await AuthFixture.make()
+        defer { Task { await f.close() } }
+        let before = try await f.keys.sign(f.claims())
+        let kidBefore = try JSONParser.parse(Base64URL.decode(String(before.split(separator: ".")[0]))!)["kid"]
+        try await f.keys.rotate()
+        try await f.keys.refresh()
+        let after = try await f.keys.sign(f.claims())
+        let kidAfter = try JSONParser.parse(Base64URL.decode(String(after.split(separator: ".")[0]))!)["kid"]
+        #expect(kidBefore != kidAfter)
+        #expect(await verdict(f, before) == "ok", "a token signed before the rotation stays valid")
+        #expect(await verdict(f, after) == "ok")
+        let jwks = try await f.keys.jwks()["keys"]?.arrayValue ?? []
+        #expect(jwks.count == 2)
+        #expect(jwks.allSatisfy { $0["alg"] == "ES256" && $0["kty"] == "EC" && $0["d"] == nil }, "only public keys are published")
+    }
+
+    @Test func signingKeysAreSealedAtRest() async throws {
+        let f = try await AuthFixture.make()
+        defer { Task { await f.close() } }
+        let rows = try await f.store.query("SELECT sealed_private_key FROM portico_signing_keys")
+        let sealed = rows.first?.string("sealed_private_key") ?? ""
+        #expect(!sealed.isEmpty && !sealed.contains("PRIVATE KEY"))
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+@testable import PorticoAuth
+import PorticoJSON
+import Testing
+
+@Suite struct OAuthRulesTests {
+    @Test func pkceAcceptsOnlyTheMatchingS256Verifier() {
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+        let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  // RFC 7636 appendix B
+        #expect(AuthorizationServer.pkceMatches(verifier: verifier, challenge: challenge))
+        #expect(!AuthorizationServer.pkceMatches(verifier: verifier + "x", challenge: challenge))
+        #expect(!AuthorizationServer.pkceMatches(verifier: "short", challenge: challenge))
+        #expect(!AuthorizationServer.pkceMatches(verifier: verifier, challenge: verifier), "plain is not accepted")
+    }
+
+    @Test func redirectURIsMatchExactlyExceptLoopbackPorts() {
+        let registered = ["https://app.example/cb", "http://127.0.0.1:3000/callback", "http://localhost/cb"]
+        #expect(RedirectURI.matches("https://app.example/cb", registered: registered))
+        #expect(!RedirectURI.matches("https://app.example/cb/", registered: registered))
+        #expect(!RedirectURI.matches("https://app.example/cb?x=1", registered: registered))
+        #expect(!RedirectURI.matches("https://APP.example/cb", registered: registered))
+        #expect(RedirectURI.matches("http://127.0.0.1:51234/callback", registered: registered))
+        #expect(RedirectURI.matches("http://localhost:8080/cb", registered: registered))
+        #expect(!RedirectURI.matches("http://127.0.0.1:51234/other", registered: registered))
+        #expect(!RedirectURI.matches("http://localhost.evil.example:80/cb", registered: registered))
+        #expect(!RedirectURI.matches("http://127.0.0.1@evil.example/callback", registered: registered))
+    }
+
+    @Test func redirectURIRules() {
+        #expect(RedirectURI.validationProblem("https://app.example/cb") == nil)
+        #expect(RedirectURI.validationProblem("http://127.0.0.1:8/cb") == nil)
+        #expect(RedirectURI.validationProblem("http://[::1]:8/cb") == nil)
+        #expect(RedirectURI.validationProblem("http://app.example/cb") != nil)
+        #expect(RedirectURI.validationProblem("https://app.example/cb#f") != nil)
+        #expect(RedirectURI.validationProblem("myapp://cb") != nil)
+        #expect(RedirectURI.validationProblem("https://user@app.example/cb") != nil)
+        #expect(RedirectURI.validationProblem("not a url") != nil)
+    }
+
+    @Test func ipAllowListsMatchAddressesAndRanges() {
+        #expect(IPAllowlist.allows("10.1.2.3", entries: []))
+        #expect(IPAllowlist.allows("10.1.2.3", entries: ["10.1.2.0/24"]))
+        #expect(!IPAllowlist.allows("10.1.3.3", entries: ["10.1.2.0/24"]))
+        #expect(IPAllowlist.allows("::ffff:10.1.2.3", entries: ["10.1.2.3"]))
+        #expect(IPAllowlist.allows("2001:db8::1", entries: ["2001:db8::/32"]))
+        #expect(!IPAllowlist.allows("2001:db9::1", entries: ["2001:db8::/32"]))
+        #expect(!IPAllowlist.allows(nil, entries: ["10.0.0.0/8"]))
+        #expect(IPAllowlist.invalidEntry(in: ["10.0.0.0/33"]) == "10.0.0.0/33")
+        #expect(IPAllowlist.invalidEntry(in: ["300.1.1.1"]) == "300.1.1.1")
+        #expect(IPAllowlist.invalidEntry(in: ["10.0.0.0/8", "::1"]) == nil)
+    }
+
+    @Test func scopesExpandAndRefuseUnknownOnes() {
+        let (set, unknown) = ScopeSet.parse("mcp read application:write nonsense")
+        #expect(unknown == ["nonsense"])
+        #expect(set.contains(Scope(.read, .data)) && set.contains(Scope(.write, .application)) && !set.contains(Scope(.write, .data)))
+        let policy = AccessPolicy()
+        #expect(policy.scopes(for: .viewer).map(\.name) == ["read:data", "read:schema", "read:datasource", "read:apikey", "write:apikey"])
+        #expect(policy.scopes(for: .admin).count == 14)
+    }
+
+    @Test func basicCredentialsArePercentDecoded() {
+        let header = "Basic " + Data("my%20client:s%3Acret".utf8).base64EncodedString()
+        let decoded = AuthorizationServer.basicCredentials(header)
+        #expect(decoded?.0 == "my client" && decoded?.1 == "s:cret")
+        #expect(AuthorizationServer.basicCredentials("Basic !!!") == nil)
+    }
+}
+
+/// A client's own web server, standing in for the network in these tests.
+struct FakeMetadataHost: ClientMetadataFetcher {
+    let documents: [String: JSON]
+    func fetch(_ url: String) async throws -> JSON {
+        guard let document = documents[url] else { throw URLError(.fileDoesNotExist) }
+        return document
+    }
+}
+
+@Suite struct ClientMetadataDocumentTests {
+    let url = "https://client.example/oauth/metadata.json"
+
+    @Test func aValidDocumentMakesAPublicClient() async throws {
+        let f = try await AuthFixture.make(fetcher: FakeMetadataHost(documents: [url: [
+            "client_id": .string(url), "client_name": "Example Agent", "redirect_uris": ["http://127.0.0.1:7777/cb"],
+        ]]))
+        defer { Task { await f.close() } }
+        let client = try #require(try await f.server.client(id: url))
+        #expect(client.kind == .metadataDocument && !client.isConfidential && client.displayName == "Example Agent")
+        let request = await f.server.validateAuthorization([
+            ("response_type", "code"), ("client_id", url), ("redirect_uri", "http://127.0.0.1:7777/cb"),
+            ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"), ("code_challenge_method", "S256"),
+        ])
+        guard case .success = request else { Issue.record("the request should be valid: \(request)"); return }
+    }
+
+    static let badDocuments: [(JSON, String)] = [
+        (JSON.object(["client_id": "https://other.example/doc", "client_name": "x", "redirect_uris": ["https://a.example/cb"]]), "must equal its URL"),
+        (["client_id": "https://client.example/oauth/metadata.json", "redirect_uris": ["https://a.example/cb"]], "client_name"),
+        (["client_id": "https://client.example/oauth/metadata.json", "client_name": "x"], "redirect_uris"),
+        (["client_id": "https://client.example/oauth/metadata.json", "client_name": "x", "redirect_uris": ["http://evil.example/cb"]], "unusable redirect"),
+        (["client_id": "https://client.example/oauth/metadata.json", "client_name": "x", "redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_basic"], "public client"),
+        (["not": "a client"], "must equal its URL"),
+    ]
+
+    @Test(arguments: badDocuments)
+    func badDocumentsAreRefused(document: JSON, mention: String) async throws {
+        let f = try await AuthFixture.make(fetcher: FakeMetadataHost(documents: [url: document]))
+        defer { Task { await f.close() } }
+        do {
+            _ = try await f.server.client(id: url)
+            Issue.record("expected a refusal")
+        } catch {
+            #expect(error.code == "invalid_client")
+            #expect(error.description.contains(mention), "\(error.description)")
+        }
+    }
+
+    @Test func unreachableDocumentsAndNonDocumentIDs() async throws {
+        let f = try await AuthFixture.make(fetcher: FakeMetadataHost(documents: [:]))
+        defer { Task { await f.close() } }
+        await #expect(throws: OAuthError.self) { _ = try await f.server.client(id: url) }
+        #expect(try await f.server.client(id: "https://client.example") == nil, "a URL without a path is not a document id")
+        #expect(try await f.server.client(id: "plain-unknown-id") == nil)
+    }
+}
