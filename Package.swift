@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",
-            dependencies: ["PorticoAuth", "PorticoData", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["PorticoAuth", "PorticoData", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming
         ),
     ]

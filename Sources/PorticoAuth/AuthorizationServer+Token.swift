@@ -21,6 +21,10 @@ extension AuthorizationServer {
         guard client.grantTypes.contains(grantType) else {
             throw .unauthorizedClient("client '\(client.clientID)' may not use the \(grantType) grant")
         }
+        // An application's IP allow-list covers every use of its credentials.
+        guard IPAllowlist.allows(remoteAddress, entries: client.ipAllowlist) else {
+            throw .accessDenied("requests from \(remoteAddress ?? "this address") are not in the client's IP allow-list")
+        }
         do {
             switch grantType {
             case "authorization_code": return try await exchangeCode(fields, client: client)
@@ -112,9 +116,6 @@ extension AuthorizationServer {
 
     func clientCredentials(_ fields: [String: String], client: OAuthClient, remoteAddress: String?) async throws -> JSON {
         guard client.isConfidential else { throw OAuthError.unauthorizedClient("the client credentials grant needs a confidential client") }
-        guard IPAllowlist.allows(remoteAddress, entries: client.ipAllowlist) else {
-            throw OAuthError.accessDenied("requests from \(remoteAddress ?? "this address") are not in the client's IP allow-list")
-        }
         var scopes: ScopeSet
         if let text = fields["scope"] {
             let (parsed, unknown) = ScopeSet.parse(text)

@@ -39,6 +39,8 @@ public final class TokenKeys: Sendable {
     public let rotationInterval: Int64
     /// The longest access-token lifetime, so retired keys outlive their tokens.
     public let maxTokenLifetime: Int64
+    /// The least time between reloads caused by tokens naming a key this replica does not know.
+    let reloadInterval: Duration
 
     struct Loaded: Sendable {
         var collection: JWTKeyCollection
@@ -49,7 +51,11 @@ public final class TokenKeys: Sendable {
 
     private let loaded = Mutex<Loaded?>(nil)
 
-    public init(database: any Database, masterKey: MasterKey, logger: Logger, rotationInterval: Int64 = 30 * 86400, maxTokenLifetime: Int64 = 86400) {
+    public init(
+        database: any Database, masterKey: MasterKey, logger: Logger, rotationInterval: Int64 = 30 * 86400, maxTokenLifetime: Int64 = 86400,
+        reloadInterval: Duration = .seconds(5)
+    ) {
+        self.reloadInterval = reloadInterval
         self.database = database
         self.masterKey = masterKey
         self.logger = logger
@@ -81,6 +87,8 @@ public final class TokenKeys: Sendable {
             if activeKid == nil, row.int("retired_at") == nil { activeKid = kid }
         }
         guard let activeKid else { throw StoreError(kind: .other, message: "no active signing key", sql: "") }
+        // No default key: a token must name its key, and an unknown kid fails rather than trying another key.
+        await collection.clearDefault()
         loaded.withLock { $0 = Loaded(collection: collection, activeKid: activeKid, jwks: ["keys": .array(keys)], loadedAt: .now) }
     }
 
@@ -102,6 +110,7 @@ public final class TokenKeys: Sendable {
             insert.append(")")
             try await db.execute(insert)
         }
+        loaded.withLock { $0 = nil }  // sign with the new key from now on
         logger.info("rotated the token signing key", metadata: ["kid": "\(kid)"])
     }
 
@@ -126,8 +135,10 @@ public final class TokenKeys: Sendable {
         let state = try await current()
         do {
             return try await state.collection.verify(token, as: AccessTokenClaims.self)
-        } catch let error as JWTError where "\(error)".contains("kid") || "\(error)".contains("No signer") {
-            // A key another replica created since our last load: reload once.
+        } catch let error as JWTError where error.errorType == .noKeyProvided || error.errorType == .unknownKID {
+            // Perhaps a key another replica created since our last load: reload, at most every few
+            // seconds, so tokens with made-up kids cannot make every request read the database.
+            guard ContinuousClock.now - state.loadedAt >= reloadInterval else { throw error }
             try await refresh()
             return try await loaded.withLock { $0 }!.collection.verify(token, as: AccessTokenClaims.self)
         }

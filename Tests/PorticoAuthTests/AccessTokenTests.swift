@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import Logging
 @testable import PorticoAuth
 import PorticoData
 import PorticoJSON
@@ -79,6 +80,26 @@ import Testing
         let jwks = try await f.keys.jwks()["keys"]?.arrayValue ?? []
         #expect(jwks.count == 2)
         #expect(jwks.allSatisfy { $0["alg"] == "ES256" && $0["kty"] == "EC" && $0["d"] == nil }, "only public keys are published")
+    }
+
+    @Test func aKeyRotatedByAnotherReplicaIsPickedUp() async throws {
+        let f = try await AuthFixture.make()
+        defer { Task { await f.close() } }
+        let master = try MasterKey.load(environment: nil, dataDirectory: f.directory.path)
+        let otherReplica = TokenKeys(database: f.store, masterKey: master, logger: .init(label: "b"))
+        try await otherReplica.rotate()
+        let token = try await otherReplica.sign(f.claims())
+        let throttled = TokenKeys(database: f.store, masterKey: master, logger: .init(label: "c"), reloadInterval: .seconds(3600))
+        try await throttled.refresh()
+        try await otherReplica.rotate()
+        let newer = try await otherReplica.sign(f.claims())
+        await #expect(throws: (any Error).self, "reloads are rate-limited") { _ = try await throttled.verify(newer) }
+        let eager = TokenKeys(database: f.store, masterKey: master, logger: .init(label: "d"), reloadInterval: .zero)
+        try await eager.refresh()
+        _ = try await eager.verify(token)
+        try await otherReplica.rotate()
+        let newest = try await otherReplica.sign(f.claims())
+        #expect(try await eager.verify(newest).sub.value == "user:1", "an unknown kid triggers one reload")
     }
 
     @Test func signingKeysAreSealedAtRest() async throws {
