@@ -62,8 +62,7 @@ struct APIKeyCommand: AsyncParsableCommand {
             let now = Int64(Date().timeIntervalSince1970)
             print("id\tuser\tname\tscopes\tstatus")
             for key in try await stores.apiKeys.list(userID: userID) {
-                let status = key.revokedAt != nil ? "revoked" : (key.isActive(at: now) ? "active" : "expired")
-                print("\(key.id)\t\(key.userName)\t\(key.name)\t\(key.scopes?.text ?? "*")\t\(status)")
+                print("\(key.id)\t\(key.userName)\t\(key.name)\t\(key.scopes?.text ?? "*")\t\(key.status(at: now))")
             }
         }
     }

@@ -20,10 +20,7 @@ struct AppCommand: AsyncParsableCommand {
             }
             try await common.withStores { stores in
                 guard try await !stores.appNames().contains(name) else { throw ValidationError("app '\(name)' already exists") }
-                var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")
-                insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(Int64(Date().timeIntervalSince1970)))], separator: ", ")
-                insert.append(")")
-                try await stores.database.execute(insert)
+                try await stores.createApp(name)
                 if let admin {
                     guard let user = try await stores.users.find(name: admin) else { throw ValidationError("there is no user named '\(admin)'") }
                     try await stores.users.setRole(app: name, userID: user.id, role: .admin)

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoJSON
 public import PorticoData
 
 /// An API key as stored: never its secret, only the secret's digest.
@@ -16,6 +17,11 @@ public struct APIKey: Sendable, Hashable {
     public func isActive(at now: Int64) -> Bool {
         revokedAt == nil && (expiresAt.map { now < $0 } ?? true)
     }
+
+    /// `active`, `revoked` or `expired`.
+    public func status(at now: Int64) -> String {
+        revokedAt != nil ? "revoked" : (isActive(at: now) ? "active" : "expired")
+    }
 }
 
 /// Creates, lists, revokes and checks API keys. A key reads `pk_<id>_<secret>`: the id finds
@@ -25,7 +31,7 @@ public final class APIKeyStore: Sendable {
     let users: UserStore
     /// Recently checked keys: a replica sees another's revocation within this many seconds.
     public static let cacheSeconds: Int64 = 5
-    private let cache = LockedDictionary<String, (key: APIKey, digest: String, roles: [String: Role?], fetched: Int64)>()
+    private let cache = LockedDictionary<String, (key: APIKey, digest: String, fetched: Int64)>()
     private let lastUsedWrites = LockedDictionary<String, Int64>()
 
     public init(database: any Database, users: UserStore) {
@@ -52,7 +58,7 @@ public final class APIKeyStore: Sendable {
     }
 
     public func list(userID: Int64? = nil) async throws -> [APIKey] {
-        var q = SQLFragment("SELECT k.id, k.user_id, u.name AS user_name, k.name, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at FROM portico_api_keys AS k JOIN portico_users AS u ON u.id = k.user_id")
+        var q = SQLFragment("SELECT \(Self.columns) FROM \(Self.tables)")
         if let userID {
             q.append(" WHERE k.user_id = ")
             q.append(bind: .int(userID))
@@ -88,13 +94,15 @@ public final class APIKeyStore: Sendable {
 
     public static func looksLikeKey(_ token: String) -> Bool { parse(token) != nil }
 
-    /// The key a token names with the user's role in `app`, or why it is refused.
-    public func check(token: String, app: String) async throws -> Result<(APIKey, Role?), KeyRefusal> {
+    /// The key a token names, or why it is refused.
+    public func check(token: String) async throws -> Result<APIKey, KeyRefusal> {
         guard let (id, secret) = Self.parse(token) else { return .failure(.malformed) }
         let now = Int64(Date().timeIntervalSince1970)
-        var entry = cache.get(id)
-        if entry == nil || now - entry!.fetched >= Self.cacheSeconds {
-            var q = SQLFragment("SELECT k.id, k.user_id, u.name AS user_name, u.disabled, k.name, k.secret_hash, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at FROM portico_api_keys AS k JOIN portico_users AS u ON u.id = k.user_id WHERE k.id = ")
+        let found: (key: APIKey, digest: String, fetched: Int64)
+        if let cached = cache.get(id), now - cached.fetched < Self.cacheSeconds {
+            found = cached
+        } else {
+            var q = SQLFragment("SELECT \(Self.columns), u.disabled, k.secret_hash FROM \(Self.tables) WHERE k.id = ")
             q.append(bind: .text(id))
             guard let row = try await database.query(q).first else {
                 _ = Secrets.constantTimeEqual(Secrets.sha256Hex(secret), String(repeating: "0", count: 64))
@@ -102,21 +110,13 @@ public final class APIKeyStore: Sendable {
             }
             var key = Self.key(row)
             if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
-            entry = (key, row.string("secret_hash") ?? "", [:], now)
+            found = (key, row.string("secret_hash") ?? "", now)
+            cache.set(id, found)
         }
-        guard var found = entry else { return .failure(.unknown) }
         guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
         guard found.key.isActive(at: now) else { return .failure(found.key.revokedAt != nil ? .revoked : .expired) }
-        let role: Role?
-        if let cached = found.roles[app] {
-            role = cached
-        } else {
-            role = try await users.role(app: app, userID: found.key.userID)
-            found.roles[app] = role
-        }
-        cache.set(id, found)
         touch(found.key, now: now)
-        return .success((found.key, role))
+        return .success(found.key)
     }
 
     /// Records use at most once a minute per key, off the request's path.
@@ -132,6 +132,9 @@ public final class APIKeyStore: Sendable {
             try? await database.execute(q)
         }
     }
+
+    static let columns = "k.id, k.user_id, u.name AS user_name, k.name, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at"
+    static let tables = "portico_api_keys AS k JOIN portico_users AS u ON u.id = k.user_id"
 
     static func key(_ row: Row) -> APIKey {
         APIKey(
@@ -158,7 +161,7 @@ public enum KeyRefusal: Error, Sendable, CustomStringConvertible {
 
 /// A dictionary guarded by a mutex.
 final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let storage = LockedBox<[Key: Value]>([:])
+    private let storage = LockedValue<[Key: Value]>([:])
 
     func get(_ key: Key) -> Value? { storage.withLock { $0[key] } }
     func set(_ key: Key, _ value: Value) { storage.withLock { $0[key] = value } }

@@ -43,24 +43,12 @@ extension AuthorizationServer {
         guard let code = fields["code"], let verifier = fields["code_verifier"] else {
             throw OAuthError.invalidRequest("code and code_verifier are required")
         }
-        let hash = Secrets.sha256Hex(code)
         let now = Self.now
-        // Marking the code used and reading it is one statement, so two racing redemptions cannot both win.
-        var claim = SQLFragment("UPDATE portico_oauth_codes SET used_at = ")
-        claim.append(bind: .int(now))
-        claim.append(" WHERE code_hash = ")
-        claim.append(bind: .text(hash))
-        claim.append(" AND used_at IS NULL RETURNING grant_id, client_id, redirect_uri, code_challenge, expires_at")
-        guard let row = try await database.query(claim).first, let grantID = row.string("grant_id") else {
-            var lookup = SQLFragment("SELECT grant_id FROM portico_oauth_codes WHERE code_hash = ")
-            lookup.append(bind: .text(hash))
-            if let replayed = try await database.query(lookup).first?.string("grant_id") {
-                try await revokeGrant(replayed)
-                logger.warning("authorization code replayed; its grant is revoked", metadata: ["grant": "\(replayed)"])
-                throw OAuthError.invalidGrant("the authorization code was already used; the tokens issued with it are now revoked")
-            }
-            throw OAuthError.invalidGrant("the authorization code is not valid")
-        }
+        let (row, grantID) = try await redeem(
+            Secrets.sha256Hex(code), in: "portico_oauth_codes", keyColumn: "code_hash", returning: "client_id, redirect_uri, code_challenge, expires_at",
+            now: now, reused: "the authorization code was already used; the tokens issued with it are now revoked",
+            invalid: "the authorization code is not valid"
+        )
         guard row.string("client_id") == client.clientID else { throw OAuthError.invalidGrant("the authorization code was issued to another client") }
         guard (row.int("expires_at") ?? 0) > now else { throw OAuthError.invalidGrant("the authorization code has expired; start the authorization again") }
         guard fields["redirect_uri"] == nil || fields["redirect_uri"] == row.string("redirect_uri") else {
@@ -76,26 +64,36 @@ extension AuthorizationServer {
         return try await issue(grant: grant, client: client, withRefresh: grant.scopes.contains(.offlineAccess) && client.grantTypes.contains("refresh_token"))
     }
 
+    /// Marks a one-time credential (an authorization code or a refresh token, stored by its hash) used and returns its
+    /// row and grant. Marking and reading are one statement, so two racing redemptions cannot both win. A credential
+    /// that was already used comes back from someone holding a copy: the whole grant it belongs to is revoked.
+    private func redeem(
+        _ hash: String, in table: String, keyColumn: String, returning columns: String, now: Int64, reused: String, invalid: String
+    ) async throws -> (Row, String) {
+        var claim = SQLFragment("UPDATE \(table) SET used_at = ")
+        claim.append(bind: .int(now))
+        claim.append(" WHERE \(keyColumn) = ")
+        claim.append(bind: .text(hash))
+        claim.append(" AND used_at IS NULL RETURNING grant_id, \(columns)")
+        if let row = try await database.query(claim).first, let grantID = row.string("grant_id") { return (row, grantID) }
+        var lookup = SQLFragment("SELECT grant_id FROM \(table) WHERE \(keyColumn) = ")
+        lookup.append(bind: .text(hash))
+        if let grantID = try await database.query(lookup).first?.string("grant_id") {
+            try await revokeGrant(grantID)
+            logger.warning("a used one-time credential came back; its grant is revoked", metadata: ["grant": "\(grantID)", "table": "\(table)"])
+            throw OAuthError.invalidGrant(reused)
+        }
+        throw OAuthError.invalidGrant(invalid)
+    }
+
     func refresh(_ fields: [String: String], client: OAuthClient) async throws -> JSON {
         guard let token = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
-        let hash = Secrets.sha256Hex(token)
         let now = Self.now
-        var claim = SQLFragment("UPDATE portico_oauth_refresh_tokens SET used_at = ")
-        claim.append(bind: .int(now))
-        claim.append(" WHERE token_hash = ")
-        claim.append(bind: .text(hash))
-        claim.append(" AND used_at IS NULL RETURNING grant_id, expires_at")
-        guard let row = try await database.query(claim).first, let grantID = row.string("grant_id") else {
-            var lookup = SQLFragment("SELECT grant_id FROM portico_oauth_refresh_tokens WHERE token_hash = ")
-            lookup.append(bind: .text(hash))
-            if let reused = try await database.query(lookup).first?.string("grant_id") {
-                // A rotated refresh token came back: someone holds a copy. End the whole family.
-                try await revokeGrant(reused)
-                logger.warning("refresh token reused; its family is revoked", metadata: ["grant": "\(reused)"])
-                throw OAuthError.invalidGrant("the refresh token was already used; every token of this authorization is now revoked")
-            }
-            throw OAuthError.invalidGrant("the refresh token is not valid")
-        }
+        let (row, grantID) = try await redeem(
+            Secrets.sha256Hex(token), in: "portico_oauth_refresh_tokens", keyColumn: "token_hash", returning: "expires_at",
+            now: now, reused: "the refresh token was already used; every token of this authorization is now revoked",
+            invalid: "the refresh token is not valid"
+        )
         guard (row.int("expires_at") ?? 0) > now else { throw OAuthError.invalidGrant("the refresh token has expired") }
         guard var grant = try await grant(grantID), grant.revokedAt == nil, !revocations.contains("grant:\(grantID)") else {
             throw OAuthError.invalidGrant("the authorization was revoked")
@@ -175,9 +173,11 @@ extension AuthorizationServer {
         return .object(response)
     }
 
+    /// The characters of a code verifier (RFC 7636 §4.1).
+    private static let verifierCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     static func pkceMatches(verifier: String, challenge: String) -> Bool {
-        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        guard (43...128).contains(verifier.count), verifier.allSatisfy(allowed.contains) else { return false }
+        guard (43...128).contains(verifier.count), verifier.allSatisfy(verifierCharacters.contains) else { return false }
         let digest = Base64URL.encode(Array(SHA256.hash(data: Array(verifier.utf8))))
         return constantTimeEqual(Array(digest.utf8), Array(challenge.utf8))
     }
@@ -198,10 +198,12 @@ extension AuthorizationServer {
     }
 
     func grant(_ id: String) async throws -> Grant? {
-        var q = SQLFragment("SELECT id, client_id, user_id, app, scopes, resource, revoked_at, created_at, last_used_at FROM portico_oauth_grants WHERE id = ")
+        var q = SQLFragment("SELECT \(Self.grantColumns) FROM portico_oauth_grants WHERE id = ")
         q.append(bind: .text(id))
         return try await database.query(q).first.map(Self.grant)
     }
+
+    static let grantColumns = "id, client_id, user_id, app, scopes, resource, revoked_at, created_at, last_used_at"
 
     static func grant(_ row: Row) -> Grant {
         Grant(
@@ -212,7 +214,7 @@ extension AuthorizationServer {
 
     /// A user's live grants: the applications connected to their account.
     public func grants(userID: Int64) async throws -> [Grant] {
-        var q = SQLFragment("SELECT id, client_id, user_id, app, scopes, resource, revoked_at, created_at, last_used_at FROM portico_oauth_grants WHERE revoked_at IS NULL AND user_id = ")
+        var q = SQLFragment("SELECT \(Self.grantColumns) FROM portico_oauth_grants WHERE revoked_at IS NULL AND user_id = ")
         q.append(bind: .int(userID))
         q.append(" ORDER BY created_at DESC")
         return try await database.query(q).map(Self.grant)
@@ -297,13 +299,10 @@ extension AuthorizationServer {
         if let type = metadata["application_type"]?.stringValue, !["native", "web"].contains(type) {
             throw .invalidClientMetadata("application_type must be native or web")
         }
-        var allowed: ScopeSet?
+        // The scope is checked but does not narrow the client: clients widen their scopes by step-up later.
         if let scope = metadata["scope"]?.stringValue {
-            let (parsed, unknown) = ScopeSet.parse(scope)
+            let unknown = ScopeSet.parse(scope).unknown
             guard unknown.isEmpty else { throw .invalidClientMetadata("unknown scope(s): \(unknown.joined(separator: " "))") }
-            // Clients widen their scopes by step-up later, so dynamic clients are not narrowed here.
-            _ = parsed
-            allowed = nil
         }
         let name = metadata["client_name"]?.stringValue ?? "MCP client"
         guard name.count <= 100 else { throw .invalidClientMetadata("client_name is longer than 100 characters") }
@@ -321,7 +320,7 @@ extension AuthorizationServer {
         let now = Self.now
         let client = OAuthClient(
             clientID: clientID, owner: "main", name: clientID, displayName: name, secretHash: secret.map(Secrets.sha256Hex),
-            redirectURIs: redirectURIs, grantTypes: grantTypes, allowedScopes: allowed, ipAllowlist: [], authMethod: method,
+            redirectURIs: redirectURIs, grantTypes: grantTypes, allowedScopes: nil, ipAllowlist: [], authMethod: method,
             kind: .dynamic, createdBy: nil, createdAt: now, details: details)
         do {
             try await clients.insert(client)

@@ -151,8 +151,8 @@ public final class AuthorizationServer: Sendable {
     public static func basicCredentials(_ header: String) -> (String, String)? {
         let encoded = header.dropFirst(6).trimmingSpaces()
         guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
-        let id = String(text[..<colon]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        let secret = String(text[text.index(after: colon)...]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        let id = FormEncoding.decode(text[..<colon])
+        let secret = FormEncoding.decode(text[text.index(after: colon)...])
         guard let id, let secret, !id.isEmpty else { return nil }
         return (id, secret)
     }
@@ -223,8 +223,7 @@ public final class AuthorizationServer: Sendable {
         var items = parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         if let state { items.append(("state", state)) }
         items.append(("iss", issuer))
-        let query = items.map { "\(FormEncoding.escape($0.0))=\(FormEncoding.escape($0.1))" }.joined(separator: "&")
-        return redirectURI + (redirectURI.contains("?") ? "&" : "?") + query
+        return redirectURI + (redirectURI.contains("?") ? "&" : "?") + FormEncoding.encode(items)
     }
 
     /// The resource scopes a consent screen offers for a request: the ones asked for, or when
@@ -265,9 +264,10 @@ public final class AuthorizationServer: Sendable {
         return authorizationResponse(redirectURI: request.redirectURI, state: request.state, parameters: ["code": code])
     }
 
-    public func deny(_ request: AuthorizationRequest) -> String {
+    /// The redirect telling the client that access was denied, and why.
+    public func deny(_ request: AuthorizationRequest, reason: String = "the user declined the request") -> String {
         authorizationResponse(redirectURI: request.redirectURI, state: request.state, parameters: [
-            "error": "access_denied", "error_description": "the user declined the request",
+            "error": "access_denied", "error_description": reason,
         ])
     }
 }
@@ -278,6 +278,11 @@ public enum FormEncoding {
 
     public static func escape(_ s: String) -> String {
         s.addingPercentEncoding(withAllowedCharacters: unreserved) ?? s
+    }
+
+    /// `name=value&...`, each part escaped.
+    public static func encode(_ pairs: [(String, String)]) -> String {
+        pairs.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
     }
 
     /// Name/value pairs in order; `nil` when the body is not form encoding.

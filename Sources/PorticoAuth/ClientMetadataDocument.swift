@@ -27,8 +27,10 @@ enum ClientMetadataDocument {
         guard let uris = object["redirect_uris"]?.arrayValue?.compactMap(\.stringValue), !uris.isEmpty else {
             throw .invalidClient("the client metadata document at \(url) has no redirect_uris")
         }
-        for uri in uris where RedirectURI.validationProblem(uri) != nil {
-            throw .invalidClient("the client metadata document lists an unusable redirect URI '\(uri)': \(RedirectURI.validationProblem(uri)!)")
+        for uri in uris {
+            if let problem = RedirectURI.validationProblem(uri) {
+                throw .invalidClient("the client metadata document lists an unusable redirect URI '\(uri)': \(problem)")
+            }
         }
         let method = object["token_endpoint_auth_method"]?.stringValue ?? "none"
         guard method == "none", object["client_secret"] == nil else {
@@ -56,7 +58,7 @@ public enum RedirectURI {
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
+    public static func isLoopback(_ host: String) -> Bool {
         ["127.0.0.1", "localhost", "[::1]", "::1"].contains(host.lowercased())
     }
 

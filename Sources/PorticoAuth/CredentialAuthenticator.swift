@@ -47,8 +47,9 @@ public struct CredentialAuthenticator: Authenticator {
     }
 
     func apiKey(_ token: String, app: String) async throws -> AuthOutcome {
-        switch try await keys.check(token: token, app: app) {
-        case .success(let (key, role)):
+        switch try await keys.check(token: token) {
+        case .success(let key):
+            let role = try await roles.role(users, app: app, userID: key.userID)
             return .authenticated(Principal(userID: key.userID, userName: key.userName, credential: .apiKey(id: key.id), scopes: key.scopes, role: role))
         case .failure(let refusal):
             return .rejected(refusal.description)

@@ -27,10 +27,6 @@ public enum Secrets {
 
     /// Compares two strings without revealing where they first differ.
     public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for i in x.indices { difference |= x[i] ^ y[i] }
-        return difference == 0
+        PorticoJSON.constantTimeEqual(Array(a.utf8), Array(b.utf8))
     }
 }

@@ -68,11 +68,12 @@ public final class TokenKeys: Sendable {
 
     /// Loads the keys, creating the first one or rotating an old one as needed.
     public func refresh() async throws {
-        var rows = try await database.query("SELECT kid, sealed_private_key, public_jwk, created_at, retired_at FROM portico_signing_keys ORDER BY created_at DESC, kid")
+        let select = "SELECT kid, sealed_private_key, public_jwk, created_at, retired_at FROM portico_signing_keys ORDER BY created_at DESC, kid"
+        var rows = try await database.query(select)
         let active = rows.first { $0.int("retired_at") == nil }
         if active == nil || Self.now - (active?.int("created_at") ?? 0) >= rotationInterval {
             try await rotate()
-            rows = try await database.query("SELECT kid, sealed_private_key, public_jwk, created_at, retired_at FROM portico_signing_keys ORDER BY created_at DESC, kid")
+            rows = try await database.query(select)
         }
         let collection = JWTKeyCollection()
         var keys: [JSON] = []

@@ -52,27 +52,24 @@ public struct UserStore: Sendable {
     }
 
     public func find(name: String) async throws -> User? {
-        var q = SQLFragment("SELECT id, name, email, disabled, created_at FROM portico_users WHERE name = ")
+        var q = SQLFragment("SELECT \(Self.columns) FROM portico_users WHERE name = ")
         q.append(bind: .text(name))
         return try await database.query(q).first.map(Self.user)
     }
 
     public func find(id: Int64) async throws -> User? {
-        var q = SQLFragment("SELECT id, name, email, disabled, created_at FROM portico_users WHERE id = ")
+        var q = SQLFragment("SELECT \(Self.columns) FROM portico_users WHERE id = ")
         q.append(bind: .int(id))
         return try await database.query(q).first.map(Self.user)
     }
 
     public func list() async throws -> [(User, [String: Role])] {
-        let users = try await database.query("SELECT id, name, email, disabled, created_at FROM portico_users ORDER BY id").map(Self.user)
-        let roles = try await database.query("SELECT app, user_id, role FROM portico_app_users")
-        return users.map { user in
-            var byApp: [String: Role] = [:]
-            for row in roles where row.int("user_id") == user.id {
-                if let app = row.string("app"), let role = row.string("role") { byApp[app] = Role(name: role) }
-            }
-            return (user, byApp)
+        let users = try await database.query("SELECT \(Self.columns) FROM portico_users ORDER BY id").map(Self.user)
+        var roles: [Int64: [String: Role]] = [:]
+        for row in try await database.query("SELECT app, user_id, role FROM portico_app_users") {
+            if let userID = row.int("user_id"), let app = row.string("app"), let role = row.string("role") { roles[userID, default: [:]][app] = Role(name: role) }
         }
+        return users.map { ($0, roles[$0.id] ?? [:]) }
     }
 
     public func setPassword(name: String, password: String) async throws {
@@ -87,11 +84,11 @@ public struct UserStore: Sendable {
 
     /// Checks a password; `nil` for an unknown user, a disabled one, or a wrong password.
     public func verify(name: String, password: String) async throws -> User? {
-        var q = SQLFragment("SELECT id, name, email, disabled, created_at, password_hash FROM portico_users WHERE name = ")
+        var q = SQLFragment("SELECT \(Self.columns), password_hash FROM portico_users WHERE name = ")
         q.append(bind: .text(name))
         guard let row = try await database.query(q).first, let hash = row.string("password_hash") else {
             // Spend the same time as a real check, so timing does not reveal which names exist.
-            _ = try await Self.verify(password, hash: Self.dummyHash)
+            _ = try await Self.verify(password, hash: nil)
             return nil
         }
         let user = Self.user(row)
@@ -99,6 +96,9 @@ public struct UserStore: Sendable {
         return user
     }
 
+    static let columns = "id, name, email, disabled, created_at"
+
+    /// Compared against when there is no real hash; made (once, lazily) on the blocking pool like every other hash.
     static let dummyHash = Bcrypt.hash("portico-timing-equaliser", cost: bcryptCost)
 
     /// bcrypt runs on the blocking pool: it takes tens of milliseconds and must not stall an event loop.
@@ -106,8 +106,20 @@ public struct UserStore: Sendable {
         try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: bcryptCost) }
     }
 
-    static func verify(_ password: String, hash: String) async throws -> Bool {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+    /// Checks `password` against `hash`, or against a dummy hash (spending the same time) when there is none.
+    static func verify(_ password: String, hash: String?) async throws -> Bool {
+        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash ?? dummyHash) }
+    }
+
+    /// A user's role in each app they belong to.
+    public func roles(userID: Int64) async throws -> [String: Role] {
+        var q = SQLFragment("SELECT app, role FROM portico_app_users WHERE user_id = ")
+        q.append(bind: .int(userID))
+        var roles: [String: Role] = [:]
+        for row in try await database.query(q) {
+            if let app = row.string("app"), let role = row.string("role") { roles[app] = Role(name: role) }
+        }
+        return roles
     }
 
     public func role(app: String, userID: Int64) async throws -> Role? {

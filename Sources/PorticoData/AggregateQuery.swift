@@ -117,9 +117,7 @@ struct AggregateBuilder {
             return f
         }, separator: ", ")
         q.append(" FROM ")
-        q.append(identifier: collection.tableName)
-        q.append(" AS ")
-        q.append(identifier: RecordService.rootAlias)
+        q.append(table: collection.tableName, as: RecordService.rootAlias)
         for join in joins.values.sorted(by: { $0.alias < $1.alias }) { q.append(join.sql) }
         let compiler = FilterCompiler(catalog: catalog, flavor: flavor)
         if let condition = try compiler.compile(request.filter, on: collection, alias: RecordService.rootAlias) {
@@ -181,40 +179,20 @@ struct AggregateBuilder {
         let alias = "j\(joins.count + 1)"
         var sql = SQLFragment(" LEFT JOIN ")
         switch relation.type {
-        case .belongsTo:
-            sql.append(identifier: target.tableName)
-            sql.append(" AS ")
-            sql.append(identifier: alias)
+        case .belongsTo, .hasMany:
+            sql.append(table: target.tableName, as: alias)
             sql.append(" ON ")
-            sql.append(column: r.targetKey, of: alias)
-            sql.append(" = ")
-            sql.append(column: r.foreignKey, of: RecordService.rootAlias)
-        case .hasMany:
-            sql.append(identifier: target.tableName)
-            sql.append(" AS ")
-            sql.append(identifier: alias)
-            sql.append(" ON ")
-            sql.append(column: r.foreignKey, of: alias)
-            sql.append(" = ")
-            sql.append(column: r.sourceKey, of: RecordService.rootAlias)
+            sql.append(column: relation.type == .belongsTo ? r.targetKey : r.foreignKey, of: alias, equals: relation.localKey!, of: RecordService.rootAlias)
         case .belongsToMany:
             guard let through = r.through, let otherKey = r.otherKey else { throw .invalid("relation '\(relation.name)' has no junction") }
             let junction = alias + "x"
-            sql.append(identifier: through)
-            sql.append(" AS ")
-            sql.append(identifier: junction)
+            sql.append(table: through, as: junction)
             sql.append(" ON ")
-            sql.append(column: r.foreignKey, of: junction)
-            sql.append(" = ")
-            sql.append(column: r.sourceKey, of: RecordService.rootAlias)
+            sql.append(column: r.foreignKey, of: junction, equals: r.sourceKey, of: RecordService.rootAlias)
             sql.append(" LEFT JOIN ")
-            sql.append(identifier: target.tableName)
-            sql.append(" AS ")
-            sql.append(identifier: alias)
+            sql.append(table: target.tableName, as: alias)
             sql.append(" ON ")
-            sql.append(column: r.targetKey, of: alias)
-            sql.append(" = ")
-            sql.append(column: otherKey, of: junction)
+            sql.append(column: r.targetKey, of: alias, equals: otherKey, of: junction)
         default:
             throw .invalid("'\(relation.name)' is not a relation")
         }

@@ -4,7 +4,7 @@ import PorticoJSON
 /// Reads and writes collection definitions, and keeps each app's catalog in memory.
 public final class CatalogStore: Sendable {
     let database: any Database
-    private let cache = Locked<[String: Catalog]>([:])
+    private let cache = LockedValue<[String: Catalog]>([:])
 
     public init(database: any Database) {
         self.database = database
@@ -52,28 +52,18 @@ public final class CatalogStore: Sendable {
             for collection in ordered {
                 for statement in DDL.createTable(collection, flavor: db.flavor) { try await db.execute(statement) }
                 var insert = SQLFragment("INSERT INTO portico_collections (app, name, title, table_name, created_at) VALUES (")
-                insert.append(bind: .text(app))
-                insert.append(", ")
-                insert.append(bind: .text(collection.name))
-                insert.append(", ")
-                insert.append(bind: collection.title.map { .text($0) } ?? .null)
-                insert.append(", ")
-                insert.append(bind: .text(collection.tableName))
-                insert.append(", ")
-                insert.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+                insert.append(joining: [
+                    .bind(.text(app)), .bind(.text(collection.name)), .bind(collection.title.map { .text($0) } ?? .null),
+                    .bind(.text(collection.tableName)), .bind(.int(Int64(Date().timeIntervalSince1970))),
+                ], separator: ", ")
                 insert.append(")")
                 try await db.execute(insert)
                 for (position, field) in collection.fields.enumerated() {
                     var f = SQLFragment("INSERT INTO portico_fields (app, collection, name, position, definition) VALUES (")
-                    f.append(bind: .text(app))
-                    f.append(", ")
-                    f.append(bind: .text(collection.name))
-                    f.append(", ")
-                    f.append(bind: .text(field.name))
-                    f.append(", ")
-                    f.append(bind: .int(Int64(position)))
-                    f.append(", ")
-                    f.append(bind: .text(FieldCodec.encode(field)))
+                    f.append(joining: [
+                        .bind(.text(app)), .bind(.text(collection.name)), .bind(.text(field.name)),
+                        .bind(.int(Int64(position))), .bind(.text(FieldCodec.encode(field))),
+                    ], separator: ", ")
                     f.append(")")
                     try await db.execute(f)
                 }
@@ -148,7 +138,7 @@ enum FieldCodec {
 /// `CREATE TABLE` and index statements for a collection.
 enum DDL {
     static func createTable(_ collection: CollectionSchema, flavor: SQLFlavor) -> [String] {
-        let q = { (name: String) in "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+        let q = SQLFragment.quote
         let pk = collection.primaryKey
         var lines: [String] = []
         for field in collection.columns {

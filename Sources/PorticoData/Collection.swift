@@ -86,6 +86,13 @@ public struct Field: Sendable, Hashable {
 
     /// Whether this field is a column of the collection's table.
     public var isColumn: Bool { !type.isRelation }
+
+    /// For a relation: the column of this field's own collection that it links on (the foreign
+    /// key of a belongsTo, the source key otherwise).
+    public var localKey: String? {
+        guard let relation else { return nil }
+        return type == .belongsTo ? relation.foreignKey : relation.sourceKey
+    }
 }
 
 /// A data table Portico manages: its fields and the SQL table behind it.

@@ -157,39 +157,23 @@ public struct FilterCompiler: Sendable {
         var link = SQLFragment()
         switch field.type {
         case .belongsTo:
-            f.append(identifier: target.tableName)
-            f.append(" AS ")
-            f.append(identifier: t)
-            link.append(column: relation.targetKey, of: t)
-            link.append(" = ")
-            link.append(column: relation.foreignKey, of: alias)
+            f.append(table: target.tableName, as: t)
+            link.append(column: relation.targetKey, of: t, equals: relation.foreignKey, of: alias)
         case .hasMany:
-            f.append(identifier: target.tableName)
-            f.append(" AS ")
-            f.append(identifier: t)
-            link.append(column: relation.foreignKey, of: t)
-            link.append(" = ")
-            link.append(column: relation.sourceKey, of: alias)
+            f.append(table: target.tableName, as: t)
+            link.append(column: relation.foreignKey, of: t, equals: relation.sourceKey, of: alias)
         case .belongsToMany:
             guard let through = relation.through, let otherKey = relation.otherKey else {
                 throw .invalid("relation '\(field.name)' has no junction collection")
             }
             let junction = try catalog.collection(through)
             let j = scope.make()
-            f.append(identifier: junction.tableName)
-            f.append(" AS ")
-            f.append(identifier: j)
+            f.append(table: junction.tableName, as: j)
             f.append(" JOIN ")
-            f.append(identifier: target.tableName)
-            f.append(" AS ")
-            f.append(identifier: t)
+            f.append(table: target.tableName, as: t)
             f.append(" ON ")
-            f.append(column: relation.targetKey, of: t)
-            f.append(" = ")
-            f.append(column: otherKey, of: j)
-            link.append(column: relation.foreignKey, of: j)
-            link.append(" = ")
-            link.append(column: relation.sourceKey, of: alias)
+            f.append(column: relation.targetKey, of: t, equals: otherKey, of: j)
+            link.append(column: relation.foreignKey, of: j, equals: relation.sourceKey, of: alias)
         default:
             throw .invalid("'\(field.name)' is not a relation")
         }

@@ -36,11 +36,7 @@ public struct Migrator: Sendable {
                     try await db.execute(statement)
                 }
                 var record = SQLFragment("INSERT INTO portico_migrations (version, name, applied_at) VALUES (")
-                record.append(bind: .int(Int64(migration.version)))
-                record.append(", ")
-                record.append(bind: .text(migration.name))
-                record.append(", ")
-                record.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+                record.append(joining: [.bind(.int(Int64(migration.version))), .bind(.text(migration.name)), .bind(.int(Int64(Date().timeIntervalSince1970)))], separator: ", ")
                 record.append(")")
                 try await db.execute(record)
                 return false

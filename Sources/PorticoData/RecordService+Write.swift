@@ -4,9 +4,7 @@ public import PorticoJSON
 extension RecordService {
     /// Inserts one record (`values`), linking relations given by key; returns `{data: record}`.
     public func create(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
-        let catalog = try await catalogs.catalog(app: app)
-        let target = try resolve(request, catalog: catalog)
-        try access.require(target.collection.name, .create)
+        let (catalog, target) = try await resolve(app: app, request, access: access, for: .create)
         guard let values = request.values else { throw DataError.invalid("values is required: the new record's fields, such as {\"Title\": \"...\"}") }
         var draft = try Assignment(values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
         if let association = target.association {
@@ -51,7 +49,7 @@ extension RecordService {
                 if let association = target.association, association.field.type == .belongsToMany {
                     try await Self.linkJunction(association, targetRow: row, catalog: catalog, db: db)
                 }
-                return RowMapping.record(row, collection: collection, columns: collection.columns.map(\.name))
+                return RowMapping.records([row], collection: collection, columns: collection.columns.map(\.name))[0]
             }
         }
         return ["data": .object(created)]
@@ -59,13 +57,11 @@ extension RecordService {
 
     /// Updates the records named by `filterByTk` and/or `filter`; returns `{data: [records]}`.
     public func update(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
-        let catalog = try await catalogs.catalog(app: app)
-        let target = try resolve(request, catalog: catalog)
-        try access.require(target.collection.name, .update)
+        let (catalog, target) = try await resolve(app: app, request, access: access, for: .update)
         guard let values = request.values, !values.isEmpty else {
             throw DataError.invalid("values is required: the fields to change, such as {\"Title\": \"...\"}")
         }
-        guard try hasSelector(request, collection: target.collection) else {
+        guard Self.hasSelector(request) else {
             throw DataError.invalid("an update needs filterByTk or a non-empty filter, so it cannot change every record by accident")
         }
         let assignment = try Assignment(values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
@@ -80,16 +76,12 @@ extension RecordService {
                 var rows: [Row]
                 if assignment.columns.isEmpty {
                     var q = SQLFragment("SELECT * FROM ")
-                    q.append(identifier: collection.tableName)
-                    q.append(" AS ")
-                    q.append(identifier: Self.rootAlias)
+                    q.append(table: collection.tableName, as: Self.rootAlias)
                     if let condition { q.append(" WHERE "); q.append(condition) }
                     rows = try await db.query(q)
                 } else {
                     var q = SQLFragment("UPDATE ")
-                    q.append(identifier: collection.tableName)
-                    q.append(" AS ")
-                    q.append(identifier: Self.rootAlias)
+                    q.append(table: collection.tableName, as: Self.rootAlias)
                     q.append(" SET ")
                     q.append(joining: assignment.columns.map { name, value in
                         var f = SQLFragment.identifier(name)
@@ -107,7 +99,8 @@ extension RecordService {
                 return rows
             }
         }
-        let records = rows.prefix(budget.maxRows).map { JSON.object(RowMapping.record($0, collection: collection, columns: collection.columns.map(\.name))) }
+        let columns = collection.columns.map(\.name)
+        let records = RowMapping.records(rows.prefix(budget.maxRows), collection: collection, columns: columns).map { JSON.object($0) }
         var result: JSONObject = ["data": .array(Array(records))]
         if rows.count > budget.maxRows {
             result["meta"] = ["count": JSON(rows.count), "truncated": true, "notes": JSON(["\(rows.count) records were updated; the first \(budget.maxRows) are shown"])]
@@ -117,19 +110,15 @@ extension RecordService {
 
     /// Deletes the records named by `filterByTk` and/or `filter`; returns `{data: count}`.
     public func destroy(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
-        let catalog = try await catalogs.catalog(app: app)
-        let target = try resolve(request, catalog: catalog)
-        try access.require(target.collection.name, .destroy)
-        guard try hasSelector(request, collection: target.collection) else {
+        let (catalog, target) = try await resolve(app: app, request, access: access, for: .destroy)
+        guard Self.hasSelector(request) else {
             throw DataError.invalid("a destroy needs filterByTk or a non-empty filter; Portico refuses to delete every record of '\(target.collection.name)'")
         }
         let condition = try conditions(request, target: target, catalog: catalog)
         let collection = target.collection
         let count: Int = try await writing(collection) {
             var q = SQLFragment("DELETE FROM ")
-            q.append(identifier: collection.tableName)
-            q.append(" AS ")
-            q.append(identifier: Self.rootAlias)
+            q.append(table: collection.tableName, as: Self.rootAlias)
             if let condition { q.append(" WHERE "); q.append(condition) }
             q.append(" RETURNING 1 AS deleted")
             return try await database.query(q).count
@@ -138,7 +127,7 @@ extension RecordService {
     }
 
     /// Whether a request names specific records (a key or a filter with at least one condition).
-    func hasSelector(_ request: RecordRequest, collection: CollectionSchema) throws(DataError) -> Bool {
+    static func hasSelector(_ request: RecordRequest) -> Bool {
         if let tk = request.filterByTk, !tk.isNull { return true }
         guard let filter = request.filter, !filter.isNull else { return false }
         return Self.hasCondition(filter)
@@ -171,18 +160,23 @@ extension RecordService {
     static func linkJunction(_ association: Association, targetRow: Row, catalog: Catalog, db: any Database) async throws {
         let relation = association.field.relation!
         guard let through = relation.through, let otherKey = relation.otherKey, let targetValue = targetRow[relation.targetKey] else { return }
+        try await db.execute(junctionInsert(through, relation.foreignKey, otherKey, source: association.sourceKeyValue, target: targetValue))
+    }
+
+    /// `INSERT INTO through (foreignKey, otherKey) VALUES (source, target)`: one belongsToMany link.
+    static func junctionInsert(_ through: String, _ foreignKey: String, _ otherKey: String, source: SQLFragment, target: SQLValue) -> SQLFragment {
         var q = SQLFragment("INSERT INTO ")
         q.append(identifier: through)
         q.append(" (")
-        q.append(identifier: relation.foreignKey)
+        q.append(identifier: foreignKey)
         q.append(", ")
         q.append(identifier: otherKey)
         q.append(") VALUES (")
-        q.append(association.sourceKeyValue)
+        q.append(source)
         q.append(", ")
-        q.append(bind: targetValue)
+        q.append(bind: target)
         q.append(")")
-        try await db.execute(q)
+        return q
     }
 
     /// Runs a write and turns database constraint failures into messages about the collection's fields.
@@ -291,18 +285,7 @@ struct Assignment: Sendable {
                 clear.append(bind: source)
                 try await db.execute(clear)
                 for key in keys {
-                    var insert = SQLFragment("INSERT INTO ")
-                    insert.append(identifier: through)
-                    insert.append(" (")
-                    insert.append(identifier: relation.foreignKey)
-                    insert.append(", ")
-                    insert.append(identifier: otherKey)
-                    insert.append(") VALUES (")
-                    insert.append(bind: source)
-                    insert.append(", ")
-                    insert.append(bind: key)
-                    insert.append(")")
-                    try await db.execute(insert)
+                    try await db.execute(RecordService.junctionInsert(through, relation.foreignKey, otherKey, source: .bind(source), target: key))
                 }
             }
         }

@@ -73,9 +73,7 @@ public struct RecordService: Sendable {
     // MARK: list / get
 
     public func list(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
-        let catalog = try await catalogs.catalog(app: app)
-        let target = try resolve(request, catalog: catalog)
-        try access.require(target.collection.name, .list)
+        let (catalog, target) = try await resolve(app: app, request, access: access, for: .list)
         let plan = try SelectPlan(request: request, collection: target.collection, catalog: catalog, flavor: database.flavor)
         let condition = try conditions(request, target: target, catalog: catalog)
         let paginate = request.paginate ?? true
@@ -125,9 +123,7 @@ public struct RecordService: Sendable {
     }
 
     public func get(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
-        let catalog = try await catalogs.catalog(app: app)
-        let target = try resolve(request, catalog: catalog)
-        try access.require(target.collection.name, .get)
+        let (catalog, target) = try await resolve(app: app, request, access: access, for: .get)
         let plan = try SelectPlan(request: request, collection: target.collection, catalog: catalog, flavor: database.flavor)
         let condition = try conditions(request, target: target, catalog: catalog)
         let rows = try await database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: database.flavor))
@@ -137,9 +133,7 @@ public struct RecordService: Sendable {
 
     func count(_ collection: CollectionSchema, where condition: SQLFragment?) async throws -> Int64 {
         var q = SQLFragment("SELECT COUNT(*) AS n FROM ")
-        q.append(identifier: collection.tableName)
-        q.append(" AS ")
-        q.append(identifier: Self.rootAlias)
+        q.append(table: collection.tableName, as: Self.rootAlias)
         if let condition {
             q.append(" WHERE ")
             q.append(condition)
@@ -173,6 +167,14 @@ public struct RecordService: Sendable {
         var sourceId: SQLValue
     }
 
+    /// The app's catalog and the request's target, once the caller may act on it.
+    func resolve(app: String, _ request: RecordRequest, access: RecordAccess, for action: RecordAction) async throws -> (Catalog, Target) {
+        let catalog = try await catalogs.catalog(app: app)
+        let target = try resolve(request, catalog: catalog)
+        try access.require(target.collection.name, action)
+        return (catalog, target)
+    }
+
     func resolve(_ request: RecordRequest, catalog: Catalog) throws(DataError) -> Target {
         let parts = request.resource.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !parts.isEmpty, !parts.contains(where: \.isEmpty), parts.count <= 2 else {
@@ -197,44 +199,23 @@ public struct RecordService: Sendable {
         let sourceId = try ValueCoercion.coerce(sourceIdJSON, to: pk, at: "sourceId")
         let target = try catalog.target(of: field, in: collection)
         // The value of the parent's key column that the relation links on.
-        let linkColumn = field.type == .belongsTo ? relation.foreignKey : relation.sourceKey
-        var sourceKeyValue: SQLFragment
-        if linkColumn == pk.name {
-            sourceKeyValue = .bind(sourceId)
-        } else {
-            sourceKeyValue = SQLFragment("(SELECT ")
-            sourceKeyValue.append(column: linkColumn, of: "p")
-            sourceKeyValue.append(" FROM ")
-            sourceKeyValue.append(identifier: collection.tableName)
-            sourceKeyValue.append(" AS ")
-            sourceKeyValue.append(identifier: "p")
-            sourceKeyValue.append(" WHERE ")
-            sourceKeyValue.append(column: pk.name, of: "p")
-            sourceKeyValue.append(" = ")
-            sourceKeyValue.append(bind: sourceId)
-            sourceKeyValue.append(")")
-        }
+        let linkColumn = field.localKey!
+        let sourceKeyValue: SQLFragment = linkColumn == pk.name
+            ? .bind(sourceId)
+            : .lookup(linkColumn, from: collection.tableName, as: "p", where: pk.name, equals: .bind(sourceId))
         var scope = SQLFragment()
         switch field.type {
-        case .hasMany:
-            scope.append(column: relation.foreignKey, of: Self.rootAlias)
-            scope.append(" = ")
-            scope.append(sourceKeyValue)
-        case .belongsTo:
-            scope.append(column: relation.targetKey, of: Self.rootAlias)
+        case .hasMany, .belongsTo:
+            scope.append(column: field.type == .hasMany ? relation.foreignKey : relation.targetKey, of: Self.rootAlias)
             scope.append(" = ")
             scope.append(sourceKeyValue)
         case .belongsToMany:
             guard let through = relation.through, let otherKey = relation.otherKey else { throw .invalid("relation '\(field.name)' has no junction") }
             let junction = try catalog.collection(through)
             scope.append("EXISTS (SELECT 1 FROM ")
-            scope.append(identifier: junction.tableName)
-            scope.append(" AS ")
-            scope.append(identifier: "j")
+            scope.append(table: junction.tableName, as: "j")
             scope.append(" WHERE ")
-            scope.append(column: otherKey, of: "j")
-            scope.append(" = ")
-            scope.append(column: relation.targetKey, of: Self.rootAlias)
+            scope.append(column: otherKey, of: "j", equals: relation.targetKey, of: Self.rootAlias)
             scope.append(" AND ")
             scope.append(column: relation.foreignKey, of: "j")
             scope.append(" = ")

@@ -19,14 +19,18 @@ enum RowMapping {
         }
     }
 
-    /// A record object in field order, for the selected columns.
-    static func record(_ row: Row, collection: CollectionSchema, columns: [String]) -> JSONObject {
-        var object = JSONObject(minimumCapacity: columns.count)
-        for name in columns {
-            guard let value = row[name] else { continue }
-            object[name] = json(value, type: collection.field(name)?.type)
+    /// Record objects in field order, for the selected columns, from the rows of one query (which
+    /// share their column layout, so each column's position and type are looked up once).
+    static func records(_ rows: some Collection<Row>, collection: CollectionSchema, columns: [String]) -> [JSONObject] {
+        guard let first = rows.first else { return [] }
+        let layout: [(name: String, index: Int, type: FieldType?)] = columns.compactMap { name in
+            first.columns.firstIndex(of: name).map { (name, $0, collection.field(name)?.type) }
         }
-        return object
+        return rows.map { row in
+            var object = JSONObject(minimumCapacity: layout.count)
+            for column in layout { object[column.name] = json(row.values[column.index], type: column.type) }
+            return object
+        }
     }
 
     /// JSON for an untyped result column (aggregates, expressions).

@@ -51,6 +51,20 @@ public struct SQLFragment: SQLExpression, Sendable {
         parts.append(.identifier(column))
     }
 
+    /// `"table" AS "alias"`
+    public mutating func append(table: String, as alias: String) {
+        parts.append(.identifier(table))
+        parts.append(.text(" AS "))
+        parts.append(.identifier(alias))
+    }
+
+    /// `"alias"."column" = "otherAlias"."otherColumn"`: the condition that links two tables.
+    public mutating func append(column: String, of alias: String, equals other: String, of otherAlias: String) {
+        append(column: column, of: alias)
+        parts.append(.text(" = "))
+        append(column: other, of: otherAlias)
+    }
+
     public mutating func append(bind value: SQLValue) { parts.append(.bind(value)) }
 
     public mutating func append(_ fragment: SQLFragment) { parts.append(contentsOf: fragment.parts) }
@@ -80,6 +94,20 @@ public struct SQLFragment: SQLExpression, Sendable {
     public static func identifier(_ name: String) -> SQLFragment {
         var f = SQLFragment()
         f.append(identifier: name)
+        return f
+    }
+
+    /// `(SELECT "alias"."column" FROM "table" AS "alias" WHERE "alias"."key" = value)`: one value of a related row.
+    public static func lookup(_ column: String, from table: String, as alias: String, where key: String, equals value: SQLFragment) -> SQLFragment {
+        var f = SQLFragment("(SELECT ")
+        f.append(column: column, of: alias)
+        f.append(" FROM ")
+        f.append(table: table, as: alias)
+        f.append(" WHERE ")
+        f.append(column: key, of: alias)
+        f.append(" = ")
+        f.append(value)
+        f.append(")")
         return f
     }
 

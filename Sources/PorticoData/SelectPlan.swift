@@ -54,7 +54,7 @@ final class SelectPlan: @unchecked Sendable {
         appends = try Self.appendTree(appendPaths, collection: collection, catalog: catalog, prefix: "")
         var fetch = output
         for node in appends {
-            let key = node.field.type == .belongsTo ? node.field.relation!.foreignKey : node.field.relation!.sourceKey
+            let key = node.field.localKey!
             if !fetch.contains(key) { fetch.append(key) }
         }
         fetchColumns = fetch
@@ -118,17 +118,7 @@ final class SelectPlan: @unchecked Sendable {
                 }
                 let target = try catalog.target(of: relation, in: collection)
                 _ = try target.column(path[1], purpose: "sort")
-                expression = SQLFragment("(SELECT ")
-                expression.append(column: path[1], of: "s")
-                expression.append(" FROM ")
-                expression.append(identifier: target.tableName)
-                expression.append(" AS ")
-                expression.append(identifier: "s")
-                expression.append(" WHERE ")
-                expression.append(column: r.targetKey, of: "s")
-                expression.append(" = ")
-                expression.append(column: r.foreignKey, of: RecordService.rootAlias)
-                expression.append(")")
+                expression = .lookup(path[1], from: target.tableName, as: "s", where: r.targetKey, equals: .column(r.foreignKey, of: RecordService.rootAlias))
             } else {
                 throw .invalid("sort: '\(name)' is too deep; sort by a column or a belongsTo relation's column")
             }
@@ -149,9 +139,7 @@ final class SelectPlan: @unchecked Sendable {
         var q = SQLFragment("SELECT ")
         q.append(joining: fetchColumns.map { SQLFragment.column($0, of: RecordService.rootAlias) }, separator: ", ")
         q.append(" FROM ")
-        q.append(identifier: collection.tableName)
-        q.append(" AS ")
-        q.append(identifier: RecordService.rootAlias)
+        q.append(table: collection.tableName, as: RecordService.rootAlias)
         if let condition {
             q.append(" WHERE ")
             q.append(condition)
@@ -168,7 +156,7 @@ final class SelectPlan: @unchecked Sendable {
     }
 
     func records(from rows: [Row], catalog: Catalog, service: RecordService, access: RecordAccess) async throws -> [JSONObject] {
-        var records = rows.map { RowMapping.record($0, collection: collection, columns: outputColumns) }
+        var records = RowMapping.records(rows, collection: collection, columns: outputColumns)
         try await attach(appends, parentRows: rows, records: &records, service: service, access: access)
         return records
     }
@@ -178,7 +166,7 @@ final class SelectPlan: @unchecked Sendable {
         for node in nodes {
             try access.require(node.target.name, .list)
             let relation = node.field.relation!
-            let parentKey = node.field.type == .belongsTo ? relation.foreignKey : relation.sourceKey
+            let parentKey = node.field.localKey!
             var keys: [SQLValue] = []
             var seen = Set<SQLValue>()
             for row in parentRows {
@@ -188,7 +176,7 @@ final class SelectPlan: @unchecked Sendable {
             if !keys.isEmpty {
                 for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
                     let rows = try await service.database.query(relatedQuery(node, keys: chunk, catalog: service))
-                    var childRecords = rows.map { RowMapping.record($0, collection: node.target, columns: node.outputColumns) }
+                    var childRecords = RowMapping.records(rows, collection: node.target, columns: node.outputColumns)
                     try await attach(node.children, parentRows: rows, records: &childRecords, service: service, access: access)
                     let linkColumn = node.field.type == .belongsTo ? relation.targetKey : (node.field.type == .hasMany ? relation.foreignKey : "__source")
                     for (row, record) in zip(rows, childRecords) {
@@ -214,7 +202,7 @@ final class SelectPlan: @unchecked Sendable {
         let relation = node.field.relation!
         var columns = node.outputColumns
         for child in node.children {
-            let key = child.field.type == .belongsTo ? child.field.relation!.foreignKey : child.field.relation!.sourceKey
+            let key = child.field.localKey!
             if !columns.contains(key) { columns.append(key) }
         }
         let link = node.field.type == .belongsTo ? relation.targetKey : (node.field.type == .hasMany ? relation.foreignKey : relation.targetKey)
@@ -228,28 +216,19 @@ final class SelectPlan: @unchecked Sendable {
             q.append(identifier: "__source")
         }
         q.append(" FROM ")
-        q.append(identifier: node.target.tableName)
-        q.append(" AS ")
-        q.append(identifier: "r")
+        q.append(table: node.target.tableName, as: "r")
         var keyColumn = SQLFragment.column(node.field.type == .belongsTo ? relation.targetKey : relation.foreignKey, of: "r")
         if node.field.type == .belongsToMany, let through = relation.through, let otherKey = relation.otherKey {
             q.append(" JOIN ")
-            q.append(identifier: through)
-            q.append(" AS ")
-            q.append(identifier: "j")
+            q.append(table: through, as: "j")
             q.append(" ON ")
-            q.append(column: otherKey, of: "j")
-            q.append(" = ")
-            q.append(column: relation.targetKey, of: "r")
+            q.append(column: otherKey, of: "j", equals: relation.targetKey, of: "r")
             keyColumn = .column(relation.foreignKey, of: "j")
         }
         q.append(" WHERE ")
         q.append(keyColumn)
         q.append(" IN (")
-        for (index, key) in keys.enumerated() {
-            if index > 0 { q.append(", ") }
-            q.append(bind: key)
-        }
+        q.append(joining: keys.map { .bind($0) }, separator: ", ")
         q.append(")")
         if let pk = node.target.primaryKey.first {
             q.append(" ORDER BY ")

@@ -14,24 +14,13 @@ public struct Settings: Sendable {
 
     /// Returns the stored value, or stores `make()` if there is none. Replicas racing to create
     /// the same value all end up with the first one written.
-    public func valueOrCreate(_ key: String, _ make: () -> String) async throws -> String {
+    public func valueOrCreate(_ key: String, _ make: () throws -> String) async throws -> String {
         if let existing = try await value(key) { return existing }
         var insert = SQLFragment("INSERT INTO portico_settings (key, value) VALUES (")
-        insert.append(bind: .text(key))
-        insert.append(", ")
-        insert.append(bind: .text(make()))
+        insert.append(joining: [.bind(.text(key)), .bind(.text(try make()))], separator: ", ")
         insert.append(") ON CONFLICT (key) DO NOTHING")
         try await database.execute(insert)
         guard let stored = try await value(key) else { throw StoreError(kind: .other, message: "setting \(key) could not be stored", sql: "") }
         return stored
-    }
-
-    public func set(_ key: String, _ value: String) async throws {
-        var upsert = SQLFragment("INSERT INTO portico_settings (key, value) VALUES (")
-        upsert.append(bind: .text(key))
-        upsert.append(", ")
-        upsert.append(bind: .text(value))
-        upsert.append(") ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-        try await database.execute(upsert)
     }
 }

@@ -46,10 +46,10 @@ struct ConsoleController: Sendable {
         }
     }
 
+    var signIn: SignIn { SignIn(users: users, throttle: throttle, sessions: sessions, secureCookies: secureCookies) }
+
     func withUser(_ request: Request, _ body: (User, String) async throws -> Response) async throws -> Response {
-        guard let session = WebSessions.cookie(WebSessions.cookieName, in: request.headers[.cookie]),
-            let user = try await sessions.user(session: session)
-        else { return Forms.redirect("/login?next=/console") }
+        guard let (user, session) = try await signIn.signedIn(request) else { return Forms.redirect("/login?next=/console") }
         return try await body(user, session)
     }
 
@@ -63,33 +63,28 @@ struct ConsoleController: Sendable {
     }
 
     func loginPage(_ request: Request, error: String?, username: String = "", status: HTTPResponse.Status = .ok) -> Response {
-        let pre = WebSessions.cookie(OAuthController.csrfCookie, in: request.headers[.cookie]).flatMap { $0.count == 32 ? $0 : nil } ?? Secrets.random(32)
-        var headers = HTTPFields()
-        headers[.setCookie] = Forms.cookie(OAuthController.csrfCookie, pre, secure: secureCookies, maxAge: 3600)
+        let (csrf, headers) = signIn.formToken(request)
         let next = Forms.first(Forms.query(request), "next") ?? "/console"
         return pages.render("login", [
-            "action": "/login", "csrf": sessions.csrfToken(for: "pre:\(pre)"), "hidden": [["name": "next", "value": next]],
+            "action": "/login", "csrf": csrf, "hidden": [["name": "next", "value": next]],
             "error": error, "username": username,
         ], status: status, headers: headers)
     }
 
     func login(_ request: Request, context: PorticoRequestContext) async throws -> Response {
         let fields = try await Forms.fields(request)
-        guard let pre = WebSessions.cookie(OAuthController.csrfCookie, in: request.headers[.cookie]), sessions.checkCSRF(Forms.first(fields, "csrf"), session: "pre:\(pre)") else {
+        guard signIn.formIsGenuine(fields, request: request) else {
             return pages.error("Sign-in form expired", "The form's security token is missing or wrong (CSRF). Reload the sign-in page.", code: "csrf", status: .forbidden)
         }
         let username = Forms.first(fields, "username") ?? ""
-        switch try await SignIn(users: users, throttle: throttle).attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
+        switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
         case .failed(let message, let status):
             return loginPage(request, error: message, username: username, status: status)
-        case .signedIn(let user):
-            let session = try await sessions.start(userID: user.id)
+        case .signedIn(_, let cookie):
             var next = Forms.first(fields, "next") ?? "/console"
             // Only local paths: a sign-in form must not become an open redirect.
             if !next.hasPrefix("/") || next.hasPrefix("//") || next.contains("\\") { next = "/console" }
-            var headers = HTTPFields()
-            headers[.setCookie] = Forms.cookie(WebSessions.cookieName, session, secure: secureCookies, maxAge: sessions.lifetime)
-            return Forms.redirect(next, headers: headers)
+            return Forms.redirect(next, headers: cookie)
         }
     }
 
@@ -111,7 +106,7 @@ struct ConsoleController: Sendable {
         for grant in grants where clientNames[grant.clientID] == nil {
             clientNames[grant.clientID] = (try? await server.client(id: grant.clientID))??.displayName ?? grant.clientID
         }
-        let roles = try await users.list().first { $0.0.id == user.id }?.1 ?? [:]
+        let roles = try await users.roles(userID: user.id)
         let allowed = Set(roles.values.flatMap { policy.scopes(for: $0) })
         return pages.render("console", [
             "user": user.name, "csrf": sessions.csrfToken(for: session),
@@ -121,7 +116,7 @@ struct ConsoleController: Sendable {
             "keys": userKeys.map { key in [
                 "id": key.id, "name": key.name, "scopes": key.scopes?.text ?? "everything your roles allow",
                 "created": WebPages.date(key.createdAt),
-                "status": key.revokedAt != nil ? "revoked" : (key.isActive(at: now) ? "active" + (key.expiresAt.map { " until \(WebPages.date($0))" } ?? "") : "expired"),
+                "status": key.status(at: now) + (key.isActive(at: now) ? key.expiresAt.map { " until \(WebPages.date($0))" } ?? "" : ""),
                 "active": key.isActive(at: now),
             ] as [String: Any] },
             "scopeChoices": Scope.all.filter { allowed.contains($0) }.map { ["name": $0.name] },

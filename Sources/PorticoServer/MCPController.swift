@@ -29,9 +29,9 @@ struct MCPController: Sendable {
 
     func handle(_ request: Request, context: PorticoRequestContext, app: String, path: String) async throws -> Response {
         guard await apps.exists(app) else {
-            return Self.json(.notFound, RPCResponse.error(id: nil, RPCError(
+            return Forms.json(RPCResponse.error(id: nil, RPCError(
                 code: RPCError.invalidRequestCode, message: "Unknown app",
-                data: .string("there is no app named '\(app)'; the main app's endpoint is /api/mcp"))).json)
+                data: .string("there is no app named '\(app)'; the main app's endpoint is /api/mcp"))).json, status: .notFound)
         }
         var request = request
         var body: [UInt8] = []
@@ -94,13 +94,7 @@ struct MCPController: Sendable {
     }
 
     func tooLarge() -> Response {
-        Self.json(.contentTooLarge, RPCResponse.error(id: nil, .invalidRequest("the request body is larger than \(maxBodyBytes) bytes; send smaller messages or raise --max-body-bytes")).json)
-    }
-
-    static func json(_ status: HTTPResponse.Status, _ value: JSON) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: value.serialized)))
+        Forms.json(RPCResponse.error(id: nil, .invalidRequest("the request body is larger than \(maxBodyBytes) bytes; send smaller messages or raise --max-body-bytes")).json, status: .contentTooLarge)
     }
 }
 

@@ -17,7 +17,6 @@ struct OAuthController: Sendable {
     let apps: AppDirectory
     let secureCookies: Bool
 
-    static let csrfCookie = "portico_csrf"
     /// Form fields that drive the pages, as opposed to the authorization request's own parameters.
     static let controlFields: Set<String> = ["csrf", "action", "username", "password", "decision", "scope_choice"]
 
@@ -49,31 +48,23 @@ struct OAuthController: Sendable {
     // MARK: Authorization endpoint
 
     func authorize(_ request: Request, context: PorticoRequestContext) async -> Response {
-        let parameters = Forms.query(request)
-        switch await server.validateAuthorization(parameters) {
-        case .failure(.page(let error)):
-            return pages.error("This sign-in request cannot be completed", error.description, code: error.code)
-        case .failure(.redirect(_, let location)):
-            return Forms.redirect(location, status: .found)
-        case .success(let authorization):
-            if let (user, session) = await signedIn(request) {
-                return await consentPage(authorization, user: user, session: session)
-            }
-            return loginPage(authorization, request: request, error: nil, username: nil)
+        let authorization: AuthorizationRequest
+        switch await validate(Forms.query(request)) {
+        case .failure(let refusal): return refusal.response
+        case .success(let valid): authorization = valid
         }
+        if let (user, session) = await signedIn(request) {
+            return await consentPage(authorization, user: user, session: session)
+        }
+        return loginPage(authorization, request: request, error: nil, username: nil)
     }
 
     func authorizeForm(_ request: Request, context: PorticoRequestContext) async throws -> Response {
         let fields = try await Forms.fields(request)
-        let parameters = fields.filter { !Self.controlFields.contains($0.0) }
         let authorization: AuthorizationRequest
-        switch await server.validateAuthorization(parameters) {
-        case .failure(.page(let error)):
-            return pages.error("This sign-in request cannot be completed", error.description, code: error.code)
-        case .failure(.redirect(_, let location)):
-            return Forms.redirect(location, status: .found)
-        case .success(let valid):
-            authorization = valid
+        switch await validate(fields.filter { !Self.controlFields.contains($0.0) }) {
+        case .failure(let refusal): return refusal.response
+        case .success(let valid): authorization = valid
         }
         switch Forms.first(fields, "action") {
         case "login":
@@ -86,22 +77,15 @@ struct OAuthController: Sendable {
     }
 
     func login(_ fields: [(String, String)], authorization: AuthorizationRequest, request: Request, context: PorticoRequestContext) async throws -> Response {
-        guard let pre = WebSessions.cookie(Self.csrfCookie, in: request.headers[.cookie]),
-            sessions.checkCSRF(Forms.first(fields, "csrf"), session: "pre:\(pre)")
-        else {
+        guard signIn.formIsGenuine(fields, request: request) else {
             return pages.error("Sign-in form expired", "The form's security token is missing or wrong (CSRF). Go back to the application and start the sign-in again.", code: "csrf", status: .forbidden)
         }
         let username = Forms.first(fields, "username") ?? ""
-        let outcome = try await SignIn(users: users, throttle: throttle).attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress)
-        switch outcome {
+        switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
         case .failed(let message, let status):
             return loginPage(authorization, request: request, error: message, username: username, status: status)
-        case .signedIn(let user):
-            let session = try await sessions.start(userID: user.id)
-            var headers = HTTPFields()
-            headers[.setCookie] = Forms.cookie(WebSessions.cookieName, session, secure: secureCookies, maxAge: sessions.lifetime)
-            let query = authorization.parameters.map { "\(FormEncoding.escape($0.0))=\(FormEncoding.escape($0.1))" }.joined(separator: "&")
-            return Forms.redirect("/oauth/authorize?\(query)", headers: headers)
+        case .signedIn(_, let cookie):
+            return Forms.redirect("/oauth/authorize?\(FormEncoding.encode(authorization.parameters))", headers: cookie)
         }
     }
 
@@ -117,33 +101,44 @@ struct OAuthController: Sendable {
         }
         let role = try await users.role(app: authorization.app, userID: user.id)
         guard role != nil else {
-            let location = server.authorizationResponse(redirectURI: authorization.redirectURI, state: authorization.state, parameters: [
-                "error": "access_denied", "error_description": "user \(user.name) has no role in app \(authorization.app)",
-            ])
-            return Forms.redirect(location, status: .found)
+            return Forms.redirect(server.deny(authorization, reason: "user \(user.name) has no role in app \(authorization.app)"), status: .found)
         }
         let chosen = Forms.all(fields, "scope_choice").compactMap { Scope.expand($0)?.first }
         let location = try await server.approve(authorization, user: user, role: role, chosen: chosen)
         return Forms.redirect(location, status: .found)
     }
 
-    func signedIn(_ request: Request) async -> (User, String)? {
-        guard let session = WebSessions.cookie(WebSessions.cookieName, in: request.headers[.cookie]),
-            let user = try? await sessions.user(session: session)
-        else { return nil }
-        return (user, session)
+    /// A refused authorization request, as the page or redirect the browser gets.
+    struct Refusal: Error {
+        var response: Response
     }
+
+    /// Checks an authorization request: an error page before the redirect URI is trusted, an error redirect after.
+    func validate(_ parameters: [(String, String)]) async -> Result<AuthorizationRequest, Refusal> {
+        switch await server.validateAuthorization(parameters) {
+        case .failure(.page(let error)):
+            return .failure(Refusal(response: pages.error("This sign-in request cannot be completed", error.description, code: error.code)))
+        case .failure(.redirect(_, let location)):
+            return .failure(Refusal(response: Forms.redirect(location, status: .found)))
+        case .success(let valid):
+            return .success(valid)
+        }
+    }
+
+    func signedIn(_ request: Request) async -> (User, String)? {
+        try? await signIn.signedIn(request)
+    }
+
+    var signIn: SignIn { SignIn(users: users, throttle: throttle, sessions: sessions, secureCookies: secureCookies) }
 
     func hidden(_ authorization: AuthorizationRequest) -> [[String: String]] {
         authorization.parameters.filter { !Self.controlFields.contains($0.0) }.map { ["name": $0.0, "value": $0.1] }
     }
 
     func loginPage(_ authorization: AuthorizationRequest, request: Request, error: String?, username: String?, status: HTTPResponse.Status = .ok) -> Response {
-        let pre = WebSessions.cookie(Self.csrfCookie, in: request.headers[.cookie]).flatMap { $0.count == 32 ? $0 : nil } ?? Secrets.random(32)
-        var headers = HTTPFields()
-        headers[.setCookie] = Forms.cookie(Self.csrfCookie, pre, secure: secureCookies, maxAge: 3600)
+        let (csrf, headers) = signIn.formToken(request)
         return pages.render("login", [
-            "action": "/oauth/authorize", "csrf": sessions.csrfToken(for: "pre:\(pre)"), "hidden": hidden(authorization),
+            "action": "/oauth/authorize", "csrf": csrf, "hidden": hidden(authorization),
             "clientName": authorization.client.displayName, "error": error, "username": username ?? "",
         ], status: status, headers: headers)
     }
@@ -151,17 +146,14 @@ struct OAuthController: Sendable {
     func consentPage(_ authorization: AuthorizationRequest, user: User, session: String) async -> Response {
         let role = try? await users.role(app: authorization.app, userID: user.id)
         guard let role else {
-            let location = server.authorizationResponse(redirectURI: authorization.redirectURI, state: authorization.state, parameters: [
-                "error": "access_denied", "error_description": "user \(user.name) has no role in app \(authorization.app)",
-            ])
-            return Forms.redirect(location, status: .found)
+            return Forms.redirect(server.deny(authorization, reason: "user \(user.name) has no role in app \(authorization.app)"), status: .found)
         }
         let offered = server.offeredScopes(authorization, role: role)
         let host = URL(string: authorization.redirectURI)?.host ?? authorization.redirectURI
         return pages.render("consent", [
             "csrf": sessions.csrfToken(for: session), "hidden": hidden(authorization), "clientName": authorization.client.displayName,
             "app": authorization.app, "user": user.name, "role": role.name, "redirectHost": host,
-            "localRedirect": ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host),
+            "localRedirect": RedirectURI.isLoopback(host),
             "offline": authorization.requestedScopes.contains(.offlineAccess),
             "scopes": offered.map { ["name": $0.name, "label": WebPages.scopeLabels[$0.name] ?? $0.name] },
         ])
@@ -180,7 +172,7 @@ struct OAuthController: Sendable {
             let result = try await server.token(form: fields, authorization: request.headers[.authorization], remoteAddress: context.remoteAddress)
             return Forms.json(result, noStore: true)
         } catch {
-            return oauthError(error, basic: request.headers[.authorization]?.lowercased().hasPrefix("basic ") == true)
+            return oauthError(error, for: request)
         }
     }
 
@@ -195,7 +187,7 @@ struct OAuthController: Sendable {
         do {
             return Forms.json(try await server.register(body), status: .created, noStore: true)
         } catch {
-            return oauthError(error, basic: false)
+            return oauthError(error, for: nil)
         }
     }
 
@@ -210,39 +202,16 @@ struct OAuthController: Sendable {
             try await server.revoke(form: fields, authorization: request.headers[.authorization])
             return Response(status: .ok, headers: [.cacheControl: "no-store"])
         } catch {
-            return oauthError(error, basic: request.headers[.authorization]?.lowercased().hasPrefix("basic ") == true)
+            return oauthError(error, for: request)
         }
     }
 
-    func oauthError(_ error: OAuthError, basic: Bool) -> Response {
+    /// The RFC 6749 error response; a client that authenticated with HTTP Basic and failed is told how to retry (RFC 6749 §5.2).
+    func oauthError(_ error: OAuthError, for request: Request?) -> Response {
         var response = Forms.json(error.json, status: HTTPResponse.Status(code: error.status), noStore: true)
-        if error.code == "invalid_client", basic {
+        if error.code == "invalid_client", request?.headers[.authorization]?.lowercased().hasPrefix("basic ") == true {
             response.headers[.wwwAuthenticate] = "Basic realm=\"portico\", charset=\"UTF-8\""
         }
         return response
-    }
-}
-
-/// Password sign-in with throttling, shared by the consent flow and the console.
-struct SignIn {
-    let users: UserStore
-    let throttle: LoginThrottle
-
-    enum Outcome {
-        case signedIn(User)
-        case failed(String, HTTPResponse.Status)
-    }
-
-    func attempt(username: String, password: String, address: String?) async throws -> Outcome {
-        let keys = ["user:\(username.lowercased())"] + (address.map { ["ip:\($0)"] } ?? [])
-        if let wait = try await throttle.lockedFor(keys: keys) {
-            return .failed("Too many failed sign-ins. Try again in \((wait + 59) / 60) minute\(wait > 60 ? "s" : "").", .tooManyRequests)
-        }
-        guard !username.isEmpty, !password.isEmpty, let user = try await users.verify(name: username, password: password) else {
-            try await throttle.recordFailure(keys: keys)
-            return .failed("The user name or password is wrong.", .unauthorized)
-        }
-        try await throttle.reset(key: keys[0])
-        return .signedIn(user)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoAuth
 
 /// How `portico serve` runs: where it listens, where its data lives, what it calls itself.
 public struct ServerConfiguration: Sendable {
@@ -42,11 +43,6 @@ public struct ServerConfiguration: Sendable {
         self.toolsPageSize = toolsPageSize
     }
 
-    /// The SQLite file of the embedded database.
-    public var databasePath: String {
-        URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
-    }
-
     /// The public base URL without a trailing slash, once the real port is known.
     public func baseURL(port actualPort: Int) -> String {
         if var url = publicURL {
@@ -66,7 +62,7 @@ public struct ServerConfiguration: Sendable {
             let defaultPort = scheme == "https" ? 443 : 80
             let portPart = url.port.map { $0 == defaultPort ? "" : ":\($0)" } ?? ""
             origins.insert("\(scheme)://\(host)\(portPart)".lowercased())
-            if ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased()) {
+            if RedirectURI.isLoopback(host) {
                 for loopback in ["127.0.0.1", "localhost", "[::1]"] { origins.insert("\(scheme)://\(loopback)\(portPart)") }
             }
         }

@@ -35,8 +35,16 @@ public struct PorticoStores: Sendable {
     /// shared by every replica.
     public func sessionSecret(masterKey: MasterKey) async throws -> [UInt8] {
         let purpose = "portico.mcp-session-secret"
-        let sealed = try await settings.valueOrCreate("mcp.session_secret") { (try? masterKey.seal(Secrets.randomBytes(32), purpose: purpose)) ?? "" }
+        let sealed = try await settings.valueOrCreate("mcp.session_secret") { try masterKey.seal(Secrets.randomBytes(32), purpose: purpose) }
         return try masterKey.open(sealed, purpose: purpose)
+    }
+
+    /// Creates an app (its name doubles as its title).
+    public func createApp(_ name: String) async throws {
+        var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")
+        insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(Int64(Date().timeIntervalSince1970)))], separator: ", ")
+        insert.append(")")
+        try await database.execute(insert)
     }
 
     /// The apps that exist.

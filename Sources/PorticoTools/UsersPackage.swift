@@ -200,7 +200,7 @@ public struct APIKeysPackage: Sendable {
                     [
                         "id": .string(key.id), "name": .string(key.name), "scopes": JSON(key.scopes?.granted ?? []),
                         "createdAt": .int(key.createdAt), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
-                        "status": .string(key.revokedAt != nil ? "revoked" : (key.isActive(at: now) ? "active" : "expired")),
+                        "status": .string(key.status(at: now)),
                     ]
                 }))
             },
