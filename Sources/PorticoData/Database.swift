@@ -1,5 +1,4 @@
 public import Logging
-public import SQLKit
 
 /// One row of a result, as plain values in column order.
 public struct Row: Sendable {
@@ -44,15 +43,15 @@ public struct Row: Sendable {
     }
 }
 
-/// A database Portico stores its metadata and collections in. SQL is built with SQLKit
-/// expressions, so it is quoted and parameterised by the driver's dialect; rows come back as
+/// A database Portico stores its metadata and collections in. SQL is built as `SQLFragment`s
+/// (an `SQLExpression`), so identifiers are quoted and values always bound; rows come back as
 /// plain values whatever the driver.
 public protocol Database: Sendable {
     var flavor: SQLFlavor { get }
     var logger: Logger { get }
 
     /// Runs one statement and returns its rows.
-    func query(_ statement: any SQLExpression) async throws -> [Row]
+    func query(_ statement: SQLFragment) async throws -> [Row]
 
     /// Runs `body` inside a transaction on one connection; commits when it returns, rolls back when it throws.
     func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T
@@ -63,7 +62,7 @@ public protocol Database: Sendable {
 
 extension Database {
     /// Runs a statement for its effect.
-    public func execute(_ statement: any SQLExpression) async throws {
+    public func execute(_ statement: SQLFragment) async throws {
         _ = try await query(statement)
     }
 
@@ -74,4 +73,44 @@ extension Database {
     public func execute(_ sql: String) async throws {
         _ = try await query(SQLFragment(sql))
     }
+}
+
+/// A database failure, classified so callers can explain it without reading the driver's text.
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable {
+        /// A constraint refused the change (see `constraint`).
+        case constraint
+        /// Another process holds the write lock past the busy timeout.
+        case busy
+        case readOnly
+        /// The statement ran past its time limit.
+        case timeout
+        /// The caller went away (cancellation, shutdown) while the statement waited or ran.
+        case cancelled
+        /// The statement hit one of the database's limits (expression depth, bound values, terms).
+        case tooComplex
+        /// The statement returned more rows than allowed.
+        case tooLarge
+        /// The database cannot be opened, read or written (disk full, I/O error, shutting down).
+        case unavailable
+        case other
+    }
+
+    /// Which kind of constraint failed, for `.constraint` errors.
+    public enum Constraint: Sendable { case unique, notNull, foreignKey, check, other }
+
+    public let kind: Kind
+    public let constraint: Constraint?
+    /// What the database said.
+    public let message: String
+    public let sql: String
+
+    public init(kind: Kind, message: String, sql: String, constraint: Constraint? = nil) {
+        self.kind = kind
+        self.message = message
+        self.sql = sql
+        self.constraint = constraint
+    }
+
+    public var description: String { message }
 }

@@ -184,27 +184,28 @@ extension RecordService {
         do {
             return try await body()
         } catch let error as StoreError where error.kind == .constraint {
-            throw DataError(.conflict, Self.explain(error.message, collection: collection))
+            throw DataError(.conflict, Self.explain(error, collection: collection))
         } catch let error as StoreError where error.kind == .readOnly {
             throw DataError(.forbidden, "the database is read-only: \(error.message)")
         }
     }
 
-    static func explain(_ message: String, collection: CollectionSchema) -> String {
-        let lower = message.lowercased()
-        if lower.contains("not null") {
-            let field = message.split(separator: ".").last.map(String.init) ?? "a required field"
-            return "'\(field)' of '\(collection.name)' is required and cannot be null"
-        }
-        if lower.contains("unique") {
-            let field = message.split(separator: ".").last.map(String.init) ?? "a unique field"
-            return "a '\(collection.name)' record with this \(field) already exists"
-        }
-        if lower.contains("foreign key") {
+    /// A constraint failure in the collection's words. The column comes from the database's
+    /// message (`... constraint failed: Table.column` on SQLite) when it names one.
+    static func explain(_ error: StoreError, collection: CollectionSchema) -> String {
+        let named = error.message.split(separator: ":").last?.split(separator: ",").first?.split(separator: ".").last.map { $0.trimmingSpaces() }
+        let field = named.flatMap { collection.field($0)?.name }
+        switch error.constraint {
+        case .notNull?:
+            return "'\(field ?? "a required field")' of '\(collection.name)' is required and cannot be null"
+        case .unique?:
+            return "a '\(collection.name)' record with this \(field ?? "key") already exists"
+        case .foreignKey?:
             let links = collection.relations.filter { $0.type == .belongsTo }.map { "\($0.relation!.foreignKey) → \($0.relation!.target)" }
             return "the change would break a link between records: a belongsTo value must name an existing record (\(links.joined(separator: ", "))), and a record that others still point to cannot be deleted until they are removed or relinked"
+        default:
+            return "the database refused the change: \(error.message)"
         }
-        return "the database refused the change: \(message)"
     }
 }
 

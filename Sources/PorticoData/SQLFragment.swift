@@ -28,7 +28,6 @@ public struct SQLFragment: SQLExpression, Sendable {
         case text(String)
         case identifier(String)
         case bind(SQLValue)
-        case expression(any SQLExpression)
     }
 
     var parts: [Part] = []
@@ -68,8 +67,6 @@ public struct SQLFragment: SQLExpression, Sendable {
     public mutating func append(bind value: SQLValue) { parts.append(.bind(value)) }
 
     public mutating func append(_ fragment: SQLFragment) { parts.append(contentsOf: fragment.parts) }
-
-    public mutating func append(expression: any SQLExpression) { parts.append(.expression(expression)) }
 
     /// Appends `items` separated by `separator`.
     public mutating func append(joining items: [SQLFragment], separator: String) {
@@ -143,9 +140,27 @@ public struct SQLFragment: SQLExpression, Sendable {
             case .identifier(let name): serializer.write(Self.quote(name))
             case .bind(.null): serializer.write("NULL")
             case .bind(let value): serializer.write(bind: value)
-            case .expression(let expression): expression.serialize(to: &serializer)
             }
         }
+    }
+
+    /// The SQL text with `?` placeholders and the values to bind, in order (SQLite's form),
+    /// without going through SQLKit's serializer and its boxed binds on the hot path.
+    public func rendered() -> (sql: String, binds: [SQLValue]) {
+        var sql = ""
+        sql.reserveCapacity(parts.count * 8)
+        var binds: [SQLValue] = []
+        for part in parts {
+            switch part {
+            case .text(let text): sql += text
+            case .identifier(let name): sql += Self.quote(name)
+            case .bind(.null): sql += "NULL"
+            case .bind(let value):
+                sql += "?"
+                binds.append(value)
+            }
+        }
+        return (sql, binds)
     }
 }
 

@@ -12,12 +12,13 @@ public struct PorticoStores: Sendable {
     public let users: UserStore
     public let apiKeys: APIKeyStore
 
-    /// Opens (creating if needed) the embedded database in `dataDirectory` and brings its schema up to date.
+    /// Opens (creating if needed) the embedded database in `dataDirectory` and brings its schema
+    /// up to date. The directory and the database are readable by their owner only.
     public static func open(dataDirectory: String, logger: Logger) async throws -> PorticoStores {
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDirectory)
         let path = URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
-        let store = SQLiteStore(path: path, logger: logger)
-        try await store.prepare()
+        let store = try SQLiteStore(path: path, logger: logger)
         try await Migrator().migrate(store)
         return PorticoStores(database: store)
     }

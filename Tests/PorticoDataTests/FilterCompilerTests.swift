@@ -92,16 +92,7 @@ import Testing
     }
 
     func serialize(_ fragment: SQLFragment) -> String {
-        var out = ""
-        for part in fragment.parts {
-            switch part {
-            case .text(let t): out += t
-            case .identifier(let i): out += "\"\(i)\""
-            case .bind: out += "?"
-            case .expression: out += "<expr>"
-            }
-        }
-        return out
+        fragment.rendered().sql
     }
 
     @Test func sortFieldsAndAppendsAreChecked() async throws {

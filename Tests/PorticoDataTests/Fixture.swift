@@ -13,8 +13,7 @@ struct Fixture {
     static func make() async throws -> Fixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store = SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: Logger(label: "test"))
-        try await store.prepare()
+        let store = try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: Logger(label: "test"))
         try await Migrator().migrate(store)
         let catalogs = CatalogStore(database: store)
         let author = CollectionSchema(name: "Author", tableName: "Author", fields: [

@@ -1,0 +1,191 @@
+import Foundation
+public import Logging
+import Synchronization
+
+/// Portico's embedded database: one SQLite file in WAL mode, with one writer connection on a
+/// thread of its own and several read-only connections on theirs.
+///
+/// Writers queue for the writer as suspended tasks (`WriteLease`), so concurrent writes never
+/// sleep in SQLite's busy handler on shared threads, and reads never wait behind a write: WAL
+/// gives every reader the last committed state while the writer works. Each connection keeps
+/// its prepared statements. A statement is interrupted when its caller is cancelled or when it
+/// runs past `statementTimeout`.
+public final class SQLiteStore: Database {
+    public let flavor = SQLFlavor.sqlite
+    public let logger: Logger
+    public let path: String
+    /// The longest any one statement may run before it is interrupted.
+    public let statementTimeout: Duration
+    /// Rows one statement may return; a backstop behind the callers' own limits.
+    public let maxRowsPerStatement: Int
+
+    let readers: SQLiteWorkers
+    let writer: SQLiteWorkers?
+    let lease = WriteLease()
+    /// Whether each statement seen so far only reads, so writes go straight to the writer.
+    private let readOnlyBySQL = Mutex<[String: Bool]>([:])
+
+    public struct Options: Sendable {
+        /// Read-only connections (and threads).
+        public var readers: Int = SQLiteStore.defaultReaderCount
+        /// Open the file read-only: no writer, every write refused.
+        public var readOnly = false
+        public var limits = SQLiteLimits()
+        public var statementTimeout: Duration = .seconds(30)
+        public var maxRowsPerStatement = 200_000
+
+        public init() {}
+    }
+
+    /// Enough readers that a few slow queries do not hold up the quick ones.
+    public static let defaultReaderCount = max(4, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))
+
+    /// Opens (creating, for a writable store) the database file; it and its WAL files are
+    /// readable by the owner only.
+    public init(path: String, options: Options = Options(), logger: Logger) throws {
+        self.path = path
+        self.logger = logger
+        statementTimeout = options.statementTimeout
+        maxRowsPerStatement = options.maxRowsPerStatement
+        if options.readOnly {
+            writer = nil
+        } else {
+            try Self.restrictPermissions(path)
+            writer = SQLiteWorkers(name: "write", connections: [try SQLiteConnection(path: path, mode: .write, limits: options.limits)])
+        }
+        var connections: [SQLiteConnection] = []
+        do {
+            for _ in 0..<max(1, options.readers) {
+                connections.append(try SQLiteConnection(path: path, mode: .read, limits: options.limits))
+            }
+        } catch {
+            for connection in connections { connection.close() }
+            if let writer { Task { await writer.shutdown() } }
+            throw error
+        }
+        readers = SQLiteWorkers(name: "read", connections: connections)
+    }
+
+    /// Creates the file with mode 0600 if it does not exist, and narrows an existing one.
+    static func restrictPermissions(_ path: String) throws {
+        let files = FileManager.default
+        if !files.fileExists(atPath: path), !files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
+            throw StoreError(kind: .unavailable, message: "cannot create the database file \(path); check that its directory exists and is writable", sql: "")
+        }
+        for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
+    }
+
+    // MARK: Database
+
+    public func query(_ statement: SQLFragment) async throws -> [Row] {
+        let (sql, binds) = statement.rendered()
+        if let transaction = Self.currentTransaction, transaction.store === self {
+            return try await transaction.run(sql, binds)
+        }
+        if readOnlyBySQL.withLock({ $0[sql] }) == false {
+            return try await write(sql, binds)
+        }
+        let maxRows = maxRowsPerStatement
+        let rows = try await SQLiteJob.run(on: readers, timeout: statementTimeout) { connection, _ in
+            try connection.runIfReadOnly(sql, binds, maxRows: maxRows)
+        }
+        remember(sql, readOnly: rows != nil)
+        if let rows { return rows }
+        return try await write(sql, binds)
+    }
+
+    public func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T {
+        if let transaction = Self.currentTransaction, transaction.store === self {
+            return try await body(transaction)  // already inside one: join it
+        }
+        guard let writer else { throw Self.readOnlyError }
+        try await lease.acquire()
+        defer { lease.release() }
+        let transaction = Transaction(store: self, writer: writer)
+        _ = try await transaction.run("BEGIN IMMEDIATE", [])
+        do {
+            let result = try await Self.$currentTransaction.withValue(transaction) { try await body(transaction) }
+            _ = try await transaction.run("COMMIT", [], cancellable: false)
+            return result
+        } catch {
+            await transaction.rollback()
+            throw error
+        }
+    }
+
+    public func close() async {
+        await readers.shutdown()
+        await writer?.shutdown()
+    }
+
+    // MARK: Writes
+
+    /// One statement outside a transaction: it waits its turn for the writer.
+    func write(_ sql: String, _ binds: [SQLValue]) async throws -> [Row] {
+        guard let writer else { throw Self.readOnlyError }
+        try await lease.acquire()
+        defer { lease.release() }
+        let maxRows = maxRowsPerStatement
+        return try await SQLiteJob.run(on: writer, timeout: statementTimeout) { connection, _ in
+            try connection.run(sql, binds, maxRows: maxRows)
+        }
+    }
+
+    private func remember(_ sql: String, readOnly: Bool) {
+        readOnlyBySQL.withLock { known in
+            guard known[sql] == nil else { return }
+            if known.count > 4096 { known.removeAll(keepingCapacity: true) }
+            known[sql] = readOnly
+        }
+    }
+
+    static let readOnlyError = StoreError(kind: .readOnly, message: "this database is open read-only", sql: "")
+
+    /// The transaction the current task runs in, so every statement of the task joins it.
+    @TaskLocal static var currentTransaction: Transaction?
+
+    /// The writer, held by one task from BEGIN to COMMIT or ROLLBACK.
+    final class Transaction: Database {
+        let store: SQLiteStore
+        let writer: SQLiteWorkers
+        var flavor: SQLFlavor { .sqlite }
+        var logger: Logger { store.logger }
+
+        init(store: SQLiteStore, writer: SQLiteWorkers) {
+            self.store = store
+            self.writer = writer
+        }
+
+        func query(_ statement: SQLFragment) async throws -> [Row] {
+            let (sql, binds) = statement.rendered()
+            return try await run(sql, binds)
+        }
+
+        func run(_ sql: String, _ binds: [SQLValue], cancellable: Bool = true) async throws -> [Row] {
+            let maxRows = store.maxRowsPerStatement
+            return try await SQLiteJob.run(on: writer, timeout: cancellable ? store.statementTimeout : nil, cancellable: cancellable) { connection, _ in
+                try connection.run(sql, binds, maxRows: maxRows)
+            }
+        }
+
+        /// Rolls back whatever is open, even when the caller was cancelled; SQLite may already
+        /// have rolled back an interrupted statement's transaction itself.
+        func rollback() async {
+            do {
+                _ = try await SQLiteJob.run(on: writer, timeout: nil, cancellable: false) { connection, _ in
+                    if !connection.isAutocommit { _ = try connection.run("ROLLBACK", []) }
+                }
+            } catch {
+                store.logger.critical("could not roll back a transaction", metadata: ["error": "\(error)"])
+            }
+        }
+
+        func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T {
+            try await body(self)
+        }
+
+        func close() async {}
+    }
+}

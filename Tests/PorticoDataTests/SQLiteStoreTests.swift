@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+@testable import PorticoData
+import Testing
+
+/// The storage path: writers queue for one writer, readers never wait behind them, and a
+/// statement stops when its caller is cancelled or its time is up.
+@Suite struct SQLiteStoreTests {
+    static let forever = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c"
+
+    func store(_ configure: (inout SQLiteStore.Options) -> Void = { _ in }) throws -> (SQLiteStore, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var options = SQLiteStore.Options()
+        configure(&options)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, options: options, logger: Logger(label: "test"))
+        return (store, directory)
+    }
+
+    @Test func concurrentWritersAllSucceedInOrderOfArrival() async throws {
+        let (store, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, writer INTEGER, n INTEGER)")
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                group.addTask {
+                    for n in 0..<15 {
+                        if n % 3 == 0 {
+                            try await store.transaction { tx in
+                                var insert = SQLFragment("INSERT INTO t (writer, n) VALUES (")
+                                insert.append(joining: [.bind(.int(Int64(writer))), .bind(.int(Int64(n)))], separator: ", ")
+                                insert.append(")")
+                                try await tx.execute(insert)
+                                _ = try await tx.query("SELECT count(*) AS c FROM t")
+                            }
+                        } else {
+                            var insert = SQLFragment("INSERT INTO t (writer, n) VALUES (")
+                            insert.append(joining: [.bind(.int(Int64(writer))), .bind(.int(Int64(n)))], separator: ", ")
+                            insert.append(")")
+                            try await store.execute(insert)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(try await store.query("SELECT count(*) AS c FROM t").first?.int("c") == 120)
+        await store.close()
+    }
+
+    @Test func readsDoNotWaitForAnOpenWriteTransaction() async throws {
+        let (store, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+        try await store.execute("INSERT INTO t (v) VALUES ('before')")
+        let holding = Task {
+            try await store.transaction { tx in
+                try await tx.execute("INSERT INTO t (v) VALUES ('inside')")
+                try await Task.sleep(for: .milliseconds(600))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        let rows = try await store.query("SELECT v FROM t ORDER BY id")
+        #expect(ContinuousClock.now - start < .milliseconds(300), "a read does not wait for the writer")
+        #expect(rows.map { $0.string("v") } == ["before"], "a reader sees the last committed state")
+        let writeStart = ContinuousClock.now
+        try await store.execute("INSERT INTO t (v) VALUES ('after')")
+        #expect(ContinuousClock.now - writeStart > .milliseconds(200), "a second writer waits its turn")
+        try await holding.value
+        #expect(try await store.query("SELECT v FROM t ORDER BY id").map { $0.string("v") } == ["before", "inside", "after"])
+        await store.close()
+    }
+
+    @Test func aStatementPastItsTimeLimitIsInterrupted() async throws {
+        let (store, directory) = try store { $0.statementTimeout = .milliseconds(200) }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let start = ContinuousClock.now
+        await #expect { _ = try await store.query(SQLFragment(Self.forever)) } throws: { ($0 as? StoreError)?.kind == .timeout }
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(try await store.query("SELECT 1 AS one").first?.int("one") == 1, "the connection is usable afterwards")
+        await store.close()
+    }
+
+    @Test func cancellingTheCallerStopsItsStatement() async throws {
+        let (store, directory) = try store { $0.readers = 1 }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let running = Task { try await store.query(SQLFragment(Self.forever)) }
+        // A second query queued behind it on the only reader; cancelled, it must not wait.
+        let queued = Task { try await store.query("SELECT 2 AS two") }
+        try await Task.sleep(for: .milliseconds(150))
+        let start = ContinuousClock.now
+        queued.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await queued.value }
+        running.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await running.value }
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(try await store.query("SELECT 1 AS one").first?.int("one") == 1)
+        await store.close()
+    }
+
+    @Test func aCancelledTransactionRollsBackAndFreesTheWriter() async throws {
+        let (store, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+        let task = Task {
+            try await store.transaction { tx in
+                try await tx.execute("INSERT INTO t (v) VALUES ('lost')")
+                _ = try await tx.query(SQLFragment(Self.forever))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        try await store.execute("INSERT INTO t (v) VALUES ('kept')")
+        #expect(try await store.query("SELECT v FROM t").map { $0.string("v") } == ["kept"])
+        await store.close()
+    }
+
+    @Test func limitsBecomeClearErrors() async throws {
+        let (store, directory) = try store { $0.limits.expressionDepth = 50 }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let deep = "SELECT " + String(repeating: "(1 + ", count: 100) + "1" + String(repeating: ")", count: 100) + " AS x"
+        await #expect { _ = try await store.query(SQLFragment(deep)) } throws: { ($0 as? StoreError)?.kind == .tooComplex }
+        await store.close()
+    }
+
+    @Test func theFileIsReadableByItsOwnerOnly() async throws {
+        let (store, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        for suffix in ["", "-wal", "-shm"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: store.path + suffix)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(suffix)")
+        }
+        await store.close()
+    }
+
+    @Test func readOnlyConnectionsRefuseWritesAndWritesAreRoutedToTheWriter() async throws {
+        let (store, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The first time a statement is seen it is prepared on a reader, found to write, and sent on.
+        try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+        for _ in 0..<3 { try await store.execute("INSERT INTO t (v) VALUES ('x')") }
+        let inserted = try await store.query("INSERT INTO t (v) VALUES ('y') RETURNING id")
+        #expect(inserted.first?.int("id") == 4)
+        await store.close()
+        let readOnly = try SQLiteStore(path: store.path, options: { var o = SQLiteStore.Options(); o.readOnly = true; return o }(), logger: Logger(label: "test"))
+        await #expect { try await readOnly.execute("INSERT INTO t (v) VALUES ('z')") } throws: { ($0 as? StoreError)?.kind == .readOnly }
+        #expect(try await readOnly.query("SELECT count(*) AS c FROM t").first?.int("c") == 4)
+        await readOnly.close()
+    }
+}
