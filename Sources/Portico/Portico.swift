@@ -107,7 +107,11 @@ func parseDuration(_ text: String) throws -> Int64 {
     guard let value = Int64(digits), value > 0 else {
         throw ValidationError("'\(text)' is not a duration: use a number of seconds or a number with s, m, h, d, w or y, like 30d")
     }
-    return value * multiplier
+    let (seconds, overflow) = value.multipliedReportingOverflow(by: multiplier)
+    guard !overflow, seconds <= 100 * 31_536_000 else {
+        throw ValidationError("'\(text)' is longer than 100 years; give a shorter duration")
+    }
+    return seconds
 }
 
 

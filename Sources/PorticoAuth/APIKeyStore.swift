@@ -43,6 +43,7 @@ public final class APIKeyStore: Sendable {
     public func create(userID: Int64, name: String, scopes: ScopeSet?, expiresIn: Int64?) async throws -> (APIKey, token: String) {
         guard let user = try await users.find(id: userID) else { throw DataError.notFound("there is no user with id \(userID)") }
         if let expiresIn, expiresIn <= 0 { throw DataError.invalid("expiry must be in the future") }
+        if let expiresIn, expiresIn > 100 * 31_536_000 { throw DataError.invalid("expiry must be within 100 years") }
         let id = Secrets.random(12, alphabet: Array("abcdefghijkmnpqrstuvwxyz23456789".utf8))
         let secret = Secrets.random(40)
         let now = Int64(Date().timeIntervalSince1970)

@@ -16,6 +16,8 @@ public struct AggregateRequest: Sendable {
 
 extension RecordService {
     public static let aggregations = ["sum", "count", "avg", "min", "max"]
+    /// Measures, dimensions or orders one query may name.
+    public static let maxQueryItems = 20
 
     /// Groups and aggregates a collection's records; returns `{data: [rows keyed by alias]}`.
     public func query(app: String, _ request: AggregateRequest, access: RecordAccess) async throws -> JSON {
@@ -27,6 +29,9 @@ extension RecordService {
         try access.require(collection.name, .query)
         guard !request.measures.isEmpty || !request.dimensions.isEmpty else {
             throw DataError.invalid("resource_query needs at least one measure or dimension, such as measures: [{\"field\": \"\(collection.primaryKey.first?.name ?? "id")\", \"aggregation\": \"count\", \"alias\": \"count\"}]")
+        }
+        for (name, items) in [("measures", request.measures), ("dimensions", request.dimensions), ("orders", request.orders)] where items.count > Self.maxQueryItems {
+            throw DataError.invalid("\(name) has \(items.count) entries; at most \(Self.maxQueryItems) per query")
         }
         var builder = AggregateBuilder(collection: collection, catalog: catalog, flavor: database.flavor, access: access)
         let plan = try builder.plan(request)
@@ -46,19 +51,24 @@ extension RecordService {
         q.append(bind: .int(Int64(offset)))
         let rows = try await database.query(q)
         var truncated = rows.count > limit
-        var data: [JSONObject] = rows.prefix(limit).map { row in
+        if truncated { notes.append("more rows match; raise offset to read further") }
+        // Sizes are counted as rows are turned into objects; building stops at the byte budget.
+        var data: [JSONObject] = []
+        var bytes = 2
+        for row in rows.prefix(limit) {
             var object = JSONObject(minimumCapacity: plan.outputs.count)
+            var size = 2
             for (index, output) in plan.outputs.enumerated() {
+                size += ResultMeter.memberSize(output.alias, row.values[index])
                 object[output.alias] = RowMapping.json(row.values[index], type: output.type)
             }
-            return object
-        }
-        if truncated { notes.append("more rows match; raise offset to read further") }
-        let (kept, cut) = fit(data)
-        if cut {
-            data = kept
-            truncated = true
-            notes.append("the result was cut to \(kept.count) rows to stay under \(budget.maxBytes / 1024) KiB")
+            bytes += size + 1
+            if bytes > budget.maxBytes {
+                truncated = true
+                notes.append("the result was cut to \(data.count) rows to stay under \(budget.maxBytes / 1024) KiB")
+                break
+            }
+            data.append(object)
         }
         var result: JSONObject = ["data": .array(data.map { .object($0) })]
         if truncated || !notes.isEmpty { result["meta"] = ["truncated": .bool(truncated), "notes": JSON(notes)] }

@@ -113,4 +113,26 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+
+    /// What the caller can do about it, for errors a request can cause.
+    public var guidance: String {
+        switch kind {
+        case .tooComplex:
+            return "the request is too complex for the database (\(message)); use fewer conditions or fewer $and/$or items, $in for lists of values, or split it into several calls"
+        case .timeout:
+            return "the query ran past its time limit and was stopped; narrow the filter, ask for fewer records or fewer appends"
+        case .tooLarge:
+            return "the query matched too many rows (\(message)); narrow the filter"
+        case .busy:
+            return "the database is busy; try again in a moment"
+        case .unavailable:
+            return "the database is unavailable: \(message)"
+        case .readOnly:
+            return "the database is read-only: \(message)"
+        case .cancelled:
+            return "the request was cancelled"
+        case .constraint, .other:
+            return "the database refused the request: \(message)"
+        }
+    }
 }

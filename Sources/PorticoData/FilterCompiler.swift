@@ -26,6 +26,12 @@ public struct FilterCompiler: Sendable {
 
     static let relationOperators = ["$exists", "$notExists", "$empty", "$notEmpty"]
     static let maxDepth = 8
+    /// Items of one `$and`/`$or` array, or values of one `$includes`-like list.
+    public static let maxItems = 100
+    /// Values of one `$in`/`$notIn` list (bound, so cheap) .
+    public static let maxInValues = 1000
+    /// Conditions in one filter, counting every level.
+    public static let maxConditions = 500
 
     /// The condition for `filter` on `collection` (aliased `alias` in the query), or `nil` for an empty filter.
     public func compile(_ filter: JSON?, on collection: CollectionSchema, alias: String) throws(DataError) -> SQLFragment? {
@@ -39,6 +45,15 @@ public struct FilterCompiler: Sendable {
 
     struct AliasScope {
         var next: Int
+        var conditions = 0
+
+        mutating func count(at path: String) throws(DataError) {
+            conditions += 1
+            guard conditions <= FilterCompiler.maxConditions else {
+                throw .invalid("\(path): the filter has more than \(FilterCompiler.maxConditions) conditions; split the request or use $in with a list of values")
+            }
+        }
+
         mutating func make() -> String {
             defer { next += 1 }
             return "f\(next)"
@@ -56,6 +71,9 @@ public struct FilterCompiler: Sendable {
                 guard case .array(let items) = value else {
                     throw .invalid("\(path).\(key) must be an array of filter objects, got \(value.typeName)")
                 }
+                guard items.count <= Self.maxItems else {
+                    throw .invalid("\(path).\(key) has \(items.count) items; at most \(Self.maxItems) are allowed (for many values of one field use $in, which takes up to \(Self.maxInValues))")
+                }
                 var parts: [SQLFragment] = []
                 for (index, item) in items.enumerated() {
                     guard case .object(let sub) = item else {
@@ -69,6 +87,7 @@ public struct FilterCompiler: Sendable {
             case let op where op.hasPrefix("$"):
                 throw .invalid("\(path): operator '\(op)' must follow a field name, as in {\"Name\": {\"\(op)\": ...}}; only $and and $or stand alone")
             default:
+                try scope.count(at: "\(path).\(key)")
                 conditions.append(try fieldCondition(key, value, collection: collection, alias: alias, path: "\(path).\(key)", depth: depth, scope: &scope))
             }
         }
@@ -223,7 +242,7 @@ public struct FilterCompiler: Sendable {
             return f
         case "$in", "$notIn":
             let items = operand.arrayValue ?? [operand]
-            guard items.count <= 1000 else { throw .invalid("\(where_): at most 1000 values, got \(items.count)") }
+            guard items.count <= Self.maxInValues else { throw .invalid("\(where_): at most \(Self.maxInValues) values, got \(items.count)") }
             if items.isEmpty { return SQLFragment(op == "$in" ? "1 = 0" : "1 = 1") }
             var list = SQLFragment()
             for (index, item) in items.enumerated() {
@@ -261,6 +280,7 @@ public struct FilterCompiler: Sendable {
             if operand.isNull { return Self.suffix(column, op.hasPrefix("$not") ? " IS NOT NULL" : " IS NULL") }
             let values = operand.arrayValue ?? [operand]
             guard !values.isEmpty else { throw .invalid("\(where_) needs a string or a non-empty array of strings") }
+            guard values.count <= Self.maxItems else { throw .invalid("\(where_): at most \(Self.maxItems) values, got \(values.count)") }
             let negated = op.hasPrefix("$not")
             let text = field.type.isTextual ? column : flavor.asText(column)
             var parts: [SQLFragment] = []

@@ -217,6 +217,9 @@ struct Assignment: Sendable {
     var links: [(field: Field, keys: [SQLValue])] = []
 
     init(values: JSONObject, collection: CollectionSchema, catalog: Catalog, whitelist: [String]?, blacklist: [String]?) throws(DataError) {
+        for (name, list) in [("whitelist", whitelist), ("blacklist", blacklist)] where (list?.count ?? 0) > 200 {
+            throw .invalid("\(name) has \(list!.count) entries; at most 200")
+        }
         for (name, value) in values {
             if let whitelist, !whitelist.contains(name) { continue }
             if let blacklist, blacklist.contains(name) { continue }
@@ -243,6 +246,7 @@ struct Assignment: Sendable {
                 guard case .array(let items) = value else {
                     throw .invalid("values.\(name): a \(field.type.rawValue) relation takes an array of \(target.name) keys, such as [1, 2]")
                 }
+                guard items.count <= 1000 else { throw .invalid("values.\(name): at most 1000 keys per call, got \(items.count)") }
                 var keys: [SQLValue] = []
                 for (index, item) in items.enumerated() {
                     var key = item

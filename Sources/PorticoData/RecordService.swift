@@ -7,8 +7,12 @@ public struct ResultBudget: Sendable {
     public var maxPageSize = 500
     /// Rows returned by one unpaginated list or aggregate query.
     public var maxRows = 1000
-    /// Related rows attached to one record by `appends`.
+    /// Related rows attached to one record by `appends`, per relation.
     public var maxAppendedRows = 100
+    /// Related rows attached by `appends` in one call, across every record and relation.
+    public var maxAttachedRows = 2000
+    /// Highest page number: far beyond any real collection, and its offset cannot overflow.
+    public var maxPage = 10_000_000
     /// Serialised size of one result's rows.
     public var maxBytes = 256 * 1024
 
@@ -80,31 +84,34 @@ public struct RecordService: Sendable {
         var pageSize = request.pageSize ?? budget.defaultPageSize
         guard pageSize >= 1 else { throw DataError.invalid("pageSize must be at least 1, got \(pageSize)") }
         let page = request.page ?? 1
-        guard page >= 1 else { throw DataError.invalid("page must be at least 1, got \(page)") }
+        guard page >= 1, page <= budget.maxPage else {
+            throw DataError.invalid("page must be between 1 and \(budget.maxPage), got \(page)")
+        }
         var notes: [String] = []
         if pageSize > budget.maxPageSize {
             notes.append("pageSize was limited to \(budget.maxPageSize)")
             pageSize = budget.maxPageSize
         }
         let limit = paginate ? pageSize : budget.maxRows + 1
+        // page ≤ maxPage and pageSize ≤ maxPageSize, so this cannot overflow.
         let offset = paginate ? (page - 1) * pageSize : 0
         let rows = try await database.query(plan.select(where: condition, limit: limit, offset: offset, flavor: database.flavor))
-        var records = try await plan.records(from: rows, catalog: catalog, service: self, access: access)
         var truncated = false
-        if !paginate, records.count > budget.maxRows {
-            records.removeLast(records.count - budget.maxRows)
+        var shown = rows[...]
+        if !paginate, rows.count > budget.maxRows {
+            shown = rows.prefix(budget.maxRows)
             truncated = true
             notes.append("more than \(budget.maxRows) records match; use pagination or a narrower filter")
         }
-        let (kept, cutByBytes) = fit(records)
-        if cutByBytes {
+        let meter = ResultMeter(budget: budget)
+        let records = try await plan.records(from: Array(shown), service: self, access: access, meter: meter)
+        if meter.cutByBytes {
             truncated = true
-            notes.append("the result was cut to \(kept.count) records to stay under \(budget.maxBytes / 1024) KiB; ask for fewer fields, fewer appends or a smaller pageSize")
+            notes.append("the result was cut to \(records.count) records to stay under \(budget.maxBytes / 1024) KiB; ask for fewer fields, fewer appends or a smaller pageSize")
         }
-        if !plan.truncatedAppends.isEmpty {
-            notes.append("appends \(plan.truncatedAppends.sorted().joined(separator: ", ")) were limited to \(budget.maxAppendedRows) related records each")
-        }
-        var result: JSONObject = ["data": .array(kept.map { .object($0) })]
+        if !meter.cutInAll.isEmpty { truncated = true }
+        notes += meter.notes(maxBytes: budget.maxBytes)
+        var result: JSONObject = ["data": .array(records.map { .object($0) })]
         if paginate {
             // A short first page already says how many match; otherwise ask (a window count
             // would make SQLite materialise every matching row).
@@ -127,8 +134,15 @@ public struct RecordService: Sendable {
         let plan = try SelectPlan(request: request, collection: target.collection, catalog: catalog, flavor: database.flavor)
         let condition = try conditions(request, target: target, catalog: catalog)
         let rows = try await database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: database.flavor))
-        let records = try await plan.records(from: rows, catalog: catalog, service: self, access: access)
-        return ["data": records.first.map { .object($0) } ?? .null]
+        let meter = ResultMeter(budget: budget)
+        let records = try await plan.records(from: rows, service: self, access: access, meter: meter)
+        if records.isEmpty, !rows.isEmpty {
+            throw DataError.invalid("the record is larger than \(budget.maxBytes / 1024) KiB with the fields and appends asked for; ask for fewer fields (fields, except) or fewer appends")
+        }
+        var result: JSONObject = ["data": records.first.map { .object($0) } ?? .null]
+        let notes = meter.notes(maxBytes: budget.maxBytes)
+        if !notes.isEmpty { result["meta"] = ["truncated": true, "notes": JSON(notes)] }
+        return .object(result)
     }
 
     func count(_ collection: CollectionSchema, where condition: SQLFragment?) async throws -> Int64 {
@@ -139,16 +153,6 @@ public struct RecordService: Sendable {
             q.append(condition)
         }
         return try await database.query(q).first?.int("n") ?? 0
-    }
-
-    /// Keeps records from the front while their serialised size fits the byte budget.
-    func fit(_ records: [JSONObject]) -> ([JSONObject], Bool) {
-        var total = 0
-        for (index, record) in records.enumerated() {
-            total += JSON.object(record).estimatedSize + 1
-            if total > budget.maxBytes { return (Array(records[..<index]), true) }
-        }
-        return (records, false)
     }
 
     // MARK: Resolving the resource
@@ -267,6 +271,7 @@ public struct RecordService: Sendable {
         }
         let keys = pk.map(\.name).joined(separator: ", ")
         let objects: [JSON] = value.arrayValue ?? [value]
+        guard objects.count <= 1000 else { throw .invalid("filterByTk has more than 1000 keys") }
         var alternatives: [SQLFragment] = []
         for (index, item) in objects.enumerated() {
             guard case .object(let object) = item else {

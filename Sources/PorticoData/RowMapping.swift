@@ -33,8 +33,28 @@ enum RowMapping {
         }
     }
 
-    /// JSON for an untyped result column (aggregates, expressions).
-    static func plain(_ value: SQLValue) -> JSON {
-        json(value, type: nil)
+    /// Record objects as `records` makes them, with each one's serialised size, counted as the
+    /// record is built.
+    static func measuredRecords(_ rows: some Collection<Row>, collection: CollectionSchema, columns: [String]) -> (records: [JSONObject], sizes: [Int]) {
+        guard let first = rows.first else { return ([], []) }
+        let layout: [(name: String, index: Int, type: FieldType?)] = columns.compactMap { name in
+            first.columns.firstIndex(of: name).map { (name, $0, collection.field(name)?.type) }
+        }
+        var records: [JSONObject] = []
+        var sizes: [Int] = []
+        records.reserveCapacity(rows.count)
+        sizes.reserveCapacity(rows.count)
+        for row in rows {
+            var object = JSONObject(minimumCapacity: layout.count)
+            var size = 2
+            for column in layout {
+                let value = row.values[column.index]
+                size += ResultMeter.memberSize(column.name, value)
+                object[column.name] = json(value, type: column.type)
+            }
+            records.append(object)
+            sizes.append(size)
+        }
+        return (records, sizes)
     }
 }

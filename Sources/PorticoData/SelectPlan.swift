@@ -2,14 +2,21 @@ import Foundation
 import PorticoJSON
 
 /// What a list or get reads: which columns, in what order, and which relations to attach.
-final class SelectPlan: @unchecked Sendable {
-    // Built once per request and used by that request only.
+struct SelectPlan: Sendable {
     let collection: CollectionSchema
     let outputColumns: [String]
     let fetchColumns: [String]
     let order: [SQLFragment]
     let appends: [AppendNode]
-    private(set) var truncatedAppends = Set<String>()
+
+    /// Relations deep an append path may go (`tracks.genre.tracks` is three).
+    static let maxAppendDepth = 3
+    /// Relations one request may append, counting every level.
+    static let maxAppendNodes = 20
+    /// Sort keys one request may give.
+    static let maxSortKeys = 10
+    /// Entries of `fields`, `appends`, `except` or `sort`.
+    static let maxListLength = 200
 
     /// A relation to attach to each record, with the columns to show and its own appends.
     struct AppendNode {
@@ -24,6 +31,10 @@ final class SelectPlan: @unchecked Sendable {
 
     init(request: RecordRequest, collection: CollectionSchema, catalog: Catalog, flavor: SQLFlavor) throws(DataError) {
         self.collection = collection
+        for (name, list) in [("fields", request.fields), ("appends", request.appends), ("except", request.except), ("sort", request.sort)] {
+            guard let list, list.count > Self.maxListLength else { continue }
+            throw .invalid("\(name) has \(list.count) entries; at most \(Self.maxListLength)")
+        }
         var appendPaths = request.appends ?? []
         var output: [String]
         if let fields = request.fields, !fields.isEmpty {
@@ -51,7 +62,17 @@ final class SelectPlan: @unchecked Sendable {
             output.removeAll { $0 == name }
         }
         outputColumns = output
+        for path in appendPaths {
+            let depth = path.split(separator: ".").count
+            guard depth <= Self.maxAppendDepth else {
+                throw .invalid("appends: '\(path)' goes \(depth) relations deep; at most \(Self.maxAppendDepth) are allowed (like 'tracks.genre.tracks'); ask for the deeper records with a second call")
+            }
+        }
         appends = try Self.appendTree(appendPaths, collection: collection, catalog: catalog, prefix: "")
+        let nodes = Self.count(appends)
+        guard nodes <= Self.maxAppendNodes else {
+            throw .invalid("appends: \(nodes) relations requested; at most \(Self.maxAppendNodes) per call")
+        }
         var fetch = output
         for node in appends {
             let key = node.field.localKey!
@@ -99,10 +120,15 @@ final class SelectPlan: @unchecked Sendable {
         return nodes
     }
 
+    static func count(_ nodes: [AppendNode]) -> Int {
+        nodes.reduce(nodes.count) { $0 + count($1.children) }
+    }
+
     static func order(_ sort: [String], collection: CollectionSchema, catalog: Catalog, flavor: SQLFlavor) throws(DataError) -> [SQLFragment] {
         var fragments: [SQLFragment] = []
         var used = Set<String>()
         let entries = sort.flatMap { $0.split(separator: ",").map { $0.trimmingSpaces() } }.filter { !$0.isEmpty }
+        guard entries.count <= maxSortKeys else { throw .invalid("sort: \(entries.count) keys given; at most \(maxSortKeys)") }
         for entry in entries {
             let descending = entry.hasPrefix("-")
             let name = descending ? String(entry.dropFirst()) : entry
@@ -155,50 +181,76 @@ final class SelectPlan: @unchecked Sendable {
         return q
     }
 
-    func records(from rows: [Row], catalog: Catalog, service: RecordService, access: RecordAccess) async throws -> [JSONObject] {
-        var records = RowMapping.records(rows, collection: collection, columns: outputColumns)
-        try await attach(appends, parentRows: rows, records: &records, service: service, access: access)
-        return records
+    /// The records of `rows` with their appends, as many as fit the byte budget. Sizes are
+    /// counted as the records are built; appends are fetched only for the records still kept.
+    func records(from rows: [Row], service: RecordService, access: RecordAccess, meter: ResultMeter) async throws -> [JSONObject] {
+        var (records, sizes) = RowMapping.measuredRecords(rows, collection: collection, columns: outputColumns)
+        var kept = meter.fitting(sizes)
+        for node in appends {
+            guard kept > 0 else { break }
+            try await attach(node, parentRows: rows[..<kept], records: &records, sizes: &sizes, service: service, access: access, meter: meter)
+            kept = min(kept, meter.fitting(sizes))
+        }
+        return Array(records[..<kept])
     }
 
-    /// Loads each relation for all parents in one query and attaches it.
-    func attach(_ nodes: [AppendNode], parentRows: [Row], records: inout [JSONObject], service: RecordService, access: RecordAccess) async throws {
-        for node in nodes {
-            try access.require(node.target.name, .list)
-            let relation = node.field.relation!
-            let parentKey = node.field.localKey!
-            var keys: [SQLValue] = []
-            var seen = Set<SQLValue>()
-            for row in parentRows {
-                if let v = row[parentKey], v != .null, seen.insert(v).inserted { keys.append(v) }
+    /// Loads one relation for all parents in one query and attaches it, with the relation's own
+    /// appends; each parent's size grows by what it receives.
+    func attach(
+        _ node: AppendNode, parentRows: ArraySlice<Row>, records: inout [JSONObject], sizes: inout [Int],
+        service: RecordService, access: RecordAccess, meter: ResultMeter
+    ) async throws {
+        try access.require(node.target.name, .list)
+        try Task.checkCancellation()
+        let relation = node.field.relation!
+        let parentKey = node.field.localKey!
+        var keys: [SQLValue] = []
+        var seen = Set<SQLValue>()
+        for row in parentRows {
+            if let v = row[parentKey], v != .null, seen.insert(v).inserted { keys.append(v) }
+        }
+        var related: [SQLValue: [(record: JSONObject, size: Int)]] = [:]
+        let linkColumn = node.field.type == .belongsTo ? relation.targetKey : (node.field.type == .hasMany ? relation.foreignKey : "__source")
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            let remaining = meter.remainingAttached
+            guard remaining > 0 else {
+                meter.cutInAll.insert(node.path)
+                break
             }
-            var related: [SQLValue: [(Row, JSONObject)]] = [:]
-            if !keys.isEmpty {
-                for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-                    let rows = try await service.database.query(relatedQuery(node, keys: chunk, catalog: service))
-                    var childRecords = RowMapping.records(rows, collection: node.target, columns: node.outputColumns)
-                    try await attach(node.children, parentRows: rows, records: &childRecords, service: service, access: access)
-                    let linkColumn = node.field.type == .belongsTo ? relation.targetKey : (node.field.type == .hasMany ? relation.foreignKey : "__source")
-                    for (row, record) in zip(rows, childRecords) {
-                        guard let key = row[linkColumn] else { continue }
-                        related[key, default: []].append((row, record))
-                    }
-                }
+            let chunk = Array(keys[start..<min(start + 500, keys.count)])
+            var rows = try await service.database.query(relatedQuery(node, keys: chunk, limit: remaining + 1, perParent: meter.maxPerParent + 1))
+            if rows.count > remaining {
+                rows.removeLast(rows.count - remaining)
+                meter.cutInAll.insert(node.path)
             }
-            for index in records.indices {
-                let key = parentRows[index][parentKey] ?? .null
-                let matches = related[key] ?? []
-                if node.field.type == .belongsTo {
-                    records[index][node.field.name] = matches.first.map { .object($0.1) } ?? .null
-                } else {
-                    if matches.count > service.budget.maxAppendedRows { truncatedAppends.insert(node.path) }
-                    records[index][node.field.name] = .array(matches.prefix(service.budget.maxAppendedRows).map { .object($0.1) })
-                }
+            meter.attach(rows.count)
+            var (childRecords, childSizes) = RowMapping.measuredRecords(rows, collection: node.target, columns: node.outputColumns)
+            for child in node.children {
+                try await attach(child, parentRows: rows[...], records: &childRecords, sizes: &childSizes, service: service, access: access, meter: meter)
+            }
+            for (index, row) in rows.enumerated() {
+                guard let key = row[linkColumn] else { continue }
+                related[key, default: []].append((childRecords[index], childSizes[index]))
+            }
+        }
+        let nameSize = node.field.name.utf8.count + 4
+        for (index, row) in zip(records.indices, parentRows) {
+            let matches = related[row[parentKey] ?? .null] ?? []
+            if node.field.type == .belongsTo {
+                records[index][node.field.name] = matches.first.map { .object($0.record) } ?? .null
+                sizes[index] += nameSize + (matches.first?.size ?? 4)
+            } else {
+                if matches.count > meter.maxPerParent { meter.cutPerParent.insert(node.path) }
+                let shown = matches.prefix(meter.maxPerParent)
+                records[index][node.field.name] = .array(shown.map { .object($0.record) })
+                sizes[index] += nameSize + shown.reduce(2) { $0 + $1.size + 1 }
             }
         }
     }
 
-    func relatedQuery(_ node: AppendNode, keys: [SQLValue], catalog service: RecordService) throws -> SQLFragment {
+    /// The related rows of `keys`, at most `perParent` per parent (a window over each parent's
+    /// rows, in key order) and `limit` in all.
+    func relatedQuery(_ node: AppendNode, keys: [SQLValue], limit: Int, perParent: Int) -> SQLFragment {
         let relation = node.field.relation!
         var columns = node.outputColumns
         for child in node.children {
@@ -207,33 +259,58 @@ final class SelectPlan: @unchecked Sendable {
         }
         let link = node.field.type == .belongsTo ? relation.targetKey : (node.field.type == .hasMany ? relation.foreignKey : relation.targetKey)
         if !columns.contains(link) { columns.append(link) }
-        var q = SQLFragment("SELECT ")
-        q.append(joining: columns.map { SQLFragment.column($0, of: "r") }, separator: ", ")
-        if node.field.type == .belongsToMany {
-            q.append(", ")
-            q.append(column: relation.foreignKey, of: "j")
-            q.append(" AS ")
-            q.append(identifier: "__source")
-        }
-        q.append(" FROM ")
-        q.append(table: node.target.tableName, as: "r")
         var keyColumn = SQLFragment.column(node.field.type == .belongsTo ? relation.targetKey : relation.foreignKey, of: "r")
+        if node.field.type == .belongsToMany { keyColumn = .column(relation.foreignKey, of: "j") }
+        var inner = SQLFragment("SELECT ")
+        inner.append(joining: columns.map { SQLFragment.column($0, of: "r") }, separator: ", ")
+        if node.field.type == .belongsToMany {
+            inner.append(", ")
+            inner.append(column: relation.foreignKey, of: "j")
+            inner.append(" AS ")
+            inner.append(identifier: "__source")
+        }
+        let windowed = node.field.type != .belongsTo
+        if windowed {
+            inner.append(", ROW_NUMBER() OVER (PARTITION BY ")
+            inner.append(keyColumn)
+            inner.append(" ORDER BY ")
+            inner.append(joining: node.target.primaryKey.map { .column($0.name, of: "r") }, separator: ", ")
+            if node.target.primaryKey.isEmpty { inner.append("1") }
+            inner.append(") AS ")
+            inner.append(identifier: "__n")
+        }
+        inner.append(" FROM ")
+        inner.append(table: node.target.tableName, as: "r")
         if node.field.type == .belongsToMany, let through = relation.through, let otherKey = relation.otherKey {
-            q.append(" JOIN ")
-            q.append(table: through, as: "j")
-            q.append(" ON ")
-            q.append(column: otherKey, of: "j", equals: relation.targetKey, of: "r")
-            keyColumn = .column(relation.foreignKey, of: "j")
+            inner.append(" JOIN ")
+            inner.append(table: through, as: "j")
+            inner.append(" ON ")
+            inner.append(column: otherKey, of: "j", equals: relation.targetKey, of: "r")
         }
-        q.append(" WHERE ")
-        q.append(keyColumn)
-        q.append(" IN (")
-        q.append(joining: keys.map { .bind($0) }, separator: ", ")
-        q.append(")")
-        if let pk = node.target.primaryKey.first {
+        inner.append(" WHERE ")
+        inner.append(keyColumn)
+        inner.append(" IN (")
+        inner.append(joining: keys.map { .bind($0) }, separator: ", ")
+        inner.append(")")
+        var q = SQLFragment("SELECT * FROM (")
+        q.append(inner)
+        q.append(") AS ")
+        q.append(identifier: "w")
+        if windowed {
+            q.append(" WHERE ")
+            q.append(column: "__n", of: "w")
+            q.append(" <= ")
+            q.append(bind: .int(Int64(perParent)))
             q.append(" ORDER BY ")
-            q.append(column: pk.name, of: "r")
+            q.append(column: node.field.type == .belongsToMany ? "__source" : link, of: "w")
+            q.append(", ")
+            q.append(column: "__n", of: "w")
+        } else if let pk = node.target.primaryKey.first {
+            q.append(" ORDER BY ")
+            q.append(column: pk.name, of: "w")
         }
+        q.append(" LIMIT ")
+        q.append(bind: .int(Int64(limit)))
         return q
     }
 }

@@ -56,6 +56,8 @@ public struct DataPackage: Sendable {
                 case .forbidden: throw ToolError("Permission denied: \(error.message)")
                 default: throw ToolError(error.message)
                 }
+            } catch let error as StoreError where error.kind != .cancelled {
+                throw ToolError(error.guidance)
             }
         }
     }

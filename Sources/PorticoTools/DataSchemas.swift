@@ -33,7 +33,7 @@ enum Schemas {
         ("appends", described(strings, "Relations to include, e.g. [\"artist\", \"tracks.genre\"].")),
         ("except", described(strings, "Columns to leave out.")),
         ("sort", described(strings, "e.g. [\"-Total\", \"InvoiceDate\"]; - for descending.")),
-        ("page", ["type": "integer", "minimum": 1]),
+        ("page", ["type": "integer", "minimum": 1, "maximum": 10_000_000]),
         ("pageSize", ["type": "integer", "minimum": 1, "description": "Default 20."]),
         ("paginate", ["type": "boolean", "description": "false returns all matches, up to 1000."]),
     ], required: ["resource"])
@@ -77,7 +77,7 @@ enum Schemas {
         ]]]),
         ("filter", shortFilter),
         ("having", ["type": "object", "description": "Conditions on aliases, e.g. {\"total\":{\"$gt\":10}}."]),
-        ("limit", ["type": "integer", "minimum": 0]), ("offset", ["type": "integer", "minimum": 0]),
+        ("limit", ["type": "integer", "minimum": 0]), ("offset", ["type": "integer", "minimum": 0, "maximum": 1_000_000_000_000]),
     ], required: ["resource"])
 
     static func output(_ data: JSON, meta: Bool = false) -> JSON {
