@@ -61,6 +61,8 @@ extension RPCError {
     public static let unsupportedProtocolVersionCode = -32022
     /// A request stopped by `notifications/cancelled`; outside the JSON-RPC reserved range.
     public static let requestCancelledCode = -32800
+    /// Implementation-defined server error: a batch entry not run because the batch's response budget was spent.
+    public static let batchBudgetCode = -32011
 
     public static func parseError(_ detail: String) -> RPCError {
         RPCError(code: parseErrorCode, message: "Parse error", data: .string(detail))

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import PorticoAuth
@@ -12,8 +13,34 @@ extension MCPEndpoint {
         ["tools": [:], "logging": [:]]
     }
 
+    /// Methods counted under their own name in metrics; others count as `other`.
+    static let measuredMethods: Set<String> = ["initialize", "ping", "tools/list", "logging/setLevel", "server/discover"]
+
+    /// Counts a request other than `tools/call` (which counts itself, with its tool).
+    func measure(_ method: String, _ response: RPCResponse, since start: ContinuousClock.Instant) {
+        guard method != "tools/call" else { return }
+        metrics.record(
+            method: Self.measuredMethods.contains(method) ? method : "other", tool: "",
+            outcome: response.error == nil ? .ok : .error, since: start)
+    }
+
     /// Serves one handshake-era request. Returns the response and, for `initialize`, the new session id.
     func dispatchHandshake(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> (RPCResponse, String?) {
+        let start = ContinuousClock.now
+        let (response, session) = await serveHandshake(message, exchange: exchange, sink: sink)
+        measure(message.method, response, since: start)
+        return (response, session)
+    }
+
+    /// Serves one modern-era request.
+    func dispatchModern(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> RPCResponse {
+        let start = ContinuousClock.now
+        let response = await serveModern(message, exchange: exchange, sink: sink)
+        measure(message.method, response, since: start)
+        return response
+    }
+
+    func serveHandshake(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> (RPCResponse, String?) {
         do {
             switch message.method {
             case "initialize":
@@ -44,8 +71,8 @@ extension MCPEndpoint {
         }
     }
 
-    /// Serves one modern-era request; every result carries `resultType` and the server's identity.
-    func dispatchModern(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> RPCResponse {
+    /// Every modern-era result carries `resultType` and the server's identity.
+    func serveModern(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> RPCResponse {
         do {
             var result: JSONObject
             switch message.method {
@@ -92,6 +119,7 @@ extension MCPEndpoint {
             if caps["elicitation"] != nil { flags.insert(.elicitation) }
             if caps["roots"] != nil { flags.insert(.roots) }
         }
+        metrics.sessionsInitialized.increment()
         let issued = signer.issue(
             protocolVersion: negotiated, app: exchange.request.app,
             bindingKey: exchange.principal?.bindingKey ?? "anonymous", capabilities: flags, now: Self.now)
@@ -118,6 +146,10 @@ extension MCPEndpoint {
     }
 
     func callTool(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async throws -> ToolResult {
+        let start = ContinuousClock.now
+        var toolLabel = ""
+        var outcome = MCPMetrics.Outcome.error
+        defer { metrics.record(method: "tools/call", tool: toolLabel, outcome: outcome, since: start) }
         guard let name = message.params?["name"]?.stringValue else {
             throw RPCError.invalidParams("'name' is required: the name of the tool to call")
         }
@@ -145,9 +177,11 @@ extension MCPEndpoint {
         }
         guard ToolRegistry.roleAllows(tool.access, principal.role, policy: policy) else {
             let role = principal.role?.name ?? "none"
+            outcome = .toolError
             return .error("Permission denied: your role '\(role)' in app '\(exchange.request.app)' does not allow \(tool.name). Ask an admin of the app for a role that does.")
         }
         if configuration.demoMode, !tool.annotations.readOnly {
+            outcome = .toolError
             return .error("This Portico runs in demo mode: \(tool.name) and every other change are disabled. Reading works as usual.")
         }
         if let problem = validator.validate(.object(arguments), against: tool.inputSchema) {
@@ -160,24 +194,38 @@ extension MCPEndpoint {
             app: exchange.request.app, principal: principal, requestID: message.id,
             protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: logger,
             progressToken: message.meta?[MetaKey.progressToken], logLevel: exchange.logLevel, sink: sink)
+        toolLabel = tool.name
         let key = inflightKey(exchange, message.id)
         let handler = tool.handler
         let task = Task { try await handler(arguments, context) }
-        inflight.register(key, task)
-        defer { inflight.remove(key) }
+        let token = inflight.register(key, task, deadline: exchange.deadline)
         do {
-            return try await withTaskCancellationHandler {
+            let result = try await withTaskCancellationHandler {
                 try await task.value
             } onCancel: {
                 task.cancel()
             }
+            inflight.remove(token)
+            outcome = result.isError ? .toolError : .ok
+            return result
         } catch let error as ToolError {
+            inflight.remove(token)
+            outcome = .toolError
             return .error(error.message)
         } catch is CancellationError {
+            outcome = .cancelled
+            if inflight.remove(token) {
+                outcome = .timeout
+                let seconds = configuration.requestTimeout.components.seconds
+                return .error("\(tool.name) ran past the \(seconds) s limit of one request and was stopped; narrow the filter, ask for fewer records or fewer appends")
+            }
             throw RPCError(code: RPCError.requestCancelledCode, message: "Request cancelled", data: ["requestId": message.id.json])
         } catch let error as RPCError {
+            inflight.remove(token)
             throw error
         } catch {
+            inflight.remove(token)
+            outcome = .toolError
             logger.error("tool failed", metadata: ["error": "\(error)"])
             return .error("\(tool.name) failed: \(error)")
         }

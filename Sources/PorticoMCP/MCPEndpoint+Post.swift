@@ -1,4 +1,5 @@
 import Foundation
+import Dispatch
 import HTTPTypes
 import Logging
 import PorticoAuth
@@ -15,6 +16,8 @@ extension MCPEndpoint {
         var session: MCPSession?
         var selection: PackageSelection
         var logLevel: LogLevel?
+        /// When the request's tool calls are cancelled.
+        var deadline: ContinuousClock.Instant
     }
 
     func handlePost(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
@@ -26,7 +29,7 @@ extension MCPEndpoint {
         }
         let body: JSON
         do {
-            body = try JSONParser.parse(request.body)
+            body = try await parse(request.body)
         } catch {
             return Self.errorResponse(.badRequest, id: nil, .parseError(error.description))
         }
@@ -43,6 +46,17 @@ extension MCPEndpoint {
             return Self.errorResponse(.badRequest, id: nil, .unsupportedProtocolVersion(requested: headerVersion, supported: ProtocolVersion.all))
         }
         return await handleHandshakePost(request, body: body, headerVersion: headerVersion)
+    }
+
+    /// Parses the body; a large one on a thread of its own, so the event loop keeps serving.
+    func parse(_ body: [UInt8]) async throws(JSONParseError) -> JSON {
+        guard body.count > configuration.offloadBodyBytes else { return try JSONParser.parse(body) }
+        let result: Result<JSON, JSONParseError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(JSONParseError) -> JSON in try JSONParser.parse(body) })
+            }
+        }
+        return try result.get()
     }
 
     func packageSelection(_ request: MCPHTTPRequest) throws(RPCError) -> PackageSelection {
@@ -64,6 +78,10 @@ extension MCPEndpoint {
         case .array(let array):
             guard !array.isEmpty else {
                 return Self.errorResponse(.badRequest, id: nil, .invalidRequest("an empty batch: send at least one JSON-RPC message in the array"))
+            }
+            guard array.count <= configuration.maxBatchEntries else {
+                return Self.errorResponse(.contentTooLarge, id: nil, .invalidRequest(
+                    "this batch has \(array.count) messages; at most \(configuration.maxBatchEntries) are accepted per batch. None was run: send them in smaller batches"))
             }
             items = array
             isBatch = true
@@ -95,7 +113,9 @@ extension MCPEndpoint {
         switch resolveSession(request, principal: principal) {
         case .none: break
         case .invalid: return Self.sessionNotFound()
-        case .valid(let s): session = s
+        case .valid(let s):
+            session = s
+            metrics.sawSession(s.nonce)
         }
         if let session, let headerVersion, headerVersion != session.protocolVersion, ProtocolVersion.isHandshake(headerVersion) {
             request.logger.debug("MCP-Protocol-Version differs from the session's negotiated version", metadata: ["header": "\(headerVersion)", "session": "\(session.protocolVersion)"])
@@ -111,7 +131,8 @@ extension MCPEndpoint {
             request: request, principal: principal, modern: false,
             protocolVersion: session?.protocolVersion ?? headerVersion ?? ProtocolVersion.assumedWithoutHeader,
             clientCapabilities: [:], session: session, selection: selection,
-            logLevel: session.flatMap { nonce in sessionLogLevels.withLock { $0[nonce.nonce] } })
+            logLevel: session.flatMap { nonce in sessionLogLevels.withLock { $0[nonce.nonce] } },
+            deadline: .now + configuration.requestTimeout)
 
         // One request asking for progress gets an event stream carrying the progress.
         if !isBatch, let only = requests.first, case .success(.request) = decoded[0], only.meta?[MetaKey.progressToken] != nil {
@@ -120,18 +141,34 @@ extension MCPEndpoint {
 
         var responses: [RPCResponse] = []
         var issuedSession: String?
+        // A batch's responses are written as they come, against one byte budget; once it is
+        // spent, the remaining requests are answered with an error and not run.
+        var batchBody: [UInt8] = [UInt8(ascii: "[")]
+        var spent = false
+        func add(_ response: RPCResponse) {
+            if isBatch {
+                if batchBody.count > 1 { batchBody.append(UInt8(ascii: ",")) }
+                batchBody.append(contentsOf: response.json.serialized)
+                spent = spent || batchBody.count > configuration.maxBatchResponseBytes
+            }
+            responses.append(response)
+        }
         for item in decoded {
             switch item {
             case .failure(let failure):
-                responses.append(.error(id: failure.id, failure.error))
+                add(.error(id: failure.id, failure.error))
             case .success(.response):
                 continue
             case .success(.notification(let method, let params)):
                 handleNotification(method: method, params: params, exchange: exchange)
+            case .success(.request(let message)) where spent:
+                add(.error(id: message.id, RPCError(
+                    code: RPCError.batchBudgetCode, message: "Batch response budget exhausted",
+                    data: .string("the responses before this one reached \(configuration.maxBatchResponseBytes / 1024) KiB, so this request was not run; send it again in another batch or ask for smaller results"))))
             case .success(.request(let message)):
                 let (response, newSession) = await dispatchHandshake(message, exchange: exchange, sink: logSink(exchange))
                 if let newSession { issuedSession = newSession }
-                responses.append(response)
+                add(response)
             }
         }
 
@@ -142,7 +179,8 @@ extension MCPEndpoint {
             return .empty(status: .accepted, headers: headers)
         }
         if isBatch {
-            return .json(status: .ok, headers: headers, body: JSON.array(responses.map(\.json)).serialized)
+            batchBody.append(UInt8(ascii: "]"))
+            return .json(status: .ok, headers: headers, body: batchBody)
         }
         let response = responses[0]
         var status = HTTPResponse.Status.ok
@@ -184,6 +222,11 @@ extension MCPEndpoint {
     }
 
     func streamed(_ exchange: Exchange, _ message: RequestMessage) -> MCPHTTPResponse {
+        let credential = exchange.principal?.bindingKey ?? "anonymous"
+        guard streamQuota.acquire(credential, limit: configuration.maxStreamsPerCredential) else {
+            return tooManyStreams()
+        }
+        let quota = streamQuota
         let (frames, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
         let sink = NotificationSink { notification in continuation.yield(EventStream.frame(notification.json)) }
         let task = Task {
@@ -200,6 +243,7 @@ extension MCPEndpoint {
         }
         continuation.onTermination = { reason in
             if case .cancelled = reason { task.cancel() }
+            quota.release(credential)
         }
         return .stream(headers: Self.sseHeaders(), events: EventStream(frames: frames, cancel: { task.cancel() }))
     }
@@ -252,7 +296,8 @@ extension MCPEndpoint {
             }
             let exchange = Exchange(
                 request: request, principal: principal, modern: true, protocolVersion: envelope.version,
-                clientCapabilities: envelope.capabilities, session: nil, selection: selection, logLevel: envelope.logLevel)
+                clientCapabilities: envelope.capabilities, session: nil, selection: selection, logLevel: envelope.logLevel,
+                deadline: .now + configuration.requestTimeout)
             if req.meta?[MetaKey.progressToken] != nil || envelope.logLevel != nil {
                 return streamed(exchange, req)
             }

@@ -3,6 +3,7 @@ import Logging
 public import PorticoAuth
 import PorticoJSON
 import Foundation
+import Synchronization
 
 /// Name, version and guidance the server reports about itself.
 public struct ServerIdentity: Sendable {
@@ -35,6 +36,16 @@ public final class MCPEndpoint: Sendable {
         public var instructions: @Sendable (_ app: String) async -> String
         /// Refuse every tool that changes something (Casdoor's demo mode).
         public var demoMode = false
+        /// The longest the tool calls of one request (or one batch) may run before they are cancelled.
+        public var requestTimeout: Duration = .seconds(30)
+        /// JSON-RPC messages one batch may carry.
+        public var maxBatchEntries = 100
+        /// Bytes of all the responses of one batch; entries past it are not run.
+        public var maxBatchResponseBytes = 4 * 1024 * 1024
+        /// Event streams (GET streams and streamed responses) one credential may hold open here.
+        public var maxStreamsPerCredential = 8
+        /// Request bodies larger than this are parsed off the event loops.
+        public var offloadBodyBytes = 64 * 1024
 
         public init(
             identity: ServerIdentity, publicDiscovery: Bool = false, allowedOrigins: Set<String>, toolsListTTLMilliseconds: Int64 = 60_000,
@@ -55,8 +66,11 @@ public final class MCPEndpoint: Sendable {
     let ledger: any SessionLedger
     let policy: AccessPolicy
     let validator = SchemaValidator()
-    let inflight = InflightRequests()
+    let inflight = InflightCalls()
     let streams = SessionStreams()
+    let streamQuota = StreamQuota()
+    let metrics = MCPMetrics()
+    let draining = Atomic<Bool>(false)
     let sessionLogLevels = LockedValue<[String: LogLevel]>([:])
 
     public init(configuration: Configuration, registry: ToolRegistry, signer: SessionSigner, ledger: any SessionLedger, policy: AccessPolicy = AccessPolicy()) {
@@ -89,6 +103,48 @@ public final class MCPEndpoint: Sendable {
     public func closeStreams() {
         streams.finishAll()
     }
+
+    /// Starts a graceful shutdown: new requests get 503, server-message streams end, and tool
+    /// calls still running after `grace` are cancelled, so the process stops within seconds.
+    public func beginShutdown(grace: Duration) {
+        draining.store(true, ordering: .relaxed)
+        streams.finishAll()
+        let inflight = self.inflight
+        Task {
+            try? await Task.sleep(for: grace)
+            inflight.cancelAll()
+        }
+    }
+
+    /// Whether a shutdown has begun: a request that starts now should be refused with `shuttingDown()`.
+    public var isDraining: Bool { draining.load(ordering: .relaxed) }
+
+    /// The answer to a request that arrives once a shutdown has begun.
+    public static func shuttingDown() -> MCPHTTPResponse {
+        var headers = HTTPFields()
+        headers[.retryAfter] = "1"
+        return errorResponse(.serviceUnavailable, id: nil, RPCError(
+            code: RPCError.internalErrorCode, message: "Shutting down",
+            data: .string("this Portico is shutting down; send the request again (another replica or the restarted server answers it)")), headers: headers)
+    }
+
+    /// Cancels tool calls past the request deadline, until the task is cancelled. Run it for
+    /// as long as the endpoint serves.
+    public func enforceDeadlines(every interval: Duration = .milliseconds(100)) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            inflight.expire(now: .now)
+        }
+    }
+
+    /// Tool calls in progress on this replica.
+    public var callsInProgress: Int { inflight.count }
+
+    /// Event streams open on this replica.
+    public var openStreams: Int { streamQuota.total }
+
+    /// Sessions that made a request on this replica in the last five minutes.
+    public var activeSessions: Int { metrics.activeSessionCount(within: .seconds(300)) }
 
     /// Tells a user's sessions that their tool list changed (their role or a key's scopes did),
     /// on the server-message streams open on this replica; `nil` tells every session.
@@ -136,6 +192,10 @@ public final class MCPEndpoint: Sendable {
         case .valid(let s):
             session = s
         }
+        let credential = principal.bindingKey
+        guard streamQuota.acquire(credential, limit: configuration.maxStreamsPerCredential) else {
+            return tooManyStreams()
+        }
         let (frames, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let token = streams.register(nonce: session.nonce, userID: principal.userID, continuation: continuation)
         continuation.yield(Array(": stream open\n\n".utf8))
@@ -148,9 +208,11 @@ public final class MCPEndpoint: Sendable {
             }
         }
         let streams = self.streams
+        let quota = streamQuota
         continuation.onTermination = { _ in
             keepAlive.cancel()
             streams.unregister(nonce: session.nonce, token: token)
+            quota.release(credential)
         }
         return .stream(headers: Self.sseHeaders(), events: EventStream(frames: frames, cancel: { continuation.finish() }))
     }
@@ -176,6 +238,7 @@ public final class MCPEndpoint: Sendable {
             }
             streams.finish(nonce: session.nonce)
             sessionLogLevels.withLock { _ = $0.removeValue(forKey: session.nonce) }
+            metrics.endedSession(session.nonce)
             return .empty(status: .ok, headers: HTTPFields())
         }
     }
@@ -234,6 +297,14 @@ public final class MCPEndpoint: Sendable {
         return errorResponse(.methodNotAllowed, id: nil, .invalidRequest("protocol \(version) has no sessions and no GET stream: send each request as a POST"), headers: headers)
     }
 
+    func tooManyStreams() -> MCPHTTPResponse {
+        var headers = HTTPFields()
+        headers[.retryAfter] = "5"
+        return Self.errorResponse(.tooManyRequests, id: nil, RPCError(
+            code: RPCError.invalidRequestCode, message: "Too many open streams",
+            data: .string("this credential already holds \(configuration.maxStreamsPerCredential) open event streams here; close one (end a GET stream or wait for a streamed response) and try again")), headers: headers)
+    }
+
     func unauthorized(_ request: MCPHTTPRequest, id: RequestID?) -> MCPHTTPResponse {
         var challenge = "Bearer resource_metadata=\"\(request.resourceMetadataURL)\", scope=\"mcp\""
         var detail = "Unauthorized operation: send 'Authorization: Bearer <API key or access token>'"
@@ -273,25 +344,27 @@ public final class MCPEndpoint: Sendable {
     }
 }
 
-/// Requests in progress that a `notifications/cancelled` may stop, keyed by session (or
-/// credential) and request id. Cancellation reaches requests running on this replica.
-final class InflightRequests: Sendable {
-    private let tasks = LockedValue<[String: Task<ToolResult, any Error>]>([:])
+/// Open event streams per credential on this replica, against `maxStreamsPerCredential`.
+final class StreamQuota: Sendable {
+    private let open = Mutex<[String: Int]>([:])
 
-    func register(_ key: String, _ task: Task<ToolResult, any Error>) {
-        tasks.withLock { $0[key] = task }
+    func acquire(_ credential: String, limit: Int) -> Bool {
+        open.withLock { open in
+            let count = open[credential, default: 0]
+            guard count < limit else { return false }
+            open[credential] = count + 1
+            return true
+        }
     }
 
-    func remove(_ key: String) {
-        tasks.withLock { _ = $0.removeValue(forKey: key) }
+    func release(_ credential: String) {
+        open.withLock { open in
+            let count = open[credential, default: 1] - 1
+            open[credential] = count > 0 ? count : nil
+        }
     }
 
-    @discardableResult
-    func cancel(_ key: String) -> Bool {
-        let task = tasks.withLock { $0.removeValue(forKey: key) }
-        task?.cancel()
-        return task != nil
-    }
+    var total: Int { open.withLock { $0.values.reduce(0, +) } }
 }
 
 /// Open GET streams per session on this replica, for server-initiated messages.

@@ -25,6 +25,7 @@ public struct ServerBanner: Sendable {
 /// Builds and runs the HTTP server until SIGINT or SIGTERM; in-flight requests finish first.
 public enum PorticoServer {
     public static func run(_ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (ServerBanner) -> Void) async throws {
+        let metricsRegistry = MetricsController.bootstrap()
         let stores = try await PorticoStores.open(dataDirectory: configuration.dataDirectory, logger: logger)
         let masterKey = try MasterKey.load(environment: configuration.masterKey, dataDirectory: configuration.dataDirectory)
         let demo: DemoCredentials? = configuration.demo ? try await DemoSetup.ensure(stores: stores, logger: logger) : nil
@@ -72,6 +73,7 @@ public enum PorticoServer {
         let router = Router(context: PorticoRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         HealthController(database: stores.database).addRoutes(to: router)
+        MetricsController(registry: metricsRegistry, endpoint: endpoint).addRoutes(to: router)
         OAuthController(
             server: authorizationServer, pages: pages, sessions: sessions, users: stores.users, throttle: throttle, apps: apps,
             secureCookies: secureCookies
@@ -86,10 +88,22 @@ public enum PorticoServer {
             apps: apps, baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes
         ).addRoutes(to: router)
 
+        // Enough descriptors for the connection cap, with room left for the database and clients.
+        let descriptors = FileDescriptorLimit.raise()
+        var limits = configuration.connections
+        limits.maxConnections = max(1, min(limits.maxConnections, descriptors - 256))
+        let connectionCount = ConnectionCount(limit: limits.maxConnections, logger: logger)
+        let guardLimits = limits
+        let idle = limits.idleTimeout
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .seconds(120))),
-            configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)],
+                idleTimeout: .nanoseconds(Int64(idle.components.seconds) * 1_000_000_000 + Int64(idle.components.attoseconds / 1_000_000_000)))),
+            configuration: .init(
+                address: .hostname(configuration.host, port: port), serverName: nil, backlog: 1024,
+                // A hard stop below the descriptor limit: past it the kernel's queue holds new connections.
+                availableConnectionsDelegate: .maximum(max(limits.maxConnections + 64, descriptors - 64), logger: logger)),
             onServerRunning: { channel in
                 let actual = channel.localAddress?.port ?? port
                 let base = configuration.baseURL(port: actual)
@@ -97,10 +111,13 @@ public enum PorticoServer {
             },
             logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: RevocationService(list: revocations, keys: keys, logger: logger)), .init(service: app)],
+            services: [
+                .init(service: RevocationService(list: revocations, keys: keys, logger: logger)), .init(service: app),
+                .init(service: EndpointService(endpoint: endpoint, grace: configuration.shutdownGrace)),
+            ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // In-flight requests get this long to finish after a shutdown signal.
-        groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
+        // Calls still running `shutdownGrace` after the signal are cancelled; this is the backstop.
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace + .seconds(5)
         try await ServiceGroup(configuration: groupConfiguration).run()
         endpoint.closeStreams()
         try? await httpClient.shutdown()

@@ -28,6 +28,8 @@ struct MCPController: Sendable {
     }
 
     func handle(_ request: Request, context: PorticoRequestContext, app: String, path: String) async throws -> Response {
+        // A request whose head came before the shutdown signal is served in full; later ones are refused.
+        if endpoint.isDraining { return response(MCPEndpoint.shuttingDown(), request: request, context: context) }
         guard await apps.exists(app) else {
             return Forms.json(RPCResponse.error(id: nil, RPCError(
                 code: RPCError.invalidRequestCode, message: "Unknown app",
@@ -53,7 +55,11 @@ struct MCPController: Sendable {
             packagesQuery: request.uri.queryParameters["packages"].map(String.init),
             resourceMetadataURL: baseURL + "/.well-known/oauth-protected-resource" + path,
             auth: auth, logger: context.logger)
-        switch await endpoint.handle(exchange) {
+        return response(await endpoint.handle(exchange), request: request, context: context)
+    }
+
+    func response(_ answer: MCPHTTPResponse, request: Request, context: PorticoRequestContext) -> Response {
+        switch answer {
         case .json(let status, let headers, let bytes):
             return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         case .empty(let status, let headers):

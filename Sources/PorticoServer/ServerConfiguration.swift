@@ -26,6 +26,10 @@ public struct ServerConfiguration: Sendable {
     public var allowPrivateClientMetadata = false
     /// The master key in base64 (`PORTICO_MASTER_KEY`); otherwise `master.key` in the data directory.
     public var masterKey: String?
+    /// How long tool calls still running at shutdown may go on before they are cancelled.
+    public var shutdownGrace: Duration = .seconds(3)
+    /// Connection caps and timeouts.
+    public var connections = ConnectionLimits()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./portico-data", publicURL: String? = nil,

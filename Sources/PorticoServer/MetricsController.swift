@@ -1,0 +1,47 @@
+import Hummingbird
+import Metrics
+import NIOCore
+import PorticoMCP
+import Prometheus
+
+/// `GET /metrics`: Portico's metrics in Prometheus's text format.
+struct MetricsController {
+    let registry: PrometheusCollectorRegistry
+    let endpoint: MCPEndpoint
+    private let streams = Gauge(label: "portico_mcp_streams_open")
+    private let calls = Gauge(label: "portico_mcp_calls_in_progress")
+    private let sessions = Gauge(label: "portico_mcp_sessions_active")
+
+    init(registry: PrometheusCollectorRegistry, endpoint: MCPEndpoint) {
+        self.registry = registry
+        self.endpoint = endpoint
+    }
+
+    /// Installs the Prometheus backend for swift-metrics; call once, before any metric is made.
+    static func bootstrap() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Portico's calls take from a fraction of a millisecond to seconds.
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+            .seconds(5), .seconds(10), .seconds(30),
+        ]
+        MetricsSystem.bootstrap(factory)
+        return registry
+    }
+
+    func addRoutes(to router: Router<PorticoRequestContext>) {
+        router.get("metrics") { _, _ in
+            streams.record(endpoint.openStreams)
+            calls.record(endpoint.callsInProgress)
+            sessions.record(endpoint.activeSessions)
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(16 * 1024)
+            registry.emit(into: &buffer)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
+        }
+    }
+}
