@@ -113,20 +113,3 @@ func parseDuration(_ text: String) throws -> Int64 {
     }
     return seconds
 }
-
-
-/// A command with an asynchronous body, dispatched by `main.swift`.
-protocol PorticoRunnable {
-    mutating func runCommand() async throws
-}
-
-extension Serve: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension UserCommand.Create: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension UserCommand.List: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension UserCommand.SetPassword: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension APIKeyCommand.Create: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension APIKeyCommand.List: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension APIKeyCommand.Revoke: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension AppCommand.Create: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension AppCommand.List: PorticoRunnable { mutating func runCommand() async throws { try await run() } }
-extension KeysCommand.Rotate: PorticoRunnable { mutating func runCommand() async throws { try await run() } }

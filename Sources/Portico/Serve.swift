@@ -2,79 +2,117 @@ import ArgumentParser
 import Foundation
 import PorticoServer
 
+/// The defaults every option of `serve` shows and falls back to: `ServerConfiguration`'s own.
+private let defaults = ServerConfiguration()
+
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the Portico server.",
         discussion: """
-            Serves MCP at <public-url>/api/mcp (app main) and /api/__app/<app>/mcp, plus /healthz and /readyz.
-            Stops gracefully on SIGINT or SIGTERM: requests in progress finish first.
+            Serves MCP at <public-url>/api/mcp (app main) and /api/__app/<app>/mcp, plus /healthz, /readyz and /metrics.
+            Every option also reads from the environment variable named after it, e.g. --max-connections from PORTICO_MAX_CONNECTIONS.
+            Stops gracefully on SIGINT or SIGTERM: requests in progress finish first; tool calls still running after
+            --shutdown-grace seconds are cancelled.
             """)
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "Address to listen on (env PORTICO_HOST; default 127.0.0.1, loopback only).")
+    @Option(help: "Address to listen on (default \(defaults.host), loopback only).")
     var host: String?
 
-    @Option(help: "Port to listen on (env PORTICO_PORT; default 8080).")
+    @Option(help: "Port to listen on (default \(defaults.port)).")
     var port: Int?
 
-    @Option(name: .customLong("public-url"), help: "The URL clients reach Portico at, e.g. https://portico.example.com (env PORTICO_PUBLIC_URL; default http://<host>:<port>).")
+    @Option(name: .customLong("public-url"), help: "The URL clients reach Portico at, e.g. https://portico.example.com (default http://<host>:<port>).")
     var publicURL: String?
 
-    @Flag(help: "Import the Chinook sample into app main and create an admin user and API key on first start (env PORTICO_DEMO).")
+    @Flag(help: "Import the Chinook sample into app main and create an admin user and API key on first start.")
     var demo = false
 
-    @Flag(name: .customLong("public-discovery"), help: "Answer initialize and tools/list without credentials; tool calls still need them (env PORTICO_PUBLIC_DISCOVERY).")
+    @Flag(name: .customLong("public-discovery"), help: "Answer initialize and tools/list without credentials; tool calls still need them.")
     var publicDiscovery = false
 
     @Option(name: .customLong("allowed-origin"), help: "An extra browser origin allowed to call the MCP endpoint; repeatable (env PORTICO_ALLOWED_ORIGINS, comma-separated).")
     var allowedOrigins: [String] = []
 
-    @Option(name: .customLong("max-body-bytes"), help: "Largest request body accepted (env PORTICO_MAX_BODY_BYTES; default 4194304).")
+    @Option(name: .customLong("max-body-bytes"), help: "Largest request body accepted (default \(defaults.maxBodyBytes)).")
     var maxBodyBytes: Int?
 
-    @Option(name: .customLong("tools-page-size"), help: "Tools per tools/list page (env PORTICO_TOOLS_PAGE_SIZE; default 50).")
+    @Option(name: .customLong("tools-page-size"), help: "Tools per tools/list page (default \(defaults.toolsPageSize)).")
     var toolsPageSize: Int?
 
-    @Flag(name: .customLong("demo-mode"), help: "Refuse every tool that changes something, as Casdoor's demo mode (env PORTICO_DEMO_MODE).")
+    @Flag(name: .customLong("demo-mode"), help: "Refuse every tool that changes something, as Casdoor's demo mode.")
     var demoMode = false
 
-    @Option(name: .customLong("application-quota"), help: "OAuth applications each app may register; -1 for no limit (env PORTICO_APPLICATION_QUOTA; default 50).")
+    @Option(name: .customLong("application-quota"), help: "OAuth applications each app may register; -1 for no limit (default \(defaults.applicationQuota)).")
     var applicationQuota: Int?
 
-    @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds (env PORTICO_ACCESS_TOKEN_TTL; default 3600).")
+    @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds (default \(defaults.accessTokenLifetime)).")
     var accessTokenTTL: Int?
 
-    @Flag(name: .customLong("allow-private-client-metadata"), help: "Fetch client ID metadata documents from private and loopback hosts too; for development (env PORTICO_ALLOW_PRIVATE_CLIENT_METADATA).")
+    @Flag(name: .customLong("allow-private-client-metadata"), help: "Fetch client ID metadata documents from private and loopback hosts too; for development.")
     var allowPrivateClientMetadata = false
+
+    @Option(name: .customLong("request-timeout"), help: "Seconds the tool calls of one request may run before they are stopped (default \(seconds(defaults.requestTimeout))).")
+    var requestTimeout: Int?
+
+    @Option(name: .customLong("max-batch-messages"), help: "JSON-RPC messages one batch may carry (default \(defaults.maxBatchMessages)).")
+    var maxBatchMessages: Int?
+
+    @Option(name: .customLong("max-batch-response-bytes"), help: "Bytes of all the responses of one batch; later messages are not run (default \(defaults.maxBatchResponseBytes)).")
+    var maxBatchResponseBytes: Int?
+
+    @Option(name: .customLong("max-streams"), help: "Open event streams per credential (default \(defaults.maxStreamsPerCredential)).")
+    var maxStreams: Int?
+
+    @Option(name: .customLong("max-connections"), help: "Open connections; more are closed at once (default \(defaults.connections.maxConnections), and below the open-file limit).")
+    var maxConnections: Int?
+
+    @Option(name: .customLong("header-timeout"), help: "Seconds a connection has to send a complete request head (default \(seconds(defaults.connections.headerTimeout))).")
+    var headerTimeout: Int?
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds a request has to send its body (default \(seconds(defaults.connections.bodyTimeout))).")
+    var bodyTimeout: Int?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection stays open (default \(seconds(defaults.connections.idleTimeout))).")
+    var idleTimeout: Int?
+
+    @Option(name: .customLong("shutdown-grace"), help: "Seconds tool calls may run on after a shutdown signal (default \(seconds(defaults.shutdownGrace))).")
+    var shutdownGrace: Int?
 
     func run() async throws {
         let logger = try common.makeLogger()
-        var configuration = ServerConfiguration()
-        configuration.host = host ?? Environment.string("PORTICO_HOST") ?? "127.0.0.1"
-        configuration.port = try port ?? Environment.int("PORTICO_PORT") ?? 8080
-        configuration.dataDirectory = common.resolvedDataDir
-        configuration.publicURL = publicURL ?? Environment.string("PORTICO_PUBLIC_URL")
-        configuration.demo = demo || Environment.bool("PORTICO_DEMO")
-        configuration.publicDiscovery = publicDiscovery || Environment.bool("PORTICO_PUBLIC_DISCOVERY")
-        configuration.allowedOrigins = allowedOrigins + (Environment.string("PORTICO_ALLOWED_ORIGINS")?.split(separator: ",").map(String.init) ?? [])
-        configuration.maxBodyBytes = try maxBodyBytes ?? Environment.int("PORTICO_MAX_BODY_BYTES") ?? configuration.maxBodyBytes
-        configuration.toolsPageSize = try toolsPageSize ?? Environment.int("PORTICO_TOOLS_PAGE_SIZE") ?? configuration.toolsPageSize
-        configuration.demoMode = demoMode || Environment.bool("PORTICO_DEMO_MODE")
-        configuration.applicationQuota = try applicationQuota ?? Environment.int("PORTICO_APPLICATION_QUOTA") ?? configuration.applicationQuota
-        configuration.accessTokenLifetime = Int64(try accessTokenTTL ?? Environment.int("PORTICO_ACCESS_TOKEN_TTL") ?? 3600)
-        configuration.allowPrivateClientMetadata = allowPrivateClientMetadata || Environment.bool("PORTICO_ALLOW_PRIVATE_CLIENT_METADATA")
-        configuration.masterKey = Environment.string("PORTICO_MASTER_KEY")
-        guard configuration.accessTokenLifetime >= 1, configuration.accessTokenLifetime <= 86400 else { throw ValidationError("--access-token-ttl must be between 1 and 86400 seconds") }
-        guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard configuration.maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
-        if let url = configuration.publicURL {
+        var c = ServerConfiguration()
+        c.host = Setting.string(host, "host") ?? c.host
+        c.port = try Setting.int(port, "port", in: 0...65535) ?? c.port
+        c.dataDirectory = common.resolvedDataDir
+        c.publicURL = Setting.string(publicURL, "public-url")
+        c.demo = Setting.flag(demo, "demo")
+        c.publicDiscovery = Setting.flag(publicDiscovery, "public-discovery")
+        c.allowedOrigins = allowedOrigins + (Environment.string("PORTICO_ALLOWED_ORIGINS")?.split(separator: ",").map(String.init) ?? [])
+        c.maxBodyBytes = try Setting.int(maxBodyBytes, "max-body-bytes", in: 1024...(1 << 30)) ?? c.maxBodyBytes
+        c.toolsPageSize = try Setting.int(toolsPageSize, "tools-page-size", in: 1...1000) ?? c.toolsPageSize
+        c.demoMode = Setting.flag(demoMode, "demo-mode")
+        c.applicationQuota = try Setting.int(applicationQuota, "application-quota", in: -1...1_000_000) ?? c.applicationQuota
+        c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
+        c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
+        c.masterKey = Environment.string("PORTICO_MASTER_KEY")
+        c.requestTimeout = try Setting.seconds(requestTimeout, "request-timeout", in: 1...3600) ?? c.requestTimeout
+        c.maxBatchMessages = try Setting.int(maxBatchMessages, "max-batch-messages", in: 1...10_000) ?? c.maxBatchMessages
+        c.maxBatchResponseBytes = try Setting.int(maxBatchResponseBytes, "max-batch-response-bytes", in: 1024...(1 << 30)) ?? c.maxBatchResponseBytes
+        c.maxStreamsPerCredential = try Setting.int(maxStreams, "max-streams", in: 1...10_000) ?? c.maxStreamsPerCredential
+        c.connections.maxConnections = try Setting.int(maxConnections, "max-connections", in: 1...1_000_000) ?? c.connections.maxConnections
+        c.connections.headerTimeout = try Setting.seconds(headerTimeout, "header-timeout", in: 1...3600) ?? c.connections.headerTimeout
+        c.connections.bodyTimeout = try Setting.seconds(bodyTimeout, "body-timeout", in: 1...3600) ?? c.connections.bodyTimeout
+        c.connections.idleTimeout = try Setting.seconds(idleTimeout, "idle-timeout", in: 1...86400) ?? c.connections.idleTimeout
+        c.shutdownGrace = try Setting.seconds(shutdownGrace, "shutdown-grace", in: 0...600) ?? c.shutdownGrace
+        if let url = c.publicURL {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
                 throw ValidationError("--public-url must be an http(s) URL such as https://portico.example.com; got '\(url)'")
             }
         }
-        let dataDirectory = configuration.dataDirectory
-        try await PorticoServer.run(configuration, logger: logger) { banner in
+        let dataDirectory = c.dataDirectory
+        try await PorticoServer.run(c, logger: logger) { banner in
             // One write, so the banner arrives whole even when stdout is a pipe.
             FileHandle.standardOutput.write(Data((Self.describe(banner, dataDir: dataDirectory) + "\n").utf8))
         }
@@ -107,5 +145,35 @@ struct Serve: AsyncParsableCommand {
               {"$schema": "https://opencode.ai/config.json", "mcp": {"portico": {"type": "remote", "url": "\(banner.mcpURL)", "enabled": true, "headers": {"Authorization": "Bearer \(key)"}}}}
             """)
         return lines.joined(separator: "\n")
+    }
+}
+
+private func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }
+
+/// An option's value: the flag, else the environment variable named after it
+/// (`--max-connections` → `PORTICO_MAX_CONNECTIONS`), else nil for the default.
+enum Setting {
+    static func variable(_ option: String) -> String {
+        "PORTICO_" + option.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    static func string(_ flag: String?, _ option: String) -> String? {
+        flag ?? Environment.string(variable(option))
+    }
+
+    static func flag(_ flag: Bool, _ option: String) -> Bool {
+        flag || Environment.bool(variable(option))
+    }
+
+    static func int(_ flag: Int?, _ option: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let value = try flag ?? Environment.int(variable(option)) else { return nil }
+        guard range.contains(value) else {
+            throw ValidationError("--\(option) (or \(variable(option))) must be between \(range.lowerBound) and \(range.upperBound); got \(value)")
+        }
+        return value
+    }
+
+    static func seconds(_ flag: Int?, _ option: String, in range: ClosedRange<Int>) throws -> Duration? {
+        try int(flag, option, in: range).map { .seconds($0) }
     }
 }

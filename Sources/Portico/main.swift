@@ -25,12 +25,19 @@ if ProcessInfo.processInfo.environment["PORTICO_NIO_EXECUTOR"] != "0" {
     NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 }
 
+/// Runs a command's asynchronous `run()` (on the existential, the synchronous one would be chosen).
+func runAsync<Command: AsyncParsableCommand>(_ command: Command) async throws {
+    var command = command
+    try await command.run()
+}
+
+// Every command is asynchronous; run whichever one the arguments name (the root prints help).
 do {
     var command = try await Portico.asyncParseAsRoot()
-    if var runnable = command as? any PorticoRunnable {
-        try await runnable.runCommand()
+    if let asyncCommand = command as? any AsyncParsableCommand {
+        try await runAsync(asyncCommand)
     } else {
-        try command.run()  // the root without a subcommand prints its help
+        try command.run()
     }
 } catch {
     Portico.exit(withError: error)

@@ -65,6 +65,10 @@ public enum PorticoServer {
             allowedOrigins: configuration.allowedOrigins(port: port),
             instructions: { app in await Self.instructions(app: app, catalogs: catalogs) })
         endpointConfiguration.demoMode = configuration.demoMode
+        endpointConfiguration.requestTimeout = configuration.requestTimeout
+        endpointConfiguration.maxBatchEntries = configuration.maxBatchMessages
+        endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
+        endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
         let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations)
         endpointBox.endpoint = endpoint
 

@@ -1,21 +1,22 @@
 import Foundation
 import PorticoAuth
 
-/// How `portico serve` runs: where it listens, where its data lives, what it calls itself.
+/// How `portico serve` runs: where it listens, where its data lives, what it calls itself, and
+/// its limits. The defaults here are the only ones: the command line shows and uses them.
 public struct ServerConfiguration: Sendable {
-    public var host: String
-    public var port: Int
-    public var dataDirectory: String
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDirectory = "./portico-data"
     /// The address clients use, e.g. `https://portico.example.com`; by default `http://host:port`.
     public var publicURL: String?
-    public var demo: Bool
-    public var publicDiscovery: Bool
+    public var demo = false
+    public var publicDiscovery = false
     /// Extra origins browsers may call the MCP endpoint from.
-    public var allowedOrigins: [String]
+    public var allowedOrigins: [String] = []
     /// Largest request body accepted, in bytes.
-    public var maxBodyBytes: Int
+    public var maxBodyBytes = 4 * 1024 * 1024
     /// Tools per `tools/list` page.
-    public var toolsPageSize: Int
+    public var toolsPageSize = 50
     /// Refuse every tool that changes something.
     public var demoMode = false
     /// Registered OAuth applications per app; -1 for no limit.
@@ -26,26 +27,20 @@ public struct ServerConfiguration: Sendable {
     public var allowPrivateClientMetadata = false
     /// The master key in base64 (`PORTICO_MASTER_KEY`); otherwise `master.key` in the data directory.
     public var masterKey: String?
+    /// How long the tool calls of one request may run before they are cancelled.
+    public var requestTimeout: Duration = .seconds(30)
+    /// JSON-RPC messages per batch.
+    public var maxBatchMessages = 100
+    /// Bytes of all the responses of one batch.
+    public var maxBatchResponseBytes = 4 * 1024 * 1024
+    /// Open event streams per credential.
+    public var maxStreamsPerCredential = 8
     /// How long tool calls still running at shutdown may go on before they are cancelled.
     public var shutdownGrace: Duration = .seconds(3)
     /// Connection caps and timeouts.
     public var connections = ConnectionLimits()
 
-    public init(
-        host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./portico-data", publicURL: String? = nil,
-        demo: Bool = false, publicDiscovery: Bool = false, allowedOrigins: [String] = [], maxBodyBytes: Int = 4 * 1024 * 1024,
-        toolsPageSize: Int = 50
-    ) {
-        self.host = host
-        self.port = port
-        self.dataDirectory = dataDirectory
-        self.publicURL = publicURL
-        self.demo = demo
-        self.publicDiscovery = publicDiscovery
-        self.allowedOrigins = allowedOrigins
-        self.maxBodyBytes = maxBodyBytes
-        self.toolsPageSize = toolsPageSize
-    }
+    public init() {}
 
     /// The public base URL without a trailing slash, once the real port is known.
     public func baseURL(port actualPort: Int) -> String {
