@@ -29,9 +29,6 @@ public struct APIKey: Sendable, Hashable {
 public final class APIKeyStore: Sendable {
     let database: any Database
     let users: UserStore
-    /// Recently checked keys: a replica sees another's revocation within this many seconds.
-    public static let cacheSeconds: Int64 = 5
-    private let cache = LockedDictionary<String, (key: APIKey, digest: String, fetched: Int64)>()
     private let lastUsedWrites = LockedDictionary<String, Int64>()
 
     public init(database: any Database, users: UserStore) {
@@ -81,9 +78,7 @@ public final class APIKeyStore: Sendable {
             q.append(bind: .int(userID))
         }
         q.append(" RETURNING id")
-        let revoked = try await !database.query(q).isEmpty
-        cache.remove(id)
-        return revoked
+        return try await !database.query(q).isEmpty
     }
 
     /// Splits `pk_<id>_<secret>`; `nil` when the token does not have that shape.
@@ -99,21 +94,17 @@ public final class APIKeyStore: Sendable {
     public func check(token: String) async throws -> Result<APIKey, KeyRefusal> {
         guard let (id, secret) = Self.parse(token) else { return .failure(.malformed) }
         let now = Int64(Date().timeIntervalSince1970)
-        let found: (key: APIKey, digest: String, fetched: Int64)
-        if let cached = cache.get(id), now - cached.fetched < Self.cacheSeconds {
-            found = cached
-        } else {
-            var q = SQLFragment("SELECT \(Self.columns), u.disabled, k.secret_hash FROM \(Self.tables) WHERE k.id = ")
-            q.append(bind: .text(id))
-            guard let row = try await database.query(q).first else {
-                _ = Secrets.constantTimeEqual(Secrets.sha256Hex(secret), String(repeating: "0", count: 64))
-                return .failure(.unknown)
-            }
-            var key = Self.key(row)
-            if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
-            found = (key, row.string("secret_hash") ?? "", now)
-            cache.set(id, found)
+        // Read on every request (a primary-key lookup on a reader), so a revocation, by this
+        // replica, another one or `portico apikey revoke`, takes effect at once.
+        var q = SQLFragment("SELECT \(Self.columns), u.disabled, k.secret_hash FROM \(Self.tables) WHERE k.id = ")
+        q.append(bind: .text(id))
+        guard let row = try await database.query(q).first else {
+            _ = Secrets.constantTimeEqual(Secrets.sha256Hex(secret), String(repeating: "0", count: 64))
+            return .failure(.unknown)
         }
+        var key = Self.key(row)
+        if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
+        let found = (key: key, digest: row.string("secret_hash") ?? "")
         guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
         guard found.key.isActive(at: now) else { return .failure(found.key.revokedAt != nil ? .revoked : .expired) }
         touch(found.key, now: now)

@@ -86,30 +86,50 @@ extension AuthorizationServer {
         throw OAuthError.invalidGrant(invalid)
     }
 
+    /// Rotates a refresh token. Everything that can be wrong with the request is checked before
+    /// the token is spent, so a refresh refused for a bad scope or resource leaves the token
+    /// usable; only a token that was already spent counts as a replay.
     func refresh(_ fields: [String: String], client: OAuthClient) async throws -> JSON {
         guard let token = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
         let now = Self.now
-        let (row, grantID) = try await redeem(
-            Secrets.sha256Hex(token), in: "portico_oauth_refresh_tokens", keyColumn: "token_hash", returning: "expires_at",
+        let hash = Secrets.sha256Hex(token)
+        var lookup = SQLFragment("SELECT grant_id, expires_at, used_at FROM portico_oauth_refresh_tokens WHERE token_hash = ")
+        lookup.append(bind: .text(hash))
+        guard let stored = try await database.query(lookup).first, let storedGrantID = stored.string("grant_id") else {
+            throw OAuthError.invalidGrant("the refresh token is not valid")
+        }
+        if stored.int("used_at") == nil {
+            guard (stored.int("expires_at") ?? 0) > now else { throw OAuthError.invalidGrant("the refresh token has expired") }
+            guard let grant = try await grant(storedGrantID), grant.revokedAt == nil, !revocations.contains("grant:\(storedGrantID)") else {
+                throw OAuthError.invalidGrant("the authorization was revoked")
+            }
+            guard grant.clientID == client.clientID else { throw OAuthError.invalidGrant("the refresh token was issued to another client") }
+            _ = try Self.refreshedScopes(fields, grant: grant)
+            if let resource = fields["resource"], resource != grant.resource {
+                throw OAuthError.invalidTarget("resource differs from the one authorized (\(grant.resource))")
+            }
+        }
+        // Spent and read in one statement: of two racing refreshes one wins, the other is a replay.
+        let (_, grantID) = try await redeem(
+            hash, in: "portico_oauth_refresh_tokens", keyColumn: "token_hash", returning: "expires_at",
             now: now, reused: "the refresh token was already used; every token of this authorization is now revoked",
             invalid: "the refresh token is not valid"
         )
-        guard (row.int("expires_at") ?? 0) > now else { throw OAuthError.invalidGrant("the refresh token has expired") }
         guard var grant = try await grant(grantID), grant.revokedAt == nil, !revocations.contains("grant:\(grantID)") else {
             throw OAuthError.invalidGrant("the authorization was revoked")
         }
-        guard grant.clientID == client.clientID else { throw OAuthError.invalidGrant("the refresh token was issued to another client") }
-        if let resource = fields["resource"], resource != grant.resource {
-            throw OAuthError.invalidTarget("resource differs from the one authorized (\(grant.resource))")
-        }
-        if let scope = fields["scope"] {
-            let (narrowed, unknown) = ScopeSet.parse(scope)
-            guard unknown.isEmpty, narrowed.isSubset(of: grant.scopes) else {
-                throw OAuthError.invalidScope("a refresh may only narrow the granted scopes (\(grant.scopes.text))")
-            }
-            grant.scopes = narrowed.adding(.mcp)
-        }
+        grant.scopes = try Self.refreshedScopes(fields, grant: grant)
         return try await issue(grant: grant, client: client, withRefresh: true)
+    }
+
+    /// The scopes a refresh asks for: the grant's, or a subset of them.
+    static func refreshedScopes(_ fields: [String: String], grant: Grant) throws(OAuthError) -> ScopeSet {
+        guard let scope = fields["scope"] else { return grant.scopes }
+        let (narrowed, unknown) = ScopeSet.parse(scope)
+        guard unknown.isEmpty, narrowed.isSubset(of: grant.scopes) else {
+            throw OAuthError.invalidScope("a refresh may only narrow the granted scopes (\(grant.scopes.text)); this refresh token is still valid")
+        }
+        return narrowed.adding(.mcp)
     }
 
     func clientCredentials(_ fields: [String: String], client: OAuthClient, remoteAddress: String?) async throws -> JSON {

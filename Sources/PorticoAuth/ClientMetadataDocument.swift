@@ -50,12 +50,24 @@ enum ClientMetadataDocument {
 public enum RedirectURI {
     public static func validationProblem(_ uri: String) -> String? {
         guard let url = URLParts(uri) else { return "not an absolute URL" }
-        guard url.fragment == nil else { return "a redirect URI may not have a fragment" }
+        guard url.fragment == nil else { return "a redirect URI may not have a fragment (#...); RFC 6749 section 3.1.2" }
+        if url.host.contains("*") { return "wildcard hosts are not allowed; register each exact redirect URI" }
+        if let problem = hostProblem(url.host) { return problem }
         switch url.scheme {
         case "https": return url.host.isEmpty ? "no host" : nil
         case "http": return isLoopback(url.host) ? nil : "plain http is allowed only for loopback addresses (127.0.0.1, [::1], localhost); use https"
         default: return "the scheme must be https (or http for a loopback address)"
         }
+    }
+
+    /// A host must be a DNS name or an IP literal: no wildcards, no empty labels, no odd characters.
+    static func hostProblem(_ host: String) -> String? {
+        if host.hasPrefix("[") { return host.hasSuffix("]") && host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) ? nil : "not a valid IPv6 address" }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard !host.isEmpty, host.utf8.count <= 253, labels.allSatisfy({ label in
+            !label.isEmpty && label.utf8.count <= 63 && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        }) else { return "'\(host)' is not a valid host name" }
+        return nil
     }
 
     public static func isLoopback(_ host: String) -> Bool {

@@ -216,8 +216,8 @@ extension MCPEndpoint {
             outcome = .cancelled
             if inflight.remove(token) {
                 outcome = .timeout
-                let seconds = configuration.requestTimeout.components.seconds
-                return .error("\(tool.name) ran past the \(seconds) s limit of one request and was stopped; narrow the filter, ask for fewer records or fewer appends")
+                let limit = configuration.requestTimeout.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated))
+                return .error("\(tool.name) ran past the \(limit) limit of one request and was stopped; narrow the filter, ask for fewer records or fewer appends")
             }
             throw RPCError(code: RPCError.requestCancelledCode, message: "Request cancelled", data: ["requestId": message.id.json])
         } catch let error as RPCError {

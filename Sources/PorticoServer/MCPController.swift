@@ -46,6 +46,14 @@ struct MCPController: Sendable {
                 body = Array(buffer.readableBytesView)
             } catch is NIOTooManyBytesError {
                 return tooLarge()
+            } catch {
+                // A body the HTTP decoder could not read (bad chunk sizes, a cut connection): the
+                // client's fault, and it says so.
+                context.logger.debug("unreadable request body", metadata: ["error": "\(error)"])
+                var response = Forms.json(RPCResponse.error(id: nil, .invalidRequest(
+                    "the request body could not be read (\(error)); send it with a correct Content-Length or well-formed chunked encoding")).json, status: .badRequest)
+                response.headers[.connection] = "close"
+                return response
             }
         }
         let auth = await authenticator.authenticate(

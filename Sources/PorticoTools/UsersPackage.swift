@@ -198,7 +198,10 @@ public struct APIKeysPackage: Sendable {
                 let now = Int64(Date().timeIntervalSince1970)
                 return ApplicationsPackage.result(.array(try await keys.list(userID: userID).map { key in
                     [
-                        "id": .string(key.id), "name": .string(key.name), "scopes": JSON(key.scopes?.granted ?? []),
+                        // null with unrestricted: true is a key that may do whatever its user's role allows;
+                        // [] is a key that may do nothing.
+                        "id": .string(key.id), "name": .string(key.name), "scopes": key.scopes.map { JSON($0.granted) } ?? .null,
+                        "unrestricted": .bool(key.scopes == nil),
                         "createdAt": .int(key.createdAt), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
                         "status": .string(key.status(at: now)),
                     ]
@@ -234,7 +237,7 @@ public struct APIKeysPackage: Sendable {
                 let (key, token) = try await keys.create(userID: userID, name: arguments["name"]?.stringValue ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 })
                 return ToolResult(
                     content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
-                    structuredContent: ["id": .string(key.id), "key": .string(token), "scopes": JSON(key.scopes?.granted ?? []), "expiresAt": key.expiresAt.map { .int($0) } ?? .null])
+                    structuredContent: ["id": .string(key.id), "key": .string(token), "scopes": key.scopes.map { JSON($0.granted) } ?? .null, "unrestricted": .bool(key.scopes == nil), "expiresAt": key.expiresAt.map { .int($0) } ?? .null])
             },
             Tool(
                 name: "api_keys_revoke", description: "Revoke one of your API keys by id.",
