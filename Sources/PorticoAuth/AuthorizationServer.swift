@@ -180,12 +180,12 @@ public final class AuthorizationServer: Sendable {
         guard let redirectURI = query["redirect_uri"] ?? (client.redirectURIs.count == 1 ? client.redirectURIs[0] : nil) else {
             return .failure(.page(.invalidRequest("redirect_uri is missing")))
         }
-        // Checked again here: a redirect URI stored before these rules (or edited in the database) is not trusted.
-        if let problem = RedirectURI.validationProblem(redirectURI) {
-            return .failure(.page(.invalidRequest("redirect_uri '\(redirectURI)' is not acceptable: \(problem)")))
-        }
         guard RedirectURI.matches(redirectURI, registered: client.redirectURIs) else {
             return .failure(.page(.invalidRequest("redirect_uri '\(redirectURI)' is not registered for this client; Portico will not redirect there")))
+        }
+        // Checked again here: a redirect URI stored before these rules (or edited in the database) is not trusted.
+        if let problem = RedirectURI.validationProblem(redirectURI) {
+            return .failure(.page(.invalidRequest("redirect_uri '\(redirectURI)' is registered but not acceptable: \(problem)")))
         }
         let state = query["state"]
         func fail(_ error: OAuthError) -> Result<AuthorizationRequest, AuthorizationFailure> {

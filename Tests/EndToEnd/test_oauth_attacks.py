@@ -309,6 +309,22 @@ def test_refresh_reuse_revokes_the_family(s):
     assert eventually_401(s, second["access_token"])
 
 
+def test_a_refused_refresh_leaves_the_token_usable(s):
+    client = register(s)
+    q, verifier, _ = code_flow(s, client)
+    first = exchange(s, client, q["code"][0], verifier).json()
+    base = {"grant_type": "refresh_token", "refresh_token": first["refresh_token"], "client_id": client["client_id"]}
+    wider = httpx2.post(f"{s.base}/oauth/token", data={**base, "scope": "mcp admin"})
+    assert wider.status_code == 400 and wider.json()["error"] == "invalid_scope"
+    elsewhere = httpx2.post(f"{s.base}/oauth/token", data={**base, "resource": "https://elsewhere.example/mcp"})
+    assert elsewhere.status_code == 400 and elsewhere.json()["error"] == "invalid_target"
+    retry = httpx2.post(f"{s.base}/oauth/token", data=base)
+    assert retry.status_code == 200, retry.text
+    token = retry.json()["access_token"]
+    r = httpx2.post(s.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, "the grant survived the refused refreshes"
+
+
 def test_refresh_needs_offline_access(s):
     client = register(s)
     verifier, challenge = pkce()
@@ -339,6 +355,9 @@ def test_revocation_endpoint(s):
     ({"redirect_uris": ["ftp://x/cb"]}, "invalid_redirect_uri"),
     ({"redirect_uris": ["com.example.app:/cb"]}, "invalid_redirect_uri"),
     ({"redirect_uris": ["https://app.example/cb#frag"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": ["https://app.example/cb#"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": ["https://*.example.com/cb"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": ["https://app*.example.com/cb"]}, "invalid_redirect_uri"),
     ({}, "invalid_redirect_uri"),
     ({"redirect_uris": "https://app.example/cb"}, "invalid_client_metadata"),
     ({"redirect_uris": ["https://app.example/cb"], "grant_types": ["password"]}, "invalid_client_metadata"),
