@@ -8,14 +8,16 @@ PY := $(VENV)/bin/python
 PORTICO_DEBUG := $(CURDIR)/.build/debug/portico
 DEMO_DIR ?= ./portico-data
 
-.PHONY: all build test unit e2e demo bench clean help browser-deps
+.PHONY: all build test unit e2e fuzz fuzz-short soak demo bench clean help test-deps
 
 all: build
 
 help:
 	@echo "make demo   build Portico and run it with the Chinook demo data"
 	@echo "make test   build once, then run the Swift unit tests and the end-to-end tests"
-	@echo "make bench  release build and load tests against Portico and FastMCP (see bench/)"
+	@echo "make bench  release build; Portico against FastMCP and MCP Toolbox under the same loads (see bench/)"
+	@echo "make fuzz   the libFuzzer targets, ten minutes each (FUZZ_SECONDS=N to change)"
+	@echo "make soak   the load tests for a minute each against the release build, with the latency target"
 
 build:
 	$(SWIFT) build --build-tests
@@ -26,23 +28,42 @@ $(VENV)/.installed: Tests/EndToEnd/requirements.txt
 	$(VENV)/bin/pip install --quiet -r Tests/EndToEnd/requirements.txt
 	touch $@
 
-# The browser tests drive Debian's chromium; install it when it is missing.
+# Debian packages the tests use, installed when missing: chromium for the browser tests, wrk
+# for the load tests.
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then echo "sudo -n"; fi)
-browser-deps:
-	@command -v chromium >/dev/null || { \
-	  echo "installing chromium (Debian) for the browser tests"; \
-	  $(SUDO) apt-get install -y --no-install-recommends chromium fonts-dejavu-core >/dev/null 2>&1 || \
-	  { $(SUDO) apt-get update >/dev/null && $(SUDO) apt-get install -y --no-install-recommends chromium fonts-dejavu-core >/dev/null; }; }
+TEST_PACKAGES := chromium fonts-dejavu-core wrk
+test-deps:
+	@missing=""; for package in $(TEST_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing (Debian) for the tests"; \
+	  $(SUDO) apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update >/dev/null && $(SUDO) apt-get install -y --no-install-recommends $$missing >/dev/null; }; \
+	fi
 
 unit: build
 	$(SWIFT) test --skip-build
 
-e2e: build $(VENV)/.installed browser-deps
+e2e: build $(VENV)/.installed test-deps
 	PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd
 
-test: build $(VENV)/.installed browser-deps
+# A short run of every fuzz target (about a minute, after their own instrumented build).
+fuzz-short:
+	FUZZ_SECONDS=12 SWIFT=$(SWIFT) bash Fuzz/run.sh
+
+fuzz:
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} SWIFT=$(SWIFT) bash Fuzz/run.sh
+
+test: build $(VENV)/.installed test-deps
 	$(SWIFT) test --skip-build
 	PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd
+	$(MAKE) fuzz-short
+
+# The load tests for a minute each against the release build, held to the release targets.
+soak: $(VENV)/.installed test-deps
+	$(SWIFT) build -c release --product portico
+	PORTICO_BIN=$(CURDIR)/.build/release/portico PORTICO_LOAD_SECONDS=60 PORTICO_LOAD_P99_MS=250 \
+	  $(PY) -m pytest -q -s -p no:cacheprovider Tests/EndToEnd/test_load.py
 
 demo:
 	$(SWIFT) build --product portico

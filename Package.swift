@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 let upcoming: [SwiftSetting] = [
@@ -121,3 +122,21 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (`make fuzz`, and a short run in `make test`): built only with PORTICO_FUZZ=1,
+// in their own build folder, with `-sanitize=fuzzer` on every Swift module.
+if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
+    let fuzzSettings = upcoming
+    let log = Target.Dependency.product(name: "Logging", package: "swift-log")
+    let http = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
+    package.targets += [
+        .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoJSON", log], path: "Fuzz/Support", swiftSettings: upcoming),
+        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoJSON", log, http], path: "Fuzz/FuzzJSONRPC", swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),
+        .executableTarget(
+            name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", log],
+            path: "Fuzz/FuzzArguments", swiftSettings: fuzzSettings),
+    ]
+    package.products += ["FuzzJSON", "FuzzJSONRPC", "FuzzFilter", "FuzzArguments"].map { .executable(name: $0, targets: [$0]) }
+}

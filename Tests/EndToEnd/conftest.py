@@ -89,6 +89,7 @@ class Server:
 
 def start_server(*extra_args: str, data_dir: str | None = None, demo: bool = True, env: dict | None = None) -> Server:
     data_dir = data_dir or tempfile.mkdtemp(prefix="portico-e2e-")
+    os.makedirs(data_dir, exist_ok=True)
     port = free_port()
     log_path = Path(data_dir) / f"server-{port}.log"
     args = [BINARY, "serve", "--port", str(port), "--data-dir", data_dir, *extra_args]

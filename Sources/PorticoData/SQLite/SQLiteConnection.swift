@@ -123,6 +123,12 @@ final class SQLiteConnection {
         return (statement, true)
     }
 
+    /// Prepares `sql` without running it (nor caching it); throws what SQLite says is wrong with it.
+    func check(_ sql: String) throws(StoreError) {
+        let (statement, cached) = try statement(sql, cache: false)
+        if !cached { sqlite3_finalize(statement.pointer) }
+    }
+
     /// Runs one statement with its bound values and returns every row.
     func run(_ sql: String, _ binds: [SQLValue], cache: Bool = true, maxRows: Int = .max) throws(StoreError) -> [Row] {
         let (statement, cached) = try statement(sql, cache: cache)
