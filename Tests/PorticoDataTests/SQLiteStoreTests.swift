@@ -84,8 +84,30 @@ import Testing
         await store.close()
     }
 
+    @Test func shortReadsRunOnTheCallersThreadAndSlowOnesMoveToTheReaders() async throws {
+        let (store, directory) = try store { $0.statementTimeout = .milliseconds(300) }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+        try await store.execute("INSERT INTO t (v) VALUES ('a')")
+        #expect(store.route(of: "INSERT INTO t (v) VALUES ('a')") == .write, "a write found by its first try goes to the writer from then on")
+        #expect(try await store.query("SELECT v FROM t").first?.string("v") == "a")
+        #expect(store.route(of: "SELECT v FROM t") == .read)
+        // Past the inline budget (1 ms) it is abandoned and run again on a reader thread, where
+        // the statement limit stops it; next time it goes to the readers directly.
+        let start = ContinuousClock.now
+        await #expect { _ = try await store.query(SQLFragment(Self.forever)) } throws: { ($0 as? StoreError)?.kind == .timeout }
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(store.route(of: Self.forever) == .slowRead)
+        #expect(try await store.query("INSERT INTO t (v) VALUES ('b') RETURNING id").first?.int("id") == 2, "a write sent as a query still runs")
+        await store.close()
+    }
+
     @Test func cancellingTheCallerStopsItsStatement() async throws {
-        let (store, directory) = try store { $0.readers = 1 }
+        // Every read on the reader threads (none on the caller's), and only one of them.
+        let (store, directory) = try store {
+            $0.readers = 1
+            $0.inlineReadBudget = .zero
+        }
         defer { try? FileManager.default.removeItem(at: directory) }
         let running = Task { try await store.query(SQLFragment(Self.forever)) }
         // A second query queued behind it on the only reader; cancelled, it must not wait.

@@ -89,7 +89,7 @@ final class SQLiteConnection {
     }
 
     /// Runs `body` with `job` as the statement owner for the interrupt check.
-    func serving<T>(_ job: SQLiteJob, _ body: () throws -> T) rethrows -> T {
+    func serving<T, Failure: Error>(_ job: SQLiteJob, _ body: () throws(Failure) -> T) throws(Failure) -> T {
         current = job
         defer { current = nil }
         return try body()

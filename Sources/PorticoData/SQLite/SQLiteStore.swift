@@ -3,7 +3,8 @@ public import Logging
 import Synchronization
 
 /// Portico's embedded database: one SQLite file in WAL mode, with one writer connection on a
-/// thread of its own and several read-only connections on theirs.
+/// thread of its own, several read-only connections on theirs, and a few read-only connections
+/// that short reads borrow on the caller's thread (`SQLiteInlineReaders`).
 ///
 /// Writers queue for the writer as suspended tasks (`WriteLease`), so concurrent writes never
 /// sleep in SQLite's busy handler on shared threads, and reads never wait behind a write: WAL
@@ -21,9 +22,18 @@ public final class SQLiteStore: Database {
 
     let readers: SQLiteWorkers
     let writer: SQLiteWorkers?
+    let inline: SQLiteInlineReaders?
     let lease = WriteLease()
-    /// Whether each statement seen so far only reads, so writes go straight to the writer.
-    private let readOnlyBySQL = Mutex<[String: Bool]>([:])
+    /// Where each statement seen so far runs, so writes and slow reads go straight to their threads.
+    private let routes = Mutex<[String: Route]>([:])
+
+    enum Route {
+        /// Read on the caller's thread when a connection is free.
+        case read
+        /// Read on the reader threads: it ran past the inline budget once.
+        case slowRead
+        case write
+    }
 
     public struct Options: Sendable {
         /// Read-only connections (and threads).
@@ -33,6 +43,11 @@ public final class SQLiteStore: Database {
         public var limits = SQLiteLimits()
         public var statementTimeout: Duration = .seconds(30)
         public var maxRowsPerStatement = 200_000
+        /// How long a read may run on the caller's thread before it moves to a reader thread;
+        /// zero sends every read to the reader threads.
+        public var inlineReadBudget: Duration = .milliseconds(1)
+        /// Connections for reads on the caller's thread (one per event loop is enough).
+        public var inlineReaders: Int = ProcessInfo.processInfo.activeProcessorCount
 
         public init() {}
     }
@@ -64,6 +79,20 @@ public final class SQLiteStore: Database {
             throw error
         }
         readers = SQLiteWorkers(name: "read", connections: connections)
+        if options.inlineReadBudget > .zero, options.inlineReaders > 0 {
+            do {
+                inline = try SQLiteInlineReaders(path: path, count: options.inlineReaders, limits: options.limits, budget: options.inlineReadBudget)
+            } catch {
+                let (readers, writer) = (readers, writer)
+                Task {
+                    await readers.shutdown()
+                    await writer?.shutdown()
+                }
+                throw error
+            }
+        } else {
+            inline = nil
+        }
     }
 
     /// Creates the file with mode 0600 if it does not exist, and narrows an existing one.
@@ -84,14 +113,27 @@ public final class SQLiteStore: Database {
         if let transaction = Self.currentTransaction, transaction.store === self {
             return try await transaction.run(sql, binds)
         }
-        if readOnlyBySQL.withLock({ $0[sql] }) == false {
+        let route = routes.withLock { $0[sql] }
+        if route == .write {
             return try await write(sql, binds)
         }
         let maxRows = maxRowsPerStatement
+        if route != .slowRead, let inline {
+            switch try inline.run(sql, binds, maxRows: maxRows) {
+            case .rows(let rows):
+                if route == nil { remember(sql, .read) }
+                return rows
+            case .writes:
+                remember(sql, .write)
+                return try await write(sql, binds)
+            case .elsewhere(let slow):
+                if slow { remember(sql, .slowRead) }
+            }
+        }
         let rows = try await SQLiteJob.run(on: readers, timeout: statementTimeout) { connection, _ in
             try connection.runIfReadOnly(sql, binds, maxRows: maxRows)
         }
-        remember(sql, readOnly: rows != nil)
+        if route == nil { remember(sql, rows == nil ? .write : .read) }
         if let rows { return rows }
         return try await write(sql, binds)
     }
@@ -116,6 +158,7 @@ public final class SQLiteStore: Database {
     }
 
     public func close() async {
+        inline?.close()
         await readers.shutdown()
         await writer?.shutdown()
     }
@@ -133,11 +176,16 @@ public final class SQLiteStore: Database {
         }
     }
 
-    private func remember(_ sql: String, readOnly: Bool) {
-        readOnlyBySQL.withLock { known in
-            guard known[sql] == nil else { return }
+    /// Where `sql` runs, once it has run.
+    func route(of sql: String) -> Route? {
+        routes.withLock { $0[sql] }
+    }
+
+    private func remember(_ sql: String, _ route: Route) {
+        routes.withLock { known in
             if known.count > 4096 { known.removeAll(keepingCapacity: true) }
-            known[sql] = readOnly
+            // A statement seen as slow stays slow; one that writes stays a write.
+            if known[sql] == nil || route != .read { known[sql] = route }
         }
     }
 

@@ -143,7 +143,7 @@ final class SQLiteWorkers: Sendable {
         wait = Metrics.Timer(label: "portico_db_queue_wait_seconds", dimensions: [("pool", name)], preferredDisplayUnit: .seconds)
         queue = Queue(idle: 0)
         for (index, connection) in connections.enumerated() {
-            let box = ConnectionBox(connection)
+            let box = SQLiteConnectionBox(connection)
             running.enter()
             let thread = Thread { [self] in
                 self.serve(box.connection)
@@ -210,12 +210,6 @@ final class SQLiteWorkers: Sendable {
             running.notify(queue: .global()) { continuation.resume() }
         }
     }
-}
-
-/// Hands a connection to the thread that will own it.
-private final class ConnectionBox: @unchecked Sendable {
-    let connection: SQLiteConnection
-    init(_ connection: SQLiteConnection) { self.connection = connection }
 }
 
 /// Monotonic time, cheap enough for every statement.
