@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import Foundation
 import NIOCore
 import NIOPosix
@@ -21,8 +22,10 @@ NIOSingletons.blockingPoolThreadCountSuggestion = processors
 
 // Run Swift Concurrency's jobs on NIO's event loops, so a request does not hop between NIO's
 // threads and the concurrency pool (it must happen on the main thread, before any task runs).
-if ProcessInfo.processInfo.environment["PORTICO_NIO_EXECUTOR"] != "0" {
-    NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+switch ProcessInfo.processInfo.environment["PORTICO_EXECUTOR"] {
+case "nio": NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+case "pool": break
+default: _ = EventLoopExecutor.install()
 }
 
 /// Runs a command's asynchronous `run()` (on the existential, the synchronous one would be chosen).
@@ -32,13 +35,21 @@ func runAsync<Command: AsyncParsableCommand>(_ command: Command) async throws {
 }
 
 // Every command is asynchronous; run whichever one the arguments name (the root prints help).
-do {
-    var command = try await Portico.asyncParseAsRoot()
-    if let asyncCommand = command as? any AsyncParsableCommand {
-        try await runAsync(asyncCommand)
-    } else {
-        try command.run()
+// It runs as a detached task (top-level code is on the main actor) while the main thread waits:
+// an `async` main would park the main thread in libdispatch's signal wait, which valgrind cannot
+// run, and `make bench` counts a call's instructions under valgrind.
+let finished = DispatchSemaphore(value: 0)
+Task.detached {
+    do {
+        var command = try await Portico.asyncParseAsRoot()
+        if let asyncCommand = command as? any AsyncParsableCommand {
+            try await runAsync(asyncCommand)
+        } else {
+            try command.run()
+        }
+    } catch {
+        Portico.exit(withError: error)
     }
-} catch {
-    Portico.exit(withError: error)
+    finished.signal()
 }
+finished.wait()
