@@ -31,11 +31,7 @@ struct CommonOptions: ParsableArguments {
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(levelName)'")
         }
-        LoggingSystem.bootstrapOnce { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrapOnce { label in LineLogHandler(label: label, level: level) }
         var logger = Logger(label: label)
         logger.logLevel = level
         return logger
