@@ -83,9 +83,16 @@ public final class APIKeyStore: Sendable {
 
     /// Splits `pk_<id>_<secret>`; `nil` when the token does not have that shape.
     static func parse(_ token: String) -> (id: String, secret: String)? {
-        let parts = token.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "pk", parts[1].count == 12, parts[2].count == 40 else { return nil }
-        return (String(parts[1]), String(parts[2]))
+        // pk_ + 12 id characters + _ + 40 secret characters, all ASCII; read as bytes (every request).
+        let bytes = token.utf8
+        guard bytes.count == 56, bytes.starts(with: "pk_".utf8) else { return nil }
+        let idStart = bytes.index(bytes.startIndex, offsetBy: 3)
+        let idEnd = bytes.index(idStart, offsetBy: 12)
+        guard bytes[idEnd] == UInt8(ascii: "_"),
+            bytes[idStart..<idEnd].allSatisfy({ $0 != UInt8(ascii: "_") && $0 < 0x80 }),
+            bytes[bytes.index(after: idEnd)...].allSatisfy({ $0 < 0x80 })
+        else { return nil }
+        return (String(decoding: bytes[idStart..<idEnd], as: UTF8.self), String(decoding: bytes[bytes.index(after: idEnd)...], as: UTF8.self))
     }
 
     public static func looksLikeKey(_ token: String) -> Bool { parse(token) != nil }

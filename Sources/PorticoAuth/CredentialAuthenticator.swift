@@ -96,10 +96,14 @@ public struct CredentialAuthenticator: Authenticator {
 
     /// The token of a `Bearer` header (scheme case-insensitive, RFC 6750).
     public static func bearer(_ header: String) -> String? {
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingSpaces()
-        return token.isEmpty ? nil : token
+        let bytes = header.utf8
+        guard bytes.count > 7, bytes.prefix(6).map({ $0 | 0x20 }).elementsEqual("bearer".utf8) else { return nil }
+        var start = bytes.index(bytes.startIndex, offsetBy: 6)
+        guard bytes[start] == UInt8(ascii: " ") else { return nil }
+        var end = bytes.endIndex
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == 0x09 { start = bytes.index(after: start) }
+        while end > start, bytes[bytes.index(before: end)] == UInt8(ascii: " ") || bytes[bytes.index(before: end)] == 0x09 { end = bytes.index(before: end) }
+        return start < end ? String(decoding: bytes[start..<end], as: UTF8.self) : nil
     }
 }
 

@@ -77,3 +77,23 @@ extension HTTPField.Name {
     public static let lastEventID = HTTPField.Name("Last-Event-ID")!
     public static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
 }
+
+extension HTTPFields {
+    /// The value of the field `name`, as `self[name]` reads it, without that subscript's generic
+    /// joining when the field appears once (the common case, and a measurable share of a call).
+    public func value(_ name: HTTPField.Name) -> String? {
+        var found: String?
+        for field in self where field.name == name {
+            guard found == nil else { return self[name] }  // repeated: joined as HTTPTypes joins it
+            found = field.value
+        }
+        return found
+    }
+
+    /// How many times the field `name` appears.
+    public func occurrences(of name: HTTPField.Name) -> Int {
+        var count = 0
+        for field in self where field.name == name { count += 1 }
+        return count
+    }
+}

@@ -21,10 +21,10 @@ extension MCPEndpoint {
     }
 
     func handlePost(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let accept = request.headers[.accept], !Self.accepts(accept, "application/json"), !Self.accepts(accept, "text/event-stream") {
+        if let accept = request.headers.value(.accept), !Self.accepts(accept, "application/json"), !Self.accepts(accept, "text/event-stream") {
             return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("the Accept header must allow application/json and text/event-stream"))
         }
-        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
+        if let contentType = request.headers.value(.contentType), !Self.isJSON(contentType) {
             return Self.errorResponse(.unsupportedMediaType, id: nil, .invalidRequest("send the JSON-RPC message with 'Content-Type: application/json', not '\(contentType)'"))
         }
         let body: JSON
@@ -33,13 +33,12 @@ extension MCPEndpoint {
         } catch {
             return Self.errorResponse(.badRequest, id: nil, .parseError(error.description))
         }
-        let versionHeaders = request.headers[values: .mcpProtocolVersion]
-        let headerVersion = versionHeaders.first
+        let headerVersion = request.headers.value(.mcpProtocolVersion)
         let metaVersion = body["params"]?["_meta"]?[MetaKey.protocolVersion]
         if metaVersion != nil || headerVersion.map(ProtocolVersion.isModern) == true {
             return await handleModernPost(request, body: body)
         }
-        if versionHeaders.count > 1 {
+        if request.headers.occurrences(of: .mcpProtocolVersion) > 1 {
             return Self.errorResponse(.badRequest, id: nil, .invalidRequest("the MCP-Protocol-Version header appears more than once"))
         }
         if let headerVersion, !ProtocolVersion.isSupported(headerVersion) {
@@ -266,7 +265,7 @@ extension MCPEndpoint {
         case .response:
             return Self.errorResponse(.badRequest, id: nil, .invalidRequest("clients must not send JSON-RPC responses in \(ProtocolVersion.modern[0])"))
         case .notification:
-            let version = request.headers[.mcpProtocolVersion] ?? ""
+            let version = request.headers.value(.mcpProtocolVersion) ?? ""
             guard ProtocolVersion.isModern(version) else {
                 return Self.errorResponse(.badRequest, id: nil, .unsupportedProtocolVersion(requested: version, supported: ProtocolVersion.all))
             }
@@ -316,7 +315,7 @@ extension MCPEndpoint {
     /// The 2026-07-28 validation ladder, in the specification's order: the envelope must be
     /// present, the routing headers must match the body, and the version must be one we serve.
     func checkEnvelope(_ request: RequestMessage, headers: HTTPFields) throws(RPCError) -> (version: String, capabilities: JSONObject, logLevel: LogLevel?) {
-        for name in [HTTPField.Name.mcpProtocolVersion, .mcpMethod, .mcpName] where headers[values: name].count > 1 {
+        for name in [HTTPField.Name.mcpProtocolVersion, .mcpMethod, .mcpName] where headers.occurrences(of: name) > 1 {
             throw .headerMismatch("the \(name.canonicalName) header appears more than once")
         }
         guard let meta = request.meta else {
@@ -327,13 +326,13 @@ extension MCPEndpoint {
             throw .invalidParams("params._meta is missing the required key(s): \(missing.joined(separator: ", "))")
         }
         let bodyVersion = meta[MetaKey.protocolVersion]!
-        guard let headerVersion = headers[.mcpProtocolVersion] else {
+        guard let headerVersion = headers.value(.mcpProtocolVersion) else {
             throw .headerMismatch("the MCP-Protocol-Version header is missing; it must equal params._meta['\(MetaKey.protocolVersion)']")
         }
         guard bodyVersion == .string(headerVersion) else {
             throw .headerMismatch("MCP-Protocol-Version header '\(headerVersion)' does not match the body's protocol version \(bodyVersion.serializedString)")
         }
-        guard let methodHeader = headers[.mcpMethod] else {
+        guard let methodHeader = headers.value(.mcpMethod) else {
             throw .headerMismatch("the Mcp-Method header is missing; it must equal the body's method '\(request.method)'")
         }
         guard methodHeader == request.method else {
@@ -345,7 +344,7 @@ extension MCPEndpoint {
         default: nil
         }
         if let nameKey, let bodyName = request.params?[nameKey] {
-            guard let rawHeader = headers[.mcpName] else {
+            guard let rawHeader = headers.value(.mcpName) else {
                 throw .headerMismatch("the Mcp-Name header is missing; it must equal the body's '\(nameKey)'")
             }
             guard let decoded = HeaderValue.decode(rawHeader), bodyName == .string(decoded) else {

@@ -83,7 +83,7 @@ public final class MCPEndpoint: Sendable {
 
     /// Serves one HTTP request to the MCP endpoint.
     public func handle(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let origin = request.headers[.origin], !isAllowed(origin: origin) {
+        if let origin = request.headers.value(.origin), !isAllowed(origin: origin) {
             return Self.errorResponse(.forbidden, id: nil, RPCError(
                 code: RPCError.invalidRequestCode, message: "Forbidden origin",
                 data: .string("Origin '\(origin)' is not one of this server's public origins; set --public-url (or --allowed-origin) to the address browsers use")))
@@ -173,14 +173,14 @@ public final class MCPEndpoint: Sendable {
     // MARK: GET and DELETE
 
     func handleGet(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let version = request.headers[.mcpProtocolVersion], ProtocolVersion.isModern(version) {
+        if let version = request.headers.value(.mcpProtocolVersion), ProtocolVersion.isModern(version) {
             return Self.methodNotAllowed(version: version)
         }
         guard case .authenticated(let principal) = request.auth else {
             return unauthorized(request, id: nil)
         }
         if let refusal = mcpScopeRefusal(principal, request, id: nil) { return refusal }
-        if let accept = request.headers[.accept], !Self.accepts(accept, "text/event-stream") {
+        if let accept = request.headers.value(.accept), !Self.accepts(accept, "text/event-stream") {
             return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("GET opens a server-sent event stream: send 'Accept: text/event-stream'"))
         }
         let session: MCPSession
@@ -218,7 +218,7 @@ public final class MCPEndpoint: Sendable {
     }
 
     func handleDelete(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let version = request.headers[.mcpProtocolVersion], ProtocolVersion.isModern(version) {
+        if let version = request.headers.value(.mcpProtocolVersion), ProtocolVersion.isModern(version) {
             return Self.methodNotAllowed(version: version)
         }
         guard case .authenticated(let principal) = request.auth else {
@@ -252,9 +252,8 @@ public final class MCPEndpoint: Sendable {
     /// Reads and checks the `Mcp-Session-Id` header: signed by us, not expired, not ended,
     /// for this app, and opened by the same credential.
     func resolveSession(_ request: MCPHTTPRequest, principal: Principal?) -> SessionLookup {
-        let values = request.headers[values: .mcpSessionID]
-        guard let id = values.first else { return .none }
-        guard values.count == 1,
+        guard let id = request.headers.value(.mcpSessionID) else { return .none }
+        guard request.headers.occurrences(of: .mcpSessionID) == 1,
             let session = signer.verify(id, now: Self.now),
             !ledger.isEnded(session.nonce),
             session.app == request.app,
@@ -334,13 +333,58 @@ public final class MCPEndpoint: Sendable {
         }
     }
 
+    /// Whether an Accept header admits `type` (lower-case `major/minor`), directly or by a wildcard.
+    /// Read byte by byte: it runs on every request.
     static func accepts(_ accept: String, _ type: String) -> Bool {
-        let major = type.split(separator: "/").first.map { "\($0)/*" } ?? type
-        for part in accept.lowercased().split(separator: ",") {
-            let media = part.split(separator: ";").first.map { $0.trimmingSpaces() } ?? ""
-            if media == type || media == "*/*" || media == major { return true }
+        let wanted = Array(type.utf8)
+        let slash = wanted.firstIndex(of: UInt8(ascii: "/")) ?? wanted.count
+        var accept = accept
+        return accept.withUTF8 { header in
+            var start = 0
+            while start < header.count {
+                var end = start
+                while end < header.count, header[end] != UInt8(ascii: ",") { end += 1 }
+                // One media range: its type ends at ';' (parameters) or ','; spaces around it are allowed.
+                var typeEnd = start
+                while typeEnd < end, header[typeEnd] != UInt8(ascii: ";") { typeEnd += 1 }
+                var from = start, to = typeEnd
+                while from < to, header[from] == 0x20 || header[from] == 0x09 { from += 1 }
+                while to > from, header[to - 1] == 0x20 || header[to - 1] == 0x09 { to -= 1 }
+                let range = UnsafeBufferPointer(rebasing: header[from..<to])
+                if Self.asciiEqualsIgnoringCase(range, wanted[...])
+                    || Self.asciiEqualsIgnoringCase(range, Self.anyMedia[...])
+                    || (range.count == slash + 2 && range[slash + 1] == UInt8(ascii: "*")
+                        && Self.asciiEqualsIgnoringCase(UnsafeBufferPointer(rebasing: range[..<(slash + 1)]), wanted[...(slash)]))
+                {
+                    return true
+                }
+                start = end + 1
+            }
+            return false
         }
-        return false
+    }
+
+    /// Whether a Content-Type names JSON (`application/json`, with or without parameters).
+    static func isJSON(_ contentType: String) -> Bool {
+        let prefix = Self.jsonMedia
+        var text = contentType
+        return text.withUTF8 { bytes in
+            bytes.count >= prefix.count && Self.asciiEqualsIgnoringCase(UnsafeBufferPointer(rebasing: bytes[..<prefix.count]), prefix[...])
+        }
+    }
+
+    private static let anyMedia = Array("*/*".utf8)
+    private static let jsonMedia = Array("application/json".utf8)
+
+    private static func asciiEqualsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: ArraySlice<UInt8>) -> Bool {
+        guard bytes.count == lowercase.count else { return false }
+        var index = lowercase.startIndex
+        for byte in bytes {
+            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if lowered != lowercase[index] { return false }
+            index += 1
+        }
+        return true
     }
 }
 

@@ -38,7 +38,7 @@ struct MCPController: Sendable {
         var request = request
         var body: [UInt8] = []
         if request.method == .post {
-            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+            if let length = request.headers.value(.contentLength).flatMap(Int.init), length > maxBodyBytes {
                 return tooLarge()
             }
             do {
@@ -57,7 +57,7 @@ struct MCPController: Sendable {
             }
         }
         let auth = await authenticator.authenticate(
-            RequestCredentials(authorization: request.headers[.authorization], cookie: request.headers[.cookie], remoteAddress: context.remoteAddress), app: app)
+            RequestCredentials(authorization: request.headers.value(.authorization), cookie: request.headers.value(.cookie), remoteAddress: context.remoteAddress), app: app)
         let exchange = MCPHTTPRequest(
             method: request.method, headers: request.headers, body: body, app: app,
             packagesQuery: request.uri.queryParameters["packages"].map(String.init),

@@ -2,6 +2,7 @@ import Hummingbird
 import HTTPTypes
 import Logging
 import NIOCore
+import PorticoMCP
 
 /// Per-request state: the request id that ties log lines to a response.
 struct PorticoRequestContext: RequestContext {
@@ -23,9 +24,14 @@ struct RequestIDMiddleware: RouterMiddleware {
     typealias Context = PorticoRequestContext
     static let header = HTTPField.Name("X-Request-Id")!
 
+    /// An id a client may choose: up to 64 ASCII letters, digits and dashes.
+    static func isSane(_ id: String) -> Bool {
+        id.utf8.count <= 64 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D }
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let supplied = request.headers[Self.header].flatMap { $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } ? $0 : nil }
+        let supplied = request.headers.value(Self.header).flatMap { Self.isSane($0) ? $0 : nil }
         let id = supplied ?? context.id
         context.requestID = id
         context.logger[metadataKey: "request_id"] = .string(id)

@@ -122,4 +122,23 @@ struct FakeMetadataHost: ClientMetadataFetcher {
         #expect(try await f.server.client(id: "https://client.example") == nil, "a URL without a path is not a document id")
         #expect(try await f.server.client(id: "plain-unknown-id") == nil)
     }
+
+    @Test func bearerTokensAreReadCaseInsensitivelyAndTrimmed() {
+        #expect(CredentialAuthenticator.bearer("Bearer abc") == "abc")
+        #expect(CredentialAuthenticator.bearer("bEaReR   abc \t") == "abc")
+        #expect(CredentialAuthenticator.bearer("Bearer ") == nil)
+        #expect(CredentialAuthenticator.bearer("Bearerabc") == nil)
+        #expect(CredentialAuthenticator.bearer("Basic abc") == nil)
+        #expect(CredentialAuthenticator.bearer("Bearer é") == "é")
+    }
+
+    @Test func apiKeysHaveTheirExactShape() {
+        let id = "abcdefghijkm", secret = String(repeating: "x_Y9", count: 10)
+        let parsed = APIKeyStore.parse("pk_\(id)_\(secret)")
+        #expect(parsed?.id == id && parsed?.secret == secret, "the secret may hold underscores")
+        #expect(APIKeyStore.parse("pk_\(id)_\(secret.dropLast())") == nil)
+        #expect(APIKeyStore.parse("pk_abcdefghij_m_\(secret)") == nil, "no underscore in the id")
+        #expect(APIKeyStore.parse("PK_\(id)_\(secret)") == nil)
+        #expect(APIKeyStore.parse("pk_\(id)_\(secret.dropLast(2))é") == nil, "ASCII only")
+    }
 }
