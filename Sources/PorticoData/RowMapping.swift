@@ -22,37 +22,31 @@ enum RowMapping {
     /// Record objects in field order, for the selected columns, from the rows of one query (which
     /// share their column layout, so each column's position and type are looked up once).
     static func records(_ rows: some Collection<Row>, collection: CollectionSchema, columns: [String]) -> [JSONObject] {
-        guard let first = rows.first else { return [] }
-        let layout: [(name: String, index: Int, type: FieldType?)] = columns.compactMap { name in
-            first.columns.firstIndex(of: name).map { (name, $0, collection.field(name)?.type) }
-        }
-        return rows.map { row in
-            var object = JSONObject(minimumCapacity: layout.count)
-            for column in layout { object[column.name] = json(row.values[column.index], type: column.type) }
-            return object
-        }
+        measuredRecords(rows, collection: collection, columns: columns).records
     }
 
     /// Record objects as `records` makes them, with each one's serialised size, counted as the
-    /// record is built.
+    /// record is built. Every record shares one array of keys.
     static func measuredRecords(_ rows: some Collection<Row>, collection: CollectionSchema, columns: [String]) -> (records: [JSONObject], sizes: [Int]) {
         guard let first = rows.first else { return ([], []) }
         let layout: [(name: String, index: Int, type: FieldType?)] = columns.compactMap { name in
             first.columns.firstIndex(of: name).map { (name, $0, collection.field(name)?.type) }
         }
+        let keys = ContiguousArray(layout.map(\.name))
         var records: [JSONObject] = []
         var sizes: [Int] = []
         records.reserveCapacity(rows.count)
         sizes.reserveCapacity(rows.count)
         for row in rows {
-            var object = JSONObject(minimumCapacity: layout.count)
+            var values = ContiguousArray<JSON>()
+            values.reserveCapacity(layout.count)
             var size = 2
             for column in layout {
                 let value = row.values[column.index]
                 size += ResultMeter.memberSize(column.name, value)
-                object[column.name] = json(value, type: column.type)
+                values.append(json(value, type: column.type))
             }
-            records.append(object)
+            records.append(JSONObject(uncheckedUniqueKeys: keys, values: values))
             sizes.append(size)
         }
         return (records, sizes)

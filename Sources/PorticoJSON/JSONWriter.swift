@@ -51,7 +51,22 @@ public struct JSONWriter {
             bytes.append(UInt8(ascii: "0") + UInt8(value))
             return
         }
-        bytes.append(contentsOf: String(value).utf8)
+        // Digits into a small buffer from the right, then one append: no String in between.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 20 digits and a sign
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var magnitude = value.magnitude
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                index -= 1
+                buffer[index] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
+        }
     }
 
     public mutating func writeDouble(_ value: Double) {
@@ -60,12 +75,13 @@ public struct JSONWriter {
             return
         }
         if value == value.rounded(), abs(value) < 1e15 {
-            // Whole numbers print without an exponent or a trailing ".0" noise-free: 3.0 -> 3.0
-            bytes.append(contentsOf: String(Int64(value)).utf8)
+            // Whole numbers keep a ".0", so they read back as numbers with a fraction: 3.0 -> 3.0
+            writeInteger(Int64(value))
             appendLiteral(".0")
             return
         }
-        bytes.append(contentsOf: value.description.utf8)
+        var text = value.description
+        text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
@@ -73,32 +89,80 @@ public struct JSONWriter {
     public mutating func writeString(_ string: String) {
         bytes.append(UInt8(ascii: "\""))
         var string = string
-        string.withUTF8 { utf8 in
-            var runStart = 0
-            for i in 0..<utf8.count {
-                let byte = utf8[i]
-                let escaped: UInt8
-                switch byte {
-                case UInt8(ascii: "\""): escaped = UInt8(ascii: "\"")
-                case UInt8(ascii: "\\"): escaped = UInt8(ascii: "\\")
-                case 0x0A: escaped = UInt8(ascii: "n")
-                case 0x0D: escaped = UInt8(ascii: "r")
-                case 0x09: escaped = UInt8(ascii: "t")
-                case 0x00..<0x20: escaped = 0
-                default: continue
-                }
-                if runStart < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
-                runStart = i + 1
-                bytes.append(UInt8(ascii: "\\"))
-                if escaped != 0 {
-                    bytes.append(escaped)
-                } else {
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
-                }
-            }
-            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
-        }
+        string.withUTF8 { writeEscaped($0) }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends UTF-8 text with JSON's escapes. Eight bytes at a time are checked for a quote, a
+    /// backslash or a control character; text without one (most values) is copied in one append,
+    /// text with some is sized first and written in place.
+    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let base = utf8.baseAddress else { return }
+        let count = utf8.count
+        var i = 0
+        while i + 8 <= count, !Self.mayNeedEscape(UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))) { i += 8 }
+        while i < count, !Self.needsEscape(base[i]) { i += 1 }
+        guard i < count else {
+            bytes.append(contentsOf: utf8)
+            return
+        }
+        var length = count
+        for j in i..<count where Self.needsEscape(base[j]) { length += Self.escapedLength(base[j]) - 1 }
+        let start = bytes.count
+        if bytes.capacity < start + length { bytes.reserveCapacity(max(start + length, bytes.capacity * 2)) }
+        bytes.append(contentsOf: repeatElement(0, count: length))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var out = buffer.baseAddress! + start
+            out.update(from: base, count: i)
+            out += i
+            for j in i..<count {
+                let byte = base[j]
+                guard Self.needsEscape(byte) else {
+                    out.pointee = byte
+                    out += 1
+                    continue
+                }
+                out[0] = UInt8(ascii: "\\")
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out[1] = byte
+                case 0x0A: out[1] = UInt8(ascii: "n")
+                case 0x0D: out[1] = UInt8(ascii: "r")
+                case 0x09: out[1] = UInt8(ascii: "t")
+                default:
+                    out[1] = UInt8(ascii: "u")
+                    out[2] = UInt8(ascii: "0")
+                    out[3] = UInt8(ascii: "0")
+                    out[4] = Self.hex[Int(byte >> 4)]
+                    out[5] = Self.hex[Int(byte & 0xF)]
+                }
+                out += Self.escapedLength(byte)
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Bytes an escaped byte takes: `\n`-style pairs, `\u00XX` for other control characters.
+    @inline(__always)
+    private static func escapedLength(_ byte: UInt8) -> Int {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: 2
+        default: 6
+        }
+    }
+
+    /// Whether any byte of `word` may be a quote, a backslash or below 0x20 (no false negatives;
+    /// a false positive only sends the word through the byte-by-byte path).
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs != 0
+        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
     }
 }
 

@@ -65,6 +65,14 @@ public struct EventStream: Sendable {
         return writer.bytes
     }
 
+    static func frame(_ response: RPCResponse) -> [UInt8] {
+        var writer = JSONWriter(capacity: 1024)
+        writer.appendLiteral("event: message\ndata: ")
+        response.write(to: &writer)
+        writer.appendLiteral("\n\n")
+        return writer.bytes
+    }
+
     static let keepAlive: [UInt8] = Array(": keep-alive\n\n".utf8)
 }
 

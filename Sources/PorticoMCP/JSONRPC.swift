@@ -197,15 +197,41 @@ public struct IdentifiedError: Error, Sendable {
 /// One JSON-RPC response, serialised.
 public enum RPCResponse: Sendable {
     case result(id: RequestID, JSON)
+    /// A `tools/call` result, kept apart so its structured content is serialised only once;
+    /// `extra` members follow the result's own (`resultType`, `_meta` in the modern era).
+    case toolResult(id: RequestID, ToolResult, extra: JSONObject)
     case error(id: RequestID?, RPCError)
 
     public var json: JSON {
         switch self {
         case .result(let id, let result):
             return ["jsonrpc": "2.0", "id": id.json, "result": result]
+        case .toolResult(let id, let result, let extra):
+            guard case .object(var object) = result.json else { return .null }
+            object.merge(extra) { _, new in new }
+            return ["jsonrpc": "2.0", "id": id.json, "result": .object(object)]
         case .error(let id, let error):
             return ["jsonrpc": "2.0", "id": id?.json ?? .null, "error": error.json]
         }
+    }
+
+    /// The compact serialisation, as `json.serialized` but cheaper for tool results.
+    public var serialized: [UInt8] {
+        var writer = JSONWriter(capacity: 1024)
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    func write(to writer: inout JSONWriter) {
+        guard case .toolResult(let id, let result, let extra) = self else {
+            writer.write(json)
+            return
+        }
+        writer.appendLiteral("{\"jsonrpc\":\"2.0\",\"id\":")
+        writer.write(id.json)
+        writer.appendLiteral(",\"result\":")
+        result.write(to: &writer, extra: extra)
+        writer.appendLiteral("}")
     }
 
     public var error: RPCError? {

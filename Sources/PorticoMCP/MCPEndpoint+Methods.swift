@@ -51,7 +51,7 @@ extension MCPEndpoint {
                 return (.result(id: message.id, try listTools(message, exchange: exchange)), nil)
             case "tools/call":
                 let result = try await callTool(message, exchange: exchange, sink: sink)
-                return (.result(id: message.id, result.json), nil)
+                return (.toolResult(id: message.id, result, extra: [:]), nil)
             case "logging/setLevel":
                 guard let name = message.params?["level"]?.stringValue, let level = LogLevel(rawValue: name) else {
                     throw RPCError.invalidParams("'level' must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -74,6 +74,8 @@ extension MCPEndpoint {
     /// Every modern-era result carries `resultType` and the server's identity.
     func serveModern(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> RPCResponse {
         do {
+            // Every modern result ends with these members.
+            let envelope: JSONObject = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.json]]
             var result: JSONObject
             switch message.method {
             case "server/discover":
@@ -91,13 +93,11 @@ extension MCPEndpoint {
                 // The list depends on the caller's scopes and role, so shared caches must not reuse it.
                 result["cacheScope"] = exchange.principal == nil ? "public" : "private"
             case "tools/call":
-                guard case .object(let call) = try await callTool(message, exchange: exchange, sink: sink).json else { throw RPCError.internalError("tools/call") }
-                result = call
+                return .toolResult(id: message.id, try await callTool(message, exchange: exchange, sink: sink), extra: envelope)
             default:
                 throw RPCError.methodNotFound(message.method)
             }
-            result["resultType"] = "complete"
-            result["_meta"] = [MetaKey.serverInfo: configuration.identity.json]
+            result.merge(envelope) { _, new in new }
             return .result(id: message.id, .object(result))
         } catch let error as RPCError {
             return .error(id: message.id, error)

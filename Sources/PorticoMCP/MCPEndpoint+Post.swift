@@ -147,7 +147,7 @@ extension MCPEndpoint {
         func add(_ response: RPCResponse) {
             if isBatch {
                 if batchBody.count > 1 { batchBody.append(UInt8(ascii: ",")) }
-                batchBody.append(contentsOf: response.json.serialized)
+                batchBody.append(contentsOf: response.serialized)
                 spent = spent || batchBody.count > configuration.maxBatchResponseBytes
             }
             responses.append(response)
@@ -188,7 +188,7 @@ extension MCPEndpoint {
             if status == .unauthorized { return unauthorized(request, id: requests.first?.id) }
             if status == .forbidden { headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request) }
         }
-        return .json(status: status, headers: headers, body: response.json.serialized)
+        return .json(status: status, headers: headers, body: response.serialized)
     }
 
     /// Log messages of a JSON-answered request go to the session's GET stream, when one is open here.
@@ -236,7 +236,7 @@ extension MCPEndpoint {
                 response = await self.dispatchHandshake(message, exchange: exchange, sink: sink).0
             }
             if !Task.isCancelled || !exchange.modern {
-                continuation.yield(EventStream.frame(response.json))
+                continuation.yield(EventStream.frame(response))
             }
             continuation.finish()
         }
@@ -308,7 +308,7 @@ extension MCPEndpoint {
                 if status == .unauthorized { return unauthorized(request, id: req.id) }
                 if status == .forbidden { headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request) }
             }
-            return .json(status: status, headers: headers, body: response.json.serialized)
+            return .json(status: status, headers: headers, body: response.serialized)
         }
     }
 

@@ -41,8 +41,12 @@ public enum ToolAccess: Sendable {
 /// The result of a tool call: short text for the model, structured content for programs.
 public struct ToolResult: Sendable {
     public var content: [JSON]
-    public var structuredContent: JSON?
+    public var structuredContent: JSON? {
+        didSet { structuredBytes = nil }
+    }
     public var isError: Bool
+    /// `structuredContent` serialised once, for both the text content and the response.
+    private(set) var structuredBytes: [UInt8]?
 
     public init(content: [JSON], structuredContent: JSON? = nil, isError: Bool = false) {
         self.content = content
@@ -53,9 +57,12 @@ public struct ToolResult: Sendable {
     /// A structured result with its compact JSON as the text content, as MCP recommends for
     /// clients that ignore `structuredContent`.
     public static func structured(_ value: JSON, summary: String? = nil) -> ToolResult {
-        var text = value.serializedString
+        let bytes = value.serialized
+        var text = String(decoding: bytes, as: UTF8.self)
         if let summary { text = summary + "\n" + text }
-        return ToolResult(content: [["type": "text", "text": .string(text)]], structuredContent: value)
+        var result = ToolResult(content: [["type": "text", "text": .string(text)]], structuredContent: value)
+        result.structuredBytes = bytes
+        return result
     }
 
     /// A failure the model can read and correct (`isError: true`), not a protocol error.
@@ -68,6 +75,25 @@ public struct ToolResult: Sendable {
         if let structuredContent { object["structuredContent"] = structuredContent }
         if isError { object["isError"] = true }
         return .object(object)
+    }
+
+    /// Writes the result object (as `json` with `extra`'s members after its own), reusing the
+    /// structured content's bytes.
+    func write(to writer: inout JSONWriter, extra: JSONObject) {
+        writer.appendLiteral("{\"content\":")
+        writer.write(.array(content))
+        if let structuredContent {
+            writer.appendLiteral(",\"structuredContent\":")
+            if let structuredBytes { writer.writeRaw(structuredBytes) } else { writer.write(structuredContent) }
+        }
+        if isError { writer.appendLiteral(",\"isError\":true") }
+        for (key, value) in extra {
+            writer.appendLiteral(",")
+            writer.writeString(key)
+            writer.appendLiteral(":")
+            writer.write(value)
+        }
+        writer.appendLiteral("}")
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import PorticoJSON
 import Testing
 
@@ -68,6 +69,39 @@ import Testing
         #expect(JSON.double(3).serializedString == "3.0")
         #expect(JSON.double(.nan).serializedString == "null")
         #expect(JSON.string("\u{02}").serializedString == "\"\\u0002\"")
+    }
+
+    @Test func escapesEveryByteThatNeedsItWhereverItFalls() throws {
+        // A slow reference: the escape of each scalar, one at a time.
+        func reference(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        let specials: [Character] = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "é", "😀", "a"]
+        for length in 0..<20 {
+            for special in specials {
+                for position in 0...length {
+                    var text = String(repeating: "x", count: length)
+                    text.insert(special, at: text.index(text.startIndex, offsetBy: position))
+                    #expect(JSON.string(text).serializedString == reference(text))
+                }
+            }
+        }
+        #expect(JSON.int(Int64.min).serializedString == "-9223372036854775808")
+        #expect(JSON.int(Int64.max).serializedString == "9223372036854775807")
+        #expect(JSON.int(-7).serializedString == "-7")
+        #expect(JSON.double(-12.0).serializedString == "-12.0")
     }
 
     @Test func keepsMemberOrder() throws {
