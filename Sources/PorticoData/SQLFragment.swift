@@ -34,7 +34,11 @@ public struct SQLFragment: SQLExpression, Sendable {
 
     public init() {}
 
-    public init(_ text: String) { parts = [.text(text)] }
+    public init(_ text: String) {
+        // Room for a typical statement, so building one does not regrow the array part by part.
+        parts.reserveCapacity(24)
+        parts.append(.text(text))
+    }
 
     public var isEmpty: Bool { parts.isEmpty }
 
@@ -70,9 +74,19 @@ public struct SQLFragment: SQLExpression, Sendable {
 
     /// Appends `items` separated by `separator`.
     public mutating func append(joining items: [SQLFragment], separator: String) {
+        parts.reserveCapacity(parts.count + items.reduce(max(0, items.count - 1)) { $0 + $1.parts.count })
         for (index, item) in items.enumerated() {
             if index > 0 { append(separator) }
             append(item)
+        }
+    }
+
+    /// Appends `"alias"."column"` for each column, separated by commas.
+    public mutating func append(columns: [String], of alias: String) {
+        parts.reserveCapacity(parts.count + columns.count * 4)
+        for (index, column) in columns.enumerated() {
+            if index > 0 { parts.append(.text(", ")) }
+            append(column: column, of: alias)
         }
     }
 
@@ -147,13 +161,31 @@ public struct SQLFragment: SQLExpression, Sendable {
     /// The SQL text with `?` placeholders and the values to bind, in order (SQLite's form),
     /// without going through SQLKit's serializer and its boxed binds on the hot path.
     public func rendered() -> (sql: String, binds: [SQLValue]) {
+        var length = 0
+        var bindCount = 0
+        for part in parts {
+            switch part {
+            case .text(let text): length += text.utf8.count
+            case .identifier(let name): length += name.utf8.count + 2
+            case .bind(.null): length += 4
+            case .bind: bindCount += 1
+            }
+        }
         var sql = ""
-        sql.reserveCapacity(parts.count * 8)
+        sql.reserveCapacity(length + bindCount + 8)
         var binds: [SQLValue] = []
+        binds.reserveCapacity(bindCount)
         for part in parts {
             switch part {
             case .text(let text): sql += text
-            case .identifier(let name): sql += Self.quote(name)
+            case .identifier(let name):
+                if name.utf8.contains(UInt8(ascii: "\"")) {
+                    sql += Self.quote(name)
+                } else {
+                    sql += "\""
+                    sql += name
+                    sql += "\""
+                }
             case .bind(.null): sql += "NULL"
             case .bind(let value):
                 sql += "?"

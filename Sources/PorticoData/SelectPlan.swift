@@ -163,7 +163,7 @@ struct SelectPlan: Sendable {
 
     func select(where condition: SQLFragment?, limit: Int, offset: Int, flavor: SQLFlavor) -> SQLFragment {
         var q = SQLFragment("SELECT ")
-        q.append(joining: fetchColumns.map { SQLFragment.column($0, of: RecordService.rootAlias) }, separator: ", ")
+        q.append(columns: fetchColumns, of: RecordService.rootAlias)
         q.append(" FROM ")
         q.append(table: collection.tableName, as: RecordService.rootAlias)
         if let condition {
@@ -262,7 +262,7 @@ struct SelectPlan: Sendable {
         var keyColumn = SQLFragment.column(node.field.type == .belongsTo ? relation.targetKey : relation.foreignKey, of: "r")
         if node.field.type == .belongsToMany { keyColumn = .column(relation.foreignKey, of: "j") }
         var inner = SQLFragment("SELECT ")
-        inner.append(joining: columns.map { SQLFragment.column($0, of: "r") }, separator: ", ")
+        inner.append(columns: columns, of: "r")
         if node.field.type == .belongsToMany {
             inner.append(", ")
             inner.append(column: relation.foreignKey, of: "j")

@@ -108,6 +108,8 @@ private struct Reader {
             depth -= 1
             return .object(object)
         }
+        // Most objects in a request have a few members: one allocation each for keys and values.
+        object.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard index < buffer.count else { throw fail("unexpected end of input in object") }
@@ -149,6 +151,7 @@ private struct Reader {
             depth -= 1
             return .array(array)
         }
+        array.reserveCapacity(4)
         while true {
             skipWhitespace()
             array.append(try parseValue())
