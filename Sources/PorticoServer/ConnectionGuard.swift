@@ -56,6 +56,9 @@ final class ConnectionCount: Sendable {
 /// Per connection: refuses it when the server is full, and closes it when a request head or
 /// body does not arrive in time. Idle keep-alive connections are closed by Hummingbird's own
 /// idle timeout.
+///
+/// One timer per connection checks the current deadline when it fires and moves itself to a later
+/// one, so a busy keep-alive connection does not schedule and cancel a timer on every request.
 final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -63,7 +66,10 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     let count: ConnectionCount
     let limits: ConnectionLimits
     private var counted = false
+    /// When the part of a request now awaited must have arrived; nil between requests.
+    private var deadline: NIODeadline?
     private var timer: Scheduled<Void>?
+    private var timerFiresAt: NIODeadline?
 
     init(count: ConnectionCount, limits: ConnectionLimits) {
         self.count = count
@@ -76,12 +82,11 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        arm(context, after: limits.headerTimeout)
+        expect(within: limits.headerTimeout, context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopTimer()
         if counted {
             counted = false
             count.closed()
@@ -90,20 +95,15 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
-            arm(context, after: limits.bodyTimeout)
-        case .end:
-            timer?.cancel()
-            timer = nil
-        case .body:
-            break
+        case .head: expect(within: limits.bodyTimeout, context)
+        case .end: deadline = nil
+        case .body: break
         }
         context.fireChannelRead(data)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopTimer()
         if counted {
             counted = false
             count.closed()
@@ -111,12 +111,40 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    private func arm(_ context: ChannelHandlerContext, after timeout: Duration) {
-        timer?.cancel()
+    private func expect(within timeout: Duration, _ context: ChannelHandlerContext) {
         let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + Int64(timeout.components.attoseconds / 1_000_000_000)
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
-            loopBound.value.close(promise: nil)
+        let due = NIODeadline.now() + .nanoseconds(nanoseconds)
+        deadline = due
+        // A timer that fires before the new deadline stays; it moves itself on when it fires.
+        if let firesAt = timerFiresAt, firesAt <= due { return }
+        schedule(at: due, context)
+    }
+
+    private func schedule(at due: NIODeadline, _ context: ChannelHandlerContext) {
+        timer?.cancel()
+        timerFiresAt = due
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: due) {
+            let (guardHandler, context) = loopBound.value
+            guardHandler.timerFired(context)
         }
+    }
+
+    private func timerFired(_ context: ChannelHandlerContext) {
+        timer = nil
+        timerFiresAt = nil
+        guard let deadline else { return }  // nothing awaited now
+        if deadline <= .now() {
+            context.close(promise: nil)
+        } else {
+            schedule(at: deadline, context)
+        }
+    }
+
+    private func stopTimer() {
+        timer?.cancel()
+        timer = nil
+        timerFiresAt = nil
+        deadline = nil
     }
 }

@@ -18,8 +18,8 @@ struct PorticoRequestContext: RequestContext {
     }
 }
 
-/// Gives every request an id (the client's `X-Request-Id` when sane, else a new one), puts it
-/// in the log metadata and echoes it on every response, errors included.
+/// Gives every request an id (the client's `X-Request-Id` when sane, else Hummingbird's own, which
+/// its log metadata already carries), logs with it and echoes it on every response, errors included.
 struct RequestIDMiddleware: RouterMiddleware {
     typealias Context = PorticoRequestContext
     static let header = HTTPField.Name("X-Request-Id")!
@@ -34,7 +34,9 @@ struct RequestIDMiddleware: RouterMiddleware {
         let supplied = request.headers.value(Self.header).flatMap { Self.isSane($0) ? $0 : nil }
         let id = supplied ?? context.id
         context.requestID = id
-        context.logger[metadataKey: "request_id"] = .string(id)
+        // Hummingbird's logger already carries its own id (`hb.request.id`); a client's own id
+        // is added beside it.
+        if let supplied { context.logger[metadataKey: "request_id"] = .string(supplied) }
         let start = ContinuousClock.now
         do {
             var response = try await next(request, context)
