@@ -30,6 +30,17 @@ public final class APIKeyStore: Sendable {
     let database: any Database
     let users: UserStore
     private let lastUsedWrites = LockedDictionary<String, Int64>()
+    /// Keys as last read, by id, with the change stamp seen before the read (`ChangeSignal`).
+    private let known = LockedDictionary<String, KnownKey>()
+    /// A key read longer ago than this is read again even if no change was announced.
+    static let knownKeyLifetime: Int64 = 60
+
+    struct KnownKey: Sendable {
+        var key: APIKey
+        var digest: String
+        var stamp: ChangeSignal.Stamp
+        var readAt: Int64
+    }
 
     public init(database: any Database, users: UserStore) {
         self.database = database
@@ -78,7 +89,9 @@ public final class APIKeyStore: Sendable {
             q.append(bind: .int(userID))
         }
         q.append(" RETURNING id")
-        return try await !database.query(q).isEmpty
+        let revoked = try await !database.query(q).isEmpty
+        if revoked { database.changes.announce() }
+        return revoked
     }
 
     /// Splits `pk_<id>_<secret>`; `nil` when the token does not have that shape.
@@ -97,21 +110,28 @@ public final class APIKeyStore: Sendable {
 
     public static func looksLikeKey(_ token: String) -> Bool { parse(token) != nil }
 
-    /// The key a token names, or why it is refused.
+    /// The key a token names, or why it is refused. The key's row is read once and kept until a
+    /// change is announced (a revocation here, in another replica or from the command line, or a
+    /// change to its user), so a revocation holds on the very next request.
     public func check(token: String) async throws -> Result<APIKey, KeyRefusal> {
         guard let (id, secret) = Self.parse(token) else { return .failure(.malformed) }
         let now = Int64(Date().timeIntervalSince1970)
-        // Read on every request (a primary-key lookup on a reader), so a revocation, by this
-        // replica, another one or `portico apikey revoke`, takes effect at once.
-        var q = SQLFragment("SELECT \(Self.columns), u.disabled, k.secret_hash FROM \(Self.tables) WHERE k.id = ")
-        q.append(bind: .text(id))
-        guard let row = try await database.query(q).first else {
-            _ = Secrets.constantTimeEqual(Secrets.sha256Hex(secret), String(repeating: "0", count: 64))
-            return .failure(.unknown)
+        let stamp = database.changes.stamp()
+        let found: KnownKey
+        if let cached = known.get(id), cached.stamp == stamp, now - cached.readAt < Self.knownKeyLifetime {
+            found = cached
+        } else {
+            var q = SQLFragment("SELECT \(Self.columns), u.disabled, k.secret_hash FROM \(Self.tables) WHERE k.id = ")
+            q.append(bind: .text(id))
+            guard let row = try await database.query(q).first else {
+                _ = Secrets.constantTimeEqual(Secrets.sha256Hex(secret), String(repeating: "0", count: 64))
+                return .failure(.unknown)
+            }
+            var key = Self.key(row)
+            if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
+            found = KnownKey(key: key, digest: row.string("secret_hash") ?? "", stamp: stamp, readAt: now)
+            known.set(id, found, limit: 10_000)
         }
-        var key = Self.key(row)
-        if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
-        let found = (key: key, digest: row.string("secret_hash") ?? "")
         guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
         guard found.key.isActive(at: now) else { return .failure(found.key.revokedAt != nil ? .revoked : .expired) }
         touch(found.key, now: now)
@@ -164,5 +184,12 @@ final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendabl
 
     func get(_ key: Key) -> Value? { storage.withLock { $0[key] } }
     func set(_ key: Key, _ value: Value) { storage.withLock { $0[key] = value } }
+    /// Sets `value`, first emptying the dictionary if it holds `limit` entries (a bound, not an LRU).
+    func set(_ key: Key, _ value: Value, limit: Int) {
+        storage.withLock { entries in
+            if entries.count >= limit, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
+            entries[key] = value
+        }
+    }
     func remove(_ key: Key) { storage.withLock { _ = $0.removeValue(forKey: key) } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import PorticoData
 import PorticoJSON
 import Synchronization
 
@@ -107,17 +108,24 @@ public struct CredentialAuthenticator: Authenticator {
     }
 }
 
-/// Users' roles per app, remembered for a few seconds so a busy client does not read them on every request.
+/// Users' roles per app, remembered until a change is announced (`ChangeSignal`), so a busy
+/// client does not read them on every request and a role change holds on the next one.
 final class RoleCache: Sendable {
-    private let entries = Mutex<[String: (role: Role?, at: ContinuousClock.Instant)]>([:])
+    private struct Key: Hashable {
+        var app: String
+        var userID: Int64
+    }
+
+    private let entries = Mutex<[Key: (role: Role?, stamp: ChangeSignal.Stamp, at: ContinuousClock.Instant)]>([:])
 
     func role(_ users: UserStore, app: String, userID: Int64) async throws -> Role? {
-        let key = "\(app)|\(userID)"
-        if let entry = entries.withLock({ $0[key] }), ContinuousClock.now - entry.at < .seconds(5) { return entry.role }
+        let key = Key(app: app, userID: userID)
+        let stamp = users.database.changes.stamp()
+        if let entry = entries.withLock({ $0[key] }), entry.stamp == stamp, ContinuousClock.now - entry.at < .seconds(60) { return entry.role }
         let role = try await users.role(app: app, userID: userID)
         entries.withLock { entries in
             if entries.count > 10_000 { entries.removeAll() }
-            entries[key] = (role, .now)
+            entries[key] = (role, stamp, .now)
         }
         return role
     }

@@ -41,7 +41,7 @@ public struct UserStore: Sendable {
         if try await find(name: name) != nil { throw DataError(.conflict, "a user named '\(name)' already exists") }
         let hash = try await password.asyncMap { try await Self.hash($0) }
         let now = Int64(Date().timeIntervalSince1970)
-        return try await database.transaction { db in
+        let user = try await database.transaction { db in
             var insert = SQLFragment("INSERT INTO portico_users (name, email, password_hash, created_at) VALUES (")
             insert.append(joining: [.bind(.text(name)), .bind(email.map { .text($0) } ?? .null), .bind(hash.map { .text($0) } ?? .null), .bind(.int(now))], separator: ", ")
             insert.append(") RETURNING id")
@@ -49,6 +49,8 @@ public struct UserStore: Sendable {
             try await Self.setRole(db, app: app, userID: id, role: role)
             return User(id: id, name: name, email: email, disabled: false, createdAt: now)
         }
+        database.changes.announce()
+        return user
     }
 
     public func find(name: String) async throws -> User? {
@@ -132,6 +134,7 @@ public struct UserStore: Sendable {
 
     public func setRole(app: String, userID: Int64, role: Role) async throws {
         try await Self.setRole(database, app: app, userID: userID, role: role)
+        database.changes.announce()
     }
 
     static func setRole(_ db: any Database, app: String, userID: Int64, role: Role) async throws {
@@ -189,6 +192,7 @@ public struct UserStore: Sendable {
         q.append(" WHERE id = ")
         q.append(bind: .int(userID))
         try await database.execute(q)
+        database.changes.announce()  // keys carry their user's name
     }
 
     /// Removes the user from `app`; a user left in no app is deleted with their keys and sessions.
@@ -207,6 +211,7 @@ public struct UserStore: Sendable {
                 try await db.execute(delete)
             }
         }
+        database.changes.announce()
     }
 
     static func user(_ row: Row) -> User {

@@ -49,6 +49,8 @@ public struct Row: Sendable {
 public protocol Database: Sendable {
     var flavor: SQLFlavor { get }
     var logger: Logger { get }
+    /// Announces changes that caches of stored state must see, across processes and replicas.
+    var changes: ChangeSignal { get }
 
     /// Runs one statement and returns its rows.
     func query(_ statement: SQLFragment) async throws -> [Row]

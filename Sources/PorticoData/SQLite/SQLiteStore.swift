@@ -15,6 +15,8 @@ public final class SQLiteStore: Database {
     public let flavor = SQLFlavor.sqlite
     public let logger: Logger
     public let path: String
+    /// Beside the file (`<path>-changes`), so the command line's changes reach a running server.
+    public let changes: ChangeSignal
     /// The longest any one statement may run before it is interrupted.
     public let statementTimeout: Duration
     /// Rows one statement may return; a backstop behind the callers' own limits.
@@ -60,6 +62,7 @@ public final class SQLiteStore: Database {
     public init(path: String, options: Options = Options(), logger: Logger) throws {
         self.path = path
         self.logger = logger
+        changes = ChangeSignal(path: path + "-changes")
         statementTimeout = options.statementTimeout
         maxRowsPerStatement = options.maxRowsPerStatement
         if options.readOnly {
@@ -101,7 +104,7 @@ public final class SQLiteStore: Database {
         if !files.fileExists(atPath: path), !files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
             throw StoreError(kind: .unavailable, message: "cannot create the database file \(path); check that its directory exists and is writable", sql: "")
         }
-        for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
+        for file in [path, path + "-wal", path + "-shm", path + "-changes"] where files.fileExists(atPath: file) {
             try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         }
     }
@@ -200,6 +203,7 @@ public final class SQLiteStore: Database {
         let writer: SQLiteWorkers
         var flavor: SQLFlavor { .sqlite }
         var logger: Logger { store.logger }
+        var changes: ChangeSignal { store.changes }
 
         init(store: SQLiteStore, writer: SQLiteWorkers) {
             self.store = store
