@@ -1,23 +1,35 @@
-"""Turns the wrk outputs of bench/run.sh into bench/RESULTS.md."""
+"""Turns the outputs of bench/run.sh into bench/RESULTS.md.
+
+    report.py OUT DURATION CONNECTIONS ROUNDS   prints the report
+    report.py --check-cost OUT                  exits 1 when a call costs >10% more instructions than
+                                                bench/cost-baseline.json records (a regression)
+"""
 
 import datetime
+import json
 import platform
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+BASELINE = Path(__file__).with_name("cost-baseline.json")
+SERVERS = {"portico": "Portico", "toolbox": "Toolbox (Go)", "fastmcp": "FastMCP"}
+
+
+def costs(out: Path) -> dict:
+    text = (out / "callgrind.txt").read_text() if (out / "callgrind.txt").exists() else ""
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"COST (\w+) instructions_per_call=(\d+)", text)}
+
+
+if sys.argv[1] == "--check-cost":
+    measured, baseline = costs(Path(sys.argv[2])), json.loads(BASELINE.read_text())["instructions_per_call"]
+    worse = {k: (v, baseline[k]) for k, v in measured.items() if k in baseline and v > baseline[k] * 1.10}
+    for kind, (now, then) in worse.items():
+        print(f"REGRESSION: {kind} costs {now:,} instructions per call, {now / then - 1:+.0%} against the baseline {then:,}")
+    sys.exit(1 if worse else 0)
+
 out = Path(sys.argv[1])
 duration, connections, rounds = sys.argv[2], sys.argv[3], int(sys.argv[4])
-
-
-def result(name):
-    """The median run (by throughput) of a load over the rounds."""
-    runs = sorted((single(f"{name}-{r}") for r in range(1, rounds + 1)), key=lambda v: v.get("cps", v["rps"]))
-    median = dict(runs[len(runs) // 2])
-    median["spread"] = [round(v.get("cps", v["rps"])) for v in runs]
-    median["jsonrpc_errors"] = sum(v["jsonrpc_errors"] for v in runs)
-    return median
 
 
 def single(name):
@@ -29,75 +41,105 @@ def single(name):
             k, v = pair.split("=")
             values[k] = int(v)
     else:  # plain wrk run (healthz)
+        units = {"us": 1, "ms": 1000, "s": 1_000_000}
         values["requests"] = int(re.search(r"(\d+) requests in", text).group(1))
         rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
         values["duration_us"] = int(values["requests"] / rps * 1e6)
-        p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", text)
-        scale = {"us": 1, "ms": 1000, "s": 1_000_000}[p99.group(2)]
-        values["p99_us"] = int(float(p99.group(1)) * scale)
-        p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", text)
-        values["p50_us"] = int(float(p50.group(1)) * {"us": 1, "ms": 1000, "s": 1_000_000}[p50.group(2)])
+        for percentile in (50, 99):
+            p = re.search(rf"{percentile}%\s+([\d.]+)(us|ms|s)", text)
+            values[f"p{percentile}_us"] = int(float(p.group(1)) * units[p.group(2)])
         values["jsonrpc_errors"] = 0
     seconds = values["duration_us"] / 1e6
     values["rps"] = values["requests"] / seconds
     if "calls" in values:
-        values["cps"] = values["calls"] / seconds
+        values["rps"] = values["calls"] / seconds
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     values["non2xx"] = int(non2xx.group(1)) if non2xx else 0
     return values
 
 
+def result(name):
+    """The median round (by throughput) of a load, with every round's figure and all errors."""
+    if not (out / f"{name}-1.txt").exists():
+        return None
+    runs = sorted((single(f"{name}-{r}") for r in range(1, rounds + 1)), key=lambda v: v["rps"])
+    median = dict(runs[len(runs) // 2])
+    median["spread"] = [round(v["rps"]) for v in runs]
+    median["jsonrpc_errors"] = sum(v["jsonrpc_errors"] for v in runs)
+    return median
+
+
 def ms(us):
-    return f"{us / 1000:.2f} ms"
-
-
-p = {k: result(f"portico-{k}") for k in ["healthz", "a-get", "a-list", "b"]}
-f = {k: result(f"peer-{k}") for k in ["a-get", "a-list", "b"]}
-pmem = int((out / "portico-peak-kb.txt").read_text().strip() or 0)
-fmem = int((out / "peer-peak-kb.txt").read_text().strip() or 0)
-cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), platform.processor())
+    return f"{us / 1000:.1f}"
 
 
 def ratio(a, b):
-    return a / b if b else float("inf")
+    return f"**{a['rps'] / b['rps']:.1f}×**" if a and b else ""
 
 
-rows = [
-    ("(a) `resource_get` by key, one session", p["a-get"]["rps"], f["a-get"]["rps"], p["a-get"], f["a-get"]),
-    ("(a) `resource_list` 20 rows, one session", p["a-list"]["rps"], f["a-list"]["rps"], p["a-list"], f["a-list"]),
-    ("(b) session per call (calls/s; 4 HTTP requests each)", p["b"]["cps"], f["b"]["cps"], p["b"], f["b"]),
-]
-get_vs_ceiling = p["a-get"]["rps"] / p["healthz"]["rps"]
-list_vs_ceiling = p["a-list"]["rps"] / p["healthz"]["rps"]
-met_a = all(ratio(r[1], r[2]) >= 20 for r in rows[:2])
-met_b = ratio(rows[2][1], rows[2][2]) >= 20
-met_c = get_vs_ceiling >= 0.4
+loads = {
+    "get": "`resource_get` by key (2026-07-28 era)",
+    "list": "`resource_list` 20 rows (2026-07-28 era)",
+    "sessionget": "`resource_get` by key in one session (2025-11-25)",
+    "b": "a whole session per call (calls/s; 4 HTTP requests each)",
+}
+r = {(s, k): result(f"{s}-{k}") for s in SERVERS for k in loads}
+healthz = result("portico-healthz")
+memory = {s: int((out / f"{s}-peak-kb.txt").read_text().strip() or 0) for s in SERVERS}
+steal = int((out / "steal-jiffies.txt").read_text().strip() or 0)
+cost = costs(out)
+baseline = json.loads(BASELINE.read_text())["instructions_per_call"] if BASELINE.exists() else {}
+cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), platform.processor())
 
 print("# Benchmark results")
 print()
-steal = int((out / "steal-jiffies.txt").read_text().strip() or 0)
 print(f"Measured {datetime.date.today()} by `make bench` on {cpu}, {platform.machine()}, Linux (a 2-vCPU virtual machine); release build;")
-print(f"each server pinned to core 0, wrk to core 1; {connections} connections; {rounds} rounds of {duration} s per load, alternating between")
-print("Portico and the peer so both see the same machine; each figure is the median round (all rounds in brackets).")
+print(f"each server pinned to core 0, wrk to core 1; {connections} connections; {rounds} rounds of {duration} s per load, the servers taking")
+print("turns in a rotating order so all see the same machine; each figure is the median round (all rounds in brackets).")
 print(f"CPU time stolen by the hypervisor during the runs: {steal / 100:.1f} s.")
-print("The peer is the official `mcp` 2.3.0 package's high-level server (formerly FastMCP) in stateless JSON mode, one")
-print("uvicorn worker, serving equivalent `resource_get` / `resource_list` tools over a copy of the same SQLite file.")
 print()
-print("| load | Portico | FastMCP | ratio | Portico p50 / p99 | FastMCP p50 / p99 | JSON-RPC errors (P/F) |")
-print("|---|---:|---:|---:|---|---|---|")
-for label, a, b, pv, fv in rows:
-    print(f"| {label} | {a:,.0f}/s {pv['spread']} | {b:,.0f}/s {fv['spread']} | **{ratio(a, b):.1f}×** | {ms(pv['p50_us'])} / {ms(pv['p99_us'])} | {ms(fv['p50_us'])} / {ms(fv['p99_us'])} | {pv['jsonrpc_errors']} / {fv['jsonrpc_errors']} |")
-print(f"| (c) `GET /healthz`, the HTTP ceiling | {p['healthz']['rps']:,.0f}/s {p['healthz']['spread']} | | | {ms(p['healthz']['p50_us'])} / {ms(p['healthz']['p99_us'])} | | |")
+print("Peers, each over a copy of the same SQLite file: MCP Toolbox for Databases 1.15.0 (PyPI `toolbox-server`, Go) with")
+print("two `sqlite-sql` tools from `bench/toolbox.yaml.in`; the `mcp` 2.3.0 package's high-level server (formerly FastMCP),")
+print("stateless JSON mode, one uvicorn worker (`bench/fastmcp_peer.py`). Portico checks an API key on every call; the peers")
+print("check no credentials.")
 print()
-print(f"- (a) as a share of the ceiling (c): `resource_get` {get_vs_ceiling:.0%}, `resource_list` {list_vs_ceiling:.0%}.")
-print(f"- Peak resident memory (VmHWM) over the whole run: Portico {pmem / 1024:.1f} MiB, FastMCP {fmem / 1024:.1f} MiB.")
-print(f"- In (b) the peer's DELETE answers 405 (stateless mode has no sessions): {f['b']['non2xx']} non-2xx responses, expected.")
+print("| load | Portico | Toolbox (Go) | FastMCP | Portico ÷ Toolbox | Portico ÷ FastMCP | p50 / p99 ms (P · T · F) | errors (P/T/F) |")
+print("|---|---:|---:|---:|---:|---:|---|---|")
+for k, label in loads.items():
+    p, t, f = r[("portico", k)], r[("toolbox", k)], r[("fastmcp", k)]
+    cells = [f"{v['rps']:,.0f}/s {v['spread']}" if v else "—" for v in (p, t, f)]
+    latencies = " · ".join(f"{ms(v['p50_us'])} / {ms(v['p99_us'])}" if v else "—" for v in (p, t, f))
+    errors = "/".join(str(v["jsonrpc_errors"]) if v else "—" for v in (p, t, f))
+    print(f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {ratio(p, t)} | {ratio(p, f)} | {latencies} | {errors} |")
+print(f"| `GET /healthz`, Portico's HTTP ceiling | {healthz['rps']:,.0f}/s {healthz['spread']} | | | | | {ms(healthz['p50_us'])} / {ms(healthz['p99_us'])} | |")
+print()
+get, lst = r[("portico", "get")], r[("portico", "list")]
+tget, tlist = r[("toolbox", "get")], r[("toolbox", "list")]
+print(f"- Share of the HTTP ceiling: `resource_get` {get['rps'] / healthz['rps']:.0%}, `resource_list` {lst['rps'] / healthz['rps']:.0%}.")
+print(f"- Peak resident memory (VmHWM) over the whole run: Portico {memory['portico'] / 1024:.1f} MiB, Toolbox {memory['toolbox'] / 1024:.1f} MiB,"
+      f" FastMCP {memory['fastmcp'] / 1024:.1f} MiB.")
+for s in ("toolbox", "fastmcp"):
+    if r[(s, "b")] and r[(s, "b")]["non2xx"]:
+        print(f"- In the session-per-call load {SERVERS[s]} answers DELETE with 405 (it keeps no sessions): {r[(s, 'b')]['non2xx']} non-2xx responses, expected.")
+if cost:
+    print("- Instructions per `tools/call` (callgrind, user space, whole process, 2026-07-28 era with the key check): "
+          + ", ".join(f"{k} {v:,}" + (f" ({v / baseline[k] - 1:+.1%} against the baseline {baseline[k]:,})" if k in baseline else "") for k, v in cost.items())
+          + ". `make bench` fails when one grows by more than 10% over `bench/cost-baseline.json`.")
 print()
 print("## Targets")
 print()
-print(f"- Portico ≥ 20× FastMCP on (a): **{'met' if met_a else 'not met'}** ({ratio(rows[0][1], rows[0][2]):.1f}× get, {ratio(rows[1][1], rows[1][2]):.1f}× list).")
-print(f"- Portico ≥ 20× FastMCP on (b): **{'met' if met_b else 'not met'}** ({ratio(rows[2][1], rows[2][2]):.1f}×).")
-print(f"- (a) ≥ 40% of (c): **{'met' if met_c else 'not met'}** ({get_vs_ceiling:.0%} for get).")
+
+
+def target(text, met, figure):
+    print(f"- {text}: **{'met' if met else 'not met'}** ({figure}).")
+
+
+target("Portico ≥ 2× Toolbox on get by key", get["rps"] >= 2 * tget["rps"], f"{get['rps'] / tget['rps']:.2f}×")
+target("Portico ≥ 3× Toolbox on the 20-row list", lst["rps"] >= 3 * tlist["rps"], f"{lst['rps'] / tlist['rps']:.2f}×")
+target("get ≥ 50% of `/healthz`", get["rps"] >= 0.5 * healthz["rps"], f"{get['rps'] / healthz['rps']:.0%}")
+target("list ≥ 30% of `/healthz`", lst["rps"] >= 0.3 * healthz["rps"], f"{lst['rps'] / healthz['rps']:.0%}")
+target(f"p99 ≤ 10 ms on get at {connections} connections", get["p99_us"] <= 10_000, f"{ms(get['p99_us'])} ms")
+target("peak RSS ≤ 50 MB", memory["portico"] * 1024 <= 50_000_000, f"{memory['portico'] * 1024 / 1e6:.1f} MB")
 notes = Path(__file__).with_name("NOTES.md")
 if notes.exists():
     print()

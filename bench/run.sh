@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# make bench: Portico (release build) and the FastMCP peer under the same loads. Both servers are
-# pinned to core 0 and wrk to core 1; the loads alternate between the two servers for several
-# rounds, so both see the same machine, and the report takes each load's median.
+# make bench: Portico (release build) against two peers under the same loads, on copies of the
+# same SQLite data:
+#   - MCP Toolbox for Databases (PyPI toolbox-server, a Go binary) serving two sqlite-sql tools,
+#   - the official `mcp` package's high-level server (formerly FastMCP).
+# Every server is pinned to core 0 and wrk to core 1; the loads alternate between the servers for
+# several rounds, so all see the same machine, and the report takes each load's median round.
+# Then bench/callgrind.sh counts the instructions of one tools/call, the tracked hot-path cost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -13,12 +17,18 @@ SERVER_CPU=${BENCH_SERVER_CPU:-0}
 LOAD_CPU=${BENCH_LOAD_CPU:-1}
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+SUDO=$(if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then echo "sudo -n"; fi)
+for tool in wrk:wrk sqlite3:sqlite3 valgrind:valgrind; do
+  command -v "${tool#*:}" >/dev/null || { $SUDO apt-get install -y "${tool%%:*}" >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y "${tool%%:*}" >/dev/null; }; }
+done
 command -v taskset >/dev/null || { echo "taskset (util-linux) is needed"; exit 1; }
-[ -x .venv/bin/python ] || { python3 -m venv .venv && .venv/bin/pip install -q -r Tests/EndToEnd/requirements.txt; }
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q -r Tests/EndToEnd/requirements.txt -r bench/requirements.txt
 
 swift build -c release --product portico
 BIN=$ROOT/.build/release/portico
+TOOLBOX=$(.venv/bin/python -c 'import pathlib, toolbox_server; print(pathlib.Path(toolbox_server.__file__).parent / "bin" / "toolbox")')
+chmod +x "$TOOLBOX"
 
 free_port() { .venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_up() { for _ in $(seq 300); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server at $1 did not come up"; exit 1; }
@@ -27,10 +37,10 @@ steal() { awk '/^cpu / {print $9}' /proc/stat; }
 load() { taskset -c "$LOAD_CPU" wrk --latency -d "${DURATION}s" -t1 -c"$CONNECTIONS" "$@"; }
 load_sessions() { taskset -c "$LOAD_CPU" wrk --latency -d "${DURATION}s" -t"$CONNECTIONS" -c"$CONNECTIONS" "$@"; }
 
-PORTICO_PID= PEER_PID=
-trap 'kill $PORTICO_PID $PEER_PID 2>/dev/null || true' EXIT
+PORTICO_PID= FASTMCP_PID= TOOLBOX_PID=
+trap 'kill $PORTICO_PID $FASTMCP_PID $TOOLBOX_PID 2>/dev/null || true' EXIT
 
-# Portico with the demo data in a fresh data dir.
+# Portico with the demo data in a fresh data dir; every call carries its API key.
 PORT=$(free_port)
 taskset -c "$SERVER_CPU" "$BIN" serve --demo --port "$PORT" --data-dir "$OUT/data" --log-level warning > "$OUT/portico.banner" 2> "$OUT/portico.log" &
 PORTICO_PID=$!
@@ -41,34 +51,69 @@ SESSION=$(curl -s -D - -o /dev/null "$URL" -H "Authorization: Bearer $KEY" -H 'C
   -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
   | awk -F': ' 'tolower($1)=="mcp-session-id" {print $2}' | tr -d '\r')
 
-# The peer over a copy of the same SQLite file.
-curl -s -o /dev/null "$URL" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+# The peers over copies of the same SQLite file.
 sqlite3 "$OUT/data/portico.sqlite" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null 2>&1 || true
-cp "$OUT/data/portico.sqlite" "$OUT/peer.sqlite"
-PEER_PORT=$(free_port)
-taskset -c "$SERVER_CPU" .venv/bin/python bench/fastmcp_peer.py "$OUT/peer.sqlite" "$PEER_PORT" > "$OUT/peer.log" 2>&1 &
-PEER_PID=$!
-PEER=http://127.0.0.1:$PEER_PORT/mcp
-for _ in $(seq 150); do curl -s -o /dev/null -X POST "$PEER" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' && break; sleep 0.2; done
+cp "$OUT/data/portico.sqlite" "$OUT/fastmcp.sqlite"
+cp "$OUT/data/portico.sqlite" "$OUT/toolbox.sqlite"
+FASTMCP_PORT=$(free_port)
+taskset -c "$SERVER_CPU" .venv/bin/python bench/fastmcp_peer.py "$OUT/fastmcp.sqlite" "$FASTMCP_PORT" > "$OUT/fastmcp.log" 2>&1 &
+FASTMCP_PID=$!
+FASTMCP=http://127.0.0.1:$FASTMCP_PORT/mcp
+sed "s#@DATABASE@#$OUT/toolbox.sqlite#" bench/toolbox.yaml.in > "$OUT/toolbox.yaml"
+TOOLBOX_PORT=$(free_port)
+taskset -c "$SERVER_CPU" "$TOOLBOX" --config "$OUT/toolbox.yaml" --port "$TOOLBOX_PORT" --disable-version-check --disable-reload --log-level WARN > "$OUT/toolbox.log" 2>&1 &
+TOOLBOX_PID=$!
+TOOLBOX_URL=http://127.0.0.1:$TOOLBOX_PORT/mcp
+for peer in "$FASTMCP" "$TOOLBOX_URL"; do
+  for _ in $(seq 150); do curl -s -o /dev/null -X POST "$peer" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' && break; sleep 0.2; done
+done
+
+# Each server's loads, by name: modern-era get and list, one handshake-era session, a session per call.
+run_loads() {  # server round
+  local server=$1 round=$2 url key session
+  case $server in
+    portico) url=$URL key=$KEY session=$SESSION ;;
+    fastmcp) url=$FASTMCP key=- session=- ;;
+    toolbox) url=$TOOLBOX_URL key=- session=- ;;
+  esac
+  load -s bench/lua/modern.lua "$url" -- get "$key" > "$OUT/$server-get-$round.txt"
+  load -s bench/lua/modern.lua "$url" -- list "$key" > "$OUT/$server-list-$round.txt"
+  if [ "$server" != toolbox ]; then
+    load -s bench/lua/call.lua "$url" -- get "$key" "$session" > "$OUT/$server-sessionget-$round.txt"
+  fi
+  load_sessions -s bench/lua/session_per_call.lua "$url" -- "$key" > "$OUT/$server-b-$round.txt"
+}
 
 echo "warming up"
-taskset -c "$LOAD_CPU" wrk -d3s -t1 -c"$CONNECTIONS" -s bench/lua/call.lua "$URL" -- get "$KEY" "$SESSION" > /dev/null
-taskset -c "$LOAD_CPU" wrk -d3s -t1 -c"$CONNECTIONS" -s bench/lua/call.lua "$PEER" -- get - - > /dev/null
+taskset -c "$LOAD_CPU" wrk -d3s -t1 -c"$CONNECTIONS" -s bench/lua/modern.lua "$URL" -- get "$KEY" > /dev/null
+taskset -c "$LOAD_CPU" wrk -d3s -t1 -c"$CONNECTIONS" -s bench/lua/modern.lua "$URL" -- list "$KEY" > /dev/null
+taskset -c "$LOAD_CPU" wrk -d3s -t1 -c"$CONNECTIONS" -s bench/lua/modern.lua "$FASTMCP" -- get - > /dev/null
+taskset -c "$LOAD_CPU" wrk -d3s -t1 -c"$CONNECTIONS" -s bench/lua/modern.lua "$TOOLBOX_URL" -- get - > /dev/null
 
 STEAL_START=$(steal)
 for round in $(seq "$ROUNDS"); do
   echo "round $round/$ROUNDS"
   load "http://127.0.0.1:$PORT/healthz" > "$OUT/portico-healthz-$round.txt"
-  load -s bench/lua/call.lua "$URL" -- get "$KEY" "$SESSION" > "$OUT/portico-a-get-$round.txt"
-  load -s bench/lua/call.lua "$PEER" -- get - - > "$OUT/peer-a-get-$round.txt"
-  load -s bench/lua/call.lua "$URL" -- list "$KEY" "$SESSION" > "$OUT/portico-a-list-$round.txt"
-  load -s bench/lua/call.lua "$PEER" -- list - - > "$OUT/peer-a-list-$round.txt"
-  load_sessions -s bench/lua/session_per_call.lua "$URL" -- "$KEY" > "$OUT/portico-b-$round.txt"
-  load_sessions -s bench/lua/session_per_call.lua "$PEER" -- - > "$OUT/peer-b-$round.txt"
+  # Rotate the order each round so no server always runs right after another's load.
+  case $(( round % 3 )) in
+    1) order="portico toolbox fastmcp" ;;
+    2) order="toolbox fastmcp portico" ;;
+    0) order="fastmcp portico toolbox" ;;
+  esac
+  for server in $order; do run_loads "$server" "$round"; done
 done
 echo $(( $(steal) - STEAL_START )) > "$OUT/steal-jiffies.txt"
 peak_kb $PORTICO_PID > "$OUT/portico-peak-kb.txt"
-peak_kb $PEER_PID > "$OUT/peer-peak-kb.txt"
+peak_kb $FASTMCP_PID > "$OUT/fastmcp-peak-kb.txt"
+peak_kb $TOOLBOX_PID > "$OUT/toolbox-peak-kb.txt"
+kill $PORTICO_PID $FASTMCP_PID $TOOLBOX_PID 2>/dev/null || true
+wait 2>/dev/null || true
+PORTICO_PID= FASTMCP_PID= TOOLBOX_PID=
+
+echo "counting instructions per call (callgrind)"
+bash bench/callgrind.sh "$BIN" "$OUT" > "$OUT/callgrind.txt"
+cat "$OUT/callgrind.txt"
 
 .venv/bin/python bench/report.py "$OUT" "$DURATION" "$CONNECTIONS" "$ROUNDS" > bench/RESULTS.md
 cat bench/RESULTS.md
+.venv/bin/python bench/report.py --check-cost "$OUT"
