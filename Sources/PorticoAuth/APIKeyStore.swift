@@ -97,15 +97,16 @@ public final class APIKeyStore: Sendable {
     /// Splits `pk_<id>_<secret>`; `nil` when the token does not have that shape.
     static func parse(_ token: String) -> (id: String, secret: String)? {
         // pk_ + 12 id characters + _ + 40 secret characters, all ASCII; read as bytes (every request).
-        let bytes = token.utf8
-        guard bytes.count == 56, bytes.starts(with: "pk_".utf8) else { return nil }
-        let idStart = bytes.index(bytes.startIndex, offsetBy: 3)
-        let idEnd = bytes.index(idStart, offsetBy: 12)
-        guard bytes[idEnd] == UInt8(ascii: "_"),
-            bytes[idStart..<idEnd].allSatisfy({ $0 != UInt8(ascii: "_") && $0 < 0x80 }),
-            bytes[bytes.index(after: idEnd)...].allSatisfy({ $0 < 0x80 })
-        else { return nil }
-        return (String(decoding: bytes[idStart..<idEnd], as: UTF8.self), String(decoding: bytes[bytes.index(after: idEnd)...], as: UTF8.self))
+        var token = token
+        return token.withUTF8 { bytes -> (id: String, secret: String)? in
+            guard bytes.count == 56, bytes[0] == UInt8(ascii: "p"), bytes[1] == UInt8(ascii: "k"), bytes[2] == UInt8(ascii: "_"),
+                bytes[15] == UInt8(ascii: "_")
+            else { return nil }
+            for i in 3..<15 where bytes[i] == UInt8(ascii: "_") || bytes[i] >= 0x80 { return nil }
+            for i in 16..<56 where bytes[i] >= 0x80 { return nil }
+            return (String(decoding: UnsafeBufferPointer(rebasing: bytes[3..<15]), as: UTF8.self),
+                    String(decoding: UnsafeBufferPointer(rebasing: bytes[16..<56]), as: UTF8.self))
+        }
     }
 
     public static func looksLikeKey(_ token: String) -> Bool { parse(token) != nil }

@@ -22,11 +22,20 @@ public enum Secrets {
 
     /// Hex SHA-256, for high-entropy secrets (API keys, client secrets) where a slow hash adds nothing.
     public static func sha256Hex(_ text: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(text.utf8)))
+        var text = text
+        return text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { Hex.encode($0) }
     }
 
     /// Compares two strings without revealing where they first differ.
     public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        PorticoJSON.constantTimeEqual(Array(a.utf8), Array(b.utf8))
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                var difference: UInt8 = 0
+                for i in 0..<x.count { difference |= x[i] ^ y[i] }
+                return difference == 0
+            }
+        }
     }
 }

@@ -159,38 +159,68 @@ public struct SQLFragment: SQLExpression, Sendable {
     }
 
     /// The SQL text with `?` placeholders and the values to bind, in order (SQLite's form),
-    /// without going through SQLKit's serializer and its boxed binds on the hot path.
+    /// without going through SQLKit's serializer and its boxed binds on the hot path. The text is
+    /// measured first and then written straight into one string.
     public func rendered() -> (sql: String, binds: [SQLValue]) {
         var length = 0
         var bindCount = 0
+        var quotesInNames = false
         for part in parts {
             switch part {
             case .text(let text): length += text.utf8.count
-            case .identifier(let name): length += name.utf8.count + 2
+            case .identifier(let name):
+                length += name.utf8.count + 2
+                quotesInNames = quotesInNames || name.utf8.contains(UInt8(ascii: "\""))
             case .bind(.null): length += 4
             case .bind: bindCount += 1
             }
         }
-        var sql = ""
-        sql.reserveCapacity(length + bindCount + 8)
         var binds: [SQLValue] = []
         binds.reserveCapacity(bindCount)
-        for part in parts {
-            switch part {
-            case .text(let text): sql += text
-            case .identifier(let name):
-                if name.utf8.contains(UInt8(ascii: "\"")) {
-                    sql += Self.quote(name)
-                } else {
-                    sql += "\""
-                    sql += name
-                    sql += "\""
+        guard !quotesInNames else {
+            // Doubling quotes changes lengths; such names are rare enough for the plain way.
+            var sql = ""
+            for part in parts {
+                switch part {
+                case .text(let text): sql += text
+                case .identifier(let name): sql += Self.quote(name)
+                case .bind(.null): sql += "NULL"
+                case .bind(let value):
+                    sql += "?"
+                    binds.append(value)
                 }
-            case .bind(.null): sql += "NULL"
-            case .bind(let value):
-                sql += "?"
-                binds.append(value)
             }
+            return (sql, binds)
+        }
+        let sql = String(unsafeUninitializedCapacity: length + bindCount) { out in
+            var at = 0
+            func write(_ text: String) {
+                var text = text
+                text.withUTF8 { bytes in
+                    for byte in bytes {
+                        out[at] = byte
+                        at += 1
+                    }
+                }
+            }
+            func write(_ byte: UInt8) {
+                out[at] = byte
+                at += 1
+            }
+            for part in parts {
+                switch part {
+                case .text(let text): write(text)
+                case .identifier(let name):
+                    write(UInt8(ascii: "\""))
+                    write(name)
+                    write(UInt8(ascii: "\""))
+                case .bind(.null): write("NULL")
+                case .bind(let value):
+                    write(UInt8(ascii: "?"))
+                    binds.append(value)
+                }
+            }
+            return at
         }
         return (sql, binds)
     }

@@ -21,4 +21,20 @@ public enum Hex {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// The hex of raw bytes (a digest's storage), written straight into the string.
+    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (index, byte) in bytes.enumerated() {
+                out[2 * index] = Self.nibble(byte >> 4)
+                out[2 * index + 1] = Self.nibble(byte & 0x0F)
+            }
+            return bytes.count * 2
+        }
+    }
+
+    @inline(__always)
+    static func nibble(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
 }
