@@ -188,8 +188,7 @@ extension MCPEndpoint {
             throw RPCError.invalidParams(problem, data: ["tool": .string(tool.name), "problem": .string(problem)])
         }
 
-        var logger = exchange.request.logger
-        logger[metadataKey: "tool"] = "\(tool.name)"
+        let logger = exchange.request.logger
         let context = CallContext(
             app: exchange.request.app, principal: principal, requestID: message.id,
             protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: logger,
@@ -226,7 +225,7 @@ extension MCPEndpoint {
         } catch {
             inflight.remove(token)
             outcome = .toolError
-            logger.error("tool failed", metadata: ["error": "\(error)"])
+            logger.error("tool failed", metadata: ["tool": "\(tool.name)", "error": "\(error)"])
             return .error("\(tool.name) failed: \(error)")
         }
     }
