@@ -80,6 +80,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-grace"), help: "Seconds tool calls may run on after a shutdown signal (default \(seconds(defaults.shutdownGrace))).")
     var shutdownGrace: Int?
 
+    @Option(
+        name: .customLong("inline-read-budget"),
+        help: "Milliseconds a database read may run on the thread that serves the request before it moves to a reader thread; 0 sends every read there (default \(defaults.inlineReadBudget.components.seconds * 1000 + defaults.inlineReadBudget.components.attoseconds / 1_000_000_000_000_000)).")
+    var inlineReadBudget: Int?
+
     func run() async throws {
         let logger = try common.makeLogger()
         var c = ServerConfiguration()
@@ -106,6 +111,7 @@ struct Serve: AsyncParsableCommand {
         c.connections.bodyTimeout = try Setting.seconds(bodyTimeout, "body-timeout", in: 1...3600) ?? c.connections.bodyTimeout
         c.connections.idleTimeout = try Setting.seconds(idleTimeout, "idle-timeout", in: 1...86400) ?? c.connections.idleTimeout
         c.shutdownGrace = try Setting.seconds(shutdownGrace, "shutdown-grace", in: 0...600) ?? c.shutdownGrace
+        c.inlineReadBudget = try Setting.int(inlineReadBudget, "inline-read-budget", in: 0...1000).map { .milliseconds($0) } ?? c.inlineReadBudget
         if let url = c.publicURL {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
                 throw ValidationError("--public-url must be an http(s) URL such as https://portico.example.com; got '\(url)'")

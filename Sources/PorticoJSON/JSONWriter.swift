@@ -1,11 +1,23 @@
-/// Serialises `JSON` compactly into UTF-8 bytes.
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8]
+/// Serialises `JSON` compactly into UTF-8 bytes, in a buffer of its own: appending a few bytes
+/// is a capacity check and a copy, where `Array.append(contentsOf:)` costs a hundred
+/// instructions, and a response is hundreds of small appends.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
 
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
     }
+
+    deinit { base.deallocate() }
+
+    /// What was written so far.
+    public var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Bytes written so far.
+    public var byteCount: Int { count }
 
     public mutating func write(_ value: JSON) {
         switch value {
@@ -15,58 +27,91 @@ public struct JSONWriter {
         case .double(let d): writeDouble(d)
         case .string(let s): writeString(s)
         case .array(let array):
-            bytes.append(UInt8(ascii: "["))
-            var first = true
-            for element in array {
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
+            append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { append(UInt8(ascii: ",")) }
                 write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
+            append(UInt8(ascii: "]"))
         case .object(let object):
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             var first = true
             for (key, element) in object {
-                if !first { bytes.append(UInt8(ascii: ",")) }
+                if !first { append(UInt8(ascii: ",")) }
                 first = false
                 writeString(key)
-                bytes.append(UInt8(ascii: ":"))
+                append(UInt8(ascii: ":"))
                 write(element)
             }
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
     }
 
+    // MARK: The buffer
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
+        guard let source = buffer.baseAddress, !buffer.isEmpty else { return }
+        reserve(buffer.count)
+        (base + count).update(from: source, count: buffer.count)
+        count += buffer.count
+    }
+
     /// Appends bytes that are already valid JSON (a value serialised earlier).
-    public mutating func writeRaw(_ raw: some Sequence<UInt8>) {
-        bytes.append(contentsOf: raw)
+    public mutating func writeRaw(_ raw: [UInt8]) {
+        raw.withUnsafeBufferPointer { append($0) }
     }
 
     public mutating func appendLiteral(_ literal: StaticString) {
-        literal.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        literal.withUTF8Buffer { append($0) }
     }
 
     public mutating func writeInteger(_ value: Int64) {
         if value >= 0 && value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            append(UInt8(ascii: "0") + UInt8(value))
             return
         }
-        // Digits into a small buffer from the right, then one append: no String in between.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 20 digits and a sign
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var magnitude = value.magnitude
-            var index = buffer.count
-            repeat {
-                index -= 1
-                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 {
-                index -= 1
-                buffer[index] = UInt8(ascii: "-")
-            }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
+        // Digits written from the right into the buffer: no String in between.
+        reserve(20)
+        var magnitude = value.magnitude
+        var digits = 0
+        var probe = magnitude
+        repeat {
+            digits += 1
+            probe /= 10
+        } while probe > 0
+        if value < 0 {
+            base[count] = UInt8(ascii: "-")
+            count += 1
         }
+        var index = count + digits
+        count = index
+        repeat {
+            index -= 1
+            base[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
     }
 
     public mutating func writeDouble(_ value: Double) {
@@ -81,67 +126,130 @@ public struct JSONWriter {
             return
         }
         var text = value.description
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+        text.withUTF8 { append($0) }
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     public mutating func writeString(_ string: String) {
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { writeEscaped($0) }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
+    }
+
+    /// Writes `value`'s compact serialisation as a JSON string: the same bytes as
+    /// `writeString(value.serializedString)`, in one pass over the value, without the intermediate text.
+    public mutating func writeSerializedAsString(_ value: JSON) {
+        append(UInt8(ascii: "\""))
+        writeDoublyEscaped(value)
+        append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeDoublyEscaped(_ value: JSON) {
+        switch value {
+        case .null, .bool, .int, .double:
+            write(value)  // digits, letters, '.', '-', '+': nothing to escape
+        case .string(let string):
+            writeDoublyEscapedString(string)
+        case .array(let array):
+            append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { append(UInt8(ascii: ",")) }
+                writeDoublyEscaped(element)
+            }
+            append(UInt8(ascii: "]"))
+        case .object(let object):
+            append(UInt8(ascii: "{"))
+            var first = true
+            for (key, element) in object {
+                if !first { append(UInt8(ascii: ",")) }
+                first = false
+                writeDoublyEscapedString(key)
+                append(UInt8(ascii: ":"))
+                writeDoublyEscaped(element)
+            }
+            append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A string member of a serialisation that is itself being written as a string: its quotes
+    /// become `\"`, and each byte that needs an escape gets it twice (`"` → `\\\"`, newline → `\\n`).
+    private mutating func writeDoublyEscapedString(_ string: String) {
+        appendLiteral("\\\"")
+        var string = string
+        string.withUTF8 { utf8 in
+            guard Self.firstEscape(in: utf8) != nil else {
+                append(utf8)
+                return
+            }
+            var once = JSONWriter(capacity: utf8.count + 16)
+            once.writeEscaped(utf8)
+            once.withBytes { writeEscaped($0) }
+        }
+        appendLiteral("\\\"")
+    }
+
+    /// Calls `body` with the bytes written so far.
+    public func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try body(UnsafeBufferPointer(start: base, count: count))
     }
 
     /// Appends UTF-8 text with JSON's escapes. Eight bytes at a time are checked for a quote, a
     /// backslash or a control character; text without one (most values) is copied in one append,
     /// text with some is sized first and written in place.
-    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-        guard let base = utf8.baseAddress else { return }
-        let count = utf8.count
-        var i = 0
-        while i + 8 <= count, !Self.mayNeedEscape(UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))) { i += 8 }
-        while i < count, !Self.needsEscape(base[i]) { i += 1 }
-        guard i < count else {
-            bytes.append(contentsOf: utf8)
+    mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let source = utf8.baseAddress else { return }
+        guard let first = Self.firstEscape(in: utf8) else {
+            append(utf8)
             return
         }
-        var length = count
-        for j in i..<count where Self.needsEscape(base[j]) { length += Self.escapedLength(base[j]) - 1 }
-        let start = bytes.count
-        if bytes.capacity < start + length { bytes.reserveCapacity(max(start + length, bytes.capacity * 2)) }
-        bytes.append(contentsOf: repeatElement(0, count: length))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            var out = buffer.baseAddress! + start
-            out.update(from: base, count: i)
-            out += i
-            for j in i..<count {
-                let byte = base[j]
-                guard Self.needsEscape(byte) else {
-                    out.pointee = byte
-                    out += 1
-                    continue
-                }
-                out[0] = UInt8(ascii: "\\")
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out[1] = byte
-                case 0x0A: out[1] = UInt8(ascii: "n")
-                case 0x0D: out[1] = UInt8(ascii: "r")
-                case 0x09: out[1] = UInt8(ascii: "t")
-                default:
-                    out[1] = UInt8(ascii: "u")
-                    out[2] = UInt8(ascii: "0")
-                    out[3] = UInt8(ascii: "0")
-                    out[4] = Self.hex[Int(byte >> 4)]
-                    out[5] = Self.hex[Int(byte & 0xF)]
-                }
-                out += Self.escapedLength(byte)
+        let total = utf8.count
+        var length = total
+        for j in first..<total where Self.needsEscape(source[j]) { length += Self.escapedLength(source[j]) - 1 }
+        reserve(length)
+        var out = base + count
+        out.update(from: source, count: first)
+        out += first
+        for j in first..<total {
+            let byte = source[j]
+            guard Self.needsEscape(byte) else {
+                out.pointee = byte
+                out += 1
+                continue
             }
+            out[0] = UInt8(ascii: "\\")
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out[1] = byte
+            case 0x0A: out[1] = UInt8(ascii: "n")
+            case 0x0D: out[1] = UInt8(ascii: "r")
+            case 0x09: out[1] = UInt8(ascii: "t")
+            default:
+                out[1] = UInt8(ascii: "u")
+                out[2] = UInt8(ascii: "0")
+                out[3] = UInt8(ascii: "0")
+                out[4] = Self.hex[Int(byte >> 4)]
+                out[5] = Self.hex[Int(byte & 0xF)]
+            }
+            out += Self.escapedLength(byte)
         }
+        count += length
+    }
+
+    /// The index of the first byte that needs an escape, scanning eight bytes at a time.
+    static func firstEscape(in utf8: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let source = utf8.baseAddress else { return nil }
+        var i = 0
+        while i + 8 <= utf8.count, !mayNeedEscape(UInt64(littleEndian: UnsafeRawPointer(source + i).loadUnaligned(as: UInt64.self))) { i += 8 }
+        while i < utf8.count {
+            if needsEscape(source[i]) { return i }
+            i += 1
+        }
+        return nil
     }
 
     @inline(__always)
-    private static func needsEscape(_ byte: UInt8) -> Bool {
+    static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 

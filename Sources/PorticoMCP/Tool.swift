@@ -41,12 +41,11 @@ public enum ToolAccess: Sendable {
 /// The result of a tool call: short text for the model, structured content for programs.
 public struct ToolResult: Sendable {
     public var content: [JSON]
-    public var structuredContent: JSON? {
-        didSet { structuredBytes = nil }
-    }
+    public var structuredContent: JSON?
     public var isError: Bool
-    /// `structuredContent` serialised once, for both the text content and the response.
-    private(set) var structuredBytes: [UInt8]?
+    /// Whether a text block carrying `structuredContent`'s compact JSON leads `content` (written
+    /// straight from the value when the response is written, never held as a string).
+    private(set) var mirrorsStructuredContent = false
 
     public init(content: [JSON], structuredContent: JSON? = nil, isError: Bool = false) {
         self.content = content
@@ -56,12 +55,9 @@ public struct ToolResult: Sendable {
 
     /// A structured result with its compact JSON as the text content, as MCP recommends for
     /// clients that ignore `structuredContent`.
-    public static func structured(_ value: JSON, summary: String? = nil) -> ToolResult {
-        let bytes = value.serialized
-        var text = String(decoding: bytes, as: UTF8.self)
-        if let summary { text = summary + "\n" + text }
-        var result = ToolResult(content: [["type": "text", "text": .string(text)]], structuredContent: value)
-        result.structuredBytes = bytes
+    public static func structured(_ value: JSON) -> ToolResult {
+        var result = ToolResult(content: [], structuredContent: value)
+        result.mirrorsStructuredContent = true
         return result
     }
 
@@ -70,21 +66,36 @@ public struct ToolResult: Sendable {
         ToolResult(content: [["type": "text", "text": .string(message)]], isError: true)
     }
 
+    /// The content blocks, the text mirror of the structured content included.
+    public var allContent: [JSON] {
+        guard mirrorsStructuredContent, let structuredContent else { return content }
+        return [["type": "text", "text": .string(structuredContent.serializedString)]] + content
+    }
+
     public var json: JSON {
-        var object: JSONObject = ["content": .array(content)]
+        var object: JSONObject = ["content": .array(allContent)]
         if let structuredContent { object["structuredContent"] = structuredContent }
         if isError { object["isError"] = true }
         return .object(object)
     }
 
-    /// Writes the result object (as `json` with `extra`'s members after its own), reusing the
-    /// structured content's bytes.
+    /// Writes the result object (as `json` with `extra`'s members after its own).
     func write(to writer: inout JSONWriter, extra: JSONObject) {
-        writer.appendLiteral("{\"content\":")
-        writer.write(.array(content))
+        writer.appendLiteral("{\"content\":[")
+        if mirrorsStructuredContent, let structuredContent {
+            writer.appendLiteral("{\"type\":\"text\",\"text\":")
+            writer.writeSerializedAsString(structuredContent)
+            writer.appendLiteral("}")
+            if !content.isEmpty { writer.appendLiteral(",") }
+        }
+        for (index, block) in content.enumerated() {
+            if index > 0 { writer.appendLiteral(",") }
+            writer.write(block)
+        }
+        writer.appendLiteral("]")
         if let structuredContent {
             writer.appendLiteral(",\"structuredContent\":")
-            if let structuredBytes { writer.writeRaw(structuredBytes) } else { writer.write(structuredContent) }
+            writer.write(structuredContent)
         }
         if isError { writer.appendLiteral(",\"isError\":true") }
         for (key, value) in extra {

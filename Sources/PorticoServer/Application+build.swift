@@ -26,7 +26,9 @@ public struct ServerBanner: Sendable {
 public enum PorticoServer {
     public static func run(_ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (ServerBanner) -> Void) async throws {
         let metricsRegistry = MetricsController.bootstrap()
-        let stores = try await PorticoStores.open(dataDirectory: configuration.dataDirectory, logger: logger)
+        var storeOptions = SQLiteStore.Options()
+        storeOptions.inlineReadBudget = configuration.inlineReadBudget
+        let stores = try await PorticoStores.open(dataDirectory: configuration.dataDirectory, options: storeOptions, logger: logger)
         let masterKey = try MasterKey.load(environment: configuration.masterKey, dataDirectory: configuration.dataDirectory)
         let demo: DemoCredentials? = configuration.demo ? try await DemoSetup.ensure(stores: stores, logger: logger) : nil
         let revocations = RevocationList(database: stores.database, logger: logger)

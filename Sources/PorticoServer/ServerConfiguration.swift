@@ -37,6 +37,9 @@ public struct ServerConfiguration: Sendable {
     public var maxStreamsPerCredential = 8
     /// How long tool calls still running at shutdown may go on before they are cancelled.
     public var shutdownGrace: Duration = .seconds(3)
+    /// How long a read may run on an event loop before it moves to a reader thread; zero sends
+    /// every read to the reader threads.
+    public var inlineReadBudget: Duration = .milliseconds(1)
     /// Connection caps and timeouts.
     public var connections = ConnectionLimits()
 

@@ -14,11 +14,11 @@ public struct PorticoStores: Sendable {
 
     /// Opens (creating if needed) the embedded database in `dataDirectory` and brings its schema
     /// up to date. The directory and the database are readable by their owner only.
-    public static func open(dataDirectory: String, logger: Logger) async throws -> PorticoStores {
+    public static func open(dataDirectory: String, options: SQLiteStore.Options = SQLiteStore.Options(), logger: Logger) async throws -> PorticoStores {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDirectory)
         let path = URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
-        let store = try SQLiteStore(path: path, logger: logger)
+        let store = try SQLiteStore(path: path, options: options, logger: logger)
         try await Migrator().migrate(store)
         return PorticoStores(database: store)
     }

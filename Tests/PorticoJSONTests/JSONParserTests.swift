@@ -104,6 +104,22 @@ import Testing
         #expect(JSON.double(-12.0).serializedString == "-12.0")
     }
 
+    @Test func aValueWrittenAsItsOwnSerialisedStringMatchesTheTwoStepWay() throws {
+        let values: [JSON] = [
+            ["plain": "x", "n": 1, "d": -2.5, "b": true, "z": nil],
+            ["quote \" in key": "quote \" back \\ nl \n ctl \u{01} tab \t é 😀", "list": ["a\"", ["b": "\\"]]],
+            .string("only \"a\" string"), .int(-42), .array([]), .object([:]),
+        ]
+        for value in values {
+            var direct = JSONWriter()
+            direct.writeSerializedAsString(value)
+            var twoStep = JSONWriter()
+            twoStep.writeString(value.serializedString)
+            #expect(direct.bytes == twoStep.bytes, "\(value.serializedString)")
+            #expect(try JSONParser.parse(direct.bytes).stringValue.map { try JSONParser.parse($0) } == value)
+        }
+    }
+
     @Test func keepsMemberOrder() throws {
         let text = #"{"z":1,"a":2,"m":3}"#
         #expect(try JSONParser.parse(text).serializedString == text)
