@@ -176,7 +176,7 @@ private struct Reader {
             let byte = buffer[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: buffer[start..<index])
-                guard let string = String(validating: slice, as: UTF8.self) else {
+                guard let string = Self.string(validating: slice) else {
                     index = start
                     throw fail("string is not valid UTF-8")
                 }
@@ -195,7 +195,7 @@ private struct Reader {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let string = String(validating: bytes, as: UTF8.self) else {
+                guard let string = bytes.withUnsafeBufferPointer(Self.string(validating:)) else {
                     index = start
                     throw fail("string is not valid UTF-8")
                 }
@@ -240,6 +240,17 @@ private struct Reader {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// The string of UTF-8 bytes, or nil when they are not valid UTF-8. ASCII, most of what a
+    /// request holds, is recognised eight bytes at a time and needs no further check.
+    static func string(validating bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let base = bytes.baseAddress else { return "" }
+        var i = 0
+        while i + 8 <= bytes.count, UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+        while i < bytes.count, base[i] < 0x80 { i += 1 }
+        if i == bytes.count { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     mutating func parseHex4() throws(JSONParseError) -> UInt32 {

@@ -184,7 +184,7 @@ extension MCPEndpoint {
             outcome = .toolError
             return .error("This Portico runs in demo mode: \(tool.name) and every other change are disabled. Reading works as usual.")
         }
-        if let problem = validator.validate(.object(arguments), against: tool.inputSchema) {
+        if let problem = tool.argumentSchema.validate(.object(arguments)) {
             throw RPCError.invalidParams(problem, data: ["tool": .string(tool.name), "problem": .string(problem)])
         }
 

@@ -65,7 +65,6 @@ public final class MCPEndpoint: Sendable {
     let signer: SessionSigner
     let ledger: any SessionLedger
     let policy: AccessPolicy
-    let validator = SchemaValidator()
     let inflight = InflightCalls()
     let streams = SessionStreams()
     let streamQuota = StreamQuota()

@@ -8,96 +8,131 @@ public struct SchemaValidator: Sendable {
     /// Returns the first violation as a message such as
     /// `arguments.pageSize: expected integer, got string`, or `nil` when the value fits.
     public func validate(_ value: JSON, against schema: JSON, path: String = "arguments") -> String? {
-        check(value, against: schema) { path }
+        CompiledSchema(schema).validate(value, path: path)
+    }
+}
+
+/// A schema read once into the checks it makes, so validating the arguments of every call looks
+/// nothing up by name. A tool compiles its input schema when it is made.
+public final class CompiledSchema: Sendable {
+    enum Additional: Sendable {
+        case allowed, forbidden
+        case schema(CompiledSchema)
     }
 
-    /// `validate`, with the path built only when a message needs it (most arguments are valid,
-    /// and every call is checked).
-    private func check(_ value: JSON, against schema: JSON, path: () -> String) -> String? {
-        guard case .object(let s) = schema else { return nil }
-        if let anyOf = s["anyOf"]?.arrayValue ?? s["oneOf"]?.arrayValue {
+    let alternatives: [CompiledSchema]?
+    let types: [String]
+    let allowedValues: [JSON]?
+    let constant: JSON?
+    let minLength: Int64?, maxLength: Int64?
+    let minimum: Double?, maximum: Double?
+    let minItems: Int64?, maxItems: Int64?
+    let items: CompiledSchema?
+    let properties: [String: CompiledSchema]
+    /// Property names in the schema's order, for "allowed: ..." messages.
+    let propertyNames: [String]
+    let required: [String]
+    let additional: Additional
+    let minProperties: Int64?
+
+    public init(_ schema: JSON) {
+        let s = schema.objectValue ?? [:]
+        alternatives = (s["anyOf"]?.arrayValue ?? s["oneOf"]?.arrayValue)?.map(CompiledSchema.init)
+        types = s["type"].map { $0.stringValue.map { [$0] } ?? $0.arrayValue?.compactMap(\.stringValue) ?? [] } ?? []
+        allowedValues = s["enum"]?.arrayValue
+        constant = s["const"]
+        minLength = s["minLength"]?.intValue
+        maxLength = s["maxLength"]?.intValue
+        minimum = s["minimum"]?.doubleValue
+        maximum = s["maximum"]?.doubleValue
+        minItems = s["minItems"]?.intValue
+        maxItems = s["maxItems"]?.intValue
+        items = s["items"].map(CompiledSchema.init)
+        let declared = s["properties"]?.objectValue ?? [:]
+        propertyNames = Array(declared.keys)
+        properties = Dictionary(uniqueKeysWithValues: declared.map { ($0.key, CompiledSchema($0.value)) })
+        required = s["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        switch s["additionalProperties"] {
+        case .bool(false)?: additional = .forbidden
+        case .object(let object)?: additional = .schema(CompiledSchema(.object(object)))
+        default: additional = .allowed
+        }
+        minProperties = s["minProperties"]?.intValue
+    }
+
+    /// The first violation as a message such as `arguments.pageSize: expected integer, got
+    /// string`, or `nil` when the value fits.
+    public func validate(_ value: JSON, path: String = "arguments") -> String? {
+        check(value) { path }
+    }
+
+    /// The path is built only when a message needs it: most arguments are valid.
+    private func check(_ value: JSON, path: () -> String) -> String? {
+        if let alternatives {
             var messages: [String] = []
-            for option in anyOf {
-                guard let message = check(value, against: option, path: path) else { return nil }
+            for option in alternatives {
+                guard let message = option.check(value, path: path) else { return nil }
                 messages.append(message)
             }
             return messages.count == 1 ? messages[0] : "\(path()): does not match any allowed form (\(messages.joined(separator: "; ")))"
         }
-        if let type = s["type"], !Self.matches(value, typeOf: type) {
-            let allowed: [String] = type.stringValue.map { [$0] } ?? type.arrayValue?.compactMap(\.stringValue) ?? []
-            return "\(path()): expected \(allowed.joined(separator: " or ")), got \(Self.describe(value))"
+        if !types.isEmpty, !types.contains(where: { SchemaValidator.matches(value, type: $0) }) {
+            return "\(path()): expected \(types.joined(separator: " or ")), got \(SchemaValidator.describe(value))"
         }
-        if let options = s["enum"]?.arrayValue, !options.contains(where: { Self.equal($0, value) }) {
-            let listed = options.map { $0.serializedString }.joined(separator: ", ")
+        if let allowedValues, !allowedValues.contains(where: { SchemaValidator.equal($0, value) }) {
+            let listed = allowedValues.map { $0.serializedString }.joined(separator: ", ")
             return "\(path()): must be one of \(listed), got \(value.serializedString.prefix(60))"
         }
-        if let constant = s["const"], !Self.equal(constant, value) {
+        if let constant, !SchemaValidator.equal(constant, value) {
             return "\(path()): must be \(constant.serializedString)"
         }
         switch value {
         case .string(let string):
-            if let min = s["minLength"]?.intValue, string.count < min {
+            if let min = minLength, string.count < min {
                 return "\(path()): must be at least \(min) character\(min == 1 ? "" : "s") long"
             }
-            if let max = s["maxLength"]?.intValue, string.count > max {
+            if let max = maxLength, string.count > max {
                 return "\(path()): must be at most \(max) characters long"
             }
         case .int, .double:
             let number = value.doubleValue!
-            if let min = s["minimum"]?.doubleValue, number < min { return "\(path()): must be at least \(Self.format(min)), got \(value.serializedString)" }
-            if let max = s["maximum"]?.doubleValue, number > max { return "\(path()): must be at most \(Self.format(max)), got \(value.serializedString)" }
-        case .array(let items):
-            if let min = s["minItems"]?.intValue, items.count < min { return "\(path()): must have at least \(min) item\(min == 1 ? "" : "s")" }
-            if let max = s["maxItems"]?.intValue, items.count > max { return "\(path()): must have at most \(max) items" }
-            if let itemSchema = s["items"] {
-                for (index, item) in items.enumerated() {
-                    if let message = check(item, against: itemSchema, path: { "\(path())[\(index)]" }) { return message }
+            if let min = minimum, number < min { return "\(path()): must be at least \(SchemaValidator.format(min)), got \(value.serializedString)" }
+            if let max = maximum, number > max { return "\(path()): must be at most \(SchemaValidator.format(max)), got \(value.serializedString)" }
+        case .array(let elements):
+            if let min = minItems, elements.count < min { return "\(path()): must have at least \(min) item\(min == 1 ? "" : "s")" }
+            if let max = maxItems, elements.count > max { return "\(path()): must have at most \(max) items" }
+            if let items {
+                for (index, element) in elements.enumerated() {
+                    if let message = items.check(element, path: { "\(path())[\(index)]" }) { return message }
                 }
             }
         case .object(let object):
-            let properties = s["properties"]?.objectValue ?? [:]
-            if let required = s["required"]?.arrayValue {
-                for case .string(let name) in required where object[name] == nil {
-                    return "\(path()).\(name): is required"
-                }
+            for name in required where object[name] == nil {
+                return "\(path()).\(name): is required"
             }
             for (key, member) in object {
-                if let propertySchema = properties[key] {
-                    if let message = check(member, against: propertySchema, path: { "\(path()).\(key)" }) { return message }
-                } else if let additional = s["additionalProperties"] {
-                    if additional == .bool(false) {
-                        let known = properties.keys.joined(separator: ", ")
-                        return "\(path()).\(key): unknown argument; allowed: \(known)"
-                    }
-                    if case .object = additional, let message = check(member, against: additional, path: { "\(path()).\(key)" }) {
-                        return message
+                if let property = properties[key] {
+                    if let message = property.check(member, path: { "\(path()).\(key)" }) { return message }
+                } else {
+                    switch additional {
+                    case .allowed: break
+                    case .forbidden: return "\(path()).\(key): unknown argument; allowed: \(propertyNames.joined(separator: ", "))"
+                    case .schema(let schema):
+                        if let message = schema.check(member, path: { "\(path()).\(key)" }) { return message }
                     }
                 }
             }
-            if let minProperties = s["minProperties"]?.intValue, object.count < minProperties {
-                return "\(path()): must have at least \(minProperties) member\(minProperties == 1 ? "" : "s")"
+            if let min = minProperties, object.count < min {
+                return "\(path()): must have at least \(min) member\(min == 1 ? "" : "s")"
             }
         default:
             break
         }
         return nil
     }
+}
 
-    /// Whether `value` is of the schema's `type` (a name, or a list of names).
-    static func matches(_ value: JSON, typeOf type: JSON) -> Bool {
-        switch type {
-        case .string(let name): return matches(value, type: name)
-        case .array(let names):
-            var named = false
-            for case .string(let name) in names {
-                if matches(value, type: name) { return true }
-                named = true
-            }
-            return !named
-        default: return true
-        }
-    }
-
+extension SchemaValidator {
     static func matches(_ value: JSON, type: String) -> Bool {
         switch (type, value) {
         case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object): return true

@@ -121,6 +121,8 @@ public struct Tool: Sendable {
     public let name: String
     public let description: String
     public let inputSchema: JSON
+    /// `inputSchema`, compiled once for the check of every call's arguments.
+    public let argumentSchema: CompiledSchema
     public let outputSchema: JSON?
     public let annotations: ToolAnnotations
     public let requiredScope: Scope
@@ -136,6 +138,7 @@ public struct Tool: Sendable {
         self.name = name
         self.description = description
         self.inputSchema = inputSchema
+        argumentSchema = CompiledSchema(inputSchema)
         self.outputSchema = outputSchema
         self.annotations = annotations
         self.requiredScope = requiredScope
