@@ -21,8 +21,10 @@ final class SQLiteConnection {
     private(set) var current: SQLiteJob?
 
     static let statementCacheSize = 128
-    /// Statements longer than this are prepared each time (large IN lists, rare shapes).
-    static let cacheableSQLLength = 4096
+    /// Statements longer than this, or with more bound values, are prepared each time: large IN
+    /// lists and multi-row inserts, whose many shapes would fill the cache with big programs.
+    static let cacheableSQLLength = 2048
+    static let cacheableBindCount: Int32 = 64
     /// SQLite calls the interrupt check every this many virtual-machine steps.
     static let interruptCheckInterval: Int32 = 1000
 
@@ -72,6 +74,7 @@ final class SQLiteConnection {
             pragmas.insert("PRAGMA journal_mode = WAL", at: 0)
         } else {
             pragmas.append("PRAGMA query_only = ON")
+            pragmas.append("PRAGMA cache_size = -\(limits.readerCacheKiB)")
         }
         do {
             for pragma in pragmas { _ = try run(pragma, [], cache: false) }
@@ -113,7 +116,9 @@ final class SQLiteConnection {
             throw error(status, sql: sql)
         }
         let statement = CachedStatement(pointer: pointer)
-        guard cache, sql.utf8.count <= Self.cacheableSQLLength else { return (statement, false) }
+        guard cache, sql.utf8.count <= Self.cacheableSQLLength, sqlite3_bind_parameter_count(pointer) <= Self.cacheableBindCount else {
+            return (statement, false)
+        }
         if statements.count >= Self.statementCacheSize, !statementAges.isEmpty {
             let oldest = statementAges.removeFirst()
             if let evicted = statements.removeValue(forKey: oldest) { sqlite3_finalize(evicted.pointer) }
@@ -234,6 +239,10 @@ public struct SQLiteLimits: Sendable {
     public var valueLength: Int32 = 16 * 1024 * 1024
     /// How long a writer waits for another process (the command line) holding the write lock.
     public var busyTimeoutMilliseconds = 5000
+    /// Kibibytes of pages each read-only connection keeps; the writer keeps SQLite's default
+    /// (2 MiB). Readers are many and share the operating system's cache of the file, so a small
+    /// cache each keeps the hot pages without holding the same pages several times.
+    public var readerCacheKiB: Int32 = 512
 
     public init() {}
 }
