@@ -10,22 +10,88 @@ import Synchronization
 public final class RevocationList: Sendable {
     let database: any Database
     let logger: Logger
-    private let state = Mutex<(revoked: [String: Int64], watermark: Int64)>((revoked: [:], watermark: 0))
+    private let state: Mutex<State>
     private let outbox = Mutex<[(id: String, revokedAt: Int64, expiresAt: Int64)]>([])
+    /// Ended MCP sessions remembered at most; past it the oldest are forgotten.
+    public let maxEndedSessions: Int
 
-    public init(database: any Database, logger: Logger) {
+    /// Ids of ended MCP sessions start with this; the rest (token families, single tokens) are
+    /// kept until they expire, whatever their number.
+    public static let sessionPrefix = "session:"
+
+    struct State {
+        var revoked: [String: Int64] = [:]
+        var sessions: EndedSessions
+        var watermark: Int64 = 0
+
+        mutating func insert(_ id: String, expiresAt: Int64) {
+            if id.hasPrefix(RevocationList.sessionPrefix) {
+                sessions.insert(id, expiresAt: expiresAt)
+            } else {
+                revoked[id] = expiresAt
+            }
+        }
+
+        func contains(_ id: String) -> Bool {
+            id.hasPrefix(RevocationList.sessionPrefix) ? sessions.contains(id) : revoked[id] != nil
+        }
+    }
+
+    /// Ended sessions, compactly and within a bound: a session ends when its own client says so,
+    /// and a client can open and end sessions as fast as it likes, so they must not pile up.
+    /// Forgetting an ended session only lets the credential that opened it use it again, which
+    /// it could do anyway by opening a new one. Each is kept as a 64-bit hash (seeded per process).
+    struct EndedSessions {
+        private(set) var expiry: [Int: Int64] = [:]
+        private var order: [Int] = []
+        private var oldest = 0
+        let limit: Int
+
+        init(limit: Int) { self.limit = max(1, limit) }
+
+        var count: Int { expiry.count }
+
+        func contains(_ id: String) -> Bool { expiry[id.hashValue] != nil }
+
+        mutating func insert(_ id: String, expiresAt: Int64) {
+            let hash = id.hashValue
+            guard expiry.updateValue(expiresAt, forKey: hash) == nil else { return }
+            // A ring of hashes in arrival order: once full, each new one replaces the oldest.
+            if order.count < limit {
+                order.append(hash)
+            } else {
+                expiry.removeValue(forKey: order[oldest])
+                order[oldest] = hash
+                oldest = (oldest + 1) % limit
+            }
+        }
+
+        mutating func removeExpired(now: Int64) {
+            expiry = expiry.filter { $0.value > now }
+            let kept = order[oldest...] + order[..<oldest]
+            order = kept.filter { expiry[$0] != nil }
+            oldest = 0
+        }
+    }
+
+    public init(database: any Database, logger: Logger, maxEndedSessions: Int = 100_000) {
         self.database = database
         self.logger = logger
+        self.maxEndedSessions = maxEndedSessions
+        state = Mutex(State(sessions: EndedSessions(limit: maxEndedSessions)))
     }
 
     public func contains(_ id: String) -> Bool {
-        state.withLock { $0.revoked[id] != nil }
+        state.withLock { $0.contains(id) }
     }
+
+    /// Ended sessions remembered now.
+    public var endedSessionCount: Int { state.withLock { $0.sessions.count } }
 
     /// Revokes `id` until `expiresAt` (after which it is invalid on its own). With `immediate`,
     /// the row is written before returning; otherwise with the next batch.
     public func revoke(_ id: String, expiresAt: Int64, immediate: Bool = false) async throws {
-        state.withLock { $0.revoked[id] = expiresAt }
+        state.withLock { $0.insert(id, expiresAt: expiresAt) }
         outbox.withLock { $0.append((id, Self.now, expiresAt)) }
         if immediate { try await flush() }
     }
@@ -67,7 +133,7 @@ public final class RevocationList: Sendable {
         let rows = try await database.query(q)
         state.withLock { state in
             for row in rows {
-                if let id = row.string("id") { state.revoked[id] = row.int("expires_at") ?? Self.now }
+                if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? Self.now) }
                 if let at = row.int("revoked_at"), at > state.watermark { state.watermark = at }
             }
         }
@@ -76,9 +142,22 @@ public final class RevocationList: Sendable {
     /// Forgets entries that have expired anyway, here and in the database.
     public func purge() async throws {
         let now = Self.now
-        state.withLock { state in state.revoked = state.revoked.filter { $0.value > now } }
+        state.withLock { state in
+            state.revoked = state.revoked.filter { $0.value > now }
+            state.sessions.removeExpired(now: now)
+        }
         var q = SQLFragment("DELETE FROM portico_revocations WHERE expires_at <= ")
         q.append(bind: .int(now))
+        try await database.execute(q)
+        try await purgeSessionsBeyondLimit()
+    }
+
+    /// Deletes the rows of all but the newest `maxEndedSessions` ended sessions (ids from
+    /// `session:` up to `session;`, the next character, so the primary key finds them).
+    public func purgeSessionsBeyondLimit() async throws {
+        var q = SQLFragment("DELETE FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' AND revoked_at < (SELECT revoked_at FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' ORDER BY revoked_at DESC LIMIT 1 OFFSET ")
+        q.append(bind: .int(Int64(maxEndedSessions)))
+        q.append(")")
         try await database.execute(q)
     }
 }

@@ -6,16 +6,17 @@ import ServiceLifecycle
 /// Ended MCP sessions are entries of the revocation list, so one mechanism serves sessions and tokens.
 extension RevocationList: SessionLedger {
     public func isEnded(_ nonce: String) -> Bool {
-        contains("session:\(nonce)")
+        contains(Self.sessionPrefix + nonce)
     }
 
     public func end(_ session: MCPSession, expiresAt: Int64) async throws {
-        try await revoke("session:\(session.nonce)", expiresAt: expiresAt)
+        try await revoke(Self.sessionPrefix + session.nonce, expiresAt: expiresAt)
     }
 }
 
 /// Keeps the revocation list in step with the other replicas: every 200 ms it writes this
-/// replica's entries; every second it reads the others'; hourly it forgets expired ones.
+/// replica's entries; every second it reads the others'; every minute it drops the rows of
+/// ended sessions past the limit, and hourly it forgets expired entries.
 struct RevocationService: Service {
     let list: RevocationList
     let keys: TokenKeys?
@@ -27,7 +28,11 @@ struct RevocationService: Service {
             do {
                 try await list.flush()
                 if ticks % 5 == 0 { try await list.refresh() }
-                if ticks % 18_000 == 0 { try await list.purge() }
+                if ticks % 18_000 == 0 {
+                    try await list.purge()
+                } else if ticks % 300 == 0 {
+                    try await list.purgeSessionsBeyondLimit()
+                }
                 // Picks up keys rotated by another replica and rotates when a key is due.
                 if ticks % 3_000 == 0, ticks > 0 { try await keys?.refresh() }
             } catch {
