@@ -120,6 +120,7 @@ public enum PorticoServer {
             services: [
                 .init(service: RevocationService(list: revocations, keys: keys, logger: logger)), .init(service: app),
                 .init(service: EndpointService(endpoint: endpoint, grace: configuration.shutdownGrace)),
+                .init(service: MemoryService()),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // Calls still running `shutdownGrace` after the signal are cancelled; this is the backstop.
