@@ -113,11 +113,12 @@ public final class APIKeyStore: Sendable {
 
     /// The key a token names, or why it is refused. The key's row is read once and kept until a
     /// change is announced (a revocation here, in another replica or from the command line, or a
-    /// change to its user), so a revocation holds on the very next request.
-    public func check(token: String) async throws -> Result<APIKey, KeyRefusal> {
+    /// change to its user), so a revocation holds on the very next request. `stamp` is the
+    /// change signal as the caller read it, when it reads it for other caches too.
+    public func check(token: String, stamp: ChangeSignal.Stamp? = nil) async throws -> Result<APIKey, KeyRefusal> {
         guard let (id, secret) = Self.parse(token) else { return .failure(.malformed) }
         let now = Int64(Date().timeIntervalSince1970)
-        let stamp = database.changes.stamp()
+        let stamp = stamp ?? database.changes.stamp()
         let found: KnownKey
         if let cached = known.get(id), cached.stamp == stamp, now - cached.readAt < Self.knownKeyLifetime {
             found = cached

@@ -48,9 +48,11 @@ public struct CredentialAuthenticator: Authenticator {
     }
 
     func apiKey(_ token: String, app: String) async throws -> AuthOutcome {
-        switch try await keys.check(token: token) {
+        // One look at the change signal serves both caches.
+        let stamp = keys.database.changes.stamp()
+        switch try await keys.check(token: token, stamp: stamp) {
         case .success(let key):
-            let role = try await roles.role(users, app: app, userID: key.userID)
+            let role = try await roles.role(users, app: app, userID: key.userID, stamp: stamp)
             return .authenticated(Principal(userID: key.userID, userName: key.userName, credential: .apiKey(id: key.id), scopes: key.scopes, role: role))
         case .failure(let refusal):
             return .rejected(refusal.description)
@@ -118,9 +120,9 @@ final class RoleCache: Sendable {
 
     private let entries = Mutex<[Key: (role: Role?, stamp: ChangeSignal.Stamp, at: ContinuousClock.Instant)]>([:])
 
-    func role(_ users: UserStore, app: String, userID: Int64) async throws -> Role? {
+    func role(_ users: UserStore, app: String, userID: Int64, stamp: ChangeSignal.Stamp? = nil) async throws -> Role? {
         let key = Key(app: app, userID: userID)
-        let stamp = users.database.changes.stamp()
+        let stamp = stamp ?? users.database.changes.stamp()
         if let entry = entries.withLock({ $0[key] }), entry.stamp == stamp, ContinuousClock.now - entry.at < .seconds(60) { return entry.role }
         let role = try await users.role(app: app, userID: userID)
         entries.withLock { entries in

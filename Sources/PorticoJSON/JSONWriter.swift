@@ -125,6 +125,21 @@ public struct JSONWriter: ~Copyable {
             appendLiteral(".0")
             return
         }
+        // Prices and the like: a value that is exactly a whole number of hundredths prints as
+        // those digits, the shortest text that reads back as the same double (as `description`).
+        if abs(value) < 1e12 {
+            let hundredths = (value * 100).rounded()
+            if hundredths / 100 == value {
+                let magnitude = Int64(abs(hundredths))
+                if value < 0 { append(UInt8(ascii: "-")) }
+                writeInteger(magnitude / 100)
+                append(UInt8(ascii: "."))
+                let fraction = magnitude % 100
+                append(UInt8(ascii: "0") + UInt8(fraction / 10))
+                if fraction % 10 != 0 { append(UInt8(ascii: "0") + UInt8(fraction % 10)) }
+                return
+            }
+        }
         var text = value.description
         text.withUTF8 { append($0) }
     }

@@ -102,6 +102,12 @@ import Testing
         #expect(JSON.int(Int64.max).serializedString == "9223372036854775807")
         #expect(JSON.int(-7).serializedString == "-7")
         #expect(JSON.double(-12.0).serializedString == "-12.0")
+        // Hundredths print as Swift prints them; everything reads back as the same double.
+        for value in [0.99, 1.5, -0.01, 12.34, 0.1, 1234567.89, -3.05, 0.125, 1e-7, 2.0 / 3.0, 1e20, -1e-300] {
+            let text = JSON.double(value).serializedString
+            #expect(Double(text) == value, "\(value) -> \(text)")
+            if (value * 100).rounded() / 100 == value { #expect(text == "\(value)", "\(value) -> \(text)") }
+        }
     }
 
     @Test func aValueWrittenAsItsOwnSerialisedStringMatchesTheTwoStepWay() throws {
