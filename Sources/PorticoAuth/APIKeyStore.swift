@@ -1,5 +1,6 @@
 import Foundation
 import PorticoJSON
+import Synchronization
 public import PorticoData
 
 /// An API key as stored: never its secret, only the secret's digest.
@@ -29,9 +30,9 @@ public struct APIKey: Sendable, Hashable {
 public final class APIKeyStore: Sendable {
     let database: any Database
     let users: UserStore
-    private let lastUsedWrites = LockedDictionary<String, Int64>()
+    private let lastUsedWrites = Mutex<[String: Int64]>([:])
     /// Keys as last read, by id, with the change stamp seen before the read (`ChangeSignal`).
-    private let known = LockedDictionary<String, KnownKey>()
+    private let known = Mutex<[String: KnownKey]>([:])
     /// A key read longer ago than this is read again even if no change was announced.
     static let knownKeyLifetime: Int64 = 60
 
@@ -120,7 +121,7 @@ public final class APIKeyStore: Sendable {
         let now = Int64(Date().timeIntervalSince1970)
         let stamp = stamp ?? database.changes.stamp()
         let found: KnownKey
-        if let cached = known.get(id), cached.stamp == stamp, now - cached.readAt < Self.knownKeyLifetime {
+        if let cached = known.withLock({ $0[id] }), cached.stamp == stamp, now - cached.readAt < Self.knownKeyLifetime {
             found = cached
         } else {
             var q = SQLFragment("SELECT \(Self.columns), u.disabled, k.secret_hash FROM \(Self.tables) WHERE k.id = ")
@@ -132,7 +133,11 @@ public final class APIKeyStore: Sendable {
             var key = Self.key(row)
             if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
             found = KnownKey(key: key, digest: row.string("secret_hash") ?? "", stamp: stamp, readAt: now)
-            known.set(id, found, limit: 10_000)
+            known.withLock { known in
+                // A bound, not an LRU: past it the map starts again from the keys in use.
+                if known.count >= 10_000, known[id] == nil { known.removeAll(keepingCapacity: true) }
+                known[id] = found
+            }
         }
         guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
         guard found.key.isActive(at: now) else { return .failure(found.key.revokedAt != nil ? .revoked : .expired) }
@@ -142,8 +147,12 @@ public final class APIKeyStore: Sendable {
 
     /// Records use at most once a minute per key, off the request's path.
     func touch(_ key: APIKey, now: Int64) {
-        if let last = lastUsedWrites.get(key.id), now - last < 60 { return }
-        lastUsedWrites.set(key.id, now)
+        let due = lastUsedWrites.withLock { written in
+            if let last = written[key.id], now - last < 60 { return false }
+            written[key.id] = now
+            return true
+        }
+        guard due else { return }
         let database = self.database
         Task {
             var q = SQLFragment("UPDATE portico_api_keys SET last_used_at = ")
@@ -178,20 +187,4 @@ public enum KeyRefusal: Error, Sendable, CustomStringConvertible {
         case .expired: "the API key has expired"
         }
     }
-}
-
-/// A dictionary guarded by a mutex.
-final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let storage = LockedValue<[Key: Value]>([:])
-
-    func get(_ key: Key) -> Value? { storage.withLock { $0[key] } }
-    func set(_ key: Key, _ value: Value) { storage.withLock { $0[key] = value } }
-    /// Sets `value`, first emptying the dictionary if it holds `limit` entries (a bound, not an LRU).
-    func set(_ key: Key, _ value: Value, limit: Int) {
-        storage.withLock { entries in
-            if entries.count >= limit, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[key] = value
-        }
-    }
-    func remove(_ key: Key) { storage.withLock { _ = $0.removeValue(forKey: key) } }
 }
