@@ -65,7 +65,7 @@ public enum PorticoServer {
             identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
             publicDiscovery: configuration.publicDiscovery,
             allowedOrigins: configuration.allowedOrigins(port: port),
-            instructions: { app in await Self.instructions(app: app, catalogs: catalogs) })
+            instructions: { app in await DataPackage.instructions(app: app, catalogs: catalogs) })
         endpointConfiguration.demoMode = configuration.demoMode
         endpointConfiguration.requestTimeout = configuration.requestTimeout
         endpointConfiguration.maxBatchEntries = configuration.maxBatchMessages
@@ -129,15 +129,6 @@ public enum PorticoServer {
         endpoint.closeStreams()
         try? await httpClient.shutdown()
         await stores.database.close()
-    }
-
-    /// Short guidance for the model about one app: what it holds and how to use the tools.
-    static func instructions(app: String, catalogs: CatalogStore) async -> String {
-        let names = (try? await catalogs.catalog(app: app).names) ?? []
-        var text = "Portico serves the data of app '\(app)'."
-        if !names.isEmpty { text += " Collections: \(names.joined(separator: ", "))." }
-        text += " Read with resource_list/resource_get (NocoBase filters; appends adds relations), aggregate with resource_query, write with resource_create/update/destroy. Association resources like Album.tracks take sourceId."
-        return text
     }
 }
 

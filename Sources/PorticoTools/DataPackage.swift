@@ -15,6 +15,15 @@ public struct DataPackage: Sendable {
         self.policy = policy
     }
 
+    /// Short guidance for the model about one app: what it holds and how to use the data tools.
+    public static func instructions(app: String, catalogs: CatalogStore) async -> String {
+        let names = (try? await catalogs.catalog(app: app).names) ?? []
+        var text = "Portico serves the data of app '\(app)'."
+        if !names.isEmpty { text += " Collections: \(names.joined(separator: ", "))." }
+        text += " Read with resource_list/resource_get (NocoBase filters; appends adds relations), aggregate with resource_query, write with resource_create/update/destroy. Association resources like Album.tracks take sourceId."
+        return text
+    }
+
     public var package: ToolPackage {
         ToolPackage(name: "data", summary: "Records of collections: list, get, create, update, destroy, aggregate", tools: [
             tool("resource_list", Schemas.list, output: Schemas.listOutput, .read, "List records of a collection, paginated (page, pageSize ≤ 500) and filtered. Returns {data, meta:{count,page,pageSize,totalPage}}.", write: false) { s, a, c in
