@@ -93,6 +93,7 @@ def test_concurrent_writers_do_not_stall(tmp_path, writers):
         for t in threads:
             t.join()
         elapsed = time.time() - started
+        print(f"FIGURE {writers} writers x 15 creates: {elapsed:.2f} s, {len(errors)} errors")
         assert not errors, errors[:3]
         assert elapsed < 10, f"{writers} writers × 15 creates took {elapsed:.1f} s"
         assert genre_count(s) == before + writers * 15
@@ -129,6 +130,7 @@ def test_kill_9_under_write_load_loses_no_acknowledged_write(tmp_path):
     stop.set()
     for t in threads:
         t.join()
+    print(f"FIGURE kill -9 after 4 s of 4 writers: {len(acknowledged)} acknowledged writes")
     assert len(acknowledged) >= 200, f"only {len(acknowledged)} writes were acknowledged in 4 s"
 
     restarted = start_server(data_dir=data)
@@ -140,6 +142,7 @@ def test_kill_9_under_write_load_loses_no_acknowledged_write(tmp_path):
                 body, headers = modern_request("tools/call", {"name": "resource_list", "arguments": {"resource": "Genre", "filter": {"GenreId": {"$in": chunk}}, "pageSize": 500}})
                 found = {g["GenreId"] for g in post(c, restarted.mcp, body, headers).json()["result"]["structuredContent"]["data"]}
                 missing += [g for g in chunk if g not in found]
+        print(f"FIGURE after restart: {len(acknowledged) - len(missing)} of {len(acknowledged)} acknowledged writes found")
         assert not missing, f"{len(missing)} acknowledged writes are missing after kill -9: {missing[:10]}"
     finally:
         restarted.stop()
@@ -171,6 +174,7 @@ def test_graceful_shutdown_under_load_finishes_within_seconds(tmp_path):
     stop.set()
     for t in threads:
         t.join()
+    print(f"FIGURE graceful shutdown under load: {elapsed:.2f} s")
     assert completed[0] > 0
     assert code == 0
     assert elapsed < 6, f"shutdown under load took {elapsed:.1f} s"
