@@ -143,7 +143,7 @@ public final class MCPEndpoint: Sendable {
     public var openStreams: Int { streamQuota.total }
 
     /// Sessions that made a request on this replica in the last five minutes.
-    public var activeSessions: Int { metrics.activeSessionCount(within: .seconds(300)) }
+    public var activeSessions: Int { metrics.activeSessionCount(within: MCPMetrics.activeWindow) }
 
     /// Tells a user's sessions that their tool list changed (their role or a key's scopes did),
     /// on the server-message streams open on this replica; `nil` tells every session.

@@ -26,7 +26,7 @@ final class MCPMetrics: Sendable {
     private let timers = Mutex<[Key: Metrics.Timer]>([:])
     let sessionsInitialized = Counter(label: "portico_mcp_sessions_initialized_total")
     let sessionsEnded = Counter(label: "portico_mcp_sessions_ended_total")
-    private let activeSessions = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let activeSessions = Mutex<(sessions: [String: ContinuousClock.Instant], prunedAt: ContinuousClock.Instant)>(([:], .now))
 
     /// Counts one request and records its duration; `tool` is empty for other methods.
     func record(method: String, tool: String, outcome: Outcome, since start: ContinuousClock.Instant) {
@@ -50,22 +50,38 @@ final class MCPMetrics: Sendable {
         timer.recordNanoseconds(Int64(elapsed.components.seconds) * 1_000_000_000 + Int64(elapsed.components.attoseconds / 1_000_000_000))
     }
 
-    /// Notes that a session made a request.
+    /// How long a session counts as active after its last request.
+    static let activeWindow: Duration = .seconds(300)
+
+    /// Notes that a session made a request. Sessions that simply stop (most clients never end
+    /// theirs) are forgotten once the map grows, so it stays bounded even if nobody reads it.
     func sawSession(_ nonce: String) {
-        activeSessions.withLock { $0[nonce] = .now }
+        let now = ContinuousClock.now
+        activeSessions.withLock { state in
+            if state.sessions[nonce] == nil, state.sessions.count >= 4096, now - state.prunedAt > .seconds(10) {
+                state.sessions = state.sessions.filter { now - $0.value < Self.activeWindow }
+                state.prunedAt = now
+            }
+            // Past the cap the gauge saturates rather than the map growing.
+            guard state.sessions.count < Self.maxTracked || state.sessions[nonce] != nil else { return }
+            state.sessions[nonce] = now
+        }
     }
+
+    /// Sessions tracked at most for the `portico_mcp_sessions_active` gauge.
+    static let maxTracked = 50_000
 
     func endedSession(_ nonce: String) {
         sessionsEnded.increment()
-        activeSessions.withLock { _ = $0.removeValue(forKey: nonce) }
+        activeSessions.withLock { _ = $0.sessions.removeValue(forKey: nonce) }
     }
 
     /// Sessions that made a request on this replica within `window`; older ones are forgotten.
     func activeSessionCount(within window: Duration) -> Int {
         let cutoff = ContinuousClock.now - window
-        return activeSessions.withLock { sessions in
-            sessions = sessions.filter { $0.value >= cutoff }
-            return sessions.count
+        return activeSessions.withLock { state in
+            state.sessions = state.sessions.filter { $0.value >= cutoff }
+            return state.sessions.count
         }
     }
 }
