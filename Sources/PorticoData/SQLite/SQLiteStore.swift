@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 public import Logging
 import Synchronization
 
@@ -26,6 +27,9 @@ public final class SQLiteStore: Database {
     let writer: SQLiteWorkers?
     let inline: SQLiteInlineReaders?
     let lease = WriteLease()
+    /// Reads served on the caller's thread, and reads that ran past the budget there and moved.
+    private let inlineReads = Counter(label: "portico_db_inline_reads_total")
+    private let movedReads = Counter(label: "portico_db_reads_moved_total")
     /// Where each statement seen so far runs, so writes and slow reads go straight to their threads.
     private let routes = Mutex<[String: Route]>([:])
 
@@ -125,12 +129,16 @@ public final class SQLiteStore: Database {
             switch try inline.run(sql, binds, maxRows: maxRows) {
             case .rows(let rows):
                 if route == nil { remember(sql, .read) }
+                inlineReads.increment()
                 return rows
             case .writes:
                 remember(sql, .write)
                 return try await write(sql, binds)
             case .elsewhere(let slow):
-                if slow { remember(sql, .slowRead) }
+                if slow {
+                    remember(sql, .slowRead)
+                    movedReads.increment()
+                }
             }
         }
         let rows = try await SQLiteJob.run(on: readers, timeout: statementTimeout) { connection, _ in
