@@ -14,6 +14,17 @@ struct MCPController: Sendable {
     let apps: AppDirectory
     let baseURL: String
     let maxBodyBytes: Int
+    /// The protected-resource metadata URL of the main app's endpoint, made once.
+    let mainResourceMetadataURL: String
+
+    init(endpoint: MCPEndpoint, authenticator: any Authenticator, apps: AppDirectory, baseURL: String, maxBodyBytes: Int) {
+        self.endpoint = endpoint
+        self.authenticator = authenticator
+        self.apps = apps
+        self.baseURL = baseURL
+        self.maxBodyBytes = maxBodyBytes
+        mainResourceMetadataURL = baseURL + "/.well-known/oauth-protected-resource/api/mcp"
+    }
 
     func addRoutes(to router: Router<PorticoRequestContext>) {
         for method in [HTTPRequest.Method.post, .get, .delete] {
@@ -60,8 +71,8 @@ struct MCPController: Sendable {
             RequestCredentials(authorization: request.headers.value(.authorization), cookie: request.headers.value(.cookie), remoteAddress: context.remoteAddress), app: app)
         let exchange = MCPHTTPRequest(
             method: request.method, headers: request.headers, body: body, app: app,
-            packagesQuery: request.uri.queryParameters["packages"].map(String.init),
-            resourceMetadataURL: baseURL + "/.well-known/oauth-protected-resource" + path,
+            packagesQuery: request.uri.query == nil ? nil : request.uri.queryParameters["packages"].map(String.init),
+            resourceMetadataURL: app == "main" ? mainResourceMetadataURL : baseURL + "/.well-known/oauth-protected-resource" + path,
             auth: auth, logger: context.logger)
         return response(await endpoint.handle(exchange), request: request, context: context)
     }
