@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import NIOCore
 import NIOPosix
+import PorticoServer
 
 /// CPUs this process may run on (`taskset`, cpusets), which NIO's default sizing ignores:
 /// the bits of `Cpus_allowed` in /proc/self/status on Linux.
@@ -14,6 +15,9 @@ func usableProcessorCount() -> Int {
     let count = mask.reduce(0) { $0 + (Int(String($1), radix: 16) ?? 0).nonzeroBitCount }
     return max(1, min(count, System.coreCount))
 }
+
+// Fewer malloc arenas keep less freed memory resident (see MemoryService).
+Allocator.limitArenas()
 
 // One event loop and one blocking thread per usable CPU: more only adds context switches.
 let processors = usableProcessorCount()
