@@ -131,3 +131,26 @@ import Testing
         #expect(try JSONParser.parse(text).serializedString == text)
     }
 }
+
+@Suite struct Base64URLTests {
+    @Test func roundTripsEveryLengthAndMatchesFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let encoded = Base64URL.encode(bytes)
+            let foundation = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(encoded == foundation)
+            #expect(Base64URL.decode(encoded) == bytes)
+        }
+    }
+
+    @Test func refusesWhatIsNotUnpaddedBase64URL() {
+        #expect(Base64URL.decode("ab+c") == nil)
+        #expect(Base64URL.decode("abc=") == nil)
+        #expect(Base64URL.decode("a") == nil, "no encoding is one character long")
+        #expect(Base64URL.decode("AB") == nil, "stray bits in the last character")
+        #expect(Base64URL.decode("AA") == [0])
+        #expect(Base64URL.decode("") == [])
+    }
+}
