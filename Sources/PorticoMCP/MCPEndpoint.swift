@@ -256,7 +256,7 @@ public final class MCPEndpoint: Sendable {
             let session = signer.verify(id, now: Self.now),
             !ledger.isEnded(session.nonce),
             session.app == request.app,
-            session.binding == SessionSigner.bindingHash(principal?.bindingKey ?? "anonymous")
+            session.binding == signer.binding(of: principal?.bindingKey ?? "anonymous")
         else { return .invalid }
         return .valid(session)
     }

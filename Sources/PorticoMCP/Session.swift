@@ -1,4 +1,5 @@
 import Crypto
+import Synchronization
 import PorticoJSON
 import Foundation
 
@@ -35,11 +36,16 @@ public struct ClientCapabilityFlags: OptionSet, Sendable, Hashable {
 /// Issues and verifies signed session ids (`v1.<payload>.<mac>`, HMAC-SHA256).
 public struct SessionSigner: Sendable {
     private let key: SymmetricKey
+    /// HMAC keyed once; each id is authenticated by a copy of it.
+    private let keyed: HMAC<SHA256>
     /// How long a session id stays valid after `initialize`.
     public let lifetime: Int64
+    /// Binding hashes of the credentials seen lately (a credential makes many requests).
+    private let bindings = BindingHashes()
 
     public init(secret: [UInt8], lifetime: Int64 = 24 * 3600) {
         key = SymmetricKey(data: SHA256.hash(data: secret + Array("portico.mcp-session".utf8)))
+        keyed = HMAC<SHA256>(key: key)
         self.lifetime = lifetime
     }
 
@@ -48,36 +54,60 @@ public struct SessionSigner: Sendable {
         return Base64URL.encode(Array(digest.prefix(12)))
     }
 
+    /// `bindingHash`, remembered for the credentials seen lately.
+    public func binding(of bindingKey: String) -> String {
+        bindings.hash(of: bindingKey)
+    }
+
+    private func mac(_ payload: [UInt8]) -> [UInt8] {
+        var hmac = keyed
+        hmac.update(data: payload)
+        return Array(hmac.finalize().prefix(16))
+    }
+
     public func issue(protocolVersion: String, app: String, bindingKey: String, capabilities: ClientCapabilityFlags, now: Int64) -> (id: String, session: MCPSession) {
         var nonceBytes = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
         for i in nonceBytes.indices { nonceBytes[i] = UInt8.random(in: .min ... .max, using: &generator) }
         let session = MCPSession(
             nonce: Base64URL.encode(nonceBytes), protocolVersion: protocolVersion, app: app,
-            binding: Self.bindingHash(bindingKey), issuedAt: now, clientCapabilities: capabilities)
+            binding: binding(of: bindingKey), issuedAt: now, clientCapabilities: capabilities)
         let payload = [session.nonce, session.protocolVersion, session.app, String(session.issuedAt), String(session.clientCapabilities.rawValue), session.binding]
             .joined(separator: "|")
         let payloadBytes = Array(payload.utf8)
-        let mac = HMAC<SHA256>.authenticationCode(for: payloadBytes, using: key)
-        return ("v1." + Base64URL.encode(payloadBytes) + "." + Base64URL.encode(Array(mac.prefix(16))), session)
+        return ("v1." + Base64URL.encode(payloadBytes) + "." + Base64URL.encode(mac(payloadBytes)), session)
     }
 
     /// The session an id names, or `nil` when the id is malformed, forged or expired.
     public func verify(_ id: String, now: Int64) -> MCPSession? {
         guard id.utf8.count < 512 else { return nil }
-        let parts = id.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "v1",
-            let payload = Base64URL.decode(String(parts[1])),
-            let mac = Base64URL.decode(String(parts[2])), mac.count == 16
+        let parts = id.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].elementsEqual("v1".utf8),
+            let payload = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+            let mac = Base64URL.decode(String(decoding: parts[2], as: UTF8.self)), mac.count == 16
         else { return nil }
-        let expected = HMAC<SHA256>.authenticationCode(for: payload, using: key)
-        guard constantTimeEqual(Array(expected.prefix(16)), mac) else { return nil }
-        let fields = String(decoding: payload, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        guard constantTimeEqual(self.mac(payload), mac) else { return nil }
+        let fields = payload.split(separator: UInt8(ascii: "|"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         guard fields.count == 6, let issuedAt = Int64(fields[3]), let caps = Int(fields[4]) else { return nil }
         guard now >= issuedAt - 300, now < issuedAt + lifetime else { return nil }
         return MCPSession(
             nonce: fields[0], protocolVersion: fields[1], app: fields[2], binding: fields[5],
             issuedAt: issuedAt, clientCapabilities: ClientCapabilityFlags(rawValue: caps))
+    }
+}
+
+/// Binding hashes by credential, within a bound.
+final class BindingHashes: Sendable {
+    private let known = Mutex<[String: String]>([:])
+
+    func hash(of bindingKey: String) -> String {
+        if let hash = known.withLock({ $0[bindingKey] }) { return hash }
+        let hash = SessionSigner.bindingHash(bindingKey)
+        known.withLock { known in
+            if known.count >= 10_000 { known.removeAll(keepingCapacity: true) }
+            known[bindingKey] = hash
+        }
+        return hash
     }
 }
 
