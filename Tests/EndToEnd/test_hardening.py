@@ -197,14 +197,18 @@ def test_idle_and_half_sent_connections_are_closed_and_the_server_keeps_answerin
         started = time.time()
         assert healthy(server), "a thousand idle connections do not stop the server answering"
         assert time.time() - started < 2
-        time.sleep(3.5)
+        # The header timeout is 2 s (idle 3 s); every connection must be closed well within 8 s of
+        # the last one opening, however late the server accepted it.
+        deadline = time.time() + 8
         closed = 0
         for sock in sockets:
-            sock.settimeout(0.5)
+            sock.settimeout(max(0.05, deadline - time.time()))
             try:
                 if sock.recv(1) == b"":
                     closed += 1
-            except (socket.timeout, ConnectionResetError):
+            except ConnectionResetError:
+                closed += 1
+            except socket.timeout:
                 pass
         assert closed >= 990, f"{closed} of 1000 were closed by the header timeout"
         metrics = httpx2.get(f"{server.base}/metrics").text
@@ -221,18 +225,21 @@ def test_connections_past_the_cap_are_refused_cleanly():
     try:
         for _ in range(80):
             sockets.append(socket.create_connection(("127.0.0.1", server.port), timeout=5))
-        time.sleep(0.5)
+        # Which 30 are refused depends on the order the event loops take the connections up, not
+        # on the order they were opened: count over all of them. Each refusal is immediate; the
+        # accepts of a burst may trail it by a moment.
+        time.sleep(1)
         refused = 0
-        for sock in sockets[50:]:
-            sock.settimeout(1)
+        for sock in sockets:
+            sock.settimeout(0.05)
             try:
                 if sock.recv(1) == b"":
                     refused += 1
             except ConnectionResetError:
                 refused += 1
             except socket.timeout:
-                pass  # still open: it was not refused
-        assert refused >= 25, f"{refused} of the 30 connections past the cap were closed"
+                pass  # still open: it was taken up
+        assert 30 <= refused <= 31, f"{refused} of the 80 connections were closed; 30 are past the cap of 50"
         for sock in sockets:
             sock.close()
         sockets.clear()
