@@ -74,8 +74,7 @@ extension MCPEndpoint {
     /// Every modern-era result carries `resultType` and the server's identity.
     func serveModern(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async -> RPCResponse {
         do {
-            // Every modern result ends with these members.
-            let envelope: JSONObject = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.json]]
+            let envelope = modernResultMembers
             var result: JSONObject
             switch message.method {
             case "server/discover":

@@ -72,7 +72,11 @@ public final class MCPEndpoint: Sendable {
     let draining = Atomic<Bool>(false)
     let sessionLogLevels = LockedValue<[String: LogLevel]>([:])
 
+    /// The members every modern-era result ends with (`resultType` and the server's identity).
+    let modernResultMembers: JSONObject
+
     public init(configuration: Configuration, registry: ToolRegistry, signer: SessionSigner, ledger: any SessionLedger, policy: AccessPolicy = AccessPolicy()) {
+        modernResultMembers = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.json]]
         self.configuration = configuration
         self.registry = registry
         self.signer = signer
