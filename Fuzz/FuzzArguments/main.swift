@@ -2,9 +2,10 @@ import Foundation
 import FuzzSupport
 import Logging
 import PorticoAuth
-@testable import PorticoData
 import PorticoJSON
 import PorticoMCP
+
+@testable import PorticoData
 @testable import PorticoTools
 
 FuzzSupport.run { data, size in fuzzArguments(data!, size) }

@@ -1,6 +1,7 @@
 import FuzzSupport
-@testable import PorticoData
 import PorticoJSON
+
+@testable import PorticoData
 
 FuzzSupport.run { data, size in fuzzFilter(data!, size) }
 

@@ -33,7 +33,9 @@ func fuzzJSONRPC(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let response = FuzzSupport.blocking { await Harness.endpoint.handle(request) }
     switch response {
     case .json(_, _, let body):
-        guard (try? JSONParser.parse(body)) != nil else { fatalError("the endpoint answered with invalid JSON: \(String(decoding: body.prefix(200), as: UTF8.self))") }
+        guard (try? JSONParser.parse(body)) != nil else {
+            fatalError("the endpoint answered with invalid JSON: \(String(decoding: body.prefix(200), as: UTF8.self))")
+        }
     case .stream(_, let events):
         events.cancel()
     case .empty:
@@ -48,9 +50,13 @@ enum Harness {
 
     static let endpoint: MCPEndpoint = {
         let echo = Tool(
-            name: "echo", description: "echoes", inputSchema: [
+            name: "echo", description: "echoes",
+            inputSchema: [
                 "type": "object",
-                "properties": ["n": ["type": "integer", "minimum": 0, "maximum": 10], "tags": ["type": "array", "items": ["type": "string"], "maxItems": 3], "mode": ["type": "string", "enum": ["a", "b"]]],
+                "properties": [
+                    "n": ["type": "integer", "minimum": 0, "maximum": 10], "tags": ["type": "array", "items": ["type": "string"], "maxItems": 3],
+                    "mode": ["type": "string", "enum": ["a", "b"]],
+                ],
                 "required": ["n"], "additionalProperties": false,
             ],
             annotations: .read, requiredScope: Scope(.read, .data), access: .data(write: false)

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-@testable public import PorticoData
 public import PorticoJSON
+
+@testable public import PorticoData
 
 /// What every fuzz target shares: running async code from libFuzzer's synchronous callback, and
 /// the Chinook sample (plus one collection with every other field type) as a catalog and a database.
@@ -36,17 +37,21 @@ public enum FuzzSupport {
         guard let url = DemoData.scriptURL(), let text = try? String(contentsOf: url, encoding: .utf8), let script = try? ChinookScript(text: text) else {
             fatalError("the Chinook script is missing from PorticoData's resources")
         }
-        let gadget = CollectionSchema(name: "Gadget", tableName: "Gadget", fields: [
-            Field(name: "id", type: .integer, nullable: false, primaryKey: true, autoIncrement: true),
-            Field(name: "label", type: .text),
-            Field(name: "active", type: .boolean),
-            Field(name: "settings", type: .json),
-            Field(name: "kind", type: .select, options: ["a", "b"]),
-            Field(name: "madeOn", type: .date),
-            Field(name: "weight", type: .float),
-            Field(name: "ArtistId", type: .integer),
-            Field(name: "artist", type: .belongsTo, relation: Relation(target: "Artist", foreignKey: "ArtistId", sourceKey: "ArtistId", targetKey: "ArtistId")),
-        ])
+        let gadget = CollectionSchema(
+            name: "Gadget", tableName: "Gadget",
+            fields: [
+                Field(name: "id", type: .integer, nullable: false, primaryKey: true, autoIncrement: true),
+                Field(name: "label", type: .text),
+                Field(name: "active", type: .boolean),
+                Field(name: "settings", type: .json),
+                Field(name: "kind", type: .select, options: ["a", "b"]),
+                Field(name: "madeOn", type: .date),
+                Field(name: "weight", type: .float),
+                Field(name: "ArtistId", type: .integer),
+                Field(
+                    name: "artist", type: .belongsTo, relation: Relation(target: "Artist", foreignKey: "ArtistId", sourceKey: "ArtistId", targetKey: "ArtistId")
+                ),
+            ])
         return DemoData.schemas(from: script) + [gadget]
     }()
 

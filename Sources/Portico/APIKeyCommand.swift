@@ -32,14 +32,18 @@ struct APIKeyCommand: AsyncParsableCommand {
             if let scopes {
                 let parsed = ScopeSet.parse(scopes)
                 guard parsed.unknown.isEmpty else {
-                    throw ValidationError("unknown scope(s) \(parsed.unknown.joined(separator: ", ")); known: \(Scope.all.map(\.name).joined(separator: " ")) and read, write, admin")
+                    throw ValidationError(
+                        "unknown scope(s) \(parsed.unknown.joined(separator: ", ")); known: \(Scope.all.map(\.name).joined(separator: " ")) and read, write, admin"
+                    )
                 }
                 guard !parsed.scopes.granted.isEmpty else { throw ValidationError("--scopes is empty") }
                 scopeSet = parsed.scopes
             }
             let lifetime = try expiresIn.map(parseDuration)
             let (key, token) = try await report { try await stores.apiKeys.create(userID: owner.id, name: name, scopes: scopeSet, expiresIn: lifetime) }
-            print("Created API key \(key.id) for \(owner.name)\(scopeSet.map { " with scopes \($0.text)" } ?? "")\(key.expiresAt.map { ", expiring \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? ""). It is shown once:")
+            print(
+                "Created API key \(key.id) for \(owner.name)\(scopeSet.map { " with scopes \($0.text)" } ?? "")\(key.expiresAt.map { ", expiring \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? ""). It is shown once:"
+            )
             print(token)
         }
     }

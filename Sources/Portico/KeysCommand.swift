@@ -10,7 +10,9 @@ struct KeysCommand: AsyncParsableCommand {
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Start signing with a new key now; tokens signed with the old key stay valid until they expire.",
-            discussion: "Keys also rotate on their own every 30 days. Running servers start using the new key within a minute, and accept tokens signed with it at once.")
+            discussion:
+                "Keys also rotate on their own every 30 days. Running servers start using the new key within a minute, and accept tokens signed with it at once."
+        )
         @OptionGroup var common: CommonOptions
 
         func run() async throws {

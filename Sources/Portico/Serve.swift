@@ -32,7 +32,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("public-discovery"), help: "Answer initialize and tools/list without credentials; tool calls still need them.")
     var publicDiscovery = false
 
-    @Option(name: .customLong("allowed-origin"), help: "An extra browser origin allowed to call the MCP endpoint; repeatable (env PORTICO_ALLOWED_ORIGINS, comma-separated).")
+    @Option(
+        name: .customLong("allowed-origin"),
+        help: "An extra browser origin allowed to call the MCP endpoint; repeatable (env PORTICO_ALLOWED_ORIGINS, comma-separated).")
     var allowedOrigins: [String] = []
 
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body accepted (default \(defaults.maxBodyBytes)).")
@@ -53,22 +55,30 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("allow-private-client-metadata"), help: "Fetch client ID metadata documents from private and loopback hosts too; for development.")
     var allowPrivateClientMetadata = false
 
-    @Option(name: .customLong("request-timeout"), help: "Seconds the tool calls of one request may run before they are stopped (default \(seconds(defaults.requestTimeout))).")
+    @Option(
+        name: .customLong("request-timeout"),
+        help: "Seconds the tool calls of one request may run before they are stopped (default \(seconds(defaults.requestTimeout))).")
     var requestTimeout: Int?
 
     @Option(name: .customLong("max-batch-messages"), help: "JSON-RPC messages one batch may carry (default \(defaults.maxBatchMessages)).")
     var maxBatchMessages: Int?
 
-    @Option(name: .customLong("max-batch-response-bytes"), help: "Bytes of all the responses of one batch; later messages are not run (default \(defaults.maxBatchResponseBytes)).")
+    @Option(
+        name: .customLong("max-batch-response-bytes"),
+        help: "Bytes of all the responses of one batch; later messages are not run (default \(defaults.maxBatchResponseBytes)).")
     var maxBatchResponseBytes: Int?
 
     @Option(name: .customLong("max-streams"), help: "Open event streams per credential (default \(defaults.maxStreamsPerCredential)).")
     var maxStreams: Int?
 
-    @Option(name: .customLong("max-connections"), help: "Open connections; more are closed at once (default \(defaults.connections.maxConnections), and below the open-file limit).")
+    @Option(
+        name: .customLong("max-connections"),
+        help: "Open connections; more are closed at once (default \(defaults.connections.maxConnections), and below the open-file limit).")
     var maxConnections: Int?
 
-    @Option(name: .customLong("header-timeout"), help: "Seconds a connection has to send a complete request head (default \(seconds(defaults.connections.headerTimeout))).")
+    @Option(
+        name: .customLong("header-timeout"),
+        help: "Seconds a connection has to send a complete request head (default \(seconds(defaults.connections.headerTimeout))).")
     var headerTimeout: Int?
 
     @Option(name: .customLong("body-timeout"), help: "Seconds a request has to send its body (default \(seconds(defaults.connections.bodyTimeout))).")
@@ -82,7 +92,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("inline-read-budget"),
-        help: "Milliseconds a database read may run on the thread that serves the request before it moves to a reader thread; 0 sends every read there (default \(defaults.inlineReadBudget.components.seconds * 1000 + defaults.inlineReadBudget.components.attoseconds / 1_000_000_000_000_000)).")
+        help:
+            "Milliseconds a database read may run on the thread that serves the request before it moves to a reader thread; 0 sends every read there (default \(defaults.inlineReadBudget.components.seconds * 1000 + defaults.inlineReadBudget.components.attoseconds / 1_000_000_000_000_000))."
+    )
     var inlineReadBudget: Int?
 
     func run() async throws {
@@ -133,7 +145,8 @@ struct Serve: AsyncParsableCommand {
         if let password = demo.adminPassword {
             lines.append("Admin user:  admin / \(password)   (shown once; change it with `portico user set-password admin`)")
         } else {
-            lines.append("Admin user:  admin (its password was shown at the first start; reset it with `portico user set-password admin --data-dir \(dataDir)`)")
+            lines.append(
+                "Admin user:  admin (its password was shown at the first start; reset it with `portico user set-password admin --data-dir \(dataDir)`)")
         }
         if let apiKey = demo.apiKey {
             lines.append("API key:     \(apiKey)   (shown once)")
@@ -147,7 +160,8 @@ struct Serve: AsyncParsableCommand {
         lines.append("  export PORTICO_API_KEY=\(key)")
         lines.append("  codex mcp add portico --url \(banner.mcpURL) --bearer-token-env-var PORTICO_API_KEY")
         lines.append("OpenCode (opencode.json):")
-        lines.append("""
+        lines.append(
+            """
               {"$schema": "https://opencode.ai/config.json", "mcp": {"portico": {"type": "remote", "url": "\(banner.mcpURL)", "enabled": true, "headers": {"Authorization": "Bearer \(key)"}}}}
             """)
         return lines.joined(separator: "\n")

@@ -1,7 +1,7 @@
 import Foundation
+public import PorticoData
 import PorticoJSON
 import Synchronization
-public import PorticoData
 
 /// An API key as stored: never its secret, only the secret's digest.
 public struct APIKey: Sendable, Hashable {
@@ -56,12 +56,15 @@ public final class APIKeyStore: Sendable {
         let id = Secrets.random(12, alphabet: Array("abcdefghijkmnpqrstuvwxyz23456789".utf8))
         let secret = Secrets.random(40)
         let now = Int64(Date().timeIntervalSince1970)
-        let key = APIKey(id: id, userID: user.id, userName: user.name, name: name, scopes: scopes, createdAt: now, expiresAt: expiresIn.map { now + $0 }, revokedAt: nil, lastUsedAt: nil)
+        let key = APIKey(
+            id: id, userID: user.id, userName: user.name, name: name, scopes: scopes, createdAt: now, expiresAt: expiresIn.map { now + $0 }, revokedAt: nil,
+            lastUsedAt: nil)
         var q = SQLFragment("INSERT INTO portico_api_keys (id, user_id, name, secret_hash, scopes, created_at, expires_at) VALUES (")
-        q.append(joining: [
-            .bind(.text(id)), .bind(.int(user.id)), .bind(.text(name)), .bind(.text(Secrets.sha256Hex(secret))),
-            .bind(scopes.map { .text($0.text) } ?? .null), .bind(.int(now)), .bind(key.expiresAt.map { .int($0) } ?? .null),
-        ], separator: ", ")
+        q.append(
+            joining: [
+                .bind(.text(id)), .bind(.int(user.id)), .bind(.text(name)), .bind(.text(Secrets.sha256Hex(secret))),
+                .bind(scopes.map { .text($0.text) } ?? .null), .bind(.int(now)), .bind(key.expiresAt.map { .int($0) } ?? .null),
+            ], separator: ", ")
         q.append(")")
         try await database.execute(q)
         return (key, "pk_\(id)_\(secret)")
@@ -105,8 +108,10 @@ public final class APIKeyStore: Sendable {
             else { return nil }
             for i in 3..<15 where bytes[i] == UInt8(ascii: "_") || bytes[i] >= 0x80 { return nil }
             for i in 16..<56 where bytes[i] >= 0x80 { return nil }
-            return (String(decoding: UnsafeBufferPointer(rebasing: bytes[3..<15]), as: UTF8.self),
-                    String(decoding: UnsafeBufferPointer(rebasing: bytes[16..<56]), as: UTF8.self))
+            return (
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[3..<15]), as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[16..<56]), as: UTF8.self)
+            )
         }
     }
 

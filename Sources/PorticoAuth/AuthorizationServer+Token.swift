@@ -148,7 +148,9 @@ extension AuthorizationServer {
         scopes = ScopeSet([.mcp] + scopes.expanded.filter { $0 != .mcp && $0 != .offlineAccess }.sorted())
         var app = client.owner
         if let resource = fields["resource"] {
-            guard let resolved = await self.app(forResource: resource) else { throw OAuthError.invalidTarget("resource '\(resource)' is not an MCP endpoint of this server") }
+            guard let resolved = await self.app(forResource: resource) else {
+                throw OAuthError.invalidTarget("resource '\(resource)' is not an MCP endpoint of this server")
+            }
             app = resolved
         }
         let grant = Grant(id: nil, clientID: client.clientID, userID: client.createdBy, app: app, scopes: scopes, resource: resource(app: app), revokedAt: nil)
@@ -178,9 +180,11 @@ extension AuthorizationServer {
         if withRefresh, let grantID = grant.id {
             let refresh = Secrets.random(48)
             var insert = SQLFragment("INSERT INTO portico_oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at) VALUES (")
-            insert.append(joining: [
-                .bind(.text(Secrets.sha256Hex(refresh))), .bind(.text(grantID)), .bind(.int(Self.now)), .bind(.int(Self.now + configuration.refreshTokenLifetime)),
-            ], separator: ", ")
+            insert.append(
+                joining: [
+                    .bind(.text(Secrets.sha256Hex(refresh))), .bind(.text(grantID)), .bind(.int(Self.now)),
+                    .bind(.int(Self.now + configuration.refreshTokenLifetime)),
+                ], separator: ", ")
             insert.append(")")
             try await database.execute(insert)
             var touch = SQLFragment("UPDATE portico_oauth_grants SET last_used_at = ")
@@ -267,7 +271,9 @@ extension AuthorizationServer {
         let client = try await authenticateClient(form: fields, authorization: authorization)
         guard let token = fields["token"], !token.isEmpty else { throw .invalidRequest("token is missing") }
         do {
-            var lookup = SQLFragment("SELECT r.grant_id, g.client_id FROM portico_oauth_refresh_tokens AS r JOIN portico_oauth_grants AS g ON g.id = r.grant_id WHERE r.token_hash = ")
+            var lookup = SQLFragment(
+                "SELECT r.grant_id, g.client_id FROM portico_oauth_refresh_tokens AS r JOIN portico_oauth_grants AS g ON g.id = r.grant_id WHERE r.token_hash = "
+            )
             lookup.append(bind: .text(Secrets.sha256Hex(token)))
             if let row = try await database.query(lookup).first, let grantID = row.string("grant_id") {
                 if row.string("client_id") == client.clientID { try await revokeGrant(grantID) }
@@ -377,9 +383,13 @@ extension AuthorizationServer {
             return .failure(TokenRejection("the access token is not valid (bad signature, key or format)"))
         }
         guard claims.iss.value == issuer else { return .failure(TokenRejection("the access token was issued by another server")) }
-        guard claims.aud.value.contains(resource) else { return .failure(TokenRejection("the access token was issued for another resource (\(claims.aud.value.joined(separator: " "))), not \(resource)")) }
+        guard claims.aud.value.contains(resource) else {
+            return .failure(TokenRejection("the access token was issued for another resource (\(claims.aud.value.joined(separator: " "))), not \(resource)"))
+        }
         if revocations.contains("token:\(claims.jti.value)") { return .failure(TokenRejection("the access token has been revoked")) }
-        if let gid = claims.gid, revocations.contains("grant:\(gid)") { return .failure(TokenRejection("the authorization behind the access token has been revoked")) }
+        if let gid = claims.gid, revocations.contains("grant:\(gid)") {
+            return .failure(TokenRejection("the authorization behind the access token has been revoked"))
+        }
         return .success(claims)
     }
 

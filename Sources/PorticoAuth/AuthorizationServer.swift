@@ -189,7 +189,11 @@ public final class AuthorizationServer: Sendable {
         }
         let state = query["state"]
         func fail(_ error: OAuthError) -> Result<AuthorizationRequest, AuthorizationFailure> {
-            .failure(.redirect(error, to: authorizationResponse(redirectURI: redirectURI, state: state, parameters: ["error": error.code, "error_description": error.description])))
+            .failure(
+                .redirect(
+                    error,
+                    to: authorizationResponse(
+                        redirectURI: redirectURI, state: state, parameters: ["error": error.code, "error_description": error.description])))
         }
         guard query["response_type"] == "code" else {
             return fail(.unsupportedResponseType("response_type must be code"))
@@ -217,9 +221,10 @@ public final class AuthorizationServer: Sendable {
         guard let app = await app(forResource: resource) else {
             return fail(.invalidTarget("resource '\(resource)' is not an MCP endpoint of this server; use \(self.resource(app: "main"))"))
         }
-        return .success(AuthorizationRequest(
-            client: client, redirectURI: redirectURI, state: state, codeChallenge: challenge,
-            requestedScopes: scopes.adding(.mcp), resource: self.resource(app: app), app: app, parameters: parameters))
+        return .success(
+            AuthorizationRequest(
+                client: client, redirectURI: redirectURI, state: state, codeChallenge: challenge,
+                requestedScopes: scopes.adding(.mcp), resource: self.resource(app: app), app: app, parameters: parameters))
     }
 
     /// The redirect carrying an authorization response, with `state` echoed and `iss` (RFC 9207).
@@ -251,17 +256,19 @@ public final class AuthorizationServer: Sendable {
         let now = Self.now
         try await database.transaction { db in
             var grant = SQLFragment("INSERT INTO portico_oauth_grants (id, client_id, user_id, app, scopes, resource, created_at) VALUES (")
-            grant.append(joining: [
-                .bind(.text(grantID)), .bind(.text(request.client.clientID)), .bind(.int(user.id)), .bind(.text(request.app)),
-                .bind(.text(grantedScopes.text)), .bind(.text(request.resource)), .bind(.int(now)),
-            ], separator: ", ")
+            grant.append(
+                joining: [
+                    .bind(.text(grantID)), .bind(.text(request.client.clientID)), .bind(.int(user.id)), .bind(.text(request.app)),
+                    .bind(.text(grantedScopes.text)), .bind(.text(request.resource)), .bind(.int(now)),
+                ], separator: ", ")
             grant.append(")")
             try await db.execute(grant)
             var insert = SQLFragment("INSERT INTO portico_oauth_codes (code_hash, grant_id, client_id, redirect_uri, code_challenge, expires_at) VALUES (")
-            insert.append(joining: [
-                .bind(.text(Secrets.sha256Hex(code))), .bind(.text(grantID)), .bind(.text(request.client.clientID)),
-                .bind(.text(request.redirectURI)), .bind(.text(request.codeChallenge)), .bind(.int(now + configuration.codeLifetime)),
-            ], separator: ", ")
+            insert.append(
+                joining: [
+                    .bind(.text(Secrets.sha256Hex(code))), .bind(.text(grantID)), .bind(.text(request.client.clientID)),
+                    .bind(.text(request.redirectURI)), .bind(.text(request.codeChallenge)), .bind(.int(now + configuration.codeLifetime)),
+                ], separator: ", ")
             insert.append(")")
             try await db.execute(insert)
         }
@@ -270,9 +277,11 @@ public final class AuthorizationServer: Sendable {
 
     /// The redirect telling the client that access was denied, and why.
     public func deny(_ request: AuthorizationRequest, reason: String = "the user declined the request") -> String {
-        authorizationResponse(redirectURI: request.redirectURI, state: request.state, parameters: [
-            "error": "access_denied", "error_description": reason,
-        ])
+        authorizationResponse(
+            redirectURI: request.redirectURI, state: request.state,
+            parameters: [
+                "error": "access_denied", "error_description": reason,
+            ])
     }
 }
 

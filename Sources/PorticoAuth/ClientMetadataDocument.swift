@@ -62,11 +62,15 @@ public enum RedirectURI {
 
     /// A host must be a DNS name or an IP literal: no wildcards, no empty labels, no odd characters.
     static func hostProblem(_ host: String) -> String? {
-        if host.hasPrefix("[") { return host.hasSuffix("]") && host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) ? nil : "not a valid IPv6 address" }
+        if host.hasPrefix("[") {
+            return host.hasSuffix("]") && host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) ? nil : "not a valid IPv6 address"
+        }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard !host.isEmpty, host.utf8.count <= 253, labels.allSatisfy({ label in
-            !label.isEmpty && label.utf8.count <= 63 && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
-        }) else { return "'\(host)' is not a valid host name" }
+        guard !host.isEmpty, host.utf8.count <= 253,
+            labels.allSatisfy({ label in
+                !label.isEmpty && label.utf8.count <= 63 && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            })
+        else { return "'\(host)' is not a valid host name" }
         return nil
     }
 

@@ -37,9 +37,10 @@ public struct CredentialAuthenticator: Authenticator {
                 return .rejected("the Authorization header must be 'Bearer <API key or access token>' or 'Basic <client_id:client_secret>'")
             }
             if let sessions, let id = WebSessions.cookie(WebSessions.cookieName, in: credentials.cookie), let user = try await sessions.user(session: id) {
-                return .authenticated(Principal(
-                    userID: user.id, userName: user.name, credential: .webSession(id: String(Secrets.sha256Hex(id).prefix(16))),
-                    scopes: nil, role: try await roles.role(users, app: app, userID: user.id)))
+                return .authenticated(
+                    Principal(
+                        userID: user.id, userName: user.name, credential: .webSession(id: String(Secrets.sha256Hex(id).prefix(16))),
+                        scopes: nil, role: try await roles.role(users, app: app, userID: user.id)))
             }
             return .anonymous
         } catch {
@@ -66,15 +67,18 @@ public struct CredentialAuthenticator: Authenticator {
         case .success(let claims):
             let scopes = ScopeSet.parse(claims.scope).scopes
             if claims.sub.value.hasPrefix("user:"), let userID = Int64(claims.sub.value.dropFirst(5)) {
-                return .authenticated(Principal(
-                    userID: userID, userName: claims.name, credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
-                    scopes: scopes, role: try await roles.role(users, app: app, userID: userID)))
+                return .authenticated(
+                    Principal(
+                        userID: userID, userName: claims.name, credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
+                        scopes: scopes, role: try await roles.role(users, app: app, userID: userID)))
             }
             let client = try await server.clients.find(clientID: claims.client_id)
             let role = try await client?.createdBy.asyncMap { try await roles.role(users, app: app, userID: $0) } ?? nil
-            return .authenticated(Principal(
-                userID: client?.createdBy, userName: client.map { "client:\($0.name)" }, credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
-                scopes: scopes, role: role))
+            return .authenticated(
+                Principal(
+                    userID: client?.createdBy, userName: client.map { "client:\($0.name)" },
+                    credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
+                    scopes: scopes, role: role))
         }
     }
 
@@ -94,7 +98,10 @@ public struct CredentialAuthenticator: Authenticator {
         }
         let scopes = (client.allowedScopes ?? ScopeSet([])).adding(.mcp)
         let role = try await client.createdBy.asyncMap { try await roles.role(users, app: app, userID: $0) } ?? nil
-        return .authenticated(Principal(userID: client.createdBy, userName: "client:\(client.name)", credential: .clientCredentials(clientID: client.clientID), scopes: scopes, role: role))
+        return .authenticated(
+            Principal(
+                userID: client.createdBy, userName: "client:\(client.name)", credential: .clientCredentials(clientID: client.clientID), scopes: scopes,
+                role: role))
     }
 
     /// The token of a `Bearer` header (scheme case-insensitive, RFC 6750).

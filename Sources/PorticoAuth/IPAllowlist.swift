@@ -1,4 +1,5 @@
 import Foundation
+
 /// Matches an address against allow-list entries: exact IPv4/IPv6 addresses or CIDR ranges.
 public enum IPAllowlist {
     /// Whether `address` is allowed; an empty list allows every address.

@@ -37,7 +37,8 @@ public struct MasterKey: Sendable {
         }
         let bytes = Secrets.randomBytes(32)
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: url.path, contents: Data((Data(bytes).base64EncodedString() + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: url.path, contents: Data((Data(bytes).base64EncodedString() + "\n").utf8), attributes: [.posixPermissions: 0o600])
         return MasterKey(bytes: bytes)
     }
 

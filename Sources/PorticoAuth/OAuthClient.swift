@@ -72,7 +72,8 @@ public struct OAuthClientStore: Sendable {
         self.database = database
     }
 
-    static let columns = "client_id, owner, name, display_name, secret_hash, redirect_uris, grant_types, scopes, ip_allowlist, auth_method, kind, created_by, created_at, details"
+    static let columns =
+        "client_id, owner, name, display_name, secret_hash, redirect_uris, grant_types, scopes, ip_allowlist, auth_method, kind, created_by, created_at, details"
 
     public func find(clientID: String) async throws -> OAuthClient? {
         var q = SQLFragment("SELECT \(Self.columns) FROM portico_oauth_clients WHERE client_id = ")
@@ -119,12 +120,13 @@ public struct OAuthClientStore: Sendable {
         var q = SQLFragment("UPDATE portico_oauth_clients SET ")
         let names = Self.columns.split(separator: ",").map { $0.trimmingSpaces() }
         let values = Self.values(client)
-        q.append(joining: zip(names, values).dropFirst().map { name, value in
-            var f = SQLFragment(name)
-            f.append(" = ")
-            f.append(bind: value)
-            return f
-        }, separator: ", ")
+        q.append(
+            joining: zip(names, values).dropFirst().map { name, value in
+                var f = SQLFragment(name)
+                f.append(" = ")
+                f.append(bind: value)
+                return f
+            }, separator: ", ")
         q.append(" WHERE client_id = ")
         q.append(bind: .text(client.clientID))
         try await database.execute(q)

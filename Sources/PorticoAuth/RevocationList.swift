@@ -107,12 +107,13 @@ public final class RevocationList: Sendable {
         guard !pending.isEmpty else { return }
         for chunk in stride(from: 0, to: pending.count, by: 300).map({ pending[$0..<min($0 + 300, pending.count)] }) {
             var q = SQLFragment("INSERT INTO portico_revocations (id, revoked_at, expires_at) VALUES ")
-            q.append(joining: chunk.map { entry in
-                var row = SQLFragment("(")
-                row.append(joining: [.bind(.text(entry.id)), .bind(.int(entry.revokedAt)), .bind(.int(entry.expiresAt))], separator: ", ")
-                row.append(")")
-                return row
-            }, separator: ", ")
+            q.append(
+                joining: chunk.map { entry in
+                    var row = SQLFragment("(")
+                    row.append(joining: [.bind(.text(entry.id)), .bind(.int(entry.revokedAt)), .bind(.int(entry.expiresAt))], separator: ", ")
+                    row.append(")")
+                    return row
+                }, separator: ", ")
             q.append(" ON CONFLICT (id) DO NOTHING")
             do {
                 try await database.execute(q)
@@ -155,7 +156,9 @@ public final class RevocationList: Sendable {
     /// Deletes the rows of all but the newest `maxEndedSessions` ended sessions (ids from
     /// `session:` up to `session;`, the next character, so the primary key finds them).
     public func purgeSessionsBeyondLimit() async throws {
-        var q = SQLFragment("DELETE FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' AND revoked_at < (SELECT revoked_at FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' ORDER BY revoked_at DESC LIMIT 1 OFFSET ")
+        var q = SQLFragment(
+            "DELETE FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' AND revoked_at < (SELECT revoked_at FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' ORDER BY revoked_at DESC LIMIT 1 OFFSET "
+        )
         q.append(bind: .int(Int64(maxEndedSessions)))
         q.append(")")
         try await database.execute(q)

@@ -99,7 +99,9 @@ public final class TokenKeys: Sendable {
         let key = try ES256PrivateKey(backing: signing)
         let kid = Secrets.random(16)
         guard let parameters = key.publicKey.parameters else { throw StoreError(kind: .other, message: "could not export the public key", sql: "") }
-        let jwk: JSON = ["kty": "EC", "crv": "P-256", "x": .string(parameters.x), "y": .string(parameters.y), "kid": .string(kid), "use": "sig", "alg": "ES256"]
+        let jwk: JSON = [
+            "kty": "EC", "crv": "P-256", "x": .string(parameters.x), "y": .string(parameters.y), "kid": .string(kid), "use": "sig", "alg": "ES256",
+        ]
         let sealed = try masterKey.seal(Array(signing.pemRepresentation.utf8), purpose: Self.purpose)
         try await database.transaction { db in
             var retire = SQLFragment("UPDATE portico_signing_keys SET retired_at = ")
@@ -107,7 +109,9 @@ public final class TokenKeys: Sendable {
             retire.append(" WHERE retired_at IS NULL")
             try await db.execute(retire)
             var insert = SQLFragment("INSERT INTO portico_signing_keys (kid, algorithm, sealed_private_key, public_jwk, created_at) VALUES (")
-            insert.append(joining: [.bind(.text(kid)), .bind(.text("ES256")), .bind(.text(sealed)), .bind(.text(jwk.serializedString)), .bind(.int(Self.now))], separator: ", ")
+            insert.append(
+                joining: [.bind(.text(kid)), .bind(.text("ES256")), .bind(.text(sealed)), .bind(.text(jwk.serializedString)), .bind(.int(Self.now))],
+                separator: ", ")
             insert.append(")")
             try await db.execute(insert)
         }

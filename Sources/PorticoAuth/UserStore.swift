@@ -43,7 +43,9 @@ public struct UserStore: Sendable {
         let now = Int64(Date().timeIntervalSince1970)
         let user = try await database.transaction { db in
             var insert = SQLFragment("INSERT INTO portico_users (name, email, password_hash, created_at) VALUES (")
-            insert.append(joining: [.bind(.text(name)), .bind(email.map { .text($0) } ?? .null), .bind(hash.map { .text($0) } ?? .null), .bind(.int(now))], separator: ", ")
+            insert.append(
+                joining: [.bind(.text(name)), .bind(email.map { .text($0) } ?? .null), .bind(hash.map { .text($0) } ?? .null), .bind(.int(now))],
+                separator: ", ")
             insert.append(") RETURNING id")
             guard let id = try await db.query(insert).first?.int("id") else { throw DataError.invalid("the user was not created") }
             try await Self.setRole(db, app: app, userID: id, role: role)
@@ -69,7 +71,9 @@ public struct UserStore: Sendable {
         let users = try await database.query("SELECT \(Self.columns) FROM portico_users ORDER BY id").map(Self.user)
         var roles: [Int64: [String: Role]] = [:]
         for row in try await database.query("SELECT app, user_id, role FROM portico_app_users") {
-            if let userID = row.int("user_id"), let app = row.string("app"), let role = row.string("role") { roles[userID, default: [:]][app] = Role(name: role) }
+            if let userID = row.int("user_id"), let app = row.string("app"), let role = row.string("role") {
+                roles[userID, default: [:]][app] = Role(name: role)
+            }
         }
         return users.map { ($0, roles[$0.id] ?? [:]) }
     }
@@ -146,10 +150,14 @@ public struct UserStore: Sendable {
 
     /// Users with a role in `app`, with their role and profile.
     public func members(app: String) async throws -> [(User, Role, Profile)] {
-        var q = SQLFragment("SELECT u.id, u.name, u.email, u.disabled, u.created_at, m.role, d.display_name, d.phone FROM portico_app_users AS m JOIN portico_users AS u ON u.id = m.user_id LEFT JOIN portico_user_details AS d ON d.user_id = u.id WHERE m.app = ")
+        var q = SQLFragment(
+            "SELECT u.id, u.name, u.email, u.disabled, u.created_at, m.role, d.display_name, d.phone FROM portico_app_users AS m JOIN portico_users AS u ON u.id = m.user_id LEFT JOIN portico_user_details AS d ON d.user_id = u.id WHERE m.app = "
+        )
         q.append(bind: .text(app))
         q.append(" ORDER BY u.name")
-        return try await database.query(q).map { (Self.user($0), Role(name: $0.string("role") ?? "viewer"), Profile(displayName: $0.string("display_name"), phone: $0.string("phone"))) }
+        return try await database.query(q).map {
+            (Self.user($0), Role(name: $0.string("role") ?? "viewer"), Profile(displayName: $0.string("display_name"), phone: $0.string("phone")))
+        }
     }
 
     /// Display name and phone, kept beside the account.
@@ -171,7 +179,9 @@ public struct UserStore: Sendable {
 
     public func setProfile(userID: Int64, _ profile: Profile) async throws {
         var q = SQLFragment("INSERT INTO portico_user_details (user_id, display_name, phone) VALUES (")
-        q.append(joining: [.bind(.int(userID)), .bind(profile.displayName.map { .text($0) } ?? .null), .bind(profile.phone.map { .text($0) } ?? .null)], separator: ", ")
+        q.append(
+            joining: [.bind(.int(userID)), .bind(profile.displayName.map { .text($0) } ?? .null), .bind(profile.phone.map { .text($0) } ?? .null)],
+            separator: ", ")
         q.append(") ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, phone = excluded.phone")
         try await database.execute(q)
     }
@@ -215,6 +225,8 @@ public struct UserStore: Sendable {
     }
 
     static func user(_ row: Row) -> User {
-        User(id: row.int("id") ?? 0, name: row.string("name") ?? "", email: row.string("email"), disabled: row.bool("disabled") ?? false, createdAt: row.int("created_at") ?? 0)
+        User(
+            id: row.int("id") ?? 0, name: row.string("name") ?? "", email: row.string("email"), disabled: row.bool("disabled") ?? false,
+            createdAt: row.int("created_at") ?? 0)
     }
 }

@@ -28,9 +28,12 @@ extension RecordService {
         let collection = try catalog.collection(request.resource)
         try access.require(collection.name, .query)
         guard !request.measures.isEmpty || !request.dimensions.isEmpty else {
-            throw DataError.invalid("resource_query needs at least one measure or dimension, such as measures: [{\"field\": \"\(collection.primaryKey.first?.name ?? "id")\", \"aggregation\": \"count\", \"alias\": \"count\"}]")
+            throw DataError.invalid(
+                "resource_query needs at least one measure or dimension, such as measures: [{\"field\": \"\(collection.primaryKey.first?.name ?? "id")\", \"aggregation\": \"count\", \"alias\": \"count\"}]"
+            )
         }
-        for (name, items) in [("measures", request.measures), ("dimensions", request.dimensions), ("orders", request.orders)] where items.count > Self.maxQueryItems {
+        for (name, items) in [("measures", request.measures), ("dimensions", request.dimensions), ("orders", request.orders)]
+        where items.count > Self.maxQueryItems {
             throw DataError.invalid("\(name) has \(items.count) entries; at most \(Self.maxQueryItems) per query")
         }
         var builder = AggregateBuilder(collection: collection, catalog: catalog, flavor: database.flavor, access: access)
@@ -120,12 +123,13 @@ struct AggregateBuilder {
         }
         let grouped = outputs.contains(where: \.aggregated)
         var q = SQLFragment("SELECT ")
-        q.append(joining: outputs.map { output in
-            var f = output.expression
-            f.append(" AS ")
-            f.append(identifier: output.alias)
-            return f
-        }, separator: ", ")
+        q.append(
+            joining: outputs.map { output in
+                var f = output.expression
+                f.append(" AS ")
+                f.append(identifier: output.alias)
+                return f
+            }, separator: ", ")
         q.append(" FROM ")
         q.append(table: collection.tableName, as: RecordService.rootAlias)
         for join in joins.values.sorted(by: { $0.alias < $1.alias }) { q.append(join.sql) }
@@ -174,7 +178,9 @@ struct AggregateBuilder {
             return (.column(field.name, of: RecordService.rootAlias), field, segments)
         }
         guard let relation = collection.field(segments[0]), relation.type.isRelation else {
-            throw .invalid("\(path).field: '\(segments[0])' is not a relation of '\(collection.name)'; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))")
+            throw .invalid(
+                "\(path).field: '\(segments[0])' is not a relation of '\(collection.name)'; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))"
+            )
         }
         let target = try catalog.target(of: relation, in: collection)
         try access.require(target.name, .query)
@@ -227,7 +233,8 @@ struct AggregateBuilder {
             guard field?.type.isTemporal == true || field?.type.isTextual == true else {
                 throw .invalid("\(path).format applies to date fields; '\(names.joined(separator: "."))' is \(field?.type.rawValue ?? "not a column")")
             }
-            return Output(alias: alias, expression: try flavor.formatDate(expression, format: text), type: .string, aggregated: false, bindFree: false, names: names)
+            return Output(
+                alias: alias, expression: try flavor.formatDate(expression, format: text), type: .string, aggregated: false, bindFree: false, names: names)
         }
         return Output(alias: alias, expression: expression, type: field?.type, aggregated: false, bindFree: true, names: names)
     }
@@ -238,7 +245,9 @@ struct AggregateBuilder {
         let (expression, field, names) = try column(object["field"], at: path, allowStar: aggregation == "count")
         let alias = try Self.alias(object, default: names.joined(separator: "."), at: path)
         guard let aggregation else {
-            if let raw = object["aggregation"], !raw.isNull { throw .invalid("\(path).aggregation must be one of \(RecordService.aggregations.joined(separator: ", "))") }
+            if let raw = object["aggregation"], !raw.isNull {
+                throw .invalid("\(path).aggregation must be one of \(RecordService.aggregations.joined(separator: ", "))")
+            }
             return Output(alias: alias, expression: expression, type: field?.type, aggregated: false, bindFree: true, names: names)
         }
         guard RecordService.aggregations.contains(aggregation) else {
@@ -252,11 +261,12 @@ struct AggregateBuilder {
         if distinct { f.append("DISTINCT ") }
         f.append(expression)
         f.append(")")
-        let type: FieldType? = switch aggregation {
-        case "count": .integer
-        case "avg": .float
-        default: field?.type
-        }
+        let type: FieldType? =
+            switch aggregation {
+            case "count": .integer
+            case "avg": .float
+            default: field?.type
+            }
         return Output(alias: alias, expression: f, type: type, aggregated: true, bindFree: true, names: names)
     }
 

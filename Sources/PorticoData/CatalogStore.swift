@@ -52,18 +52,20 @@ public final class CatalogStore: Sendable {
             for collection in ordered {
                 for statement in DDL.createTable(collection, flavor: db.flavor) { try await db.execute(statement) }
                 var insert = SQLFragment("INSERT INTO portico_collections (app, name, title, table_name, created_at) VALUES (")
-                insert.append(joining: [
-                    .bind(.text(app)), .bind(.text(collection.name)), .bind(collection.title.map { .text($0) } ?? .null),
-                    .bind(.text(collection.tableName)), .bind(.int(Int64(Date().timeIntervalSince1970))),
-                ], separator: ", ")
+                insert.append(
+                    joining: [
+                        .bind(.text(app)), .bind(.text(collection.name)), .bind(collection.title.map { .text($0) } ?? .null),
+                        .bind(.text(collection.tableName)), .bind(.int(Int64(Date().timeIntervalSince1970))),
+                    ], separator: ", ")
                 insert.append(")")
                 try await db.execute(insert)
                 for (position, field) in collection.fields.enumerated() {
                     var f = SQLFragment("INSERT INTO portico_fields (app, collection, name, position, definition) VALUES (")
-                    f.append(joining: [
-                        .bind(.text(app)), .bind(.text(collection.name)), .bind(.text(field.name)),
-                        .bind(.int(Int64(position))), .bind(.text(FieldCodec.encode(field))),
-                    ], separator: ", ")
+                    f.append(
+                        joining: [
+                            .bind(.text(app)), .bind(.text(collection.name)), .bind(.text(field.name)),
+                            .bind(.int(Int64(position))), .bind(.text(FieldCodec.encode(field))),
+                        ], separator: ", ")
                     f.append(")")
                     try await db.execute(f)
                 }
@@ -79,12 +81,13 @@ public final class CatalogStore: Sendable {
         var placed = Set<String>()
         let names = Set(collections.map(\.name))
         while !remaining.isEmpty {
-            let index = remaining.firstIndex { c in
-                c.fields.allSatisfy { f in
-                    guard f.type == .belongsTo, let target = f.relation?.target, target != c.name, names.contains(target) else { return true }
-                    return placed.contains(target)
-                }
-            } ?? 0
+            let index =
+                remaining.firstIndex { c in
+                    c.fields.allSatisfy { f in
+                        guard f.type == .belongsTo, let target = f.relation?.target, target != c.name, names.contains(target) else { return true }
+                        return placed.contains(target)
+                    }
+                } ?? 0
             let next = remaining.remove(at: index)
             ordered.append(next)
             placed.insert(next.name)
@@ -125,7 +128,8 @@ enum FieldCodec {
         if let r = json["relation"], let target = r["target"]?.stringValue, let fk = r["foreignKey"]?.stringValue,
             let sk = r["sourceKey"]?.stringValue, let tk = r["targetKey"]?.stringValue
         {
-            relation = Relation(target: target, foreignKey: fk, sourceKey: sk, targetKey: tk, through: r["through"]?.stringValue, otherKey: r["otherKey"]?.stringValue)
+            relation = Relation(
+                target: target, foreignKey: fk, sourceKey: sk, targetKey: tk, through: r["through"]?.stringValue, otherKey: r["otherKey"]?.stringValue)
         }
         return Field(
             name: name, type: type, title: json["title"]?.stringValue, nullable: json["nullable"]?.boolValue ?? true,

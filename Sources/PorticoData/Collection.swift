@@ -126,7 +126,8 @@ public struct CollectionSchema: Sendable, Hashable {
             throw .invalid("unknown field '\(name)' in \(purpose) of collection '\(self.name)'; its fields are: \(fields.map(\.name).joined(separator: ", "))")
         }
         guard field.isColumn else {
-            throw .invalid("'\(name)' in \(purpose) is a \(field.type.rawValue) relation of '\(self.name)', not a column; name one of its fields, like '\(name).<field>'")
+            throw .invalid(
+                "'\(name)' in \(purpose) is a \(field.type.rawValue) relation of '\(self.name)', not a column; name one of its fields, like '\(name).<field>'")
         }
         return field
     }

@@ -120,7 +120,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public var guidance: String {
         switch kind {
         case .tooComplex:
-            return "the request is too complex for the database (\(message)); use fewer conditions or fewer $and/$or items, $in for lists of values, or split it into several calls"
+            return
+                "the request is too complex for the database (\(message)); use fewer conditions or fewer $and/$or items, $in for lists of values, or split it into several calls"
         case .timeout:
             return "the query ran past its time limit and was stopped; narrow the filter, ask for fewer records or fewer appends"
         case .tooLarge:

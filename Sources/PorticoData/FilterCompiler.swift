@@ -50,7 +50,8 @@ public struct FilterCompiler: Sendable {
         mutating func count(at path: String) throws(DataError) {
             conditions += 1
             guard conditions <= FilterCompiler.maxConditions else {
-                throw .invalid("\(path): the filter has more than \(FilterCompiler.maxConditions) conditions; split the request or use $in with a list of values")
+                throw .invalid(
+                    "\(path): the filter has more than \(FilterCompiler.maxConditions) conditions; split the request or use $in with a list of values")
             }
         }
 
@@ -61,7 +62,9 @@ public struct FilterCompiler: Sendable {
     }
 
     /// An object of conditions, ANDed: `$and`/`$or` arrays, field paths, nested relation objects.
-    func group(_ object: JSONObject, collection: CollectionSchema, alias: String, path: String, depth: Int, scope: inout AliasScope) throws(DataError) -> SQLFragment? {
+    func group(_ object: JSONObject, collection: CollectionSchema, alias: String, path: String, depth: Int, scope: inout AliasScope) throws(DataError)
+        -> SQLFragment?
+    {
         guard depth <= Self.maxDepth else { throw .invalid("\(path): filter nested deeper than \(Self.maxDepth) levels") }
         let nested = try Self.nest(object, path: path)
         var conditions: [SQLFragment] = []
@@ -72,7 +75,9 @@ public struct FilterCompiler: Sendable {
                     throw .invalid("\(path).\(key) must be an array of filter objects, got \(value.typeName)")
                 }
                 guard items.count <= Self.maxItems else {
-                    throw .invalid("\(path).\(key) has \(items.count) items; at most \(Self.maxItems) are allowed (for many values of one field use $in, which takes up to \(Self.maxInValues))")
+                    throw .invalid(
+                        "\(path).\(key) has \(items.count) items; at most \(Self.maxItems) are allowed (for many values of one field use $in, which takes up to \(Self.maxInValues))"
+                    )
                 }
                 var parts: [SQLFragment] = []
                 for (index, item) in items.enumerated() {
@@ -124,9 +129,12 @@ public struct FilterCompiler: Sendable {
         object[key] = .object(left)
     }
 
-    func fieldCondition(_ name: String, _ value: JSON, collection: CollectionSchema, alias: String, path: String, depth: Int, scope: inout AliasScope) throws(DataError) -> SQLFragment {
+    func fieldCondition(_ name: String, _ value: JSON, collection: CollectionSchema, alias: String, path: String, depth: Int, scope: inout AliasScope)
+        throws(DataError) -> SQLFragment
+    {
         guard let field = collection.field(name) else {
-            throw .invalid("\(path): unknown field '\(name)' of collection '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
+            throw .invalid(
+                "\(path): unknown field '\(name)' of collection '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
         }
         if field.isColumn {
             return try columnCondition(field, value, alias: alias, path: path)
@@ -136,15 +144,21 @@ public struct FilterCompiler: Sendable {
 
     // MARK: Relations
 
-    func relationCondition(_ field: Field, _ value: JSON, collection: CollectionSchema, alias: String, path: String, depth: Int, scope: inout AliasScope) throws(DataError) -> SQLFragment {
+    func relationCondition(_ field: Field, _ value: JSON, collection: CollectionSchema, alias: String, path: String, depth: Int, scope: inout AliasScope)
+        throws(DataError) -> SQLFragment
+    {
         let target = try catalog.target(of: field, in: collection)
         guard case .object(let object) = value else {
-            throw .invalid("\(path): '\(field.name)' is a \(field.type.rawValue) relation to '\(target.name)'; filter on its fields, as in {\"\(field.name)\": {\"\(target.primaryKey.first?.name ?? "id")\": \(value.serializedString)}}")
+            throw .invalid(
+                "\(path): '\(field.name)' is a \(field.type.rawValue) relation to '\(target.name)'; filter on its fields, as in {\"\(field.name)\": {\"\(target.primaryKey.first?.name ?? "id")\": \(value.serializedString)}}"
+            )
         }
         let operatorKeys = object.keys.filter { $0.hasPrefix("$") && $0 != "$and" && $0 != "$or" }
         if !operatorKeys.isEmpty {
             guard operatorKeys.count == object.count, operatorKeys.allSatisfy(Self.relationOperators.contains) else {
-                throw .invalid("\(path): a relation takes only \(Self.relationOperators.joined(separator: ", ")) directly; other operators go on one of '\(target.name)''s fields")
+                throw .invalid(
+                    "\(path): a relation takes only \(Self.relationOperators.joined(separator: ", ")) directly; other operators go on one of '\(target.name)''s fields"
+                )
             }
             var parts: [SQLFragment] = []
             for key in operatorKeys {
@@ -169,7 +183,9 @@ public struct FilterCompiler: Sendable {
     }
 
     /// `EXISTS (SELECT 1 FROM target WHERE <link> AND <condition>)`.
-    func relatedRows(_ field: Field, target: CollectionSchema, alias: String, condition: SQLFragment?, innerAlias: String? = nil, scope: inout AliasScope) throws(DataError) -> SQLFragment {
+    func relatedRows(_ field: Field, target: CollectionSchema, alias: String, condition: SQLFragment?, innerAlias: String? = nil, scope: inout AliasScope)
+        throws(DataError) -> SQLFragment
+    {
         let relation = field.relation!
         let t = innerAlias ?? scope.make()
         var f = SQLFragment("EXISTS (SELECT 1 FROM ")
@@ -333,7 +349,8 @@ public struct FilterCompiler: Sendable {
         case "$dateOn", "$dateNotOn", "$dateBefore", "$dateNotBefore", "$dateAfter", "$dateNotAfter", "$dateBetween":
             return try dateCondition(op, operand, field: field, column: column, at: where_)
         default:
-            throw .invalid("\(where_): unknown operator '\(op)'; supported operators: \(Self.operators.joined(separator: ", ")), and $and/$or between conditions")
+            throw .invalid(
+                "\(where_): unknown operator '\(op)'; supported operators: \(Self.operators.joined(separator: ", ")), and $and/$or between conditions")
         }
     }
 
@@ -344,7 +361,9 @@ public struct FilterCompiler: Sendable {
         let dateOnly = field.type == .date
         func parse(_ value: JSON, _ where_: String) throws(DataError) -> TemporalValue {
             guard case .string(let text) = value, let parsed = TemporalValue.parse(text) else {
-                throw .invalid("\(where_): expected a date such as \"2024\", \"2024-05\", \"2024-05-17\" or \"2024-05-17 13:45:00\", got \(value.serializedString.prefix(40))")
+                throw .invalid(
+                    "\(where_): expected a date such as \"2024\", \"2024-05\", \"2024-05-17\" or \"2024-05-17 13:45:00\", got \(value.serializedString.prefix(40))"
+                )
             }
             return parsed
         }
@@ -383,7 +402,9 @@ public struct FilterCompiler: Sendable {
     func bindable(_ value: JSON, field: Field, at path: String) throws(DataError) -> SQLFragment {
         if field.type.isTemporal {
             guard case .string(let text) = value, let parsed = TemporalValue.parse(text) else {
-                throw .invalid("\(path): '\(field.name)' is a \(field.type.rawValue) field; expected a date string such as \"2024-05-17\", got \(value.serializedString.prefix(40))")
+                throw .invalid(
+                    "\(path): '\(field.name)' is a \(field.type.rawValue) field; expected a date string such as \"2024-05-17\", got \(value.serializedString.prefix(40))"
+                )
             }
             return flavor.temporal(parsed.formatted(dateOnly: field.type == .date), type: field.type)
         }
@@ -421,7 +442,9 @@ public enum ValueCoercion {
             return .null
         }
         func mismatch(_ expected: String) -> DataError {
-            .invalid("\(path): '\(field.name)' is \(field.type.rawValue == "integer" ? "an" : "a") \(field.type.rawValue) field; expected \(expected), got \(SchemaDescription.describe(value))")
+            .invalid(
+                "\(path): '\(field.name)' is \(field.type.rawValue == "integer" ? "an" : "a") \(field.type.rawValue) field; expected \(expected), got \(SchemaDescription.describe(value))"
+            )
         }
         switch field.type {
         case .integer:

@@ -25,7 +25,8 @@ public struct Migrator: Sendable {
     /// Returns the versions it applied.
     @discardableResult
     public func migrate(_ database: any Database) async throws -> [Int] {
-        try await database.execute("CREATE TABLE IF NOT EXISTS portico_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
+        try await database.execute(
+            "CREATE TABLE IF NOT EXISTS portico_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
         var applied: [Int] = []
         for migration in migrations {
             let done: Bool = try await database.transaction { db in
@@ -36,7 +37,9 @@ public struct Migrator: Sendable {
                     try await db.execute(statement)
                 }
                 var record = SQLFragment("INSERT INTO portico_migrations (version, name, applied_at) VALUES (")
-                record.append(joining: [.bind(.int(Int64(migration.version))), .bind(.text(migration.name)), .bind(.int(Int64(Date().timeIntervalSince1970)))], separator: ", ")
+                record.append(
+                    joining: [.bind(.int(Int64(migration.version))), .bind(.text(migration.name)), .bind(.int(Int64(Date().timeIntervalSince1970)))],
+                    separator: ", ")
                 record.append(")")
                 try await db.execute(record)
                 return false

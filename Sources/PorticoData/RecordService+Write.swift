@@ -11,15 +11,20 @@ extension RecordService {
             switch association.field.type {
             case .hasMany:
                 let fk = association.field.relation!.foreignKey
-                if let given = draft.columns[fk], given != association.sourceId, association.field.relation!.sourceKey == association.parent.primaryKey.first?.name {
-                    throw DataError.invalid("values.\(fk) is \(given) but the record is created under \(association.parent.name) \(association.sourceId); leave \(fk) out")
+                if let given = draft.columns[fk], given != association.sourceId,
+                    association.field.relation!.sourceKey == association.parent.primaryKey.first?.name
+                {
+                    throw DataError.invalid(
+                        "values.\(fk) is \(given) but the record is created under \(association.parent.name) \(association.sourceId); leave \(fk) out")
                 }
                 draft.columnExpressions[fk] = association.sourceKeyValue
                 draft.columns[fk] = nil
             case .belongsToMany:
                 break  // linked through the junction after the insert
             default:
-                throw DataError.invalid("'\(request.resource)' is a belongsTo association; create the \(target.collection.name) record directly and set \(association.parent.name).\(association.field.relation!.foreignKey)")
+                throw DataError.invalid(
+                    "'\(request.resource)' is a belongsTo association; create the \(target.collection.name) record directly and set \(association.parent.name).\(association.field.relation!.foreignKey)"
+                )
             }
         }
         let collection = target.collection
@@ -64,7 +69,8 @@ extension RecordService {
         guard Self.hasSelector(request) else {
             throw DataError.invalid("an update needs filterByTk or a non-empty filter, so it cannot change every record by accident")
         }
-        let assignment = try Assignment(values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
+        let assignment = try Assignment(
+            values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
         for key in target.collection.primaryKey where assignment.columns[key.name] != nil {
             throw DataError.invalid("values.\(key.name) is the primary key of '\(target.collection.name)' and cannot be changed")
         }
@@ -83,12 +89,13 @@ extension RecordService {
                     var q = SQLFragment("UPDATE ")
                     q.append(table: collection.tableName, as: Self.rootAlias)
                     q.append(" SET ")
-                    q.append(joining: assignment.columns.map { name, value in
-                        var f = SQLFragment.identifier(name)
-                        f.append(" = ")
-                        f.append(bind: value)
-                        return f
-                    }, separator: ", ")
+                    q.append(
+                        joining: assignment.columns.map { name, value in
+                            var f = SQLFragment.identifier(name)
+                            f.append(" = ")
+                            f.append(bind: value)
+                            return f
+                        }, separator: ", ")
                     if let condition { q.append(" WHERE "); q.append(condition) }
                     q.append(" RETURNING *")
                     rows = try await db.query(q)
@@ -103,7 +110,9 @@ extension RecordService {
         let records = RowMapping.records(rows.prefix(budget.maxRows), collection: collection, columns: columns).map { JSON.object($0) }
         var result: JSONObject = ["data": .array(Array(records))]
         if rows.count > budget.maxRows {
-            result["meta"] = ["count": JSON(rows.count), "truncated": true, "notes": JSON(["\(rows.count) records were updated; the first \(budget.maxRows) are shown"])]
+            result["meta"] = [
+                "count": JSON(rows.count), "truncated": true, "notes": JSON(["\(rows.count) records were updated; the first \(budget.maxRows) are shown"]),
+            ]
         }
         return .object(result)
     }
@@ -202,7 +211,8 @@ extension RecordService {
             return "a '\(collection.name)' record with this \(field ?? "key") already exists"
         case .foreignKey?:
             let links = collection.relations.filter { $0.type == .belongsTo }.map { "\($0.relation!.foreignKey) → \($0.relation!.target)" }
-            return "the change would break a link between records: a belongsTo value must name an existing record (\(links.joined(separator: ", "))), and a record that others still point to cannot be deleted until they are removed or relinked"
+            return
+                "the change would break a link between records: a belongsTo value must name an existing record (\(links.joined(separator: ", "))), and a record that others still point to cannot be deleted until they are removed or relinked"
         default:
             return "the database refused the change: \(error.message)"
         }
@@ -224,7 +234,8 @@ struct Assignment: Sendable {
             if let whitelist, !whitelist.contains(name) { continue }
             if let blacklist, blacklist.contains(name) { continue }
             guard let field = collection.field(name) else {
-                throw .invalid("values: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
+                throw .invalid(
+                    "values: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
             }
             switch field.type {
             case .belongsTo:
@@ -234,7 +245,8 @@ struct Assignment: Sendable {
                 var key = value
                 if case .object(let object) = value {
                     guard let k = object[relation.targetKey] else {
-                        throw .invalid("values.\(name): pass the \(target.name)'s \(relation.targetKey), as \(relation.targetKey) or {\"\(relation.targetKey)\": ...}")
+                        throw .invalid(
+                            "values.\(name): pass the \(target.name)'s \(relation.targetKey), as \(relation.targetKey) or {\"\(relation.targetKey)\": ...}")
                     }
                     key = k
                 }

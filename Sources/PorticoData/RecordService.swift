@@ -107,7 +107,9 @@ public struct RecordService: Sendable {
         let records = try await plan.records(from: Array(shown), service: self, access: access, meter: meter)
         if meter.cutByBytes {
             truncated = true
-            notes.append("the result was cut to \(records.count) records to stay under \(budget.maxBytes / 1024) KiB; ask for fewer fields, fewer appends or a smaller pageSize")
+            notes.append(
+                "the result was cut to \(records.count) records to stay under \(budget.maxBytes / 1024) KiB; ask for fewer fields, fewer appends or a smaller pageSize"
+            )
         }
         if !meter.cutInAll.isEmpty { truncated = true }
         notes += meter.notes(maxBytes: budget.maxBytes)
@@ -137,7 +139,9 @@ public struct RecordService: Sendable {
         let meter = ResultMeter(budget: budget)
         let records = try await plan.records(from: rows, service: self, access: access, meter: meter)
         if records.isEmpty, !rows.isEmpty {
-            throw DataError.invalid("the record is larger than \(budget.maxBytes / 1024) KiB with the fields and appends asked for; ask for fewer fields (fields, except) or fewer appends")
+            throw DataError.invalid(
+                "the record is larger than \(budget.maxBytes / 1024) KiB with the fields and appends asked for; ask for fewer fields (fields, except) or fewer appends"
+            )
         }
         var result: JSONObject = ["data": records.first.map { .object($0) } ?? .null]
         let notes = meter.notes(maxBytes: budget.maxBytes)
@@ -192,10 +196,13 @@ public struct RecordService: Sendable {
             return Target(collection: collection)
         }
         guard let field = collection.field(parts[1]), field.type.isRelation, let relation = field.relation else {
-            throw .invalid("'\(parts[1])' is not a relation of '\(collection.name)'; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))")
+            throw .invalid(
+                "'\(parts[1])' is not a relation of '\(collection.name)'; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))")
         }
         guard let sourceIdJSON = request.sourceId, !sourceIdJSON.isNull else {
-            throw .invalid("'\(request.resource)' is an association resource: pass sourceId, the \(collection.name) record's \(collection.primaryKey.first?.name ?? "key")")
+            throw .invalid(
+                "'\(request.resource)' is an association resource: pass sourceId, the \(collection.name) record's \(collection.primaryKey.first?.name ?? "key")"
+            )
         }
         guard let pk = collection.primaryKey.first, collection.primaryKey.count == 1 else {
             throw .invalid("'\(collection.name)' has a composite key, so its associations cannot be addressed by sourceId")
@@ -204,7 +211,8 @@ public struct RecordService: Sendable {
         let target = try catalog.target(of: field, in: collection)
         // The value of the parent's key column that the relation links on.
         let linkColumn = field.localKey!
-        let sourceKeyValue: SQLFragment = linkColumn == pk.name
+        let sourceKeyValue: SQLFragment =
+            linkColumn == pk.name
             ? .bind(sourceId)
             : .lookup(linkColumn, from: collection.tableName, as: "p", where: pk.name, equals: .bind(sourceId))
         var scope = SQLFragment()
@@ -228,7 +236,8 @@ public struct RecordService: Sendable {
         default:
             throw .invalid("'\(field.name)' is not a relation")
         }
-        return Target(collection: target, scope: scope, association: Association(parent: collection, field: field, sourceKeyValue: sourceKeyValue, sourceId: sourceId))
+        return Target(
+            collection: target, scope: scope, association: Association(parent: collection, field: field, sourceKeyValue: sourceKeyValue, sourceId: sourceId))
     }
 
     /// The WHERE condition of a request: association scope, primary key and filter.
@@ -275,11 +284,15 @@ public struct RecordService: Sendable {
         var alternatives: [SQLFragment] = []
         for (index, item) in objects.enumerated() {
             guard case .object(let object) = item else {
-                throw .invalid("'\(collection.name)' has a composite key (\(keys)): filterByTk must be an object like {\(pk.map { "\"\($0.name)\": ..." }.joined(separator: ", "))}")
+                throw .invalid(
+                    "'\(collection.name)' has a composite key (\(keys)): filterByTk must be an object like {\(pk.map { "\"\($0.name)\": ..." }.joined(separator: ", "))}"
+                )
             }
             var parts: [SQLFragment] = []
             for field in pk {
-                guard let v = object[field.name] else { throw .invalid("filterByTk[\(index)] is missing key column '\(field.name)' of \(collection.name) (\(keys))") }
+                guard let v = object[field.name] else {
+                    throw .invalid("filterByTk[\(index)] is missing key column '\(field.name)' of \(collection.name) (\(keys))")
+                }
                 var f = SQLFragment.column(field.name, of: Self.rootAlias)
                 f.append(" = ")
                 f.append(bind: try ValueCoercion.coerce(v, to: field, at: "filterByTk.\(field.name)"))

@@ -47,7 +47,9 @@ final class ResultMeter {
             notes.append("appends \(cutPerParent.sorted().joined(separator: ", ")) were limited to \(maxPerParent) related records each")
         }
         if !cutInAll.isEmpty {
-            notes.append("appends \(cutInAll.sorted().joined(separator: ", ")) stopped at \(maxAttached) related records in all, so some lists are incomplete; ask for fewer records (pageSize) or fewer appends")
+            notes.append(
+                "appends \(cutInAll.sorted().joined(separator: ", ")) stopped at \(maxAttached) related records in all, so some lists are incomplete; ask for fewer records (pageSize) or fewer appends"
+            )
         }
         return notes
     }

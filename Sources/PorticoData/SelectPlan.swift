@@ -42,7 +42,8 @@ struct SelectPlan: Sendable {
             for name in fields {
                 let first = String(name.split(separator: ".").first ?? "")
                 guard let field = collection.field(first) else {
-                    throw .invalid("fields: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
+                    throw .invalid(
+                        "fields: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
                 }
                 if field.isColumn {
                     guard !name.contains(".") else { throw .invalid("fields: '\(first)' is a column of '\(collection.name)', so '\(name)' names nothing") }
@@ -56,7 +57,8 @@ struct SelectPlan: Sendable {
         }
         for name in request.except ?? [] {
             guard let field = collection.field(name) else {
-                throw .invalid("except: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
+                throw .invalid(
+                    "except: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
             }
             guard field.isColumn else { throw .invalid("except: '\(name)' is a relation; leave it out of appends instead") }
             output.removeAll { $0 == name }
@@ -65,7 +67,9 @@ struct SelectPlan: Sendable {
         for path in appendPaths {
             let depth = path.split(separator: ".").count
             guard depth <= Self.maxAppendDepth else {
-                throw .invalid("appends: '\(path)' goes \(depth) relations deep; at most \(Self.maxAppendDepth) are allowed (like 'tracks.genre.tracks'); ask for the deeper records with a second call")
+                throw .invalid(
+                    "appends: '\(path)' goes \(depth) relations deep; at most \(Self.maxAppendDepth) are allowed (like 'tracks.genre.tracks'); ask for the deeper records with a second call"
+                )
             }
         }
         appends = try Self.appendTree(appendPaths, collection: collection, catalog: catalog, prefix: "")
@@ -96,10 +100,14 @@ struct SelectPlan: Sendable {
         }
         for (head, rest) in grouped {
             guard let field = collection.field(head) else {
-                throw .invalid("appends: unknown relation '\(prefix)\(head)' of '\(collection.name)'; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))")
+                throw .invalid(
+                    "appends: unknown relation '\(prefix)\(head)' of '\(collection.name)'; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))"
+                )
             }
             guard field.type.isRelation else {
-                throw .invalid("appends: '\(prefix)\(head)' is a column of '\(collection.name)', not a relation; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))")
+                throw .invalid(
+                    "appends: '\(prefix)\(head)' is a column of '\(collection.name)', not a relation; its relations are: \(collection.relations.map(\.name).joined(separator: ", "))"
+                )
             }
             let target = try catalog.target(of: field, in: collection)
             var columns: [String]?

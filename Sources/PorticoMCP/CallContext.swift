@@ -70,5 +70,9 @@ public struct CallContext: Sendable {
 /// Progress must increase with every notification; a counter shared by copies of one context.
 final class ProgressCounter: Sendable {
     private let value = LockedValue<Double>(0)
-    func next() -> Double { value.withLock { $0 += 1; return $0 } }
+    func next() -> Double {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }

@@ -142,7 +142,8 @@ extension IncomingMessage {
         var id: RequestID?
         if let rawID = object["id"] {
             guard let parsed = RequestID(json: rawID) else {
-                let detail = rawID.isNull
+                let detail =
+                    rawID.isNull
                     ? "'id' must not be null: MCP request ids are strings or integers"
                     : "'id' must be a string or an integer, got \(rawID.typeName)"
                 return .failure(IdentifiedError(id: nil, error: .invalidRequest(detail)))

@@ -160,7 +160,8 @@ extension MCPEndpoint {
         }
         guard let tool = registry.tool(named: name, in: exchange.selection) else {
             if let package = registry.packageOf(tool: name) {
-                throw RPCError.invalidParams("Tool '\(name)' belongs to package '\(package)', which this request did not select: add it with the x-mcp-packages header or ?packages=")
+                throw RPCError.invalidParams(
+                    "Tool '\(name)' belongs to package '\(package)', which this request did not select: add it with the x-mcp-packages header or ?packages=")
             }
             throw RPCError.invalidParams("Unknown tool: \(name)")
         }
@@ -168,16 +169,20 @@ extension MCPEndpoint {
             throw RPCError.unauthorized("Unauthorized operation: calling a tool needs credentials")
         }
         guard principal.isGranted(tool.requiredScope) else {
-            throw RPCError(code: RPCError.unauthorizedCode, message: "insufficient_scope", data: [
-                "tool": .string(tool.name),
-                "granted_scopes": JSON(principal.grantedScopes),
-                "required_scope": .string(tool.requiredScope.name),
-            ])
+            throw RPCError(
+                code: RPCError.unauthorizedCode, message: "insufficient_scope",
+                data: [
+                    "tool": .string(tool.name),
+                    "granted_scopes": JSON(principal.grantedScopes),
+                    "required_scope": .string(tool.requiredScope.name),
+                ])
         }
         guard ToolRegistry.roleAllows(tool.access, principal.role, policy: policy) else {
             let role = principal.role?.name ?? "none"
             outcome = .toolError
-            return .error("Permission denied: your role '\(role)' in app '\(exchange.request.app)' does not allow \(tool.name). Ask an admin of the app for a role that does.")
+            return .error(
+                "Permission denied: your role '\(role)' in app '\(exchange.request.app)' does not allow \(tool.name). Ask an admin of the app for a role that does."
+            )
         }
         if configuration.demoMode, !tool.annotations.readOnly {
             outcome = .toolError
@@ -215,7 +220,8 @@ extension MCPEndpoint {
             if inflight.remove(token) {
                 outcome = .timeout
                 let limit = configuration.requestTimeout.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated))
-                return .error("\(tool.name) ran past the \(limit) limit of one request and was stopped; narrow the filter, ask for fewer records or fewer appends")
+                return .error(
+                    "\(tool.name) ran past the \(limit) limit of one request and was stopped; narrow the filter, ask for fewer records or fewer appends")
             }
             throw RPCError(code: RPCError.requestCancelledCode, message: "Request cancelled", data: ["requestId": message.id.json])
         } catch let error as RPCError {

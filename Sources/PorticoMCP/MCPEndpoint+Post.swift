@@ -1,5 +1,5 @@
-import Foundation
 import Dispatch
+import Foundation
 import HTTPTypes
 import Logging
 import PorticoAuth
@@ -25,7 +25,8 @@ extension MCPEndpoint {
             return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("the Accept header must allow application/json and text/event-stream"))
         }
         if let contentType = request.headers.value(.contentType), !Self.isJSON(contentType) {
-            return Self.errorResponse(.unsupportedMediaType, id: nil, .invalidRequest("send the JSON-RPC message with 'Content-Type: application/json', not '\(contentType)'"))
+            return Self.errorResponse(
+                .unsupportedMediaType, id: nil, .invalidRequest("send the JSON-RPC message with 'Content-Type: application/json', not '\(contentType)'"))
         }
         let body: JSON
         do {
@@ -79,8 +80,11 @@ extension MCPEndpoint {
                 return Self.errorResponse(.badRequest, id: nil, .invalidRequest("an empty batch: send at least one JSON-RPC message in the array"))
             }
             guard array.count <= configuration.maxBatchEntries else {
-                return Self.errorResponse(.contentTooLarge, id: nil, .invalidRequest(
-                    "this batch has \(array.count) messages; at most \(configuration.maxBatchEntries) are accepted per batch. None was run: send them in smaller batches"))
+                return Self.errorResponse(
+                    .contentTooLarge, id: nil,
+                    .invalidRequest(
+                        "this batch has \(array.count) messages; at most \(configuration.maxBatchEntries) are accepted per batch. None was run: send them in smaller batches"
+                    ))
             }
             items = array
             isBatch = true
@@ -88,7 +92,8 @@ extension MCPEndpoint {
             items = [body]
             isBatch = false
         default:
-            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("the body must be a JSON-RPC message object or a batch array, got \(body.typeName)"))
+            return Self.errorResponse(
+                .badRequest, id: nil, .invalidRequest("the body must be a JSON-RPC message object or a batch array, got \(body.typeName)"))
         }
         let decoded = items.map(IncomingMessage.decode)
         let requests: [RequestMessage] = decoded.compactMap { if case .success(.request(let r)) = $0 { return r } else { return nil } }
@@ -100,7 +105,8 @@ extension MCPEndpoint {
             if let refusal = mcpScopeRefusal(p, request, id: isBatch ? nil : requests.first?.id) { return refusal }
             principal = p
         case .anonymous, .rejected:
-            let discoveryOnly = configuration.publicDiscovery
+            let discoveryOnly =
+                configuration.publicDiscovery
                 && requests.allSatisfy { ["initialize", "tools/list", "ping"].contains($0.method) }
                 && { if case .rejected = request.auth { return false } else { return true } }()
             if !discoveryOnly {
@@ -117,7 +123,9 @@ extension MCPEndpoint {
             metrics.sawSession(s.nonce)
         }
         if let session, let headerVersion, headerVersion != session.protocolVersion, ProtocolVersion.isHandshake(headerVersion) {
-            request.logger.debug("MCP-Protocol-Version differs from the session's negotiated version", metadata: ["header": "\(headerVersion)", "session": "\(session.protocolVersion)"])
+            request.logger.debug(
+                "MCP-Protocol-Version differs from the session's negotiated version",
+                metadata: ["header": "\(headerVersion)", "session": "\(session.protocolVersion)"])
         }
 
         let selection: PackageSelection
@@ -161,9 +169,14 @@ extension MCPEndpoint {
             case .success(.notification(let method, let params)):
                 handleNotification(method: method, params: params, exchange: exchange)
             case .success(.request(let message)) where spent:
-                add(.error(id: message.id, RPCError(
-                    code: RPCError.batchBudgetCode, message: "Batch response budget exhausted",
-                    data: .string("the responses before this one reached \(configuration.maxBatchResponseBytes / 1024) KiB, so this request was not run; send it again in another batch or ask for smaller results"))))
+                add(
+                    .error(
+                        id: message.id,
+                        RPCError(
+                            code: RPCError.batchBudgetCode, message: "Batch response budget exhausted",
+                            data: .string(
+                                "the responses before this one reached \(configuration.maxBatchResponseBytes / 1024) KiB, so this request was not run; send it again in another batch or ask for smaller results"
+                            ))))
             case .success(.request(let message)):
                 let (response, newSession) = await dispatchHandshake(message, exchange: exchange, sink: logSink(exchange))
                 if let newSession { issuedSession = newSession }
@@ -251,7 +264,9 @@ extension MCPEndpoint {
 
     func handleModernPost(_ request: MCPHTTPRequest, body: JSON) async -> MCPHTTPResponse {
         guard case .object = body else {
-            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("a \(ProtocolVersion.modern[0]) body is one JSON-RPC request or notification; batches exist only in the initialize era"))
+            return Self.errorResponse(
+                .badRequest, id: nil,
+                .invalidRequest("a \(ProtocolVersion.modern[0]) body is one JSON-RPC request or notification; batches exist only in the initialize era"))
         }
         let message: IncomingMessage
         switch IncomingMessage.decode(body) {
@@ -338,11 +353,12 @@ extension MCPEndpoint {
         guard methodHeader == request.method else {
             throw .headerMismatch("Mcp-Method header '\(methodHeader)' does not match the body's method '\(request.method)'")
         }
-        let nameKey: String? = switch request.method {
-        case "tools/call", "prompts/get": "name"
-        case "resources/read": "uri"
-        default: nil
-        }
+        let nameKey: String? =
+            switch request.method {
+            case "tools/call", "prompts/get": "name"
+            case "resources/read": "uri"
+            default: nil
+            }
         if let nameKey, let bodyName = request.params?[nameKey] {
             guard let rawHeader = headers.value(.mcpName) else {
                 throw .headerMismatch("the Mcp-Name header is missing; it must equal the body's '\(nameKey)'")
@@ -378,7 +394,9 @@ public enum HeaderValue {
         let payload = String(value.dropFirst(9).dropLast(2))
         var standard = payload
         guard standard.utf8.count % 4 == 0,
-            standard.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2B || $0 == 0x2F || $0 == 0x3D })
+            standard.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2B || $0 == 0x2F || $0 == 0x3D
+            })
         else { return nil }
         standard = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         guard let bytes = Base64URL.decode(standard) else { return nil }

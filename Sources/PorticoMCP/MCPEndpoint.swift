@@ -1,8 +1,8 @@
+import Foundation
 import HTTPTypes
 import Logging
 public import PorticoAuth
 import PorticoJSON
-import Foundation
 import Synchronization
 
 /// Name, version and guidance the server reports about itself.
@@ -87,9 +87,12 @@ public final class MCPEndpoint: Sendable {
     /// Serves one HTTP request to the MCP endpoint.
     public func handle(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
         if let origin = request.headers.value(.origin), !isAllowed(origin: origin) {
-            return Self.errorResponse(.forbidden, id: nil, RPCError(
-                code: RPCError.invalidRequestCode, message: "Forbidden origin",
-                data: .string("Origin '\(origin)' is not one of this server's public origins; set --public-url (or --allowed-origin) to the address browsers use")))
+            return Self.errorResponse(
+                .forbidden, id: nil,
+                RPCError(
+                    code: RPCError.invalidRequestCode, message: "Forbidden origin",
+                    data: .string(
+                        "Origin '\(origin)' is not one of this server's public origins; set --public-url (or --allowed-origin) to the address browsers use")))
         }
         switch request.method {
         case .post: return await handlePost(request)
@@ -126,9 +129,11 @@ public final class MCPEndpoint: Sendable {
     public static func shuttingDown() -> MCPHTTPResponse {
         var headers = HTTPFields()
         headers[.retryAfter] = "1"
-        return errorResponse(.serviceUnavailable, id: nil, RPCError(
-            code: RPCError.internalErrorCode, message: "Shutting down",
-            data: .string("this Portico is shutting down; send the request again (another replica or the restarted server answers it)")), headers: headers)
+        return errorResponse(
+            .serviceUnavailable, id: nil,
+            RPCError(
+                code: RPCError.internalErrorCode, message: "Shutting down",
+                data: .string("this Portico is shutting down; send the request again (another replica or the restarted server answers it)")), headers: headers)
     }
 
     /// Cancels tool calls past the request deadline, until the task is cancelled. Run it for
@@ -159,9 +164,11 @@ public final class MCPEndpoint: Sendable {
     /// OAuth credentials without the `mcp` scope may not use the endpoint at all.
     func mcpScopeRefusal(_ principal: Principal, _ request: MCPHTTPRequest, id: RequestID?) -> MCPHTTPResponse? {
         guard principal.needsMCPScope, !principal.isGranted(.mcp) else { return nil }
-        let error = RPCError(code: RPCError.unauthorizedCode, message: "insufficient_scope", data: [
-            "tool": .null, "granted_scopes": JSON(principal.grantedScopes), "required_scope": "mcp",
-        ])
+        let error = RPCError(
+            code: RPCError.unauthorizedCode, message: "insufficient_scope",
+            data: [
+                "tool": .null, "granted_scopes": JSON(principal.grantedScopes), "required_scope": "mcp",
+            ])
         var headers = HTTPFields()
         headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request)
         return Self.errorResponse(.forbidden, id: id, error, headers: headers)
@@ -189,7 +196,8 @@ public final class MCPEndpoint: Sendable {
         let session: MCPSession
         switch resolveSession(request, principal: principal) {
         case .none:
-            return Self.errorResponse(.badRequest, id: nil, .invalidRequest("GET needs the Mcp-Session-Id header returned by initialize; the 2026-07-28 protocol has no GET stream"))
+            return Self.errorResponse(
+                .badRequest, id: nil, .invalidRequest("GET needs the Mcp-Session-Id header returned by initialize; the 2026-07-28 protocol has no GET stream"))
         case .invalid:
             return Self.sessionNotFound()
         case .valid(let s):
@@ -288,23 +296,30 @@ public final class MCPEndpoint: Sendable {
     }
 
     static func sessionNotFound() -> MCPHTTPResponse {
-        errorResponse(.notFound, id: nil, RPCError(
-            code: RPCError.invalidRequestCode, message: "Session not found",
-            data: .string("The Mcp-Session-Id is unknown, expired or ended: send initialize again without it")))
+        errorResponse(
+            .notFound, id: nil,
+            RPCError(
+                code: RPCError.invalidRequestCode, message: "Session not found",
+                data: .string("The Mcp-Session-Id is unknown, expired or ended: send initialize again without it")))
     }
 
     static func methodNotAllowed(version: String) -> MCPHTTPResponse {
         var headers = HTTPFields()
         headers[.allow] = "POST"
-        return errorResponse(.methodNotAllowed, id: nil, .invalidRequest("protocol \(version) has no sessions and no GET stream: send each request as a POST"), headers: headers)
+        return errorResponse(
+            .methodNotAllowed, id: nil, .invalidRequest("protocol \(version) has no sessions and no GET stream: send each request as a POST"), headers: headers)
     }
 
     func tooManyStreams() -> MCPHTTPResponse {
         var headers = HTTPFields()
         headers[.retryAfter] = "5"
-        return Self.errorResponse(.tooManyRequests, id: nil, RPCError(
-            code: RPCError.invalidRequestCode, message: "Too many open streams",
-            data: .string("this credential already holds \(configuration.maxStreamsPerCredential) open event streams here; close one (end a GET stream or wait for a streamed response) and try again")), headers: headers)
+        return Self.errorResponse(
+            .tooManyRequests, id: nil,
+            RPCError(
+                code: RPCError.invalidRequestCode, message: "Too many open streams",
+                data: .string(
+                    "this credential already holds \(configuration.maxStreamsPerCredential) open event streams here; close one (end a GET stream or wait for a streamed response) and try again"
+                )), headers: headers)
     }
 
     func unauthorized(_ request: MCPHTTPRequest, id: RequestID?) -> MCPHTTPResponse {

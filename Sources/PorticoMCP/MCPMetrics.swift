@@ -43,7 +43,8 @@ final class MCPMetrics: Sendable {
         let timerKey = Key(method: method, tool: tool, outcome: .ok)
         let timer = timers.withLock { timers in
             if let timer = timers[timerKey] { return timer }
-            let timer = Metrics.Timer(label: "portico_mcp_request_duration_seconds", dimensions: [("method", method), ("tool", tool)], preferredDisplayUnit: .seconds)
+            let timer = Metrics.Timer(
+                label: "portico_mcp_request_duration_seconds", dimensions: [("method", method), ("tool", tool)], preferredDisplayUnit: .seconds)
             timers[timerKey] = timer
             return timer
         }

@@ -17,7 +17,9 @@ public struct PackageSelection: Sendable, Hashable {
             var pattern = entry
             if pattern.hasPrefix("@portico/") { pattern.removeFirst("@portico/".count) }
             guard !pattern.hasPrefix("@") else {
-                throw SelectionError(message: "unknown package '\(entry)': packages are named without a scope or with '@portico/'; known packages: \(known.joined(separator: ", "))")
+                throw SelectionError(
+                    message:
+                        "unknown package '\(entry)': packages are named without a scope or with '@portico/'; known packages: \(known.joined(separator: ", "))")
             }
             let matches = known.filter { Self.glob(pattern, matches: $0) }
             guard !matches.isEmpty else {

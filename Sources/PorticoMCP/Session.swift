@@ -1,7 +1,7 @@
 import Crypto
-import Synchronization
-import PorticoJSON
 import Foundation
+import PorticoJSON
+import Synchronization
 
 /// A handshake-era MCP session. Everything about it travels inside its signed id, so every
 /// replica that shares the signing key can serve it without sticky load balancing.
@@ -65,15 +65,19 @@ public struct SessionSigner: Sendable {
         return Array(hmac.finalize().prefix(16))
     }
 
-    public func issue(protocolVersion: String, app: String, bindingKey: String, capabilities: ClientCapabilityFlags, now: Int64) -> (id: String, session: MCPSession) {
+    public func issue(protocolVersion: String, app: String, bindingKey: String, capabilities: ClientCapabilityFlags, now: Int64) -> (
+        id: String, session: MCPSession
+    ) {
         var nonceBytes = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
         for i in nonceBytes.indices { nonceBytes[i] = UInt8.random(in: .min ... .max, using: &generator) }
         let session = MCPSession(
             nonce: Base64URL.encode(nonceBytes), protocolVersion: protocolVersion, app: app,
             binding: binding(of: bindingKey), issuedAt: now, clientCapabilities: capabilities)
-        let payload = [session.nonce, session.protocolVersion, session.app, String(session.issuedAt), String(session.clientCapabilities.rawValue), session.binding]
-            .joined(separator: "|")
+        let payload = [
+            session.nonce, session.protocolVersion, session.app, String(session.issuedAt), String(session.clientCapabilities.rawValue), session.binding,
+        ]
+        .joined(separator: "|")
         let payloadBytes = Array(payload.utf8)
         return ("v1." + Base64URL.encode(payloadBytes) + "." + Base64URL.encode(mac(payloadBytes)), session)
     }

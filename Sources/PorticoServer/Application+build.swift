@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 public import Logging
 import NIOCore
 import PorticoAuth
@@ -56,7 +56,8 @@ public enum PorticoServer {
         let registry = ToolRegistry(
             packages: [
                 DataPackage(records: stores.records).package,
-                UsersPackage(users: stores.users, server: authorizationServer) { userID in endpointBox.endpoint?.notifyToolsListChanged(userID: userID) }.package,
+                UsersPackage(users: stores.users, server: authorizationServer) { userID in endpointBox.endpoint?.notifyToolsListChanged(userID: userID) }
+                    .package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
             ],
@@ -103,9 +104,10 @@ public enum PorticoServer {
         let idle = limits.idleTimeout
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)],
-                idleTimeout: .nanoseconds(Int64(idle.components.seconds) * 1_000_000_000 + Int64(idle.components.attoseconds / 1_000_000_000)))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)],
+                    idleTimeout: .nanoseconds(Int64(idle.components.seconds) * 1_000_000_000 + Int64(idle.components.attoseconds / 1_000_000_000)))),
             configuration: .init(
                 address: .hostname(configuration.host, port: port), serverName: nil, backlog: 1024,
                 // A hard stop below the descriptor limit: past it the kernel's queue holds new connections.
@@ -149,10 +151,13 @@ struct HealthController {
         router.get("readyz") { _, context in
             do {
                 _ = try await database.query("SELECT 1 AS ok")
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"ready"}"#)))
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"ready"}"#)))
             } catch {
                 context.logger.warning("readiness check failed", metadata: ["error": "\(error)"])
-                return Response(status: .serviceUnavailable, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"database unavailable"}"#)))
+                return Response(
+                    status: .serviceUnavailable, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"database unavailable"}"#)))
             }
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import NIOCore
 import PorticoAuth
 import PorticoJSON
@@ -59,22 +59,27 @@ struct ConsoleController: Sendable {
     }
 
     func csrfError() -> Response {
-        pages.error("Form expired", "The form's security token is missing or wrong (CSRF); nothing was changed. Reload the console and try again.", code: "csrf", status: .forbidden)
+        pages.error(
+            "Form expired", "The form's security token is missing or wrong (CSRF); nothing was changed. Reload the console and try again.", code: "csrf",
+            status: .forbidden)
     }
 
     func loginPage(_ request: Request, error: String?, username: String = "", status: HTTPResponse.Status = .ok) -> Response {
         let (csrf, headers) = signIn.formToken(request)
         let next = Forms.first(Forms.query(request), "next") ?? "/console"
-        return pages.render("login", [
-            "action": "/login", "csrf": csrf, "hidden": [["name": "next", "value": next]],
-            "error": error, "username": username,
-        ], status: status, headers: headers)
+        return pages.render(
+            "login",
+            [
+                "action": "/login", "csrf": csrf, "hidden": [["name": "next", "value": next]],
+                "error": error, "username": username,
+            ], status: status, headers: headers)
     }
 
     func login(_ request: Request, context: PorticoRequestContext) async throws -> Response {
         let fields = try await Forms.fields(request)
         guard signIn.formIsGenuine(fields, request: request) else {
-            return pages.error("Sign-in form expired", "The form's security token is missing or wrong (CSRF). Reload the sign-in page.", code: "csrf", status: .forbidden)
+            return pages.error(
+                "Sign-in form expired", "The form's security token is missing or wrong (CSRF). Reload the sign-in page.", code: "csrf", status: .forbidden)
         }
         let username = Forms.first(fields, "username") ?? ""
         switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
@@ -108,24 +113,30 @@ struct ConsoleController: Sendable {
         }
         let roles = try await users.roles(userID: user.id)
         let allowed = Set(roles.values.flatMap { policy.scopes(for: $0) })
-        return pages.render("console", [
-            "user": user.name, "csrf": sessions.csrfToken(for: session),
-            "roles": roles.isEmpty ? "none" : roles.sorted { $0.key < $1.key }.map { "\($0.value.name) in \($0.key)" }.joined(separator: ", "),
-            "message": message, "error": error, "newKey": newKey,
-            "hasKeys": !userKeys.isEmpty,
-            "keys": userKeys.map { key in [
-                "id": key.id, "name": key.name, "scopes": key.scopes?.text ?? "everything your roles allow",
-                "created": WebPages.date(key.createdAt),
-                "status": key.status(at: now) + (key.isActive(at: now) ? key.expiresAt.map { " until \(WebPages.date($0))" } ?? "" : ""),
-                "active": key.isActive(at: now),
-            ] as [String: Any] },
-            "scopeChoices": Scope.all.filter { allowed.contains($0) }.map { ["name": $0.name] },
-            "hasGrants": !grants.isEmpty,
-            "grants": grants.map { grant in [
-                "id": grant.id ?? "", "client": clientNames[grant.clientID] ?? grant.clientID, "app": grant.app,
-                "scopes": grant.scopes.text, "created": WebPages.date(grant.createdAt),
-            ] },
-        ])
+        return pages.render(
+            "console",
+            [
+                "user": user.name, "csrf": sessions.csrfToken(for: session),
+                "roles": roles.isEmpty ? "none" : roles.sorted { $0.key < $1.key }.map { "\($0.value.name) in \($0.key)" }.joined(separator: ", "),
+                "message": message, "error": error, "newKey": newKey,
+                "hasKeys": !userKeys.isEmpty,
+                "keys": userKeys.map { key in
+                    [
+                        "id": key.id, "name": key.name, "scopes": key.scopes?.text ?? "everything your roles allow",
+                        "created": WebPages.date(key.createdAt),
+                        "status": key.status(at: now) + (key.isActive(at: now) ? key.expiresAt.map { " until \(WebPages.date($0))" } ?? "" : ""),
+                        "active": key.isActive(at: now),
+                    ] as [String: Any]
+                },
+                "scopeChoices": Scope.all.filter { allowed.contains($0) }.map { ["name": $0.name] },
+                "hasGrants": !grants.isEmpty,
+                "grants": grants.map { grant in
+                    [
+                        "id": grant.id ?? "", "client": clientNames[grant.clientID] ?? grant.clientID, "app": grant.app,
+                        "scopes": grant.scopes.text, "created": WebPages.date(grant.createdAt),
+                    ]
+                },
+            ])
     }
 
     func createKey(_ request: Request, user: User, session: String) async throws -> Response {

@@ -37,7 +37,10 @@ struct HTTPClientMetadataFetcher: ClientMetadataFetcher {
     static func isPrivate(_ host: String) -> Bool {
         let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         if h == "localhost" || h.hasSuffix(".localhost") || h.hasSuffix(".local") || h.hasSuffix(".internal") { return true }
-        let ranges = ["127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "0.0.0.0/8", "100.64.0.0/10", "::1/128", "fc00::/7", "fe80::/10", "::/128"]
+        let ranges = [
+            "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "0.0.0.0/8", "100.64.0.0/10", "::1/128", "fc00::/7", "fe80::/10",
+            "::/128",
+        ]
         return IPAllowlist.allows(h, entries: ranges) && IPAllowlist.invalidEntry(in: [h]) == nil
     }
 

@@ -1,5 +1,5 @@
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import Logging
 import NIOCore
 import PorticoAuth
@@ -42,9 +42,13 @@ struct MCPController: Sendable {
         // A request whose head came before the shutdown signal is served in full; later ones are refused.
         if endpoint.isDraining { return response(MCPEndpoint.shuttingDown(), request: request, context: context) }
         guard await apps.exists(app) else {
-            return Forms.json(RPCResponse.error(id: nil, RPCError(
-                code: RPCError.invalidRequestCode, message: "Unknown app",
-                data: .string("there is no app named '\(app)'; the main app's endpoint is /api/mcp"))).json, status: .notFound)
+            return Forms.json(
+                RPCResponse.error(
+                    id: nil,
+                    RPCError(
+                        code: RPCError.invalidRequestCode, message: "Unknown app",
+                        data: .string("there is no app named '\(app)'; the main app's endpoint is /api/mcp"))
+                ).json, status: .notFound)
         }
         var request = request
         var body: [UInt8] = []
@@ -61,14 +65,19 @@ struct MCPController: Sendable {
                 // A body the HTTP decoder could not read (bad chunk sizes, a cut connection): the
                 // client's fault, and it says so.
                 context.logger.debug("unreadable request body", metadata: ["error": "\(error)"])
-                var response = Forms.json(RPCResponse.error(id: nil, .invalidRequest(
-                    "the request body could not be read (\(error)); send it with a correct Content-Length or well-formed chunked encoding")).json, status: .badRequest)
+                var response = Forms.json(
+                    RPCResponse.error(
+                        id: nil,
+                        .invalidRequest(
+                            "the request body could not be read (\(error)); send it with a correct Content-Length or well-formed chunked encoding")
+                    ).json, status: .badRequest)
                 response.headers[.connection] = "close"
                 return response
             }
         }
         let auth = await authenticator.authenticate(
-            RequestCredentials(authorization: request.headers.value(.authorization), cookie: request.headers.value(.cookie), remoteAddress: context.remoteAddress), app: app)
+            RequestCredentials(
+                authorization: request.headers.value(.authorization), cookie: request.headers.value(.cookie), remoteAddress: context.remoteAddress), app: app)
         let exchange = MCPHTTPRequest(
             method: request.method, headers: request.headers, body: body, app: app,
             packagesQuery: request.uri.query == nil ? nil : request.uri.queryParameters["packages"].map(String.init),
@@ -87,38 +96,43 @@ struct MCPController: Sendable {
             let isServerStream = request.method == .get
             let logger = context.logger
             let streamRequest = request
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                do {
-                    // Closing the connection cancels the work behind the stream (MCP 2026-07-28:
-                    // closing the stream is the cancellation).
-                    try await streamRequest.body.consumeWithCancellationOnInboundClose { _ in
-                        if isServerStream {
-                            // A server-message stream ends when the server shuts down, so a
-                            // graceful shutdown does not wait for clients to hang up.
-                            try await withGracefulShutdownHandler {
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    do {
+                        // Closing the connection cancels the work behind the stream (MCP 2026-07-28:
+                        // closing the stream is the cancellation).
+                        try await streamRequest.body.consumeWithCancellationOnInboundClose { _ in
+                            if isServerStream {
+                                // A server-message stream ends when the server shuts down, so a
+                                // graceful shutdown does not wait for clients to hang up.
+                                try await withGracefulShutdownHandler {
+                                    for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
+                                } onGracefulShutdown: {
+                                    events.cancel()
+                                }
+                            } else {
                                 for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
-                            } onGracefulShutdown: {
-                                events.cancel()
                             }
-                        } else {
-                            for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
                         }
-                    }
-                } catch {
-                    events.cancel()
-                    if Task.isShuttingDownGracefully && !Task.isCancelled {
-                        try await writer.finish(nil)
+                    } catch {
+                        events.cancel()
+                        if Task.isShuttingDownGracefully && !Task.isCancelled {
+                            try await writer.finish(nil)
+                            return
+                        }
+                        logger.debug("event stream ended by the client", metadata: ["error": "\(error)"])
                         return
                     }
-                    logger.debug("event stream ended by the client", metadata: ["error": "\(error)"])
-                    return
-                }
-                try await writer.finish(nil)
-            })
+                    try await writer.finish(nil)
+                })
         }
     }
 
     func tooLarge() -> Response {
-        Forms.json(RPCResponse.error(id: nil, .invalidRequest("the request body is larger than \(maxBodyBytes) bytes; send smaller messages or raise --max-body-bytes")).json, status: .contentTooLarge)
+        Forms.json(
+            RPCResponse.error(
+                id: nil, .invalidRequest("the request body is larger than \(maxBodyBytes) bytes; send smaller messages or raise --max-body-bytes")
+            ).json, status: .contentTooLarge)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import Logging
 import NIOCore
 import PorticoAuth
@@ -41,7 +41,9 @@ struct OAuthController: Sendable {
     }
 
     func resourceMetadata(app: String) async throws -> Response {
-        guard await apps.exists(app) else { return Forms.json(["error": "not_found", "error_description": .string("there is no app named '\(app)'")], status: .notFound) }
+        guard await apps.exists(app) else {
+            return Forms.json(["error": "not_found", "error_description": .string("there is no app named '\(app)'")], status: .notFound)
+        }
         return Forms.json(server.protectedResourceMetadata(app: app), cors: true)
     }
 
@@ -78,7 +80,9 @@ struct OAuthController: Sendable {
 
     func login(_ fields: [(String, String)], authorization: AuthorizationRequest, request: Request, context: PorticoRequestContext) async throws -> Response {
         guard signIn.formIsGenuine(fields, request: request) else {
-            return pages.error("Sign-in form expired", "The form's security token is missing or wrong (CSRF). Go back to the application and start the sign-in again.", code: "csrf", status: .forbidden)
+            return pages.error(
+                "Sign-in form expired", "The form's security token is missing or wrong (CSRF). Go back to the application and start the sign-in again.",
+                code: "csrf", status: .forbidden)
         }
         let username = Forms.first(fields, "username") ?? ""
         switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
@@ -94,7 +98,10 @@ struct OAuthController: Sendable {
             return loginPage(authorization, request: request, error: "Your sign-in has expired; sign in again.", username: nil)
         }
         guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else {
-            return pages.error("Consent form expired", "The form's security token is missing or wrong (CSRF). Nothing was approved. Go back to the application and start again.", code: "csrf", status: .forbidden)
+            return pages.error(
+                "Consent form expired",
+                "The form's security token is missing or wrong (CSRF). Nothing was approved. Go back to the application and start again.", code: "csrf",
+                status: .forbidden)
         }
         guard Forms.first(fields, "decision") == "approve" else {
             return Forms.redirect(server.deny(authorization), status: .found)
@@ -137,10 +144,12 @@ struct OAuthController: Sendable {
 
     func loginPage(_ authorization: AuthorizationRequest, request: Request, error: String?, username: String?, status: HTTPResponse.Status = .ok) -> Response {
         let (csrf, headers) = signIn.formToken(request)
-        return pages.render("login", [
-            "action": "/oauth/authorize", "csrf": csrf, "hidden": hidden(authorization),
-            "clientName": authorization.client.displayName, "error": error, "username": username ?? "",
-        ], status: status, headers: headers)
+        return pages.render(
+            "login",
+            [
+                "action": "/oauth/authorize", "csrf": csrf, "hidden": hidden(authorization),
+                "clientName": authorization.client.displayName, "error": error, "username": username ?? "",
+            ], status: status, headers: headers)
     }
 
     func consentPage(_ authorization: AuthorizationRequest, user: User, session: String) async -> Response {
@@ -150,13 +159,15 @@ struct OAuthController: Sendable {
         }
         let offered = server.offeredScopes(authorization, role: role)
         let host = URL(string: authorization.redirectURI)?.host ?? authorization.redirectURI
-        return pages.render("consent", [
-            "csrf": sessions.csrfToken(for: session), "hidden": hidden(authorization), "clientName": authorization.client.displayName,
-            "app": authorization.app, "user": user.name, "role": role.name, "redirectHost": host,
-            "localRedirect": RedirectURI.isLoopback(host),
-            "offline": authorization.requestedScopes.contains(.offlineAccess),
-            "scopes": offered.map { ["name": $0.name, "label": WebPages.scopeLabels[$0.name] ?? $0.name] },
-        ])
+        return pages.render(
+            "consent",
+            [
+                "csrf": sessions.csrfToken(for: session), "hidden": hidden(authorization), "clientName": authorization.client.displayName,
+                "app": authorization.app, "user": user.name, "role": role.name, "redirectHost": host,
+                "localRedirect": RedirectURI.isLoopback(host),
+                "offline": authorization.requestedScopes.contains(.offlineAccess),
+                "scopes": offered.map { ["name": $0.name, "label": WebPages.scopeLabels[$0.name] ?? $0.name] },
+            ])
     }
 
     // MARK: Token, registration, revocation
@@ -182,7 +193,8 @@ struct OAuthController: Sendable {
             let buffer = try await request.body.collect(upTo: Forms.maxBytes)
             body = try JSONParser.parse(buffer.readableBytesView)
         } catch {
-            return Forms.json(OAuthError.invalidClientMetadata("the registration request must be a JSON object: \(error)").json, status: .badRequest, noStore: true)
+            return Forms.json(
+                OAuthError.invalidClientMetadata("the registration request must be a JSON object: \(error)").json, status: .badRequest, noStore: true)
         }
         do {
             return Forms.json(try await server.register(body), status: .created, noStore: true)
@@ -196,7 +208,8 @@ struct OAuthController: Sendable {
         do {
             fields = try await Forms.fields(request)
         } catch {
-            return Forms.json(OAuthError.invalidRequest("send the revocation request as application/x-www-form-urlencoded").json, status: .badRequest, noStore: true)
+            return Forms.json(
+                OAuthError.invalidRequest("send the revocation request as application/x-www-form-urlencoded").json, status: .badRequest, noStore: true)
         }
         do {
             try await server.revoke(form: fields, authorization: request.headers[.authorization])

@@ -1,5 +1,5 @@
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import Logging
 import NIOCore
 import PorticoMCP
@@ -41,7 +41,12 @@ struct RequestIDMiddleware: RouterMiddleware {
         do {
             var response = try await next(request, context)
             response.headers[Self.header] = id
-            context.logger.debug("request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)", "duration": "\(ContinuousClock.now - start)"])
+            context.logger.debug(
+                "request",
+                metadata: [
+                    "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                    "duration": "\(ContinuousClock.now - start)",
+                ])
             return response
         } catch let error as any HTTPResponseError {
             var response = try error.response(from: request, context: context)
@@ -53,7 +58,9 @@ struct RequestIDMiddleware: RouterMiddleware {
             var headers = HTTPFields()
             headers[Self.header] = id
             headers[.contentType] = "application/json"
-            return Response(status: .internalServerError, headers: headers, body: .init(byteBuffer: ByteBuffer(string: #"{"error":{"message":"internal server error; the server log has the details"}}"#)))
+            return Response(
+                status: .internalServerError, headers: headers,
+                body: .init(byteBuffer: ByteBuffer(string: #"{"error":{"message":"internal server error; the server log has the details"}}"#)))
         }
     }
 }

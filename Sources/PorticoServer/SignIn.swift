@@ -1,5 +1,5 @@
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import PorticoAuth
 
 /// Password sign-in, shared by the consent flow and the console: the form's CSRF protection before

@@ -18,63 +18,80 @@ public struct ApplicationsPackage: Sendable {
 
     static let applicationSchema: JSON = [
         "type": "object",
-        "description": "Casdoor application: owner, name, displayName, description, homepageUrl, logo, redirectUris, grantTypes (authorization_code, refresh_token, client_credentials), scopes (allowed scopes, e.g. [\"read:data\"]), ipWhitelist (comma-separated IPs or CIDRs), expireInHours.",
+        "description":
+            "Casdoor application: owner, name, displayName, description, homepageUrl, logo, redirectUris, grantTypes (authorization_code, refresh_token, client_credentials), scopes (allowed scopes, e.g. [\"read:data\"]), ipWhitelist (comma-separated IPs or CIDRs), expireInHours.",
     ]
 
     public var package: ToolPackage {
-        ToolPackage(name: "applications", summary: "OAuth applications (Casdoor's tools)", tools: [
-            Tool(
-                name: "get_applications", description: "Get all applications for a specific owner (app).",
-                inputSchema: ["type": "object", "properties": ["owner": ["type": "string", "description": "The owner of applications (the app, e.g. main)"]], "required": ["owner"]],
-                outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
-            ) { arguments, context in
-                let owner = try Self.owner(arguments["owner"]?.stringValue, context)
-                let apps = try await server.clients.list(owner: owner).filter { $0.kind == .registered }
-                return Self.result(.array(apps.map { Self.json($0, secret: nil) }))
-            },
-            Tool(
-                name: "get_application", description: "Get details of a specific application by id (owner/name).",
-                inputSchema: ["type": "object", "properties": ["id": ["type": "string", "description": "owner/name, e.g. main/my-app"]], "required": ["id"]],
-                outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
-                annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
-            ) { arguments, context in
-                let (owner, name) = try Self.id(arguments["id"]?.stringValue, context)
-                let app = try await server.clients.find(owner: owner, name: name)
-                return Self.result(app.map { Self.json($0, secret: nil) } ?? .null)
-            },
-            Tool(
-                name: "add_application", description: "Create a new application; the result shows its clientSecret once.",
-                inputSchema: ["type": "object", "properties": ["application": Self.applicationSchema], "required": ["application"]],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
-            ) { arguments, context in
-                try await add(arguments["application"]?.objectValue ?? [:], context)
-            },
-            Tool(
-                name: "update_application", description: "Modify an existing application (id = owner/name).",
-                inputSchema: ["type": "object", "properties": ["id": ["type": "string"], "application": Self.applicationSchema], "required": ["id", "application"]],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
-            ) { arguments, context in
-                try await update(id: arguments["id"]?.stringValue, arguments["application"]?.objectValue ?? [:], context)
-            },
-            Tool(
-                name: "delete_application", description: "Remove an application (by owner and name); tokens issued to it stop working.",
-                inputSchema: ["type": "object", "properties": ["application": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]], "required": ["application"]],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
-            ) { arguments, context in
-                let application = arguments["application"]?.objectValue ?? [:]
-                let owner = try Self.owner(application["owner"]?.stringValue, context)
-                guard let name = application["name"]?.stringValue, let client = try await server.clients.find(owner: owner, name: name) else {
-                    return Self.operation("delete", affected: false)
-                }
-                try await server.clients.delete(clientID: client.clientID)
-                try await server.revokeGrants(clientID: client.clientID)
-                return Self.operation("delete", affected: true)
-            },
-        ])
+        ToolPackage(
+            name: "applications", summary: "OAuth applications (Casdoor's tools)",
+            tools: [
+                Tool(
+                    name: "get_applications", description: "Get all applications for a specific owner (app).",
+                    inputSchema: [
+                        "type": "object", "properties": ["owner": ["type": "string", "description": "The owner of applications (the app, e.g. main)"]],
+                        "required": ["owner"],
+                    ],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
+                ) { arguments, context in
+                    let owner = try Self.owner(arguments["owner"]?.stringValue, context)
+                    let apps = try await server.clients.list(owner: owner).filter { $0.kind == .registered }
+                    return Self.result(.array(apps.map { Self.json($0, secret: nil) }))
+                },
+                Tool(
+                    name: "get_application", description: "Get details of a specific application by id (owner/name).",
+                    inputSchema: [
+                        "type": "object", "properties": ["id": ["type": "string", "description": "owner/name, e.g. main/my-app"]], "required": ["id"],
+                    ],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
+                ) { arguments, context in
+                    let (owner, name) = try Self.id(arguments["id"]?.stringValue, context)
+                    let app = try await server.clients.find(owner: owner, name: name)
+                    return Self.result(app.map { Self.json($0, secret: nil) } ?? .null)
+                },
+                Tool(
+                    name: "add_application", description: "Create a new application; the result shows its clientSecret once.",
+                    inputSchema: ["type": "object", "properties": ["application": Self.applicationSchema], "required": ["application"]],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
+                ) { arguments, context in
+                    try await add(arguments["application"]?.objectValue ?? [:], context)
+                },
+                Tool(
+                    name: "update_application", description: "Modify an existing application (id = owner/name).",
+                    inputSchema: [
+                        "type": "object", "properties": ["id": ["type": "string"], "application": Self.applicationSchema], "required": ["id", "application"],
+                    ],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .application),
+                    access: .admin(.applications, write: true)
+                ) { arguments, context in
+                    try await update(id: arguments["id"]?.stringValue, arguments["application"]?.objectValue ?? [:], context)
+                },
+                Tool(
+                    name: "delete_application", description: "Remove an application (by owner and name); tokens issued to it stop working.",
+                    inputSchema: [
+                        "type": "object",
+                        "properties": [
+                            "application": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]
+                        ], "required": ["application"],
+                    ],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .application),
+                    access: .admin(.applications, write: true)
+                ) { arguments, context in
+                    let application = arguments["application"]?.objectValue ?? [:]
+                    let owner = try Self.owner(application["owner"]?.stringValue, context)
+                    guard let name = application["name"]?.stringValue, let client = try await server.clients.find(owner: owner, name: name) else {
+                        return Self.operation("delete", affected: false)
+                    }
+                    try await server.clients.delete(clientID: client.clientID)
+                    try await server.revokeGrants(clientID: client.clientID)
+                    return Self.operation("delete", affected: true)
+                },
+            ])
     }
 
     func add(_ application: JSONObject, _ context: CallContext) async throws -> ToolResult {
@@ -99,7 +116,9 @@ public struct ApplicationsPackage: Sendable {
         }
         let text = "Successfully added application"
         let created = Self.json(client, secret: secret)
-        return ToolResult(content: [["type": "text", "text": .string(text + "\n" + created.serializedString)]], structuredContent: ["status": "ok", "msg": .string(text), "data": created])
+        return ToolResult(
+            content: [["type": "text", "text": .string(text + "\n" + created.serializedString)]],
+            structuredContent: ["status": "ok", "msg": .string(text), "data": created])
     }
 
     func update(id: String?, _ application: JSONObject, _ context: CallContext) async throws -> ToolResult {
@@ -110,7 +129,9 @@ public struct ApplicationsPackage: Sendable {
         let before = client
         if let newName = application["name"]?.stringValue, newName != client.name {
             guard Self.validName(newName) else { throw ToolError("application.name must be 1 to 100 letters, digits, '.', '_' or '-'") }
-            if try await server.clients.find(owner: owner, name: newName) != nil { throw ToolError("an application named '\(newName)' already exists in '\(owner)'") }
+            if try await server.clients.find(owner: owner, name: newName) != nil {
+                throw ToolError("an application named '\(newName)' already exists in '\(owner)'")
+            }
             client.name = newName
         }
         if let newOwner = application["owner"]?.stringValue, newOwner != owner {
@@ -143,11 +164,14 @@ public struct ApplicationsPackage: Sendable {
             default: throw ToolError("scopes must be an array of scope names such as [\"read:data\"]")
             }
             let (parsed, unknown) = ScopeSet.parse(names.joined(separator: " "))
-            guard unknown.isEmpty else { throw ToolError("unknown scope(s): \(unknown.joined(separator: ", ")); known: \(Scope.all.map(\.name).joined(separator: " "))") }
+            guard unknown.isEmpty else {
+                throw ToolError("unknown scope(s): \(unknown.joined(separator: ", ")); known: \(Scope.all.map(\.name).joined(separator: " "))")
+            }
             client.allowedScopes = names.isEmpty ? nil : parsed
         }
         if let raw = a["ipWhitelist"], !raw.isNull {
-            let entries: [String] = raw.stringValue.map { $0.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty } }
+            let entries: [String] =
+                raw.stringValue.map { $0.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty } }
                 ?? (raw.arrayValue?.compactMap(\.stringValue) ?? [])
             if let bad = IPAllowlist.invalidEntry(in: entries) { throw ToolError("ipWhitelist: '\(bad)' is not an IP address or CIDR range") }
             client.ipAllowlist = entries
@@ -215,6 +239,7 @@ public struct ApplicationsPackage: Sendable {
     static func operation(_ operation: String, affected: Bool, resource: String = "application") -> ToolResult {
         let past = ["add": "added", "update": "updated", "delete": "deleted"][operation] ?? operation + "d"
         let text = affected ? "Successfully \(past) \(resource)" : "No changes were made to \(resource) (may already exist or not found)"
-        return ToolResult(content: [["type": "text", "text": .string(text)]], structuredContent: ["status": .string(affected ? "ok" : "unchanged"), "msg": .string(text)])
+        return ToolResult(
+            content: [["type": "text", "text": .string(text)]], structuredContent: ["status": .string(affected ? "ok" : "unchanged"), "msg": .string(text)])
     }
 }

@@ -1,6 +1,6 @@
+import Foundation
 public import PorticoAuth
 public import PorticoData
-import Foundation
 import PorticoJSON
 public import PorticoMCP
 
@@ -20,31 +20,54 @@ public struct DataPackage: Sendable {
         let names = (try? await catalogs.catalog(app: app).names) ?? []
         var text = "Portico serves the data of app '\(app)'."
         if !names.isEmpty { text += " Collections: \(names.joined(separator: ", "))." }
-        text += " Read with resource_list/resource_get (NocoBase filters; appends adds relations), aggregate with resource_query, write with resource_create/update/destroy. Association resources like Album.tracks take sourceId."
+        text +=
+            " Read with resource_list/resource_get (NocoBase filters; appends adds relations), aggregate with resource_query, write with resource_create/update/destroy. Association resources like Album.tracks take sourceId."
         return text
     }
 
     public var package: ToolPackage {
-        ToolPackage(name: "data", summary: "Records of collections: list, get, create, update, destroy, aggregate", tools: [
-            tool("resource_list", Schemas.list, output: Schemas.listOutput, .read, "List records of a collection, paginated (page, pageSize ≤ 500) and filtered. Returns {data, meta:{count,page,pageSize,totalPage}}.", write: false) { s, a, c in
-                try await s.records.list(app: c.app, try Arguments.record(a), access: s.access(c))
-            },
-            tool("resource_get", Schemas.get, output: Schemas.getOutput, .read, "Get one record by primary key (filterByTk) or filter. Returns {data: record or null}.", write: false) { s, a, c in
-                try await s.records.get(app: c.app, try Arguments.record(a), access: s.access(c))
-            },
-            tool("resource_create", Schemas.create, output: Schemas.createOutput, ToolAnnotations(readOnly: false), "Create a record from values; belongsTo fields take the target's key. Returns {data: record}.", write: true) { s, a, c in
-                try await s.records.create(app: c.app, try Arguments.record(a), access: s.access(c))
-            },
-            tool("resource_update", Schemas.update, output: Schemas.updateOutput, ToolAnnotations(readOnly: false, idempotent: true), "Update the records matched by filterByTk or filter (one is required). Returns {data: [records]}.", write: true) { s, a, c in
-                try await s.records.update(app: c.app, try Arguments.record(a), access: s.access(c))
-            },
-            tool("resource_destroy", Schemas.destroy, output: Schemas.destroyOutput, ToolAnnotations(readOnly: false, destructive: true, idempotent: true), "Delete the records matched by filterByTk or filter (one is required). Returns {data: number deleted}.", write: true) { s, a, c in
-                try await s.records.destroy(app: c.app, try Arguments.record(a), access: s.access(c))
-            },
-            tool("resource_query", Schemas.query, output: Schemas.queryOutput, .read, "Aggregate a collection: measures (sum|count|avg|min|max, distinct), dimensions (date format like \"YYYY-MM\"), orders, filter, having, limit, offset. Returns {data: rows keyed by alias}.", write: false) { s, a, c in
-                try await s.records.query(app: c.app, try Arguments.aggregate(a), access: s.access(c))
-            },
-        ])
+        ToolPackage(
+            name: "data", summary: "Records of collections: list, get, create, update, destroy, aggregate",
+            tools: [
+                tool(
+                    "resource_list", Schemas.list, output: Schemas.listOutput, .read,
+                    "List records of a collection, paginated (page, pageSize ≤ 500) and filtered. Returns {data, meta:{count,page,pageSize,totalPage}}.",
+                    write: false
+                ) { s, a, c in
+                    try await s.records.list(app: c.app, try Arguments.record(a), access: s.access(c))
+                },
+                tool(
+                    "resource_get", Schemas.get, output: Schemas.getOutput, .read,
+                    "Get one record by primary key (filterByTk) or filter. Returns {data: record or null}.", write: false
+                ) { s, a, c in
+                    try await s.records.get(app: c.app, try Arguments.record(a), access: s.access(c))
+                },
+                tool(
+                    "resource_create", Schemas.create, output: Schemas.createOutput, ToolAnnotations(readOnly: false),
+                    "Create a record from values; belongsTo fields take the target's key. Returns {data: record}.", write: true
+                ) { s, a, c in
+                    try await s.records.create(app: c.app, try Arguments.record(a), access: s.access(c))
+                },
+                tool(
+                    "resource_update", Schemas.update, output: Schemas.updateOutput, ToolAnnotations(readOnly: false, idempotent: true),
+                    "Update the records matched by filterByTk or filter (one is required). Returns {data: [records]}.", write: true
+                ) { s, a, c in
+                    try await s.records.update(app: c.app, try Arguments.record(a), access: s.access(c))
+                },
+                tool(
+                    "resource_destroy", Schemas.destroy, output: Schemas.destroyOutput, ToolAnnotations(readOnly: false, destructive: true, idempotent: true),
+                    "Delete the records matched by filterByTk or filter (one is required). Returns {data: number deleted}.", write: true
+                ) { s, a, c in
+                    try await s.records.destroy(app: c.app, try Arguments.record(a), access: s.access(c))
+                },
+                tool(
+                    "resource_query", Schemas.query, output: Schemas.queryOutput, .read,
+                    "Aggregate a collection: measures (sum|count|avg|min|max, distinct), dimensions (date format like \"YYYY-MM\"), orders, filter, having, limit, offset. Returns {data: rows keyed by alias}.",
+                    write: false
+                ) { s, a, c in
+                    try await s.records.query(app: c.app, try Arguments.aggregate(a), access: s.access(c))
+                },
+            ])
     }
 
     func tool(

@@ -24,62 +24,81 @@ public struct UsersPackage: Sendable {
     ]
 
     public var package: ToolPackage {
-        ToolPackage(name: "users", summary: "Users and their roles (Casdoor's tools)", tools: [
-            Tool(
-                name: "get_users", description: "Get all users of an owner (app), with their role as type.",
-                inputSchema: ["type": "object", "properties": ["owner": ["type": "string", "description": "The app, e.g. main"]], "required": ["owner"]],
-                outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
-            ) { arguments, context in
-                let owner = try ApplicationsPackage.owner(arguments["owner"]?.stringValue, context)
-                let members = try await users.members(app: owner)
-                return ApplicationsPackage.result(.array(members.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: owner) }))
-            },
-            Tool(
-                name: "get_user", description: "Get one user by id (owner/name), or by owner with email or phone.",
-                inputSchema: ["type": "object", "properties": [
-                    "id": ["type": "string", "description": "owner/name"], "owner": ["type": "string"], "email": ["type": "string"], "phone": ["type": "string"],
-                ]],
-                outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
-                annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
-            ) { arguments, context in
-                let match = try await find(arguments, context)
-                return ApplicationsPackage.result(match.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: context.app) } ?? .null)
-            },
-            Tool(
-                name: "add_user", description: "Create a user with a role (type) in the owner app; a password is generated when none is given and shown once.",
-                inputSchema: ["type": "object", "properties": ["user": Self.userSchema], "required": ["user"]],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
-            ) { arguments, context in
-                try await add(arguments["user"]?.objectValue ?? [:], context)
-            },
-            Tool(
-                name: "update_user", description: "Change a user (id = owner/name): displayName, email, phone, password, type (role).",
-                inputSchema: ["type": "object", "properties": ["id": ["type": "string"], "user": Self.userSchema], "required": ["id", "user"]],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
-            ) { arguments, context in
-                try await update(id: arguments["id"]?.stringValue, arguments["user"]?.objectValue ?? [:], context)
-            },
-            Tool(
-                name: "delete_user", description: "Remove a user from the owner app (a user left in no app is deleted).",
-                inputSchema: ["type": "object", "properties": ["user": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]], "required": ["user"]],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
-            ) { arguments, context in
-                let u = arguments["user"]?.objectValue ?? [:]
-                let owner = try ApplicationsPackage.owner(u["owner"]?.stringValue, context)
-                guard let name = u["name"]?.stringValue, let user = try await users.find(name: name), try await users.role(app: owner, userID: user.id) != nil else {
-                    return ApplicationsPackage.operation("delete", affected: false, resource: "user")
-                }
-                guard user.id != context.principal.userID else { throw ToolError("you cannot delete yourself; ask another admin") }
-                try await users.remove(userID: user.id, from: owner)
-                if let server { for grant in try await server.grants(userID: user.id) where grant.app == owner { if let id = grant.id { try await server.revokeGrant(id) } } }
-                roleChanged(user.id)
-                return ApplicationsPackage.operation("delete", affected: true, resource: "user")
-            },
-        ])
+        ToolPackage(
+            name: "users", summary: "Users and their roles (Casdoor's tools)",
+            tools: [
+                Tool(
+                    name: "get_users", description: "Get all users of an owner (app), with their role as type.",
+                    inputSchema: ["type": "object", "properties": ["owner": ["type": "string", "description": "The app, e.g. main"]], "required": ["owner"]],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
+                ) { arguments, context in
+                    let owner = try ApplicationsPackage.owner(arguments["owner"]?.stringValue, context)
+                    let members = try await users.members(app: owner)
+                    return ApplicationsPackage.result(.array(members.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: owner) }))
+                },
+                Tool(
+                    name: "get_user", description: "Get one user by id (owner/name), or by owner with email or phone.",
+                    inputSchema: [
+                        "type": "object",
+                        "properties": [
+                            "id": ["type": "string", "description": "owner/name"], "owner": ["type": "string"], "email": ["type": "string"],
+                            "phone": ["type": "string"],
+                        ],
+                    ],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
+                ) { arguments, context in
+                    let match = try await find(arguments, context)
+                    return ApplicationsPackage.result(match.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: context.app) } ?? .null)
+                },
+                Tool(
+                    name: "add_user",
+                    description: "Create a user with a role (type) in the owner app; a password is generated when none is given and shown once.",
+                    inputSchema: ["type": "object", "properties": ["user": Self.userSchema], "required": ["user"]],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
+                ) { arguments, context in
+                    try await add(arguments["user"]?.objectValue ?? [:], context)
+                },
+                Tool(
+                    name: "update_user", description: "Change a user (id = owner/name): displayName, email, phone, password, type (role).",
+                    inputSchema: ["type": "object", "properties": ["id": ["type": "string"], "user": Self.userSchema], "required": ["id", "user"]],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
+                ) { arguments, context in
+                    try await update(id: arguments["id"]?.stringValue, arguments["user"]?.objectValue ?? [:], context)
+                },
+                Tool(
+                    name: "delete_user", description: "Remove a user from the owner app (a user left in no app is deleted).",
+                    inputSchema: [
+                        "type": "object",
+                        "properties": [
+                            "user": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]
+                        ], "required": ["user"],
+                    ],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .user),
+                    access: .admin(.users, write: true)
+                ) { arguments, context in
+                    let u = arguments["user"]?.objectValue ?? [:]
+                    let owner = try ApplicationsPackage.owner(u["owner"]?.stringValue, context)
+                    guard let name = u["name"]?.stringValue, let user = try await users.find(name: name),
+                        try await users.role(app: owner, userID: user.id) != nil
+                    else {
+                        return ApplicationsPackage.operation("delete", affected: false, resource: "user")
+                    }
+                    guard user.id != context.principal.userID else { throw ToolError("you cannot delete yourself; ask another admin") }
+                    try await users.remove(userID: user.id, from: owner)
+                    if let server {
+                        for grant in try await server.grants(userID: user.id) where grant.app == owner {
+                            if let id = grant.id { try await server.revokeGrant(id) }
+                        }
+                    }
+                    roleChanged(user.id)
+                    return ApplicationsPackage.operation("delete", affected: true, resource: "user")
+                },
+            ])
     }
 
     func find(_ arguments: JSONObject, _ context: CallContext) async throws -> (User, Role, UserStore.Profile)? {
@@ -120,7 +139,9 @@ public struct UsersPackage: Sendable {
                 o["password"] = .string(password)  // generated: shown once
                 data = .object(o)
             }
-            return ToolResult(content: [["type": "text", "text": .string(text + (generated ? "; its generated password is in the result, shown once" : ""))]], structuredContent: ["status": "ok", "msg": .string(text), "data": data])
+            return ToolResult(
+                content: [["type": "text", "text": .string(text + (generated ? "; its generated password is in the result, shown once" : ""))]],
+                structuredContent: ["status": "ok", "msg": .string(text), "data": data])
         } catch let error as DataError {
             throw ToolError(error.message)
         }
@@ -187,68 +208,82 @@ public struct APIKeysPackage: Sendable {
     }
 
     public var package: ToolPackage {
-        ToolPackage(name: "apikeys", summary: "Your API keys", tools: [
-            Tool(
-                name: "api_keys_list", description: "List your API keys (never their secrets).",
-                inputSchema: ["type": "object", "properties": [:]],
-                outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                annotations: .read, requiredScope: Scope(.read, .apikey), access: .admin(.apikeys, write: false)
-            ) { _, context in
-                guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
-                let now = Int64(Date().timeIntervalSince1970)
-                return ApplicationsPackage.result(.array(try await keys.list(userID: userID).map { key in
-                    [
-                        // null with unrestricted: true is a key that may do whatever its user's role allows;
-                        // [] is a key that may do nothing.
-                        "id": .string(key.id), "name": .string(key.name), "scopes": key.scopes.map { JSON($0.granted) } ?? .null,
-                        "unrestricted": .bool(key.scopes == nil),
-                        "createdAt": .int(key.createdAt), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
-                        "status": .string(key.status(at: now)),
-                    ]
-                }))
-            },
-            Tool(
-                name: "api_keys_create", description: "Create an API key for yourself; scopes at most your own. The key is shown once.",
-                inputSchema: ["type": "object", "properties": [
-                    "name": ["type": "string", "minLength": 1, "maxLength": 60],
-                    "scopes": ["type": "array", "items": ["type": "string"], "description": "e.g. [\"read:data\"]; omit for everything you may do"],
-                    "expiresInDays": ["type": "integer", "minimum": 1, "maximum": 3650],
-                ], "required": ["name"], "additionalProperties": false],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .apikey), access: .admin(.apikeys, write: true)
-            ) { arguments, context in
-                guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
-                let requested = arguments["scopes"]?.arrayValue?.compactMap(\.stringValue)
-                var scopes: ScopeSet? = nil
-                if let requested {
-                    let (parsed, unknown) = ScopeSet.parse(requested.joined(separator: " "))
-                    guard unknown.isEmpty else { throw ToolError("unknown scope(s): \(unknown.joined(separator: ", "))") }
-                    scopes = parsed
-                } else if let own = context.principal.scopes {
-                    scopes = own  // a narrowed caller makes narrowed keys
-                }
-                if let scopes, let callerScopes = context.principal.scopes, let extra = scopes.expanded.first(where: { !callerScopes.contains($0) && $0 != .mcp }) {
-                    throw ToolError("you cannot give a key \(extra.name): your own credential does not have it")
-                }
-                if let scopes, let extra = scopes.expanded.first(where: { !policy.allows(context.principal.role, scope: $0) }) {
-                    throw ToolError("your role does not allow \(extra.name), so no key of yours can have it")
-                }
-                let days = arguments["expiresInDays"]?.intValue
-                let (key, token) = try await keys.create(userID: userID, name: arguments["name"]?.stringValue ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 })
-                return ToolResult(
-                    content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
-                    structuredContent: ["id": .string(key.id), "key": .string(token), "scopes": key.scopes.map { JSON($0.granted) } ?? .null, "unrestricted": .bool(key.scopes == nil), "expiresAt": key.expiresAt.map { .int($0) } ?? .null])
-            },
-            Tool(
-                name: "api_keys_revoke", description: "Revoke one of your API keys by id.",
-                inputSchema: ["type": "object", "properties": ["id": ["type": "string"]], "required": ["id"], "additionalProperties": false],
-                outputSchema: ["type": "object"],
-                annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .apikey), access: .admin(.apikeys, write: true)
-            ) { arguments, context in
-                guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
-                let revoked = try await keys.revoke(id: arguments["id"]?.stringValue ?? "", userID: userID)
-                return ApplicationsPackage.operation("revoke", affected: revoked, resource: "API key")
-            },
-        ])
+        ToolPackage(
+            name: "apikeys", summary: "Your API keys",
+            tools: [
+                Tool(
+                    name: "api_keys_list", description: "List your API keys (never their secrets).",
+                    inputSchema: ["type": "object", "properties": [:]],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .apikey), access: .admin(.apikeys, write: false)
+                ) { _, context in
+                    guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+                    let now = Int64(Date().timeIntervalSince1970)
+                    return ApplicationsPackage.result(
+                        .array(
+                            try await keys.list(userID: userID).map { key in
+                                [
+                                    // null with unrestricted: true is a key that may do whatever its user's role allows;
+                                    // [] is a key that may do nothing.
+                                    "id": .string(key.id), "name": .string(key.name), "scopes": key.scopes.map { JSON($0.granted) } ?? .null,
+                                    "unrestricted": .bool(key.scopes == nil),
+                                    "createdAt": .int(key.createdAt), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
+                                    "status": .string(key.status(at: now)),
+                                ]
+                            }))
+                },
+                Tool(
+                    name: "api_keys_create", description: "Create an API key for yourself; scopes at most your own. The key is shown once.",
+                    inputSchema: [
+                        "type": "object",
+                        "properties": [
+                            "name": ["type": "string", "minLength": 1, "maxLength": 60],
+                            "scopes": ["type": "array", "items": ["type": "string"], "description": "e.g. [\"read:data\"]; omit for everything you may do"],
+                            "expiresInDays": ["type": "integer", "minimum": 1, "maximum": 3650],
+                        ], "required": ["name"], "additionalProperties": false,
+                    ],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .apikey), access: .admin(.apikeys, write: true)
+                ) { arguments, context in
+                    guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+                    let requested = arguments["scopes"]?.arrayValue?.compactMap(\.stringValue)
+                    var scopes: ScopeSet? = nil
+                    if let requested {
+                        let (parsed, unknown) = ScopeSet.parse(requested.joined(separator: " "))
+                        guard unknown.isEmpty else { throw ToolError("unknown scope(s): \(unknown.joined(separator: ", "))") }
+                        scopes = parsed
+                    } else if let own = context.principal.scopes {
+                        scopes = own  // a narrowed caller makes narrowed keys
+                    }
+                    if let scopes, let callerScopes = context.principal.scopes,
+                        let extra = scopes.expanded.first(where: { !callerScopes.contains($0) && $0 != .mcp })
+                    {
+                        throw ToolError("you cannot give a key \(extra.name): your own credential does not have it")
+                    }
+                    if let scopes, let extra = scopes.expanded.first(where: { !policy.allows(context.principal.role, scope: $0) }) {
+                        throw ToolError("your role does not allow \(extra.name), so no key of yours can have it")
+                    }
+                    let days = arguments["expiresInDays"]?.intValue
+                    let (key, token) = try await keys.create(
+                        userID: userID, name: arguments["name"]?.stringValue ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 })
+                    return ToolResult(
+                        content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
+                        structuredContent: [
+                            "id": .string(key.id), "key": .string(token), "scopes": key.scopes.map { JSON($0.granted) } ?? .null,
+                            "unrestricted": .bool(key.scopes == nil), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
+                        ])
+                },
+                Tool(
+                    name: "api_keys_revoke", description: "Revoke one of your API keys by id.",
+                    inputSchema: ["type": "object", "properties": ["id": ["type": "string"]], "required": ["id"], "additionalProperties": false],
+                    outputSchema: ["type": "object"],
+                    annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .apikey),
+                    access: .admin(.apikeys, write: true)
+                ) { arguments, context in
+                    guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+                    let revoked = try await keys.revoke(id: arguments["id"]?.stringValue ?? "", userID: userID)
+                    return ApplicationsPackage.operation("revoke", affected: revoked, resource: "API key")
+                },
+            ])
     }
 }

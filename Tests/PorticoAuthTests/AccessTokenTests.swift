@@ -1,10 +1,11 @@
 import Foundation
 import JWTKit
 import Logging
-@testable import PorticoAuth
 import PorticoData
 import PorticoJSON
 import Testing
+
+@testable import PorticoAuth
 
 @Suite struct AccessTokenTests {
     let resource = "\(AuthFixture.issuer)/api/mcp"

@@ -1,9 +1,10 @@
 import Foundation
 import JWTKit
 import Logging
-@testable import PorticoAuth
 import PorticoData
 import PorticoJSON
+
+@testable import PorticoAuth
 
 /// An authorization server over a temporary SQLite database.
 struct AuthFixture {
@@ -33,7 +34,10 @@ struct AuthFixture {
         return AuthFixture(directory: directory, store: store, server: server, keys: keys, users: users, revocations: revocations)
     }
 
-    func claims(aud: String = "\(issuer)/api/mcp", iss: String = issuer, notBefore: Date = Date().addingTimeInterval(-5), expires: Date = Date().addingTimeInterval(600), gid: String? = nil) -> AccessTokenClaims {
+    func claims(
+        aud: String = "\(issuer)/api/mcp", iss: String = issuer, notBefore: Date = Date().addingTimeInterval(-5),
+        expires: Date = Date().addingTimeInterval(600), gid: String? = nil
+    ) -> AccessTokenClaims {
         AccessTokenClaims(
             iss: .init(value: iss), sub: .init(value: "user:1"), aud: .init(value: [aud]), exp: .init(value: expires), iat: .init(value: Date()),
             nbf: .init(value: notBefore), jti: .init(value: Secrets.random(10)), scope: "mcp read:data", client_id: "c", app: "main", gid: gid, name: "u")

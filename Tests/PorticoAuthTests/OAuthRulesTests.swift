@@ -1,7 +1,8 @@
 import Foundation
-@testable import PorticoAuth
 import PorticoJSON
 import Testing
+
+@testable import PorticoAuth
 
 @Suite struct OAuthRulesTests {
     @Test func pkceAcceptsOnlyTheMatchingS256Verifier() {
@@ -80,9 +81,12 @@ struct FakeMetadataHost: ClientMetadataFetcher {
     let url = "https://client.example/oauth/metadata.json"
 
     @Test func aValidDocumentMakesAPublicClient() async throws {
-        let f = try await AuthFixture.make(fetcher: FakeMetadataHost(documents: [url: [
-            "client_id": .string(url), "client_name": "Example Agent", "redirect_uris": ["http://127.0.0.1:7777/cb"],
-        ]]))
+        let f = try await AuthFixture.make(
+            fetcher: FakeMetadataHost(documents: [
+                url: [
+                    "client_id": .string(url), "client_name": "Example Agent", "redirect_uris": ["http://127.0.0.1:7777/cb"],
+                ]
+            ]))
         defer { Task { await f.close() } }
         let client = try #require(try await f.server.client(id: url))
         #expect(client.kind == .metadataDocument && !client.isConfidential && client.displayName == "Example Agent")
@@ -98,7 +102,12 @@ struct FakeMetadataHost: ClientMetadataFetcher {
         (["client_id": "https://client.example/oauth/metadata.json", "redirect_uris": ["https://a.example/cb"]], "client_name"),
         (["client_id": "https://client.example/oauth/metadata.json", "client_name": "x"], "redirect_uris"),
         (["client_id": "https://client.example/oauth/metadata.json", "client_name": "x", "redirect_uris": ["http://evil.example/cb"]], "unusable redirect"),
-        (["client_id": "https://client.example/oauth/metadata.json", "client_name": "x", "redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_basic"], "public client"),
+        (
+            [
+                "client_id": "https://client.example/oauth/metadata.json", "client_name": "x", "redirect_uris": ["https://a.example/cb"],
+                "token_endpoint_auth_method": "client_secret_basic",
+            ], "public client"
+        ),
         (["not": "a client"], "must equal its URL"),
     ]
 

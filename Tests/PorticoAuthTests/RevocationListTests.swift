@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-@testable import PorticoAuth
 import PorticoData
 import Testing
+
+@testable import PorticoAuth
 
 /// Ended sessions are remembered within a bound; revoked tokens are never dropped for room.
 @Suite struct RevocationListTests {
@@ -31,7 +32,8 @@ import Testing
         #expect(list.contains("session:399") && !list.contains("session:0"))
         #expect(list.contains("token:kept"))
         // The rows follow, so a replica reading them does not grow either.
-        try await fixture.store.execute("UPDATE portico_revocations SET revoked_at = revoked_at - 400 + CAST(substr(id, 9) AS INTEGER) WHERE id LIKE 'session:%'")
+        try await fixture.store.execute(
+            "UPDATE portico_revocations SET revoked_at = revoked_at - 400 + CAST(substr(id, 9) AS INTEGER) WHERE id LIKE 'session:%'")
         try await list.purgeSessionsBeyondLimit()
         let rows = try await fixture.store.query("SELECT count(*) AS n FROM portico_revocations WHERE id LIKE 'session:%'")
         #expect(rows.first?.int("n") ?? 0 <= 51)

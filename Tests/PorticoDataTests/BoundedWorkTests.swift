@@ -1,7 +1,8 @@
 import Foundation
-@testable import PorticoData
 import PorticoJSON
 import Testing
+
+@testable import PorticoData
 
 /// Every request has bounded work: deep or wide appends, huge pages and wide filters are refused
 /// or cut with a note, and results are measured while they are built.
@@ -61,11 +62,17 @@ import Testing
     @Test func pagesPastTheLimitAreRefusedNotOverflowed() async throws {
         let f = try await Fixture.make()
         defer { Task { await f.close() } }
-        await #expect { _ = try await f.list { $0.page = 36_028_797_018_963_968; $0.pageSize = 500 } } throws: {
+        await #expect {
+            _ = try await f.list {
+                $0.page = 36_028_797_018_963_968; $0.pageSize = 500
+            }
+        } throws: {
             ($0 as? DataError)?.message.contains("page must be between 1 and") == true
         }
         await #expect(throws: DataError.self) { _ = try await f.list { $0.page = Int.max } }
-        let last = try await f.list { $0.page = 10_000_000; $0.pageSize = 500 }
+        let last = try await f.list {
+            $0.page = 10_000_000; $0.pageSize = 500
+        }
         #expect(last.isEmpty)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
-@testable import PorticoData
 import Testing
+
+@testable import PorticoData
 
 /// Changes announced in one process are seen by another sharing the file, at once.
 @Suite struct ChangeSignalTests {

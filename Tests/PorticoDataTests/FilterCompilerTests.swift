@@ -1,6 +1,7 @@
 import PorticoJSON
-@testable import PorticoData
 import Testing
+
+@testable import PorticoData
 
 @Suite struct FilterCompilerTests {
     @Test func operatorsSelectTheRightRows() async throws {
@@ -106,7 +107,9 @@ import Testing
         await #expect(throws: DataError.self) { _ = try await f.list { $0.fields = ["title\" FROM x --"] } }
         await #expect(throws: DataError.self) { _ = try await f.list { $0.appends = ["nope"] } }
         await #expect(throws: DataError.self) { _ = try await f.list("Post\"; --") }
-        let withAuthor = try await f.list(filter: ["id": 1]) { $0.appends = ["author"]; $0.fields = ["title"] }
+        let withAuthor = try await f.list(filter: ["id": 1]) {
+            $0.appends = ["author"]; $0.fields = ["title"]
+        }
         #expect(withAuthor.first == ["title": "Hello world", "author": ["id": 1, "name": "Ada", "active": true]])
     }
 }

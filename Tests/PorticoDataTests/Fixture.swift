@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-@testable import PorticoData
 import PorticoJSON
+
+@testable import PorticoData
 
 /// A temporary SQLite database with two small related collections.
 struct Fixture {
@@ -16,23 +17,28 @@ struct Fixture {
         let store = try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: Logger(label: "test"))
         try await Migrator().migrate(store)
         let catalogs = CatalogStore(database: store)
-        let author = CollectionSchema(name: "Author", tableName: "Author", fields: [
-            Field(name: "id", type: .integer, nullable: false, primaryKey: true, autoIncrement: true),
-            Field(name: "name", type: .string, nullable: false, length: 100),
-            Field(name: "active", type: .boolean),
-            Field(name: "posts", type: .hasMany, relation: Relation(target: "Post", foreignKey: "authorId", sourceKey: "id", targetKey: "id")),
-        ])
-        let post = CollectionSchema(name: "Post", tableName: "Post", fields: [
-            Field(name: "id", type: .integer, nullable: false, primaryKey: true, autoIncrement: true),
-            Field(name: "title", type: .string, nullable: false),
-            Field(name: "score", type: .decimal, length: 10, scale: 2),
-            Field(name: "published", type: .datetime),
-            Field(name: "authorId", type: .integer),
-            Field(name: "author", type: .belongsTo, relation: Relation(target: "Author", foreignKey: "authorId", sourceKey: "authorId", targetKey: "id")),
-        ])
+        let author = CollectionSchema(
+            name: "Author", tableName: "Author",
+            fields: [
+                Field(name: "id", type: .integer, nullable: false, primaryKey: true, autoIncrement: true),
+                Field(name: "name", type: .string, nullable: false, length: 100),
+                Field(name: "active", type: .boolean),
+                Field(name: "posts", type: .hasMany, relation: Relation(target: "Post", foreignKey: "authorId", sourceKey: "id", targetKey: "id")),
+            ])
+        let post = CollectionSchema(
+            name: "Post", tableName: "Post",
+            fields: [
+                Field(name: "id", type: .integer, nullable: false, primaryKey: true, autoIncrement: true),
+                Field(name: "title", type: .string, nullable: false),
+                Field(name: "score", type: .decimal, length: 10, scale: 2),
+                Field(name: "published", type: .datetime),
+                Field(name: "authorId", type: .integer),
+                Field(name: "author", type: .belongsTo, relation: Relation(target: "Author", foreignKey: "authorId", sourceKey: "authorId", targetKey: "id")),
+            ])
         try await catalogs.create(app: "main", collections: [post, author])
         try await store.execute("INSERT INTO \"Author\" (id, name, active) VALUES (1, 'Ada', 1), (2, 'Brian', 0), (3, 'Chen_%', NULL)")
-        try await store.execute("""
+        try await store.execute(
+            """
             INSERT INTO "Post" (id, title, score, published, authorId) VALUES
             (1, 'Hello world', 4.5, '2024-01-15 10:00:00', 1),
             (2, 'Second post', 3.0, '2024-02-01 00:00:00', 1),
@@ -43,7 +49,9 @@ struct Fixture {
         return Fixture(directory: directory, store: store, catalogs: catalogs, records: RecordService(database: store, catalogs: catalogs))
     }
 
-    func list(_ resource: String = "Post", filter: JSON? = nil, sort: [String]? = nil, configure: (inout RecordRequest) -> Void = { _ in }) async throws -> [JSON] {
+    func list(_ resource: String = "Post", filter: JSON? = nil, sort: [String]? = nil, configure: (inout RecordRequest) -> Void = { _ in }) async throws
+        -> [JSON]
+    {
         var request = RecordRequest(resource: resource)
         request.filter = filter
         request.sort = sort

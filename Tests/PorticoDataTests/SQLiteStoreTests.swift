@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-@testable import PorticoData
 import Testing
+
+@testable import PorticoData
 
 /// The storage path: writers queue for one writer, readers never wait behind them, and a
 /// statement stops when its caller is cancelled or its time is up.
@@ -169,7 +170,11 @@ import Testing
         let inserted = try await store.query("INSERT INTO t (v) VALUES ('y') RETURNING id")
         #expect(inserted.first?.int("id") == 4)
         await store.close()
-        let readOnly = try SQLiteStore(path: store.path, options: { var o = SQLiteStore.Options(); o.readOnly = true; return o }(), logger: Logger(label: "test"))
+        let readOnly = try SQLiteStore(
+            path: store.path,
+            options: {
+                var o = SQLiteStore.Options(); o.readOnly = true; return o
+            }(), logger: Logger(label: "test"))
         await #expect { try await readOnly.execute("INSERT INTO t (v) VALUES ('z')") } throws: { ($0 as? StoreError)?.kind == .readOnly }
         #expect(try await readOnly.query("SELECT count(*) AS c FROM t").first?.int("c") == 4)
         await readOnly.close()

@@ -2,9 +2,10 @@ import HTTPTypes
 import Logging
 import PorticoAuth
 import PorticoJSON
-@testable import PorticoMCP
 import Synchronization
 import Testing
+
+@testable import PorticoMCP
 
 /// Ended sessions kept in memory, for tests.
 final class MemoryLedger: SessionLedger {
@@ -44,7 +45,8 @@ final class Probe: Sendable {
         ) { arguments, _ in .structured(["n": arguments["n"]!]) }
         let registry = ToolRegistry(packages: [ToolPackage(name: "data", summary: "", tools: [slow, echo])], defaultPackages: ["data"])
         return MCPEndpoint(
-            configuration: .init(identity: ServerIdentity(name: "t", title: "T", version: "1"), allowedOrigins: ["http://localhost"], instructions: { _ in "test" }),
+            configuration: .init(
+                identity: ServerIdentity(name: "t", title: "T", version: "1"), allowedOrigins: ["http://localhost"], instructions: { _ in "test" }),
             registry: registry, signer: SessionSigner(secret: [1, 2, 3]), ledger: MemoryLedger())
     }
 
@@ -75,12 +77,15 @@ final class Probe: Sendable {
         let initialize = await endpoint.handle(request(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#))
         guard case .json(_, let headers, _) = initialize, let session = headers[.mcpSessionID] else { throw TestFailure("no session") }
         let call = Task {
-            await endpoint.handle(request(#"{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"slow"}}"#, headers: [(.mcpSessionID, session)]))
+            await endpoint.handle(
+                request(#"{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"slow"}}"#, headers: [(.mcpSessionID, session)]))
         }
         while !probe.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
         let clock = ContinuousClock()
         let start = clock.now
-        let ack = await endpoint.handle(request(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"user"}}"#, headers: [(.mcpSessionID, session)]))
+        let ack = await endpoint.handle(
+            request(
+                #"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"user"}}"#, headers: [(.mcpSessionID, session)]))
         #expect(ack.status == .accepted)
         let (_, body) = try json(await call.value)
         #expect(clock.now - start < .seconds(5))
@@ -105,7 +110,8 @@ final class Probe: Sendable {
 
     @Test func closingAModernStreamCancelsTheWork() async throws {
         let endpoint = endpoint()
-        let body = #"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#
+        let body =
+            #"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#
         let response = await endpoint.handle(request(body, headers: [(.mcpProtocolVersion, "2026-07-28"), (.mcpMethod, "tools/call"), (.mcpName, "slow")]))
         guard case .stream(let headers, let events) = response else { throw TestFailure("expected an event stream") }
         #expect(headers[.contentType] == "text/event-stream")
@@ -119,7 +125,8 @@ final class Probe: Sendable {
 
     @Test func argumentsAreValidatedAgainstTheInputSchema() async throws {
         let endpoint = endpoint()
-        let (status, body) = try json(await endpoint.handle(request(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":"x"}}}"#)))
+        let (status, body) = try json(
+            await endpoint.handle(request(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":"x"}}}"#)))
         #expect(status == .ok)
         #expect(body["error"]?["code"] == .int(-32602))
         #expect(body["error"]?["data"]?["problem"] == .string("arguments.n: expected integer, got string \"x\""))
@@ -141,7 +148,8 @@ final class Probe: Sendable {
         let (status, body) = try json(await open.handle(request(#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, auth: .anonymous)))
         #expect(status == .ok)
         #expect(body["result"]?["tools"]?.arrayValue?.count == 2)
-        let (callStatus, _) = try json(await open.handle(request(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}"#, auth: .anonymous)))
+        let (callStatus, _) = try json(
+            await open.handle(request(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}"#, auth: .anonymous)))
         #expect(callStatus == .unauthorized)
     }
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
-@testable import PorticoMCP
 import Testing
+
+@testable import PorticoMCP
 
 /// The request headers every call reads, parsed byte by byte.
 @Suite struct HeaderTests {

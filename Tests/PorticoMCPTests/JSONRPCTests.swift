@@ -1,6 +1,7 @@
 import PorticoJSON
-@testable import PorticoMCP
 import Testing
+
+@testable import PorticoMCP
 
 @Suite struct JSONRPCTests {
     func decode(_ text: String) throws -> Result<IncomingMessage, IdentifiedError> {
@@ -48,7 +49,9 @@ import Testing
 
     @Test func errorsSerialiseWithData() {
         let response = RPCResponse.error(id: .int(3), .methodNotFound("nope"))
-        #expect(response.json.serializedString == #"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found","data":"Method 'nope' not found"}}"#)
+        #expect(
+            response.json.serializedString == #"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found","data":"Method 'nope' not found"}}"#
+        )
         #expect(RPCResponse.error(id: nil, .parseError("x")).json["id"] == .null)
     }
 

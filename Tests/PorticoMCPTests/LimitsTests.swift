@@ -2,9 +2,10 @@ import HTTPTypes
 import Logging
 import PorticoAuth
 import PorticoJSON
-@testable import PorticoMCP
 import Synchronization
 import Testing
+
+@testable import PorticoMCP
 
 /// Requests have bounded work and bounded resources: a deadline per request, caps on batches
 /// and on event streams per credential.
@@ -36,11 +37,17 @@ import Testing
         let endpoint = endpoint { $0.maxBatchEntries = 3 }
         let initialize = await endpoint.handle(base.request(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#))
         guard case .json(_, let headers, _) = initialize, let session = headers[.mcpSessionID] else { throw EndpointTests.TestFailure("no session") }
-        let four = "[" + (1...4).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"tools/call","params":{"name":"echo","arguments":{"n":\#($0)}}}"# }.joined(separator: ",") + "]"
+        let four =
+            "["
+            + (1...4).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"tools/call","params":{"name":"echo","arguments":{"n":\#($0)}}}"# }.joined(separator: ",")
+            + "]"
         let (status, body) = try base.json(await endpoint.handle(base.request(four, headers: [(.mcpSessionID, session)])))
         #expect(status == .contentTooLarge)
         #expect(body["error"]?["data"]?.stringValue?.contains("at most 3") == true)
-        let three = "[" + (1...3).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"tools/call","params":{"name":"echo","arguments":{"n":\#($0)}}}"# }.joined(separator: ",") + "]"
+        let three =
+            "["
+            + (1...3).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"tools/call","params":{"name":"echo","arguments":{"n":\#($0)}}}"# }.joined(separator: ",")
+            + "]"
         let (okStatus, ok) = try base.json(await endpoint.handle(base.request(three, headers: [(.mcpSessionID, session)])))
         #expect(okStatus == .ok)
         #expect(ok.arrayValue?.count == 3)
@@ -50,7 +57,10 @@ import Testing
         let endpoint = endpoint { $0.maxBatchResponseBytes = 250 }
         let initialize = await endpoint.handle(base.request(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#))
         guard case .json(_, let headers, _) = initialize, let session = headers[.mcpSessionID] else { throw EndpointTests.TestFailure("no session") }
-        let batch = "[" + (1...6).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"tools/call","params":{"name":"echo","arguments":{"n":\#($0)}}}"# }.joined(separator: ",") + "]"
+        let batch =
+            "["
+            + (1...6).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"tools/call","params":{"name":"echo","arguments":{"n":\#($0)}}}"# }.joined(separator: ",")
+            + "]"
         let (_, body) = try base.json(await endpoint.handle(base.request(batch, headers: [(.mcpSessionID, session)])))
         let responses = body.arrayValue ?? []
         #expect(responses.count == 6, "every request gets an answer")

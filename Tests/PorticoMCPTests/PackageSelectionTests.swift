@@ -1,5 +1,6 @@
-@testable import PorticoMCP
 import Testing
+
+@testable import PorticoMCP
 
 @Suite struct PackageSelectionTests {
     let known = ["data", "schema", "acl", "users", "applications", "apikeys", "ask", "sqlbot"]

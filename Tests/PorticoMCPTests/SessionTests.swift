@@ -1,5 +1,6 @@
-@testable import PorticoMCP
 import Testing
+
+@testable import PorticoMCP
 
 @Suite struct SessionTests {
     let signer = SessionSigner(secret: Array("test secret".utf8), lifetime: 3600)

@@ -65,7 +65,13 @@ struct ChinookScript {
         var names: [String] = []
         var current: String?
         for c in text {
-            if c == "[" { current = "" } else if c == "]" { if let n = current { names.append(n) }; current = nil } else if current != nil { current!.append(c) }
+            if c == "[" {
+                current = ""
+            } else if c == "]" {
+                if let n = current { names.append(n) }; current = nil
+            } else if current != nil {
+                current!.append(c)
+            }
         }
         return names
     }

@@ -49,12 +49,13 @@ public enum DemoData {
                     q.append(" (")
                     q.append(joining: data.columns.map { .identifier($0) }, separator: ", ")
                     q.append(") VALUES ")
-                    q.append(joining: batch.map { tuple in
-                        var t = SQLFragment("(")
-                        t.append(joining: tuple.map { .bind($0) }, separator: ", ")
-                        t.append(")")
-                        return t
-                    }, separator: ", ")
+                    q.append(
+                        joining: batch.map { tuple in
+                            var t = SQLFragment("(")
+                            t.append(joining: tuple.map { .bind($0) }, separator: ", ")
+                            t.append(")")
+                            return t
+                        }, separator: ", ")
                     try await db.execute(q)
                     index += perStatement
                 }
@@ -62,7 +63,9 @@ public enum DemoData {
             return ()
         }
         for collection in collections { total += script.rows[collection.name]?.values.count ?? 0 }
-        logger.info("imported the Chinook sample", metadata: ["collections": "\(collections.count)", "rows": "\(total)", "seconds": "\(String(format: "%.2f", Date().timeIntervalSince(started)))"])
+        logger.info(
+            "imported the Chinook sample",
+            metadata: ["collections": "\(collections.count)", "rows": "\(total)", "seconds": "\(String(format: "%.2f", Date().timeIntervalSince(started)))"])
     }
 
     static func schemas(from script: ChinookScript) -> [CollectionSchema] {
@@ -92,23 +95,33 @@ public enum DemoData {
         // Foreign keys become belongsTo fields here and hasMany fields on the target.
         for table in script.tables {
             for fk in table.foreignKeys {
-                let names = relationNames["\(table.name).\(fk.column)"]
+                let names =
+                    relationNames["\(table.name).\(fk.column)"]
                     ?? (Self.lowerFirst(fk.column.hasSuffix("Id") ? String(fk.column.dropLast(2)) : fk.column), Self.lowerFirst(table.name) + "s")
-                collections[table.name]?.fields.append(Field(
-                    name: names.0, type: .belongsTo,
-                    relation: Relation(target: fk.target, foreignKey: fk.column, sourceKey: fk.column, targetKey: fk.targetColumn)))
-                collections[fk.target]?.fields.append(Field(
-                    name: names.1, type: .hasMany,
-                    relation: Relation(target: table.name, foreignKey: fk.column, sourceKey: fk.targetColumn, targetKey: table.primaryKey.count == 1 ? table.primaryKey[0] : fk.column)))
+                collections[table.name]?.fields.append(
+                    Field(
+                        name: names.0, type: .belongsTo,
+                        relation: Relation(target: fk.target, foreignKey: fk.column, sourceKey: fk.column, targetKey: fk.targetColumn)))
+                collections[fk.target]?.fields.append(
+                    Field(
+                        name: names.1, type: .hasMany,
+                        relation: Relation(
+                            target: table.name, foreignKey: fk.column, sourceKey: fk.targetColumn,
+                            targetKey: table.primaryKey.count == 1 ? table.primaryKey[0] : fk.column)))
             }
         }
         // PlaylistTrack joins playlists and tracks.
-        collections["Playlist"]?.fields.append(Field(
-            name: "tracks", type: .belongsToMany,
-            relation: Relation(target: "Track", foreignKey: "PlaylistId", sourceKey: "PlaylistId", targetKey: "TrackId", through: "PlaylistTrack", otherKey: "TrackId")))
-        collections["Track"]?.fields.append(Field(
-            name: "playlists", type: .belongsToMany,
-            relation: Relation(target: "Playlist", foreignKey: "TrackId", sourceKey: "TrackId", targetKey: "PlaylistId", through: "PlaylistTrack", otherKey: "PlaylistId")))
+        collections["Playlist"]?.fields.append(
+            Field(
+                name: "tracks", type: .belongsToMany,
+                relation: Relation(
+                    target: "Track", foreignKey: "PlaylistId", sourceKey: "PlaylistId", targetKey: "TrackId", through: "PlaylistTrack", otherKey: "TrackId")))
+        collections["Track"]?.fields.append(
+            Field(
+                name: "playlists", type: .belongsToMany,
+                relation: Relation(
+                    target: "Playlist", foreignKey: "TrackId", sourceKey: "TrackId", targetKey: "PlaylistId", through: "PlaylistTrack", otherKey: "PlaylistId"))
+        )
         return script.tables.compactMap { collections[$0.name] }
     }
 

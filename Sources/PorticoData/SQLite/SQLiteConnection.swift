@@ -61,10 +61,12 @@ final class SQLiteConnection {
         sqlite3_limit(db, SQLITE_LIMIT_COMPOUND_SELECT, limits.compoundSelect)
         sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, limits.likePatternLength)
         sqlite3_limit(db, SQLITE_LIMIT_LENGTH, limits.valueLength)
-        sqlite3_progress_handler(db, Self.interruptCheckInterval, { context in
-            guard let context else { return 0 }
-            return Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue().shouldInterrupt() ? 1 : 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sqlite3_progress_handler(
+            db, Self.interruptCheckInterval,
+            { context in
+                guard let context else { return 0 }
+                return Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue().shouldInterrupt() ? 1 : 0
+            }, Unmanaged.passUnretained(self).toOpaque())
         var pragmas = [
             "PRAGMA busy_timeout = \(limits.busyTimeoutMilliseconds)",
             "PRAGMA foreign_keys = ON",
@@ -255,13 +257,14 @@ extension StoreError {
         switch primary {
         case SQLITE_CONSTRAINT:
             // Extended codes (sqlite3.h: SQLITE_CONSTRAINT | (n << 8)); the C macros do not import.
-            let constraint: Constraint = switch status >> 8 {
-            case 8, 6: .unique  // UNIQUE, PRIMARYKEY
-            case 5: .notNull
-            case 3: .foreignKey
-            case 1: .check
-            default: .other
-            }
+            let constraint: Constraint =
+                switch status >> 8 {
+                case 8, 6: .unique  // UNIQUE, PRIMARYKEY
+                case 5: .notNull
+                case 3: .foreignKey
+                case 1: .check
+                default: .other
+                }
             self.init(kind: .constraint, message: message, sql: sql, constraint: constraint)
         case SQLITE_BUSY, SQLITE_LOCKED:
             self.init(kind: .busy, message: "the database is busy (another process holds its write lock): \(message)", sql: sql)
@@ -278,7 +281,10 @@ extension StoreError {
             self.init(kind: .unavailable, message: message, sql: sql)
         default:
             let lowered = message.lowercased()
-            let limitMessages = ["expression tree is too large", "too many sql variables", "too many terms", "too many arguments", "too many columns", "pattern too complex", "parser stack overflow", "too many from clause terms"]
+            let limitMessages = [
+                "expression tree is too large", "too many sql variables", "too many terms", "too many arguments", "too many columns", "pattern too complex",
+                "parser stack overflow", "too many from clause terms",
+            ]
             if limitMessages.contains(where: lowered.contains) {
                 self.init(kind: .tooComplex, message: message, sql: sql)
             } else {

@@ -1,6 +1,6 @@
 import Foundation
-import Metrics
 public import Logging
+import Metrics
 import Synchronization
 
 /// Portico's embedded database: one SQLite file in WAL mode, with one writer connection on a

@@ -32,7 +32,8 @@ final class SQLiteJob: @unchecked Sendable {
         on workers: SQLiteWorkers, timeout: Duration?, cancellable: Bool = true,
         _ body: @escaping @Sendable (SQLiteConnection, SQLiteJob) throws -> T
     ) async throws -> T {
-        let deadline = timeout.map { Uptime.nanoseconds &+ UInt64($0.components.seconds) * 1_000_000_000 &+ UInt64($0.components.attoseconds / 1_000_000_000) } ?? 0
+        let deadline =
+            timeout.map { Uptime.nanoseconds &+ UInt64($0.components.seconds) * 1_000_000_000 &+ UInt64($0.components.attoseconds / 1_000_000_000) } ?? 0
         let job = SQLiteJob(deadline: deadline, cancellable: cancellable)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
