@@ -1,10 +1,17 @@
+import Synchronization
+
 /// The collections of one app at one moment, as the data layer resolves names against them.
 public struct Catalog: Sendable {
     public let app: String
     public let collections: [String: CollectionSchema]
+    /// Different for every catalog made, so what is derived from one can be kept against it.
+    public let version: UInt64
+
+    private static let versions = Atomic<UInt64>(0)
 
     public init(app: String, collections: [CollectionSchema]) {
         self.app = app
+        version = Self.versions.add(1, ordering: .relaxed).newValue
         var byName: [String: CollectionSchema] = [:]
         for collection in collections { byName[collection.name] = collection }
         self.collections = byName

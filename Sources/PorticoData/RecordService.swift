@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import PorticoJSON
 
 /// Caps on what one call returns, so an agent's context is never flooded.
@@ -65,11 +66,27 @@ public struct RecordService: Sendable {
     public let database: any Database
     public let catalogs: CatalogStore
     public let budget: ResultBudget
+    private let plans = PlanCache()
 
     public init(database: any Database, catalogs: CatalogStore, budget: ResultBudget = ResultBudget()) {
         self.database = database
         self.catalogs = catalogs
         self.budget = budget
+    }
+
+    /// The plan for reading `collection` as `request` asks (its fields, appends, except and
+    /// sort), made once per catalog and request shape: agents repeat the same shapes.
+    func plan(_ request: RecordRequest, collection: CollectionSchema, catalog: Catalog) throws(DataError) -> SelectPlan {
+        let key = PlanCache.Key(
+            catalog: catalog.version, collection: collection.name, fields: request.fields, appends: request.appends, except: request.except,
+            sort: request.sort)
+        if let plan = plans.entries.withLock({ $0[key] }) { return plan }
+        let plan = try SelectPlan(request: request, collection: collection, catalog: catalog, flavor: database.flavor)
+        plans.entries.withLock { entries in
+            if entries.count >= PlanCache.limit { entries.removeAll(keepingCapacity: true) }
+            entries[key] = plan
+        }
+        return plan
     }
 
     static let rootAlias = "t0"
@@ -78,7 +95,7 @@ public struct RecordService: Sendable {
 
     public func list(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
         let (catalog, target) = try await resolve(app: app, request, access: access, for: .list)
-        let plan = try SelectPlan(request: request, collection: target.collection, catalog: catalog, flavor: database.flavor)
+        let plan = try self.plan(request, collection: target.collection, catalog: catalog)
         let condition = try conditions(request, target: target, catalog: catalog)
         let paginate = request.paginate ?? true
         var pageSize = request.pageSize ?? budget.defaultPageSize
@@ -133,7 +150,7 @@ public struct RecordService: Sendable {
 
     public func get(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
         let (catalog, target) = try await resolve(app: app, request, access: access, for: .get)
-        let plan = try SelectPlan(request: request, collection: target.collection, catalog: catalog, flavor: database.flavor)
+        let plan = try self.plan(request, collection: target.collection, catalog: catalog)
         let condition = try conditions(request, target: target, catalog: catalog)
         let rows = try await database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: database.flavor))
         let meter = ResultMeter(budget: budget)
@@ -302,4 +319,19 @@ public struct RecordService: Sendable {
         }
         return SQLFragment.all(alternatives, "OR")!
     }
+}
+
+/// Select plans by catalog and request shape, within a bound.
+final class PlanCache: Sendable {
+    struct Key: Hashable {
+        var catalog: UInt64
+        var collection: String
+        var fields: [String]?
+        var appends: [String]?
+        var except: [String]?
+        var sort: [String]?
+    }
+
+    static let limit = 512
+    let entries = Mutex<[Key: SelectPlan]>([:])
 }
