@@ -82,7 +82,6 @@ extension HTTPField.Name {
     public static let mcpMethod = HTTPField.Name("Mcp-Method")!
     public static let mcpName = HTTPField.Name("Mcp-Name")!
     public static let mcpPackages = HTTPField.Name("x-mcp-packages")!
-    public static let lastEventID = HTTPField.Name("Last-Event-ID")!
     public static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
 }
 

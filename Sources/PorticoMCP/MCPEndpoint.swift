@@ -468,10 +468,6 @@ final class SessionStreams: Sendable {
         return true
     }
 
-    var openSessions: [String] {
-        state.withLock { Array($0.streams.keys) }
-    }
-
     func finish(nonce: String) {
         let continuations = state.withLock { $0.streams.removeValue(forKey: nonce).map { Array($0.values) } ?? [] }
         for c in continuations { c.finish() }
