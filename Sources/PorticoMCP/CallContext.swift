@@ -48,7 +48,6 @@ public struct CallContext: Sendable {
         self.sink = sink
     }
 
-
     /// Reports progress when the client asked for it with a progress token; otherwise nothing.
     public func progress(_ message: String, total: Double? = nil) {
         guard let progressToken, let sink else { return }
