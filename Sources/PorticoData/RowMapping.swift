@@ -32,7 +32,7 @@ enum RowMapping {
         let layout: [(name: String, index: Int, type: FieldType?)] = columns.compactMap { name in
             first.columns.firstIndex(of: name).map { (name, $0, collection.field(name)?.type) }
         }
-        let keys = ContiguousArray(layout.map(\.name))
+        let keys = ContiguousArray(layout.map { $0.name })
         var records: [JSONObject] = []
         var sizes: [Int] = []
         records.reserveCapacity(rows.count)

@@ -98,18 +98,26 @@ private struct Reader {
         if depth > maxDepth { throw fail("nesting deeper than \(maxDepth) levels") }
     }
 
+    /// Members of an object checked for a duplicate name by a scan; a set takes over past this.
+    static let scannedMembers = 16
+
     mutating func parseObject() throws(JSONParseError) -> JSON {
         try enter()
         index += 1
-        var object = JSONObject()
         skipWhitespace()
         if index < buffer.count && buffer[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(object)
+            return .object(JSONObject())
         }
-        // Most objects in a request have a few members: one allocation each for keys and values.
-        object.reserveCapacity(8)
+        // Members are gathered in two arrays and the object built once at the end: building it
+        // member by member costs a dictionary update (and its generic lookups) per member.
+        // Duplicates are found by a scan while the object is small, by a set past that.
+        var keys = ContiguousArray<String>()
+        var values = ContiguousArray<JSON>()
+        keys.reserveCapacity(8)
+        values.reserveCapacity(8)
+        var seen: Set<String>? = nil
         while true {
             skipWhitespace()
             guard index < buffer.count else { throw fail("unexpected end of input in object") }
@@ -125,9 +133,18 @@ private struct Reader {
             index += 1
             skipWhitespace()
             let value = try parseValue()
-            if object.updateValue(value, forKey: key) != nil {
+            let duplicate: Bool
+            if keys.count < Self.scannedMembers {
+                duplicate = keys.contains(key)
+            } else {
+                if seen == nil { seen = Set(keys) }
+                duplicate = !seen!.insert(key).inserted
+            }
+            if duplicate {
                 throw JSONParseError(reason: "duplicate member name \"\(key)\"", offset: keyStart)
             }
+            keys.append(key)
+            values.append(value)
             skipWhitespace()
             guard index < buffer.count else { throw fail("unexpected end of input in object") }
             switch buffer[index] {
@@ -135,7 +152,7 @@ private struct Reader {
             case UInt8(ascii: "}"):
                 index += 1
                 depth -= 1
-                return .object(object)
+                return .object(JSONObject(uncheckedUniqueKeys: keys, values: values))
             default: throw fail("unexpected \(describe(buffer[index])): expected ',' or '}'")
             }
         }

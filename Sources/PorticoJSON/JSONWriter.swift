@@ -144,8 +144,6 @@ public struct JSONWriter: ~Copyable {
         text.withUTF8 { append($0) }
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
     public mutating func writeString(_ string: String) {
         append(UInt8(ascii: "\""))
         var string = string
@@ -154,55 +152,26 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes `value`'s compact serialisation as a JSON string: the same bytes as
-    /// `writeString(value.serializedString)`, in one pass over the value, without the intermediate text.
+    /// `writeString(value.serializedString)`, without the intermediate `String`.
     public mutating func writeSerializedAsString(_ value: JSON) {
+        var serialized = JSONWriter(capacity: 512)
+        serialized.write(value)
+        writeAsString(serialized)
+    }
+
+    /// Writes bytes another writer holds (already JSON) as a JSON string. Escaping the bytes of a
+    /// serialisation costs a byte scan, where walking the value a second time to escape each
+    /// member twice costs a tree walk with its retains; a result that goes out both as structured
+    /// content and as its text mirror is serialised once and written twice this way.
+    public mutating func writeAsString(_ serialized: borrowing JSONWriter) {
         append(UInt8(ascii: "\""))
-        writeDoublyEscaped(value)
+        serialized.withBytes { writeEscaped($0) }
         append(UInt8(ascii: "\""))
     }
 
-    private mutating func writeDoublyEscaped(_ value: JSON) {
-        switch value {
-        case .null, .bool, .int, .double:
-            write(value)  // digits, letters, '.', '-', '+': nothing to escape
-        case .string(let string):
-            writeDoublyEscapedString(string)
-        case .array(let array):
-            append(UInt8(ascii: "["))
-            for (index, element) in array.enumerated() {
-                if index > 0 { append(UInt8(ascii: ",")) }
-                writeDoublyEscaped(element)
-            }
-            append(UInt8(ascii: "]"))
-        case .object(let object):
-            append(UInt8(ascii: "{"))
-            var first = true
-            for (key, element) in object {
-                if !first { append(UInt8(ascii: ",")) }
-                first = false
-                writeDoublyEscapedString(key)
-                append(UInt8(ascii: ":"))
-                writeDoublyEscaped(element)
-            }
-            append(UInt8(ascii: "}"))
-        }
-    }
-
-    /// A string member of a serialisation that is itself being written as a string: its quotes
-    /// become `\"`, and each byte that needs an escape gets it twice (`"` → `\\\"`, newline → `\\n`).
-    private mutating func writeDoublyEscapedString(_ string: String) {
-        appendLiteral("\\\"")
-        var string = string
-        string.withUTF8 { utf8 in
-            guard Self.firstEscape(in: utf8) != nil else {
-                append(utf8)
-                return
-            }
-            var once = JSONWriter(capacity: utf8.count + 16)
-            once.writeEscaped(utf8)
-            once.withBytes { writeEscaped($0) }
-        }
-        appendLiteral("\\\"")
+    /// Appends bytes another writer holds (already JSON).
+    public mutating func append(contentsOf other: borrowing JSONWriter) {
+        other.withBytes { append($0) }
     }
 
     /// Calls `body` with the bytes written so far.
@@ -211,44 +180,67 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Appends UTF-8 text with JSON's escapes. Eight bytes at a time are checked for a quote, a
-    /// backslash or a control character; text without one (most values) is copied in one append,
-    /// text with some is sized first and written in place.
+    /// backslash or a control character; text without one (most values) is copied in one append.
+    /// Text with some is written in one pass, a block at a time with room for its worst case, each
+    /// byte looked up in a table: a serialisation written as a string (a quote every few bytes)
+    /// costs a few instructions a byte.
     mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         guard let source = utf8.baseAddress else { return }
         guard let first = Self.firstEscape(in: utf8) else {
             append(utf8)
             return
         }
+        append(UnsafeBufferPointer(start: source, count: first))
         let total = utf8.count
-        var length = total
-        for j in first..<total where Self.needsEscape(source[j]) { length += Self.escapedLength(source[j]) - 1 }
-        reserve(length)
-        var out = base + count
-        out.update(from: source, count: first)
-        out += first
-        for j in first..<total {
-            let byte = source[j]
-            guard Self.needsEscape(byte) else {
-                out.pointee = byte
-                out += 1
-                continue
+        var i = first
+        Self.escapes.withUnsafeBufferPointer { escapes in
+            while i < total {
+                let blockEnd = min(total, i + 4096)
+                reserve((blockEnd - i) * 6)
+                var out = base + count
+                while i < blockEnd {
+                    let byte = source[i]
+                    let escape = escapes[Int(byte)]
+                    i += 1
+                    if escape == 0 {
+                        out.pointee = byte
+                        out += 1
+                    } else if escape != UInt8(ascii: "u") {
+                        out[0] = UInt8(ascii: "\\")
+                        out[1] = escape
+                        out += 2
+                    } else {
+                        out[0] = UInt8(ascii: "\\")
+                        out[1] = UInt8(ascii: "u")
+                        out[2] = UInt8(ascii: "0")
+                        out[3] = UInt8(ascii: "0")
+                        out[4] = Self.hexDigit(byte >> 4)
+                        out[5] = Self.hexDigit(byte & 0xF)
+                        out += 6
+                    }
+                }
+                count = out - base
             }
-            out[0] = UInt8(ascii: "\\")
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out[1] = byte
-            case 0x0A: out[1] = UInt8(ascii: "n")
-            case 0x0D: out[1] = UInt8(ascii: "r")
-            case 0x09: out[1] = UInt8(ascii: "t")
-            default:
-                out[1] = UInt8(ascii: "u")
-                out[2] = UInt8(ascii: "0")
-                out[3] = UInt8(ascii: "0")
-                out[4] = Self.hex[Int(byte >> 4)]
-                out[5] = Self.hex[Int(byte & 0xF)]
-            }
-            out += Self.escapedLength(byte)
         }
-        count += length
+    }
+
+    /// For each byte, the letter that follows its backslash, or 0 for a byte written as it is:
+    /// `"` and `\` escape themselves, newline, return and tab have letters, other control
+    /// characters are written `\u00XX`.
+    private static let escapes: [UInt8] = (0..<256).map { byte in
+        switch byte {
+        case 0x22, 0x5C: UInt8(byte)
+        case 0x0A: UInt8(ascii: "n")
+        case 0x0D: UInt8(ascii: "r")
+        case 0x09: UInt8(ascii: "t")
+        case 0..<0x20: UInt8(ascii: "u")
+        default: 0
+        }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// The index of the first byte that needs an escape, scanning eight bytes at a time.
@@ -266,15 +258,6 @@ public struct JSONWriter: ~Copyable {
     @inline(__always)
     static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-    }
-
-    /// Bytes an escaped byte takes: `\n`-style pairs, `\u00XX` for other control characters.
-    @inline(__always)
-    private static func escapedLength(_ byte: UInt8) -> Int {
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: 2
-        default: 6
-        }
     }
 
     /// Whether any byte of `word` may be a quote, a backslash or below 0x20 (no false negatives;

@@ -81,10 +81,13 @@ public struct ToolResult: Sendable {
 
     /// Writes the result object (as `json` with `extra`'s members after its own).
     func write(to writer: inout JSONWriter, extra: JSONObject) {
+        // The structured content is serialised once, for its own member and for the text mirror.
+        var serialized = JSONWriter(capacity: structuredContent == nil ? 0 : 1024)
+        if let structuredContent { serialized.write(structuredContent) }
         writer.appendLiteral("{\"content\":[")
-        if mirrorsStructuredContent, let structuredContent {
+        if mirrorsStructuredContent, structuredContent != nil {
             writer.appendLiteral("{\"type\":\"text\",\"text\":")
-            writer.writeSerializedAsString(structuredContent)
+            writer.writeAsString(serialized)
             writer.appendLiteral("}")
             if !content.isEmpty { writer.appendLiteral(",") }
         }
@@ -93,9 +96,9 @@ public struct ToolResult: Sendable {
             writer.write(block)
         }
         writer.appendLiteral("]")
-        if let structuredContent {
+        if structuredContent != nil {
             writer.appendLiteral(",\"structuredContent\":")
-            writer.write(structuredContent)
+            writer.append(contentsOf: serialized)
         }
         if isError { writer.appendLiteral(",\"isError\":true") }
         for (key, value) in extra {

@@ -40,6 +40,28 @@ import Testing
         }
     }
 
+    /// Small objects are checked for duplicate names by a scan, larger ones by a set: both
+    /// keep the members in order and both refuse a repeated name wherever it appears.
+    @Test(arguments: [3, 16, 17, 40])
+    func keepsMemberOrderAndFindsDuplicatesInObjectsOfAnySize(members: Int) throws {
+        let names = (0..<members).map { "k\(($0 * 7) % members)" }
+        let text = "{" + names.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + "}"
+        guard case .object(let object) = try JSONParser.parse(text) else {
+            Issue.record("expected an object")
+            return
+        }
+        #expect(Array(object.keys) == names)
+        #expect(object[names[members - 1]] == .int(Int64(members - 1)))
+        for repeated in [0, members / 2, members - 1] {
+            let withDuplicate = "{" + (names + [names[repeated]]).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            #expect {
+                try JSONParser.parse(withDuplicate)
+            } throws: { error in
+                "\(error)".contains("duplicate member name \"\(names[repeated])\"")
+            }
+        }
+    }
+
     @Test func reportsTheOffsetOfTheProblem() {
         do {
             _ = try JSONParser.parse(#"{"jsonrpc": "2.0", x}"#)
