@@ -1,10 +1,5 @@
 -- (a) tools/call in one long session: `wrk -s call.lua URL -- get|list KEY SESSION`.
-local threads = {}
-counter, errors = 0, 0
-
-function setup(thread)
-  table.insert(threads, thread)
-end
+dofile("bench/lua/tools_call.lua")
 
 function init(args)
   tool, key, session = args[1], args[2], args[3] or ""
@@ -25,17 +20,4 @@ function request()
     body = '{"jsonrpc":"2.0","id":' .. counter .. ',"method":"tools/call","params":{"name":"resource_list","arguments":{"resource":"Track","pageSize":20,"page":' .. (counter % 150 + 1) .. '}}}'
   end
   return wrk.format("POST", nil, headers, body)
-end
-
-function response(status, hdrs, body)
-  if status ~= 200 or string.find(body, '"error":{', 1, true) or string.find(body, '"isError":true', 1, true) then
-    errors = errors + 1
-  end
-end
-
-function done(summary, latency, requests)
-  local e = 0
-  for _, t in ipairs(threads) do e = e + t:get("errors") end
-  io.write(string.format("RESULT requests=%d duration_us=%d jsonrpc_errors=%d p50_us=%d p99_us=%d\n",
-    summary.requests, summary.duration, e, latency:percentile(50), latency:percentile(99)))
 end

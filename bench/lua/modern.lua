@@ -1,12 +1,7 @@
 -- tools/call in the 2026-07-28 era (no session; the envelope in every request):
 --   wrk -s modern.lua URL -- get|list KEY
 -- KEY "-" sends no Authorization header (the peers check none).
-local threads = {}
-counter, errors = 0, 0
-
-function setup(thread)
-  table.insert(threads, thread)
-end
+dofile("bench/lua/tools_call.lua")
 
 function init(args)
   tool, key = args[1], args[2] or "-"
@@ -29,17 +24,4 @@ function request()
   end
   local body = '{"jsonrpc":"2.0","id":' .. counter .. ',"method":"tools/call","params":{"name":"' .. name .. '","arguments":' .. arguments .. ',' .. meta .. '}}'
   return wrk.format("POST", nil, headers, body)
-end
-
-function response(status, hdrs, body)
-  if status ~= 200 or string.find(body, '"error":{', 1, true) or string.find(body, '"isError":true', 1, true) then
-    errors = errors + 1
-  end
-end
-
-function done(summary, latency, requests)
-  local e = 0
-  for _, t in ipairs(threads) do e = e + t:get("errors") end
-  io.write(string.format("RESULT requests=%d duration_us=%d jsonrpc_errors=%d p50_us=%d p99_us=%d\n",
-    summary.requests, summary.duration, e, latency:percentile(50), latency:percentile(99)))
 end
