@@ -110,7 +110,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: upcoming
+            swiftSettings: upcoming,
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))]
         ),
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON"], swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData"], swiftSettings: upcoming),
