@@ -5,6 +5,8 @@ import PorticoJSON
 public struct ToolRegistry: Sendable {
     public let packages: [ToolPackage]
     public let defaultPackages: [String]
+    /// Names in the default set that no package here has (reported at start, not dropped silently).
+    public let missingDefaultPackages: [String]
     /// How many tools one `tools/list` page carries.
     public let pageSize: Int
     private let toolsByName: [String: (package: String, tool: Tool)]
@@ -12,6 +14,7 @@ public struct ToolRegistry: Sendable {
     public init(packages: [ToolPackage], defaultPackages: [String], pageSize: Int = 50) {
         self.packages = packages
         self.defaultPackages = defaultPackages.filter { name in packages.contains { $0.name == name } }
+        missingDefaultPackages = defaultPackages.filter { name in !packages.contains { $0.name == name } }
         self.pageSize = max(1, pageSize)
         var byName: [String: (String, Tool)] = [:]
         for package in packages {
