@@ -52,6 +52,7 @@ let package = Package(
             resources: [.copy("Demo/chinook")],
             swiftSettings: upcoming
         ),
+        .target(name: "PorticoAsk", dependencies: ["PorticoData", "PorticoAuth", "PorticoJSON"], swiftSettings: upcoming),
         .target(
             name: "PorticoAuth",
             dependencies: [
@@ -78,13 +79,13 @@ let package = Package(
         ),
         .target(
             name: "PorticoTools",
-            dependencies: ["PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP"],
+            dependencies: ["PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk"],
             swiftSettings: upcoming
         ),
         .target(
             name: "PorticoServer",
             dependencies: [
-                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools",
+                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -104,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "Portico",
             dependencies: [
-                "PorticoServer", "PorticoData", "PorticoAuth",
+                "PorticoServer", "PorticoData", "PorticoAuth", "PorticoAsk",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -115,6 +116,8 @@ let package = Package(
         ),
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON"], swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData"], swiftSettings: upcoming),
+        .testTarget(
+            name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoData", .product(name: "Logging", package: "swift-log")], swiftSettings: upcoming),
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",

@@ -128,5 +128,15 @@ public struct Migrator: Sendable {
                 "DELETE FROM portico_settings WHERE key = 'mcp.session_secret'",
             ]
         },
+        Migration(version: 3, name: "datasources") { _ in
+            [
+                // Where an external datasource is (a file path or a PostgreSQL URL with its
+                // password) is stored sealed with the master key; `main` is never a row here.
+                """
+                CREATE TABLE portico_datasources (app TEXT NOT NULL REFERENCES portico_apps (name) ON DELETE CASCADE, name TEXT NOT NULL,
+                  kind TEXT NOT NULL, sealed_location TEXT NOT NULL, description TEXT, created_at BIGINT NOT NULL, PRIMARY KEY (app, name))
+                """
+            ]
+        },
     ]
 }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 public import Logging
 import NIOCore
+import PorticoAsk
 import PorticoAuth
 import PorticoData
 import PorticoJSON
@@ -52,6 +53,8 @@ public enum PorticoServer {
         let apps = AppDirectory(load: { try await stores.appNames() })
 
         let catalogs = stores.catalogs
+        let datasources = DatasourceService(
+            store: DatasourceStore(database: stores.database, masterKey: masterKey), mainPath: PorticoStores.databasePath(dataDirectory: configuration.dataDirectory))
         let endpointBox = EndpointBox()
         let registry = ToolRegistry(
             packages: [
@@ -60,8 +63,13 @@ public enum PorticoServer {
                     .package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
+                AskPackage(datasources: datasources).package,
             ],
             defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
+        if !registry.missingDefaultPackages.isEmpty {
+            logger.notice(
+                "default packages not served by this version: \(registry.missingDefaultPackages.joined(separator: ", ")); the default set is \(registry.defaultPackages.joined(separator: ", "))")
+        }
         var endpointConfiguration = MCPEndpoint.Configuration(
             identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
             publicDiscovery: configuration.publicDiscovery,
@@ -130,6 +138,7 @@ public enum PorticoServer {
         try await ServiceGroup(configuration: groupConfiguration).run()
         endpoint.closeStreams()
         try? await httpClient.shutdown()
+        await datasources.close()
         await stores.database.close()
     }
 }

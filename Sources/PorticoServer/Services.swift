@@ -17,10 +17,15 @@ public struct PorticoStores: Sendable {
     public static func open(dataDirectory: String, options: SQLiteStore.Options = SQLiteStore.Options(), logger: Logger) async throws -> PorticoStores {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDirectory)
-        let path = URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
+        let path = databasePath(dataDirectory: dataDirectory)
         let store = try SQLiteStore(path: path, options: options, logger: logger)
         try await Migrator().migrate(store)
         return PorticoStores(database: store)
+    }
+
+    /// The embedded database's file in `dataDirectory`.
+    public static func databasePath(dataDirectory: String) -> String {
+        URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
     }
 
     public init(database: any Database) {

@@ -19,6 +19,9 @@ final class SQLiteConnection {
     private var statementAges: [String] = []
     /// The job whose statements run now, for the interrupt check.
     private(set) var current: SQLiteJob?
+    /// What statements prepared now may touch, checked by SQLite's authorizer as it compiles them;
+    /// `nil` lets everything through. Set only on datasource connections (`enableAuthorizer`).
+    var queryPolicy: SQLiteQueryPolicy?
 
     static let statementCacheSize = 128
     /// Statements longer than this, or with more bound values, are prepared each time: large IN
@@ -84,6 +87,19 @@ final class SQLiteConnection {
             close()
             throw error
         }
+    }
+
+    /// Has SQLite ask `queryPolicy` about every table read and function call while it compiles a
+    /// statement, and refuse everything else (writes, pragmas, attaching) outright.
+    func enableAuthorizer() {
+        sqlite3_set_authorizer(
+            handle,
+            { context, action, first, second, _, _ in
+                guard let context else { return SQLITE_DENY }
+                let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
+                guard let policy = connection.queryPolicy else { return SQLITE_OK }
+                return policy.allows(action, first.map { String(cString: $0) }, second.map { String(cString: $0) }) ? SQLITE_OK : SQLITE_DENY
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func close() {

@@ -1,0 +1,77 @@
+import ArgumentParser
+import PorticoAsk
+import PorticoAuth
+import PorticoServer
+
+/// `portico datasource add|list|remove`: the external databases an app's questions and SQL can
+/// read, besides its own (`main`).
+struct DatasourceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "datasource", abstract: "Manage the datasources questions and SQL are run on (`main`, the app's own data, always exists).",
+        subcommands: [Add.self, List.self, Remove.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register an SQLite file or a PostgreSQL database as a datasource; it is always opened read-only.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "The datasource's name (letters, digits, - and _).") var name: String
+        @Option(help: "Path of an SQLite file.") var sqlite: String?
+        @Option(help: "A PostgreSQL URL, postgres://user:password@host:5432/database (stored sealed with the master key).") var postgres: String?
+        @Option(help: "The app it belongs to (default main).") var app: String = "main"
+        @Option(help: "A short description shown to agents.") var description: String?
+
+        func run() async throws {
+            guard (sqlite == nil) != (postgres == nil) else { throw ValidationError("give exactly one of --sqlite PATH or --postgres URL") }
+            try await common.withDatasources(app: app) { store in
+                if let sqlite {
+                    try await store.add(app: app, name: name, kind: .sqlite, location: sqlite, description: description)
+                } else if let postgres {
+                    try await store.add(app: app, name: name, kind: .postgres, location: postgres, description: description)
+                }
+            }
+            print("Added datasource \(name) to app \(app).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List an app's datasources.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "The app (default main).") var app: String = "main"
+
+        func run() async throws {
+            let all = try await common.withDatasources(app: app) { try await $0.list(app: app) }
+            print("main\tsqlite\tthe app's own collections")
+            for datasource in all {
+                print("\(datasource.name)\t\(datasource.kind.rawValue)\t\(datasource.displayLocation)" + (datasource.description.map { "\t\($0)" } ?? ""))
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a datasource (the database itself is not touched).")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The datasource's name.") var name: String
+        @Option(help: "The app (default main).") var app: String = "main"
+
+        func run() async throws {
+            let removed = try await common.withDatasources(app: app) { try await $0.remove(app: app, name: name) }
+            guard removed else { throw ValidationError("app '\(app)' has no datasource '\(name)'") }
+            print("Removed datasource \(name) from app \(app).")
+        }
+    }
+}
+
+extension CommonOptions {
+    /// The datasource registry of this data directory, for an app that must exist.
+    func withDatasources<T>(app: String, _ body: (DatasourceStore) async throws -> T) async throws -> T {
+        try await withStores { stores in
+            guard try await stores.appNames().contains(app) else { throw ValidationError("there is no app named '\(app)'") }
+            let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
+            do {
+                return try await body(DatasourceStore(database: stores.database, masterKey: masterKey))
+            } catch let error as DatasourceError {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+}

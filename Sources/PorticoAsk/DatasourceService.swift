@@ -1,0 +1,132 @@
+import Foundation
+public import PorticoData
+import Synchronization
+
+/// A query's answer: the SQL that ran, its columns and rows.
+public struct QueryAnswer: Sendable {
+    public let datasource: String
+    public let sql: String
+    public let columns: [String]
+    public let rows: [[SQLValue]]
+    public let truncated: Bool
+    /// The tables the SQL reads, as written in it.
+    public let tables: [String]
+}
+
+/// Opens datasources on first use and keeps them open with their schema; checks and runs SQL
+/// through both layers of the guard.
+public final class DatasourceService: Sendable {
+    public struct Limits: Sendable {
+        /// Rows one query returns at most (the rest are cut and `truncated` is set).
+        public var maxRows = 1000
+        /// How long one query may run before it is interrupted.
+        public var timeout: Duration = .seconds(10)
+        public init() {}
+    }
+
+    let store: DatasourceStore
+    /// Portico's own SQLite file, which the `main` datasource reads (read-only, without Portico's tables).
+    let mainPath: String?
+    public let limits: Limits
+    private let open = Mutex<[String: OpenSource]>([:])
+
+    final class OpenSource: Sendable {
+        let datasource: Datasource
+        let source: SQLiteReadOnlySource
+        let schema: Mutex<[SourceTable]?> = Mutex(nil)
+
+        init(datasource: Datasource, source: SQLiteReadOnlySource) {
+            self.datasource = datasource
+            self.source = source
+        }
+    }
+
+    public init(store: DatasourceStore, mainPath: String?, limits: Limits = Limits()) {
+        self.store = store
+        self.mainPath = mainPath
+        self.limits = limits
+    }
+
+    /// Tables whose names start with these are never part of a datasource.
+    static let hiddenPrefixes = ["sqlite_", "portico_"]
+
+    static let authorizedFunctions = SQLGuard.sqliteFunctions.union(["->", "->>", "likely", "unlikely", "likelihood"])
+
+    /// `main` first, then the registered ones.
+    public func list(app: String) async throws -> [Datasource] {
+        var all: [Datasource] = []
+        if let mainPath {
+            all.append(Datasource(app: app, name: "main", kind: .sqlite, description: "the app's own collections", location: mainPath))
+        }
+        return all + (try await store.list(app: app))
+    }
+
+    /// The datasource's tables, from the cache unless `refresh`.
+    public func schema(app: String, datasource name: String, refresh: Bool = false) async throws -> (Datasource, [SourceTable]) {
+        let source = try await source(app: app, name: name)
+        if !refresh, let cached = source.schema.withLock({ $0 }) { return (source.datasource, cached) }
+        let tables = try await source.source.introspect()
+        source.schema.withLock { $0 = tables }
+        return (source.datasource, tables)
+    }
+
+    /// Checks `sql` with the guard and runs it read-only; `allowTable` may refuse a table the
+    /// caller's role cannot read.
+    public func query(
+        app: String, datasource name: String, sql: String, maxRows: Int? = nil, allowTable: @Sendable (String) -> String? = { _ in nil }
+    ) async throws -> QueryAnswer {
+        let (datasource, tables) = try await schema(app: app, datasource: name)
+        let sqlGuard = SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name))
+        let checked = try sqlGuard.check(sql)
+        for table in checked.tables {
+            if let refusal = allowTable(table) { throw DatasourceError(refusal) }
+        }
+        let source = try await source(app: app, name: name)
+        let rows = try await source.source.query(checked.sql, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout)
+        return QueryAnswer(
+            datasource: datasource.name, sql: checked.sql, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: checked.tables)
+    }
+
+    func source(app: String, name: String) async throws -> OpenSource {
+        let key = app + "/" + name
+        if let source = open.withLock({ $0[key] }) { return source }
+        let datasource: Datasource
+        if name == "main" {
+            guard let mainPath else { throw DatasourceError("the app's own database cannot be queried as a datasource on this deployment") }
+            datasource = Datasource(app: app, name: "main", kind: .sqlite, description: "the app's own collections", location: mainPath)
+        } else {
+            guard let found = try await store.find(app: app, name: name) else {
+                let names = try await list(app: app).map(\.name)
+                throw DatasourceError("app '\(app)' has no datasource '\(name)'; its datasources are: \(names.joined(separator: ", "))")
+            }
+            datasource = found
+        }
+        guard datasource.kind == .sqlite else {
+            throw DatasourceError("datasource '\(name)' is on PostgreSQL, which this version of Portico cannot query yet")
+        }
+        let source = OpenSource(
+            datasource: datasource,
+            source: try SQLiteReadOnlySource(
+                path: datasource.location, policy: SQLiteQueryPolicy(hiddenPrefixes: Self.hiddenPrefixes, functions: Self.authorizedFunctions)))
+        let (kept, extra) = open.withLock { open -> (OpenSource, OpenSource?) in
+            if let existing = open[key] { return (existing, source) }
+            open[key] = source
+            return (source, nil)
+        }
+        if let extra { await extra.source.close() }
+        return kept
+    }
+
+    /// Forgets an opened datasource (after it was removed), closing its connections.
+    public func forget(app: String, name: String) async {
+        if let source = open.withLock({ $0.removeValue(forKey: app + "/" + name) }) { await source.source.close() }
+    }
+
+    public func close() async {
+        let all = open.withLock { open in
+            defer { open = [:] }
+            return Array(open.values)
+        }
+        for source in all { await source.source.close() }
+    }
+}

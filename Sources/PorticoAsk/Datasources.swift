@@ -1,0 +1,116 @@
+import Foundation
+public import PorticoAuth
+public import PorticoData
+import Synchronization
+
+/// A database questions are asked of: the app's own (`main`), or a registered external one.
+public struct Datasource: Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case sqlite, postgres
+    }
+
+    public let app: String
+    public let name: String
+    public let kind: Kind
+    public let description: String?
+    /// A file path or a PostgreSQL URL; never returned by a tool or printed whole.
+    let location: String
+
+    /// The location without its secret: a path as is, a URL without its password.
+    public var displayLocation: String {
+        guard kind == .postgres, var components = URLComponents(string: location) else { return location }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "postgres://…"
+    }
+
+    public var dialect: SQLDialect { kind == .sqlite ? .sqlite : .postgres }
+}
+
+/// Refusals of the datasource registry and of queries, in words the caller can act on.
+public struct DatasourceError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The registered external datasources of each app, their locations sealed with the master key.
+public struct DatasourceStore: Sendable {
+    let database: any Database
+    let masterKey: MasterKey
+    static let sealPurpose = "portico.datasource-location"
+
+    public init(database: any Database, masterKey: MasterKey) {
+        self.database = database
+        self.masterKey = masterKey
+    }
+
+    /// Registers a datasource. `main` is the app's own database and cannot be registered.
+    public func add(app: String, name: String, kind: Datasource.Kind, location: String, description: String? = nil) async throws {
+        try Self.validate(name: name)
+        if kind == .sqlite {
+            guard FileManager.default.isReadableFile(atPath: location) else {
+                throw DatasourceError("the SQLite file '\(location)' does not exist or cannot be read by Portico")
+            }
+        } else {
+            guard let url = URLComponents(string: location), ["postgres", "postgresql"].contains(url.scheme ?? ""), url.host != nil else {
+                throw DatasourceError("a PostgreSQL datasource needs a URL like postgres://user:password@host:5432/database")
+            }
+        }
+        guard try await find(app: app, name: name) == nil else {
+            throw DatasourceError("app '\(app)' already has a datasource named '\(name)'; remove it first or choose another name")
+        }
+        var insert = SQLFragment("INSERT INTO portico_datasources (app, name, kind, sealed_location, description, created_at) VALUES (")
+        insert.append(
+            joining: [
+                .bind(.text(app)), .bind(.text(name)), .bind(.text(kind.rawValue)),
+                .bind(.text(try masterKey.seal(Array(location.utf8), purpose: Self.sealPurpose))),
+                .bind(description.map(SQLValue.text) ?? .null), .bind(.int(Int64(Date().timeIntervalSince1970))),
+            ], separator: ", ")
+        insert.append(")")
+        try await database.execute(insert)
+    }
+
+    public func list(app: String) async throws -> [Datasource] {
+        var q = SQLFragment("SELECT app, name, kind, sealed_location, description FROM portico_datasources WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" ORDER BY name")
+        return try await database.query(q).map(datasource)
+    }
+
+    public func find(app: String, name: String) async throws -> Datasource? {
+        var q = SQLFragment("SELECT app, name, kind, sealed_location, description FROM portico_datasources WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" AND name = ")
+        q.append(bind: .text(name))
+        return try await database.query(q).first.map(datasource)
+    }
+
+    /// Whether there was such a datasource.
+    public func remove(app: String, name: String) async throws -> Bool {
+        guard try await find(app: app, name: name) != nil else { return false }
+        var q = SQLFragment("DELETE FROM portico_datasources WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" AND name = ")
+        q.append(bind: .text(name))
+        try await database.execute(q)
+        return true
+    }
+
+    func datasource(_ row: Row) throws -> Datasource {
+        let sealed = row.string("sealed_location") ?? ""
+        let location = String(decoding: try masterKey.open(sealed, purpose: Self.sealPurpose), as: UTF8.self)
+        return Datasource(
+            app: row.string("app") ?? "", name: row.string("name") ?? "", kind: Datasource.Kind(rawValue: row.string("kind") ?? "") ?? .sqlite,
+            description: row.string("description"), location: location)
+    }
+
+    static func validate(name: String) throws(DatasourceError) {
+        guard name != "main" else { throw DatasourceError("'main' is the app's own database and always exists; choose another name") }
+        let allowed = name.utf8.allSatisfy { b in
+            (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x5F || b == 0x2D
+        }
+        guard !name.isEmpty, name.utf8.count <= 64, allowed else {
+            throw DatasourceError("a datasource name is 1 to 64 letters, digits, '_' or '-'; got '\(name)'")
+        }
+    }
+}

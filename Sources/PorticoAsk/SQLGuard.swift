@@ -1,0 +1,277 @@
+import Foundation
+
+/// Why a piece of SQL was refused, in words that say what to change.
+public struct SQLGuardError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}
+
+/// The first of the SQL guard's two layers: reads SQL from outside (a model, an agent, a
+/// workflow) token by token and refuses anything that is not one read-only query over the
+/// datasource's own tables with allowed functions. The second layer is the database itself: a
+/// read-only connection that refuses writes, whatever got past this one (`SQLiteReadOnlySource`).
+public struct SQLGuard: Sendable {
+    public let dialect: SQLDialect
+    /// The tables (and views) of the datasource, by lower-cased name.
+    public let tables: Set<String>
+    /// Schemas a table may be qualified with: SQLite's `main`, the datasource's PostgreSQL schema.
+    public let schemas: Set<String>
+
+    public init(dialect: SQLDialect, tables: some Sequence<String>, schemas: Set<String>? = nil) {
+        self.dialect = dialect
+        self.tables = Set(tables.map { $0.lowercased() })
+        self.schemas = schemas ?? (dialect == .sqlite ? ["main"] : ["public"])
+    }
+
+    /// The checked statement: the SQL as given without a trailing semicolon, and the tables it reads.
+    public struct Checked: Sendable, Equatable {
+        public let sql: String
+        public let tables: [String]
+    }
+
+    public func check(_ sql: String) throws(SQLGuardError) -> Checked {
+        var tokens = try SQLTokenizer.tokenize(sql, dialect: dialect)
+        while let last = tokens.last, last.isPunctuation(";") { tokens.removeLast() }
+        guard let first = tokens.first(where: { !$0.isPunctuation("(") }) else {
+            throw SQLGuardError("the SQL is empty: send one SELECT statement")
+        }
+        if let semicolon = tokens.first(where: { $0.isPunctuation(";") }) {
+            throw SQLGuardError(
+                "only one statement is allowed, and a second one starts after the ';' at character \(semicolon.offset + 1); send a single SELECT")
+        }
+        guard first.keyword == "SELECT" || first.keyword == "WITH" else {
+            throw SQLGuardError("only a SELECT (or WITH … SELECT) query is allowed; this statement starts with '\(first.text)'")
+        }
+        let cteNames = Self.commonTableExpressionNames(tokens)
+        var tablesRead: [String] = []
+        // One entry per open parenthesis: whether it is a function's argument list, and whether
+        // a FROM clause is open at that level.
+        var levels: [(isCall: Bool, inFrom: Bool)] = [(false, false)]
+        var expectTable = false
+        var index = 0
+        while index < tokens.count {
+            let token = tokens[index]
+            let next = index + 1 < tokens.count ? tokens[index + 1] : nil
+            let previous = index > 0 ? tokens[index - 1] : nil
+            switch token.kind {
+            case .parameter:
+                throw SQLGuardError("parameters such as '\(token.text)' are not supported; write the values into the SQL")
+            case .word, .quotedIdentifier:
+                let keyword = token.kind == .word ? token.keyword : ""
+                if let refusal = Self.refusedKeywords[keyword], !(keyword == "REPLACE" && next?.isPunctuation("(") == true) {
+                    throw SQLGuardError("\(keyword) is not allowed: \(refusal). Send one read-only SELECT")
+                }
+                if keyword == "FOR", let lock = next?.keyword, ["UPDATE", "SHARE", "NO", "KEY"].contains(lock) {
+                    throw SQLGuardError("row locks (FOR \(lock) …) are not allowed: queries here only read")
+                }
+                let name = token.text.lowercased()
+                if let reserved = Self.systemPrefixes.first(where: { name.hasPrefix($0) }) {
+                    throw SQLGuardError("'\(token.text)' is not part of the datasource (names starting with \(reserved) are the database's or Portico's own)")
+                }
+                if expectTable, keyword != "LATERAL", keyword != "ONLY" {
+                    expectTable = false
+                    if next?.isPunctuation("(") != true {
+                        var table = token.text
+                        var schema: String?
+                        if next?.isPunctuation(".") == true, index + 2 < tokens.count {
+                            schema = token.text
+                            table = tokens[index + 2].text
+                            index += 2
+                        }
+                        try checkTable(table, schema: schema, cteNames: cteNames)
+                        tablesRead.append(table)
+                        index += 1
+                        continue
+                    }
+                }
+                if next?.isPunctuation("(") == true {
+                    let isCall = try checkCall(tokens, at: index, previous: previous)
+                    levels.append((isCall, false))
+                    index += 2
+                    expectTable = false
+                    continue
+                }
+                if token.kind == .word, !levels[levels.count - 1].isCall {
+                    switch keyword {
+                    case "FROM":
+                        levels[levels.count - 1].inFrom = true
+                        expectTable = true
+                    case "JOIN":
+                        expectTable = levels[levels.count - 1].inFrom
+                    case "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION", "INTERSECT", "EXCEPT", "WINDOW", "FETCH", "SELECT", "ON",
+                        "USING":
+                        levels[levels.count - 1].inFrom = keyword == "ON" || keyword == "USING" ? levels[levels.count - 1].inFrom : false
+                    default: break
+                    }
+                }
+            case .punctuation:
+                switch token.text {
+                case "(":
+                    levels.append((false, false))
+                    expectTable = false
+                case ")":
+                    if levels.count > 1 { levels.removeLast() }
+                    expectTable = false
+                case ",":
+                    expectTable = levels[levels.count - 1].inFrom && !levels[levels.count - 1].isCall
+                default: break
+                }
+            case .string, .number, .symbol:
+                expectTable = false
+            }
+            index += 1
+        }
+        var seen = Set<String>()
+        return Checked(sql: Self.trimmed(sql, tokens: tokens), tables: tablesRead.filter { seen.insert($0.lowercased()).inserted })
+    }
+
+    func checkTable(_ table: String, schema: String?, cteNames: Set<String>) throws(SQLGuardError) {
+        if let schema {
+            guard schemas.contains(schema.lowercased()) else {
+                throw SQLGuardError("'\(schema).\(table)' is outside the datasource; name its tables without a schema")
+            }
+        } else if cteNames.contains(table.lowercased()) {
+            return
+        }
+        guard tables.contains(table.lowercased()) else {
+            throw SQLGuardError("table '\(table)' is not in this datasource; datasource_describe lists its tables")
+        }
+    }
+
+    /// Checks the word before a `(`: a function must be on the dialect's list; keywords that
+    /// take a parenthesis (`IN (`, `AS (`, `OVER (`…) and the column list of a common table
+    /// expression pass. Returns whether the parenthesis opens a function's argument list.
+    func checkCall(_ tokens: [SQLToken], at index: Int, previous: SQLToken?) throws(SQLGuardError) -> Bool {
+        let token = tokens[index]
+        if token.kind == .word, Self.parenthesisKeywords.contains(token.keyword) { return false }
+        // A type with a size (`::numeric(10, 2)`, `CAST(x AS varchar(20))`) or a column definition list.
+        if previous?.text == "::" || previous?.keyword == "AS" { return false }
+        // `name (a, b) AS (…)`: a common table expression's columns.
+        if Self.isCommonTableExpression(tokens, at: index) { return false }
+        if previous?.isPunctuation(".") == true {
+            throw SQLGuardError("function '\(tokens[index - 2].text).\(token.text)' is not allowed: call functions without a schema")
+        }
+        let name = token.text.lowercased()
+        guard (dialect == .sqlite ? Self.sqliteFunctions : Self.postgresFunctions).contains(name) else {
+            throw SQLGuardError(
+                "function '\(token.text)' is not allowed here; use the usual aggregate, text, date and math functions of "
+                    + (dialect == .sqlite ? "SQLite" : "PostgreSQL")
+            )
+        }
+        return true
+    }
+
+    static func matchingParenthesis(_ tokens: [SQLToken], from open: Int) -> Int? {
+        var depth = 0
+        for i in open..<tokens.count {
+            if tokens[i].isPunctuation("(") { depth += 1 }
+            if tokens[i].isPunctuation(")") {
+                depth -= 1
+                if depth == 0 { return i }
+            }
+        }
+        return nil
+    }
+
+    /// Names defined by `WITH name [(columns)] AS [NOT] [MATERIALIZED] (…)`.
+    static func commonTableExpressionNames(_ tokens: [SQLToken]) -> Set<String> {
+        var names = Set<String>()
+        for i in tokens.indices where isCommonTableExpression(tokens, at: i) {
+            names.insert(tokens[i].text.lowercased())
+        }
+        return names
+    }
+
+    /// Whether the name at `i` starts a common table expression: after `WITH`, `RECURSIVE` or a
+    /// comma, and followed by `[(columns)] AS [NOT] [MATERIALIZED] (`. (A table function's alias,
+    /// `f(x) AS t`, has no parenthesis after `AS`.)
+    static func isCommonTableExpression(_ tokens: [SQLToken], at i: Int) -> Bool {
+        guard i > 0, tokens[i].kind == .word || tokens[i].kind == .quotedIdentifier,
+            tokens[i - 1].keyword == "WITH" || tokens[i - 1].keyword == "RECURSIVE" || tokens[i - 1].isPunctuation(",")
+        else { return false }
+        var j = i + 1
+        if j < tokens.count, tokens[j].isPunctuation("(") {
+            guard let close = matchingParenthesis(tokens, from: j) else { return false }
+            j = close + 1
+        }
+        guard j < tokens.count, tokens[j].keyword == "AS" else { return false }
+        j += 1
+        while j < tokens.count, tokens[j].keyword == "NOT" || tokens[j].keyword == "MATERIALIZED" { j += 1 }
+        return j < tokens.count && tokens[j].isPunctuation("(")
+    }
+
+    static func trimmed(_ sql: String, tokens: [SQLToken]) -> String {
+        guard let last = tokens.last else { return "" }
+        // Keep the text up to the end of the last token (a trailing comment or ';' goes).
+        let utf8 = Array(sql.utf8)
+        var end = last.offset + last.text.utf8.count
+        if last.kind == .quotedIdentifier {
+            // The token's text is unquoted; find the closing quote in the original.
+            end = last.offset + 1
+            let quote = utf8[last.offset] == UInt8(ascii: "[") ? UInt8(ascii: "]") : utf8[last.offset]
+            while end < utf8.count {
+                if utf8[end] == quote {
+                    if quote != UInt8(ascii: "]"), end + 1 < utf8.count, utf8[end + 1] == quote {
+                        end += 2
+                        continue
+                    }
+                    end += 1
+                    break
+                }
+                end += 1
+            }
+        }
+        return String(decoding: utf8[..<min(end, utf8.count)], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Words that never belong in a read-only query, with why.
+    static let refusedKeywords: [String: String] = {
+        var words: [String: String] = [:]
+        for w in ["INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE", "TRUNCATE", "RETURNING"] { words[w] = "it changes data" }
+        for w in ["CREATE", "DROP", "ALTER", "REINDEX", "VACUUM", "GRANT", "REVOKE"] { words[w] = "it changes the database's structure or rights" }
+        for w in ["ATTACH", "DETACH", "PRAGMA", "COPY", "INTO", "LOAD"] { words[w] = "it reaches outside the query (files, settings or other databases)" }
+        for w in ["BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "RESET", "LOCK"] {
+            words[w] = "transactions and session settings are Portico's"
+        }
+        return words
+    }()
+
+    /// Prefixes of names that belong to the database system or to Portico itself.
+    static let systemPrefixes = ["sqlite_", "portico_", "pg_", "information_schema"]
+
+    /// Keywords that may be followed by a parenthesis without being a function call.
+    static let parenthesisKeywords: Set<String> = [
+        "IN", "EXISTS", "AS", "VALUES", "OVER", "FILTER", "USING", "ON", "AND", "OR", "NOT", "WHEN", "THEN", "ELSE", "FROM", "JOIN", "WHERE",
+        "SELECT", "ALL", "ANY", "SOME", "ARRAY", "ROW", "WITHIN", "LATERAL", "RECURSIVE", "MATERIALIZED", "BY", "IS", "LIKE", "ILIKE", "GLOB",
+        "BETWEEN", "CASE", "DISTINCT", "UNION", "INTERSECT", "EXCEPT", "HAVING", "LIMIT", "OFFSET", "WINDOW", "PARTITION", "RANGE", "ROWS",
+        "GROUPS", "ESCAPE", "END", "WITH", "ONLY", "NULLS", "ASC", "DESC", "CAST", "COLLATE",
+    ]
+
+    /// Functions a query may call on SQLite: aggregates, text, dates, math, JSON, window functions.
+    static let sqliteFunctions: Set<String> = [
+        "abs", "avg", "count", "sum", "total", "min", "max", "coalesce", "ifnull", "nullif", "iif", "length", "octet_length", "lower", "upper",
+        "substr", "substring", "trim", "ltrim", "rtrim", "replace", "instr", "round", "strftime", "date", "time", "datetime", "julianday",
+        "unixepoch", "timediff", "group_concat", "string_agg", "printf", "format", "typeof", "char", "unicode", "hex", "quote", "sign", "ceil",
+        "ceiling", "floor", "trunc", "power", "pow", "sqrt", "exp", "ln", "log", "log10", "log2", "mod", "pi", "like", "glob", "concat",
+        "concat_ws", "json", "json_extract", "json_array", "json_object", "json_array_length", "json_type", "json_valid", "json_each",
+        "json_tree", "json_group_array", "json_group_object", "row_number", "rank", "dense_rank", "ntile", "lag", "lead", "first_value",
+        "last_value", "nth_value", "percent_rank", "cume_dist", "cast", "radians", "degrees", "sin", "cos", "tan",
+    ]
+
+    /// Functions a query may call on PostgreSQL.
+    static let postgresFunctions: Set<String> = [
+        "abs", "avg", "count", "sum", "min", "max", "coalesce", "nullif", "greatest", "least", "length", "char_length", "character_length",
+        "octet_length", "lower", "upper", "substr", "substring", "trim", "ltrim", "rtrim", "btrim", "replace", "position", "strpos", "left",
+        "right", "concat", "concat_ws", "round", "trunc", "ceil", "ceiling", "floor", "power", "sqrt", "exp", "ln", "log", "mod", "sign", "div",
+        "date_trunc", "date_part", "extract", "to_char", "to_date", "to_timestamp", "to_number", "age", "make_date", "now", "string_agg",
+        "array_agg", "bool_and", "bool_or", "every", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp",
+        "percentile_cont", "percentile_disc", "mode", "corr", "row_number", "rank", "dense_rank", "ntile", "lag", "lead", "first_value",
+        "last_value", "nth_value", "percent_rank", "cume_dist", "split_part", "initcap", "lpad", "rpad", "reverse", "regexp_replace",
+        "regexp_match", "regexp_matches", "unnest", "json_agg", "jsonb_agg", "json_build_object", "jsonb_build_object", "json_extract_path",
+        "json_extract_path_text", "jsonb_extract_path", "jsonb_extract_path_text", "json_array_length", "jsonb_array_length", "array_length",
+        "cardinality", "array_to_string", "cast", "pi", "radians", "degrees", "width_bucket", "md5", "format", "extract",
+    ]
+}

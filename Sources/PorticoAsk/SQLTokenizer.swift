@@ -1,0 +1,207 @@
+import Foundation
+
+/// The SQL dialects Portico reads questions' SQL in.
+public enum SQLDialect: String, Sendable {
+    case sqlite
+    case postgres
+}
+
+/// One lexical token of an SQL text. Comments and whitespace are dropped.
+public struct SQLToken: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// A bare word: a keyword or an unquoted identifier.
+        case word
+        /// `"name"`, and in SQLite also `` `name` `` and `[name]`; `text` is the name without quotes.
+        case quotedIdentifier
+        /// `'…'`, `E'…'`, `X'…'`, `$tag$…$tag$`: a literal, whatever it contains.
+        case string
+        case number
+        /// `?`, `?1`, `:name`, `@name`, `$name`, `$1`.
+        case parameter
+        /// `(`, `)`, `,`, `;`, `.`
+        case punctuation
+        /// Any other run of operator characters (`=`, `<>`, `||`, `::`, `->>`, …).
+        case symbol
+    }
+
+    public let kind: Kind
+    public let text: String
+    /// Byte offset of the token in the SQL text.
+    public let offset: Int
+
+    /// The word in upper case (keywords are matched this way); empty for other kinds.
+    public var keyword: String { kind == .word ? text.uppercased() : "" }
+
+    func isPunctuation(_ character: String) -> Bool { kind == .punctuation && text == character }
+}
+
+/// Splits SQL text into tokens by the lexical rules of its dialect: the quoting of strings and
+/// identifiers, comments (PostgreSQL's nest), dollar quotes. A text that cannot be tokenized
+/// (an unterminated string, quote or comment) is refused here, before anything reads it.
+public enum SQLTokenizer {
+    public static func tokenize(_ sql: String, dialect: SQLDialect) throws(SQLGuardError) -> [SQLToken] {
+        let bytes = Array(sql.utf8)
+        var tokens: [SQLToken] = []
+        var i = 0
+        func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+
+        while i < bytes.count {
+            let c = bytes[i]
+            let next: UInt8 = i + 1 < bytes.count ? bytes[i + 1] : 0
+            let start = i
+            switch c {
+            case 0x20, 0x09, 0x0A, 0x0D, 0x0C, 0x0B:
+                i += 1
+            case UInt8(ascii: "-") where next == UInt8(ascii: "-"):
+                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
+                i = try skipBlockComment(bytes, from: i, nests: dialect == .postgres)
+            case UInt8(ascii: "'"):
+                i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: false, what: "string literal")
+                tokens.append(SQLToken(kind: .string, text: text(start..<i), offset: start))
+            case UInt8(ascii: "\""):
+                i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: false, what: "quoted identifier")
+                tokens.append(SQLToken(kind: .quotedIdentifier, text: unquote(text(start + 1..<i - 1), quote: "\""), offset: start))
+            case UInt8(ascii: "`") where dialect == .sqlite:
+                i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: false, what: "quoted identifier")
+                tokens.append(SQLToken(kind: .quotedIdentifier, text: unquote(text(start + 1..<i - 1), quote: "`"), offset: start))
+            case UInt8(ascii: "[") where dialect == .sqlite:
+                guard let close = bytes[i...].firstIndex(of: UInt8(ascii: "]")) else {
+                    throw SQLGuardError("the SQL has an unterminated [identifier] starting at character \(start + 1)")
+                }
+                i = close + 1
+                tokens.append(SQLToken(kind: .quotedIdentifier, text: text(start + 1..<close), offset: start))
+            case UInt8(ascii: "$") where dialect == .postgres && !isDigit(next):
+                // A dollar quote: $$…$$ or $tag$…$tag$.
+                var j = i + 1
+                while j < bytes.count, isWordByte(bytes[j]), !(j == i + 1 && isDigit(bytes[j])) { j += 1 }
+                guard j < bytes.count, bytes[j] == UInt8(ascii: "$") else {
+                    throw SQLGuardError("the SQL has a stray '$' at character \(start + 1)")
+                }
+                let tag = Array(bytes[i...j])
+                guard let end = find(tag, in: bytes, from: j + 1) else {
+                    throw SQLGuardError("the SQL has an unterminated dollar-quoted string starting at character \(start + 1)")
+                }
+                i = end + tag.count
+                tokens.append(SQLToken(kind: .string, text: text(start..<i), offset: start))
+            case UInt8(ascii: "?"), UInt8(ascii: "$"):
+                i += 1
+                while i < bytes.count, isWordByte(bytes[i]) { i += 1 }
+                tokens.append(SQLToken(kind: .parameter, text: text(start..<i), offset: start))
+            case UInt8(ascii: ":") where dialect == .sqlite && isWordStart(next), UInt8(ascii: "@") where dialect == .sqlite && isWordStart(next):
+                i += 1
+                while i < bytes.count, isWordByte(bytes[i]) { i += 1 }
+                tokens.append(SQLToken(kind: .parameter, text: text(start..<i), offset: start))
+            case UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ","), UInt8(ascii: ";"):
+                i += 1
+                tokens.append(SQLToken(kind: .punctuation, text: text(start..<i), offset: start))
+            case UInt8(ascii: ".") where !isDigit(next):
+                i += 1
+                tokens.append(SQLToken(kind: .punctuation, text: ".", offset: start))
+            case _ where isDigit(c) || c == UInt8(ascii: "."):
+                i += 1
+                while i < bytes.count {
+                    let b = bytes[i]
+                    if isWordByte(b) || b == UInt8(ascii: ".") {
+                        i += 1
+                    } else if (b == UInt8(ascii: "+") || b == UInt8(ascii: "-")), bytes[i - 1] | 0x20 == UInt8(ascii: "e"),
+                        !text(start..<i).lowercased().hasPrefix("0x")
+                    {
+                        i += 1
+                    } else {
+                        break
+                    }
+                }
+                tokens.append(SQLToken(kind: .number, text: text(start..<i), offset: start))
+            case _ where isWordStart(c):
+                while i < bytes.count, isWordByte(bytes[i]) || (dialect == .postgres && bytes[i] == UInt8(ascii: "$")) { i += 1 }
+                let word = text(start..<i)
+                // Prefixed string literals: E'…' (backslash escapes), X'…' / B'…' (bits, blobs), N'…', U&'…'.
+                if i < bytes.count, bytes[i] == UInt8(ascii: "'"), ["E", "X", "B", "N"].contains(word.uppercased()) {
+                    i = try endOfQuoted(bytes, from: i, quote: UInt8(ascii: "'"), backslashEscapes: word.uppercased() == "E", what: "string literal")
+                    tokens.append(SQLToken(kind: .string, text: text(start..<i), offset: start))
+                } else if dialect == .postgres, word.uppercased() == "U", i + 1 < bytes.count, bytes[i] == UInt8(ascii: "&"),
+                    bytes[i + 1] == UInt8(ascii: "'") || bytes[i + 1] == UInt8(ascii: "\"")
+                {
+                    let quote = bytes[i + 1]
+                    i = try endOfQuoted(bytes, from: i + 1, quote: quote, backslashEscapes: false, what: "Unicode literal")
+                    tokens.append(SQLToken(kind: quote == UInt8(ascii: "'") ? .string : .quotedIdentifier, text: text(start..<i), offset: start))
+                } else {
+                    tokens.append(SQLToken(kind: .word, text: word, offset: start))
+                }
+            default:
+                i += 1
+                while i < bytes.count, isSymbolByte(bytes[i]) {
+                    // A comment start ends the operator.
+                    if bytes[i] == UInt8(ascii: "-"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "-") { break }
+                    if bytes[i] == UInt8(ascii: "/"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "*") { break }
+                    i += 1
+                }
+                tokens.append(SQLToken(kind: .symbol, text: text(start..<i), offset: start))
+            }
+        }
+        return tokens
+    }
+
+    static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+    static func isWordStart(_ b: UInt8) -> Bool {
+        (b | 0x20 >= UInt8(ascii: "a") && b | 0x20 <= UInt8(ascii: "z")) || b == UInt8(ascii: "_") || b >= 0x80
+    }
+    static func isWordByte(_ b: UInt8) -> Bool { isWordStart(b) || isDigit(b) }
+    static func isSymbolByte(_ b: UInt8) -> Bool {
+        "+-*/<>=~!@#%^&|`?:".utf8.contains(b)
+    }
+
+    /// The index just past the closing quote of the quoted text starting at `start`; a doubled
+    /// quote stands for one.
+    static func endOfQuoted(_ bytes: [UInt8], from start: Int, quote: UInt8, backslashEscapes: Bool, what: String) throws(SQLGuardError) -> Int {
+        var i = start + 1
+        while i < bytes.count {
+            if backslashEscapes, bytes[i] == UInt8(ascii: "\\") {
+                i += 2
+                continue
+            }
+            if bytes[i] == quote {
+                if i + 1 < bytes.count, bytes[i + 1] == quote {
+                    i += 2
+                    continue
+                }
+                return i + 1
+            }
+            i += 1
+        }
+        throw SQLGuardError("the SQL has an unterminated \(what) starting at character \(start + 1)")
+    }
+
+    static func skipBlockComment(_ bytes: [UInt8], from start: Int, nests: Bool) throws(SQLGuardError) -> Int {
+        var depth = 0
+        var i = start
+        while i + 1 < bytes.count {
+            if bytes[i] == UInt8(ascii: "/"), bytes[i + 1] == UInt8(ascii: "*") {
+                depth = nests ? depth + 1 : 1
+                i += 2
+            } else if bytes[i] == UInt8(ascii: "*"), bytes[i + 1] == UInt8(ascii: "/") {
+                depth -= 1
+                i += 2
+                if depth == 0 { return i }
+            } else {
+                i += 1
+            }
+        }
+        throw SQLGuardError("the SQL has an unterminated /* comment starting at character \(start + 1)")
+    }
+
+    static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= bytes.count else { return nil }
+        var i = start
+        while i + needle.count <= bytes.count {
+            if bytes[i] == needle[0], Array(bytes[i..<i + needle.count]) == needle { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    static func unquote(_ text: String, quote: String) -> String {
+        text.replacingOccurrences(of: quote + quote, with: quote)
+    }
+}

@@ -1,0 +1,83 @@
+import PorticoAsk
+import PorticoData
+import PorticoJSON
+import PorticoMCP
+
+/// Typed readers for a tool's arguments. The arguments were already checked against the tool's
+/// input schema; these read them, and say which argument is wrong when one is.
+struct ToolArguments {
+    let object: JSONObject
+
+    init(_ object: JSONObject) { self.object = object }
+
+    func string(_ name: String) throws -> String {
+        guard let value = try optionalString(name), !value.isEmpty else { throw ToolError("\(name) is required") }
+        return value
+    }
+
+    func optionalString(_ name: String) throws -> String? {
+        guard let value = object[name], !value.isNull else { return nil }
+        guard let text = value.stringValue else { throw ToolError("\(name) must be a string, got \(value.typeName)") }
+        return text
+    }
+
+    /// A list of strings, also accepted as one comma-separated string.
+    func optionalStrings(_ name: String) throws -> [String]? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .array(let items)?:
+            return try items.map { item in
+                guard let text = item.stringValue else { throw ToolError("\(name) must be a list of strings, got an item of type \(item.typeName)") }
+                return text
+            }
+        case .string(let text)?:
+            return text.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+        case let value?:
+            throw ToolError("\(name) must be a list of strings, got \(value.typeName)")
+        }
+    }
+
+    func optionalInt(_ name: String) throws -> Int? {
+        guard let value = object[name], !value.isNull else { return nil }
+        guard let i = value.intValue, let n = Int(exactly: i) else { throw ToolError("\(name) must be a whole number, got \(value.serializedString)") }
+        return n
+    }
+
+    func optionalBool(_ name: String) throws -> Bool? {
+        guard let value = object[name], !value.isNull else { return nil }
+        guard let flag = value.boolValue else { throw ToolError("\(name) must be true or false, got \(value.typeName)") }
+        return flag
+    }
+}
+
+/// The one place where errors from below become tool errors the model can read and act on.
+enum ToolErrors {
+    static func map(_ error: any Error) -> any Error {
+        switch error {
+        case let error as ToolError: return error
+        case let error as DataError:
+            return error.kind == .forbidden ? ToolError("Permission denied: \(error.message)") : ToolError(error.message)
+        case let error as SQLGuardError: return ToolError("The SQL was refused: \(error.message)")
+        case let error as DatasourceError: return ToolError(error.message)
+        case let error as StoreError where error.kind != .cancelled:
+            if error.message.contains("not authorized") {
+                return ToolError("The database refused the SQL: it reads something outside the datasource or calls a function that is not allowed")
+            }
+            return ToolError(error.kind == .other ? "The database could not run the SQL: \(error.message)" : error.guidance)
+        default: return error
+        }
+    }
+}
+
+extension SQLValue {
+    /// The value as JSON: integers, numbers, text and null as they are.
+    var json: JSON {
+        switch self {
+        case .null: .null
+        case .int(let i): .int(i)
+        case .double(let d): d.isFinite ? .double(d) : .string(String(d))
+        case .bool(let b): .bool(b)
+        case .text(let s): .string(s)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import PorticoData
+import Testing
+
+@testable import PorticoAsk
+
+/// The guard's second layer on its own: SQL that the first layer would have refused is sent
+/// straight to the read-only source, which must refuse it and leave the file as it was.
+@Suite struct ReadOnlySourceTests {
+    /// A small database with a data table and a table named like Portico's own.
+    static func makeDatabase() async throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-ask-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("data.sqlite").path
+        let store = try SQLiteStore(path: path, logger: Logger(label: "test"))
+        try await store.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL)")
+        try await store.execute("CREATE TABLE portico_users (id INTEGER PRIMARY KEY, password_hash TEXT)")
+        try await store.execute("INSERT INTO item (name, price) VALUES ('apple', 1.5), ('pear', 2.0), ('plum', 0.5)")
+        try await store.execute("INSERT INTO portico_users (password_hash) VALUES ('secret')")
+        await store.close()
+        return path
+    }
+
+    static func source(_ path: String) throws -> SQLiteReadOnlySource {
+        try SQLiteReadOnlySource(
+            path: path, policy: SQLiteQueryPolicy(hiddenPrefixes: ["sqlite_", "portico_"], functions: DatasourceService.authorizedFunctions))
+    }
+
+    @Test func readsRowsWithinTheCap() async throws {
+        let source = try Self.source(try await Self.makeDatabase())
+        let rows = try await source.query("SELECT name, price FROM item ORDER BY price", maxRows: 2, timeout: .seconds(5))
+        #expect(rows.columns == ["name", "price"])
+        #expect(rows.rows.count == 2)
+        #expect(rows.truncated)
+        await source.close()
+    }
+
+    @Test(arguments: [
+        "DELETE FROM item",
+        "UPDATE item SET price = 0",
+        "INSERT INTO item (name) VALUES ('x')",
+        "DROP TABLE item",
+        "CREATE TABLE x (a)",
+        "SELECT * FROM portico_users",
+        "SELECT name FROM sqlite_master",
+        "ATTACH DATABASE ':memory:' AS other",
+        "PRAGMA writable_schema = 1",
+        "SELECT load_extension('/nonexistent.so')",
+        "SELECT readfile('/etc/passwd')",
+        "VACUUM INTO '/tmp/portico-ask-copy.sqlite'",
+        "SELECT randomblob(10)",
+    ])
+    func refusesWhatTheFirstLayerWouldHave(_ sql: String) async throws {
+        let path = try await Self.makeDatabase()
+        let source = try Self.source(path)
+        await #expect(throws: StoreError.self) {
+            _ = try await source.query(sql, maxRows: 10, timeout: .seconds(5))
+        }
+        let rows = try await source.query("SELECT count(*) AS n, sum(price) AS total FROM item", maxRows: 1, timeout: .seconds(5))
+        #expect(rows.rows.first == [.int(3), .double(4.0)])
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/portico-ask-copy.sqlite"))
+        await source.close()
+    }
+
+    @Test func aQueryPastItsTimeLimitIsInterrupted() async throws {
+        let source = try Self.source(try await Self.makeDatabase())
+        let started = ContinuousClock.now
+        await #expect(throws: StoreError.self) {
+            _ = try await source.query(
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n", maxRows: 10, timeout: .milliseconds(300))
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await source.close()
+    }
+
+    @Test func introspectionLeavesHiddenTablesOut() async throws {
+        let source = try Self.source(try await Self.makeDatabase())
+        let tables = try await source.introspect()
+        #expect(tables.map(\.name) == ["item"])
+        #expect(tables[0].columns.map(\.name) == ["id", "name", "price"])
+        #expect(tables[0].columns[0].primaryKey)
+        #expect(tables[0].columns[1].samples.sorted() == ["apple", "pear", "plum"])
+        await source.close()
+    }
+}

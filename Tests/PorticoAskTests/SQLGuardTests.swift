@@ -1,0 +1,133 @@
+import Testing
+
+@testable import PorticoAsk
+
+@Suite struct SQLGuardTests {
+    let sqlite = SQLGuard(dialect: .sqlite, tables: ["Album", "Artist", "Track", "Invoice", "Customer", "Genre"])
+    let postgres = SQLGuard(dialect: .postgres, tables: ["album", "artist", "track", "invoice", "customer"])
+
+    @Test(arguments: [
+        "SELECT * FROM Album",
+        "select Title from album where AlbumId = 1;",
+        "SELECT a.Title, ar.Name FROM Album a JOIN Artist ar ON a.ArtistId = ar.ArtistId ORDER BY 1 LIMIT 5",
+        "SELECT BillingCountry, SUM(Total) AS revenue FROM Invoice GROUP BY BillingCountry ORDER BY revenue DESC LIMIT 5",
+        "WITH top AS (SELECT ArtistId, COUNT(*) n FROM Album GROUP BY ArtistId) SELECT * FROM top JOIN Artist USING (ArtistId)",
+        "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT x FROM n",
+        "SELECT strftime('%Y', InvoiceDate) AS y, count(*) FROM Invoice GROUP BY y",
+        "SELECT Name FROM Track WHERE Name LIKE '%you%' AND GenreId IN (SELECT GenreId FROM Genre WHERE Name = 'Rock')",
+        "SELECT 'a; DROP TABLE Album; --' AS s FROM Album",
+        "SELECT \"Title\" FROM \"Album\" -- a trailing comment\n",
+        "SELECT Name, RANK() OVER (PARTITION BY GenreId ORDER BY Milliseconds DESC) FROM Track",
+        "SELECT CAST(Total AS INTEGER) FROM main.Invoice, Customer c WHERE c.CustomerId = Invoice.CustomerId",
+        "SELECT replace(Name, 'a', 'b') FROM Artist",
+        "SELECT count(*) FILTER (WHERE Total > 5) FROM Invoice",
+        "SELECT * FROM Album a WHERE EXISTS (SELECT 1 FROM Track t WHERE t.AlbumId = a.AlbumId)",
+        "(SELECT Title FROM Album) UNION (SELECT Name FROM Artist)",
+        "SELECT coalesce((SELECT max(Total) FROM Invoice), 0)",
+        "SELECT value FROM json_each('[1,2]')",
+    ])
+    func sqliteAcceptsReadOnlyQueries(_ sql: String) throws {
+        _ = try sqlite.check(sql)
+    }
+
+    @Test(arguments: [
+        "SELECT date_trunc('month', invoice_date) AS m, sum(total) FROM invoice GROUP BY 1",
+        "SELECT extract(YEAR FROM invoice_date) AS y FROM invoice",
+        "SELECT substring(name FROM 1 FOR 3), trim(BOTH ' ' FROM name) FROM artist",
+        "SELECT total::numeric(10,2) FROM public.invoice",
+        "SELECT $$a ; DROP TABLE x$$ AS s FROM album",
+        "SELECT E'it\\'s' FROM album /* nested /* comment */ still */",
+    ])
+    func postgresAcceptsReadOnlyQueries(_ sql: String) throws {
+        _ = try postgres.check(sql)
+    }
+
+    /// The attacks that broke peers' guards; each must be refused before it reaches a database.
+    @Test(arguments: [
+        ("SELECT 1; COMMIT; DROP TABLE Album", "one statement"),
+        ("SELECT * FROM Album; ATTACH DATABASE '/tmp/x.db' AS x", "one statement"),
+        ("COMMIT; DROP TABLE Album --", "SELECT"),
+        ("DROP TABLE Album", "SELECT"),
+        ("DELETE FROM Album", "SELECT"),
+        ("WITH x AS (DELETE FROM Album RETURNING *) SELECT * FROM x", "DELETE"),
+        ("WITH x AS (UPDATE Album SET Title = 'x' RETURNING *) SELECT * FROM x", "UPDATE"),
+        ("WITH x AS (INSERT INTO Album VALUES (1, 'x', 1) RETURNING *) SELECT * FROM x", "INSERT"),
+        ("SELECT * INTO backup FROM Album", "INTO"),
+        ("SELECT * FROM Album FOR UPDATE", "UPDATE"),
+        ("SELECT * FROM Album FOR SHARE", "row locks"),
+        ("VACUUM INTO '/tmp/copy.db'", "SELECT"),
+        ("SELECT load_extension('/tmp/evil.so')", "load_extension"),
+        ("PRAGMA writable_schema = 1", "SELECT"),
+        ("SELECT * FROM sqlite_master", "sqlite_master"),
+        ("SELECT * FROM \"sqlite_schema\"", "sqlite_schema"),
+        ("SELECT * FROM portico_users", "portico_users"),
+        ("SELECT * FROM Album JOIN portico_api_keys ON 1", "portico_api_keys"),
+        ("SELECT * FROM temp.Album", "outside the datasource"),
+        ("SELECT * FROM other.Album", "outside the datasource"),
+        ("SELECT * FROM NotATable", "not in this datasource"),
+        ("SELECT * FROM Album, Secrets", "Secrets"),
+        ("SELECT * FROM pragma_table_info('Album')", "pragma_table_info"),
+        ("SELECT readfile('/etc/passwd')", "readfile"),
+        ("SEL/**/ECT * FROM Album", "SELECT"),
+        ("SELECT * FROM Album WHERE Title = ?", "parameters"),
+        ("SELECT * FROM Album WHERE Title = 'unterminated", "unterminated"),
+        ("SELECT * FROM Album /* unterminated", "unterminated"),
+        ("", "empty"),
+        (";;", "empty"),
+        ("SELECT 1 -- \n; DELETE FROM Album", "one statement"),
+        ("SELECT randomblob(1000000000)", "randomblob"),
+    ])
+    func sqliteRefusesAttacks(_ sql: String, _ expected: String) {
+        #expect {
+            try sqlite.check(sql)
+        } throws: { error in
+            let message = (error as? SQLGuardError)?.message ?? ""
+            return message.lowercased().contains(expected.lowercased())
+        }
+    }
+
+    @Test(arguments: [
+        ("COPY (SELECT 1) TO PROGRAM 'id'", "SELECT"),
+        ("SELECT * FROM album; COPY album TO PROGRAM 'id'", "one statement"),
+        ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
+        ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
+        ("SELECT set_config('role', 'postgres', false)", "set_config"),
+        ("SELECT * FROM dblink('host=evil', 'SELECT 1') AS t(x int)", "dblink"),
+        ("SELECT pg_sleep(100)", "pg_sleep"),
+        ("SELECT * FROM album FOR NO KEY UPDATE", "row locks"),
+        ("SELECT * FROM pg_catalog.pg_shadow", "pg_catalog"),
+        ("SELECT * FROM information_schema.tables", "information_schema"),
+        ("SELECT $$ unterminated", "unterminated"),
+        ("SELECT * FROM album /* /* nested */", "unterminated"),
+        ("SELECT 1; SET ROLE postgres", "one statement"),
+        ("SELECT current_setting('data_directory')", "current_setting"),
+        ("SELECT E'\\'; DROP TABLE album; --' FROM album; DELETE FROM album", "one statement"),
+        ("SELECT * FROM private.secrets", "outside the datasource"),
+        ("SELECT version()", "version"),
+        // A function followed by an alias looks a little like a common table expression's header.
+        ("SELECT * FROM album, dblink('x', 'y') AS t", "dblink"),
+        ("SELECT 1, lo_export(1, '/tmp/x') AS z FROM album", "lo_export"),
+        ("WITH a AS (SELECT 1), lo_export(1, '/tmp/x') AS b SELECT 1", "lo_export"),
+    ])
+    func postgresRefusesAttacks(_ sql: String, _ expected: String) {
+        #expect {
+            try postgres.check(sql)
+        } throws: { error in
+            let message = (error as? SQLGuardError)?.message ?? ""
+            return message.lowercased().contains(expected.lowercased())
+        }
+    }
+
+    @Test func checkedSQLDropsTheTrailingSemicolonAndComment() throws {
+        let checked = try sqlite.check("SELECT Title FROM Album a JOIN Artist USING (ArtistId);  -- done\n")
+        #expect(checked.sql == "SELECT Title FROM Album a JOIN Artist USING (ArtistId)")
+        #expect(checked.tables == ["Album", "Artist"])
+    }
+
+    @Test func tokenizerKeepsQuotedTextWhole() throws {
+        let tokens = try SQLTokenizer.tokenize("SELECT 'it''s', \"a\"\"b\", [c d] FROM t", dialect: .sqlite)
+        #expect(tokens.map(\.kind) == [.word, .string, .punctuation, .quotedIdentifier, .punctuation, .quotedIdentifier, .word, .word])
+        #expect(tokens[3].text == "a\"b")
+        #expect(tokens[5].text == "c d")
+    }
+}
