@@ -27,6 +27,9 @@ public final class DatasourceService: Sendable {
     let store: DatasourceStore
     /// Portico's own SQLite file, which the `main` datasource reads (read-only, without Portico's tables).
     let mainPath: String?
+    /// The tables of an app's own collections: all that its `main` datasource may read (the file
+    /// holds every app's tables).
+    let mainTables: @Sendable (String) async throws -> [String]
     public let limits: Limits
     private let open = Mutex<[String: OpenSource]>([:])
 
@@ -34,6 +37,8 @@ public final class DatasourceService: Sendable {
         let datasource: Datasource
         let source: SQLiteReadOnlySource
         let schema: Mutex<[SourceTable]?> = Mutex(nil)
+        /// When the schema was last read, so SQL naming an unknown table re-reads it at most this often.
+        let readAt = Mutex<ContinuousClock.Instant?>(nil)
 
         init(datasource: Datasource, source: SQLiteReadOnlySource) {
             self.datasource = datasource
@@ -41,11 +46,17 @@ public final class DatasourceService: Sendable {
         }
     }
 
-    public init(store: DatasourceStore, mainPath: String?, limits: Limits = Limits()) {
+    public init(
+        store: DatasourceStore, mainPath: String?, mainTables: @escaping @Sendable (String) async throws -> [String], limits: Limits = Limits()
+    ) {
         self.store = store
         self.mainPath = mainPath
+        self.mainTables = mainTables
         self.limits = limits
     }
+
+    /// How soon SQL that names a table missing from the cached schema may make it be read again.
+    static let rereadInterval: Duration = .seconds(5)
 
     /// Tables whose names start with these are never part of a datasource.
     static let hiddenPrefixes = ["sqlite_", "portico_"]
@@ -64,10 +75,20 @@ public final class DatasourceService: Sendable {
     /// The datasource's tables, from the cache unless `refresh`.
     public func schema(app: String, datasource name: String, refresh: Bool = false) async throws -> (Datasource, [SourceTable]) {
         let source = try await source(app: app, name: name)
-        if !refresh, let cached = source.schema.withLock({ $0 }) { return (source.datasource, cached) }
-        let tables = try await source.source.introspect()
+        let visible = try await visibleTables(app: app, name: name)
+        if !refresh, let cached = source.schema.withLock({ $0 }) {
+            return (source.datasource, visible.map { only in cached.filter { only.contains($0.name.lowercased()) } } ?? cached)
+        }
+        let tables = try await source.source.introspect(only: visible)
         source.schema.withLock { $0 = tables }
+        source.readAt.withLock { $0 = .now }
         return (source.datasource, tables)
+    }
+
+    /// The tables `main` may read for `app` (its collections); `nil` for an external datasource.
+    func visibleTables(app: String, name: String) async throws -> Set<String>? {
+        guard name == "main" else { return nil }
+        return Set(try await mainTables(app).map { $0.lowercased() })
     }
 
     /// Checks `sql` with the guard and runs it read-only; `allowTable` may refuse a table the
@@ -75,16 +96,23 @@ public final class DatasourceService: Sendable {
     public func query(
         app: String, datasource name: String, sql: String, maxRows: Int? = nil, allowTable: @Sendable (String) -> String? = { _ in nil }
     ) async throws -> QueryAnswer {
-        let (datasource, tables) = try await schema(app: app, datasource: name)
-        let sqlGuard = SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name))
-        let checked = try sqlGuard.check(sql)
-        for table in checked.tables {
+        var (datasource, tables) = try await schema(app: app, datasource: name)
+        let source = try await source(app: app, name: name)
+        let checked = try? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name)).check(sql)
+        if checked == nil, source.readAt.withLock({ $0.map { ContinuousClock.now - $0 >= Self.rereadInterval } ?? true }) {
+            // Perhaps a table created since the schema was read: read it again (not more often than
+            // every few seconds), then check once more, which says what is wrong if it still is.
+            (datasource, tables) = try await schema(app: app, datasource: name, refresh: true)
+        }
+        let guarded = try checked ?? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name)).check(sql)
+        for table in guarded.tables {
             if let refusal = allowTable(table) { throw DatasourceError(refusal) }
         }
-        let source = try await source(app: app, name: name)
-        let rows = try await source.source.query(checked.sql, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout)
+        let rows = try await source.source.query(
+            guarded.sql, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout,
+            visibleTables: try await visibleTables(app: app, name: name))
         return QueryAnswer(
-            datasource: datasource.name, sql: checked.sql, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: checked.tables)
+            datasource: datasource.name, sql: guarded.sql, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
     }
 
     func source(app: String, name: String) async throws -> OpenSource {

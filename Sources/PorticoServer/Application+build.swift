@@ -54,7 +54,9 @@ public enum PorticoServer {
 
         let catalogs = stores.catalogs
         let datasources = DatasourceService(
-            store: DatasourceStore(database: stores.database, masterKey: masterKey), mainPath: PorticoStores.databasePath(dataDirectory: configuration.dataDirectory))
+            store: DatasourceStore(database: stores.database, masterKey: masterKey),
+            mainPath: PorticoStores.databasePath(dataDirectory: configuration.dataDirectory),
+            mainTables: { app in try await catalogs.catalog(app: app).collections.values.map(\.tableName) })
         let endpointBox = EndpointBox()
         let registry = ToolRegistry(
             packages: [

@@ -7,6 +7,7 @@ import asyncio
 import os
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,20 @@ def test_an_external_sqlite_datasource_from_the_command_line(tmp_path):
                 r = await client.call_tool("sql_query", {"datasource": "warehouse", "sql": "SELECT 1"})
                 assert r.is_error and "PostgreSQL" in r.content[0].text
         run(go())
+
+        # A table created after the schema was read is found on a later query (the schema is read again).
+        db = sqlite3.connect(external)
+        db.executescript("CREATE TABLE target (region_id INTEGER, goal REAL); INSERT INTO target VALUES (1, 20.0);")
+        db.commit()
+        db.close()
+        time.sleep(5.2)
+
+        async def later():
+            async with connect(server, "auto") as client:
+                r = await client.call_tool("sql_query", {"datasource": "sales", "sql": "SELECT goal FROM target"})
+                assert not r.is_error, r.content
+                assert r.structured_content["rows"] == [[20.0]]
+        run(later())
         before = external.read_bytes()
         run_cli("datasource", "remove", "sales", data_dir=server.data_dir)
         assert external.read_bytes() == before, "the datasource file is only ever read"
@@ -176,4 +191,17 @@ def test_a_key_without_read_datasource_does_not_see_the_ask_tools(server):
             names = {t.name for t in (await client.list_tools()).tools}
             assert not (ASK_TOOLS & names)
             assert "resource_list" in names
+    run(go())
+
+
+def test_another_apps_main_datasource_sees_only_its_own_collections(server):
+    server.cli("app", "create", "eu", "--admin", "admin")
+
+    async def go():
+        async with connect(server, "auto", url=f"{server.base}/api/__app/eu/mcp") as client:
+            r = await client.call_tool("datasource_describe", {})
+            assert not r.is_error, r.content
+            assert r.structured_content["tables"] == [], "app eu has no collections of its own"
+            r = await client.call_tool("sql_query", {"sql": "SELECT count(*) FROM Album"})
+            assert r.is_error and "not in this datasource" in r.content[0].text, r.content
     run(go())

@@ -63,6 +63,18 @@ import Testing
         await source.close()
     }
 
+    /// Another app's tables in the same file: the authorizer refuses what is not in the visible set.
+    @Test func tablesOutsideTheVisibleSetCannotBeRead() async throws {
+        let source = try Self.source(try await Self.makeDatabase())
+        await #expect(throws: StoreError.self) {
+            _ = try await source.query("SELECT name FROM item", maxRows: 10, timeout: .seconds(5), visibleTables: ["orders"])
+        }
+        let rows = try await source.query("SELECT name FROM item", maxRows: 10, timeout: .seconds(5), visibleTables: ["Item"])
+        #expect(rows.rows.count == 3)
+        #expect(try await source.introspect(only: ["orders"]).isEmpty)
+        await source.close()
+    }
+
     @Test func aQueryPastItsTimeLimitIsInterrupted() async throws {
         let source = try Self.source(try await Self.makeDatabase())
         let started = ContinuousClock.now

@@ -9,10 +9,20 @@ public struct SQLiteQueryPolicy: Sendable {
     public var hiddenPrefixes: [String]
     /// Functions that may be called, lower case.
     public var functions: Set<String>
+    /// When set, the only tables that can be read (lower case): an app's own collections in a
+    /// file that holds other apps' tables too.
+    public var visibleTables: Set<String>?
 
-    public init(hiddenPrefixes: [String], functions: Set<String>) {
+    public init(hiddenPrefixes: [String], functions: Set<String>, visibleTables: Set<String>? = nil) {
         self.hiddenPrefixes = hiddenPrefixes.map { $0.lowercased() }
         self.functions = functions
+        self.visibleTables = visibleTables
+    }
+
+    func isVisible(_ table: String) -> Bool {
+        let name = table.lowercased()
+        if hiddenPrefixes.contains(where: { name.hasPrefix($0) }) { return false }
+        return visibleTables?.contains(name) ?? true
     }
 
     func allows(_ action: Int32, _ first: String?, _ second: String?) -> Bool {
@@ -20,8 +30,8 @@ public struct SQLiteQueryPolicy: Sendable {
         case SQLITE_SELECT, SQLITE_RECURSIVE:
             return true
         case SQLITE_READ:
-            guard let table = first?.lowercased() else { return false }
-            return !hiddenPrefixes.contains { table.hasPrefix($0) }
+            guard let table = first else { return false }
+            return isVisible(table)
         case SQLITE_FUNCTION:
             guard let name = second?.lowercased() else { return false }
             return functions.contains(name)
@@ -87,9 +97,12 @@ public final class SQLiteReadOnlySource: Sendable {
         self.maxBytes = maxBytes
     }
 
-    /// Runs one query under the policy: at most `maxRows` rows, interrupted after `timeout`.
-    public func query(_ sql: String, maxRows: Int, timeout: Duration) async throws -> QueryRows {
-        let policy = self.policy
+    /// Runs one query under the policy (narrowed to `visibleTables` when given): at most
+    /// `maxRows` rows, interrupted after `timeout`.
+    public func query(_ sql: String, maxRows: Int, timeout: Duration, visibleTables: Set<String>? = nil) async throws -> QueryRows {
+        var narrowed = self.policy
+        if let visibleTables { narrowed.visibleTables = Set(visibleTables.map { $0.lowercased() }) }
+        let policy = narrowed
         let maxBytes = self.maxBytes
         return try await SQLiteJob.run(on: workers, timeout: timeout) { connection, _ in
             connection.queryPolicy = policy
@@ -126,15 +139,17 @@ public final class SQLiteReadOnlySource: Sendable {
 
     /// Tables and views with their columns, keys and a few sample values of each text column;
     /// hidden tables are left out.
-    public func introspect(samples: Int = 3, timeout: Duration = .seconds(30)) async throws -> [SourceTable] {
-        let hidden = policy.hiddenPrefixes
+    public func introspect(samples: Int = 3, only: Set<String>? = nil, timeout: Duration = .seconds(30)) async throws -> [SourceTable] {
+        var narrowed = self.policy
+        if let only { narrowed.visibleTables = Set(only.map { $0.lowercased() }) }
+        let policy = narrowed
         return try await SQLiteJob.run(on: workers, timeout: timeout) { connection, _ in
             connection.queryPolicy = nil
             let objects = try connection.run(
                 "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name", [], cache: false)
             var tables: [SourceTable] = []
             for object in objects {
-                guard let name = object.string("name"), !hidden.contains(where: { name.lowercased().hasPrefix($0) }) else { continue }
+                guard let name = object.string("name"), policy.isVisible(name) else { continue }
                 let columns = try connection.run("SELECT name, type, \"notnull\" AS nn, pk FROM pragma_table_info(?)", [.text(name)], cache: false)
                 let keys = try connection.run(
                     "SELECT \"from\" AS source, \"table\" AS target, \"to\" AS target_column FROM pragma_foreign_key_list(?)", [.text(name)], cache: false)
