@@ -117,7 +117,16 @@ public final class DatasourceService: Sendable {
 
     func source(app: String, name: String) async throws -> OpenSource {
         let key = app + "/" + name
-        if let source = open.withLock({ $0[key] }) { return source }
+        if let source = open.withLock({ $0[key] }) {
+            // A registered datasource is looked up again on every use, so removing or replacing it
+            // (from the command line, another process) takes effect at once.
+            if name == "main" { return source }
+            if let current = try await store.find(app: app, name: name), current.location == source.datasource.location, current.kind == source.datasource.kind
+            {
+                return source
+            }
+            await forget(app: app, name: name)
+        }
         let datasource: Datasource
         if name == "main" {
             guard let mainPath else { throw DatasourceError("the app's own database cannot be queried as a datasource on this deployment") }

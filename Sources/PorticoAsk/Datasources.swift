@@ -45,8 +45,10 @@ public struct DatasourceStore: Sendable {
     }
 
     /// Registers a datasource. `main` is the app's own database and cannot be registered.
-    public func add(app: String, name: String, kind: Datasource.Kind, location: String, description: String? = nil) async throws {
+    public func add(app: String, name: String, kind: Datasource.Kind, location given: String, description: String? = nil) async throws {
         try Self.validate(name: name)
+        // A relative path is the command line's; the server may run elsewhere.
+        let location = kind == .sqlite ? URL(fileURLWithPath: given).standardizedFileURL.path : given
         if kind == .sqlite {
             guard FileManager.default.isReadableFile(atPath: location) else {
                 throw DatasourceError("the SQLite file '\(location)' does not exist or cannot be read by Portico")

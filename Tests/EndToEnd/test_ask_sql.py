@@ -179,6 +179,23 @@ def test_an_external_sqlite_datasource_from_the_command_line(tmp_path):
         run_cli("datasource", "remove", "sales", data_dir=server.data_dir)
         assert external.read_bytes() == before, "the datasource file is only ever read"
         assert "sales" not in run_cli("datasource", "list", data_dir=server.data_dir).stdout
+
+        async def removed():
+            async with connect(server, "auto") as client:
+                r = await client.call_tool("sql_query", {"datasource": "sales", "sql": "SELECT * FROM region"})
+                assert r.is_error and "no datasource 'sales'" in r.content[0].text, r.content
+        run(removed())
+
+        # A relative path is resolved where the command runs.
+        relative = run_cli("datasource", "add", "--name", "rel", "--sqlite", external.name, data_dir=server.data_dir, check=False)
+        assert relative.returncode != 0, "the file is not in the test's working directory"
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            run_cli("datasource", "add", "--name", "rel", "--sqlite", external.name, data_dir=server.data_dir)
+        finally:
+            os.chdir(cwd)
+        assert f"rel\tsqlite\t{external}" in run_cli("datasource", "list", data_dir=server.data_dir).stdout
     finally:
         server.stop()
 
