@@ -65,24 +65,28 @@ public final class DatasourceService: Sendable {
 
     /// `main` first, then the registered ones.
     public func list(app: String) async throws -> [Datasource] {
-        var all: [Datasource] = []
-        if let mainPath {
-            all.append(Datasource(app: app, name: "main", kind: .sqlite, description: "the app's own collections", location: mainPath))
-        }
-        return all + (try await store.list(app: app))
+        (mainDatasource(app: app).map { [$0] } ?? []) + (try await store.list(app: app))
+    }
+
+    /// The app's own database as a datasource, where it can be read as a file.
+    func mainDatasource(app: String) -> Datasource? {
+        mainPath.map { Datasource(app: app, name: "main", kind: .sqlite, description: "the app's own collections", location: $0) }
     }
 
     /// The datasource's tables, from the cache unless `refresh`.
     public func schema(app: String, datasource name: String, refresh: Bool = false) async throws -> (Datasource, [SourceTable]) {
         let source = try await source(app: app, name: name)
-        let visible = try await visibleTables(app: app, name: name)
+        return (source.datasource, try await tables(of: source, visible: try await visibleTables(app: app, name: name), refresh: refresh))
+    }
+
+    func tables(of source: OpenSource, visible: Set<String>?, refresh: Bool) async throws -> [SourceTable] {
         if !refresh, let cached = source.schema.withLock({ $0 }) {
-            return (source.datasource, visible.map { only in cached.filter { only.contains($0.name.lowercased()) } } ?? cached)
+            return visible.map { only in cached.filter { only.contains($0.name.lowercased()) } } ?? cached
         }
         let tables = try await source.source.introspect(only: visible)
         source.schema.withLock { $0 = tables }
         source.readAt.withLock { $0 = .now }
-        return (source.datasource, tables)
+        return tables
     }
 
     /// The tables `main` may read for `app` (its collections); `nil` for an external datasource.
@@ -96,13 +100,15 @@ public final class DatasourceService: Sendable {
     public func query(
         app: String, datasource name: String, sql: String, maxRows: Int? = nil, allowTable: @Sendable (String) -> String? = { _ in nil }
     ) async throws -> QueryAnswer {
-        var (datasource, tables) = try await schema(app: app, datasource: name)
         let source = try await source(app: app, name: name)
+        let datasource = source.datasource
+        let visible = try await visibleTables(app: app, name: name)
+        var tables = try await self.tables(of: source, visible: visible, refresh: false)
         let checked = try? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name)).check(sql)
         if checked == nil, source.readAt.withLock({ $0.map { ContinuousClock.now - $0 >= Self.rereadInterval } ?? true }) {
             // Perhaps a table created since the schema was read: read it again (not more often than
             // every few seconds), then check once more, which says what is wrong if it still is.
-            (datasource, tables) = try await schema(app: app, datasource: name, refresh: true)
+            tables = try await self.tables(of: source, visible: visible, refresh: true)
         }
         let guarded = try checked ?? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name)).check(sql)
         for table in guarded.tables {
@@ -110,7 +116,7 @@ public final class DatasourceService: Sendable {
         }
         let rows = try await source.source.query(
             guarded.sql, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout,
-            visibleTables: try await visibleTables(app: app, name: name))
+            visibleTables: visible)
         return QueryAnswer(
             datasource: datasource.name, sql: guarded.sql, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
     }
@@ -129,8 +135,10 @@ public final class DatasourceService: Sendable {
         }
         let datasource: Datasource
         if name == "main" {
-            guard let mainPath else { throw DatasourceError("the app's own database cannot be queried as a datasource on this deployment") }
-            datasource = Datasource(app: app, name: "main", kind: .sqlite, description: "the app's own collections", location: mainPath)
+            guard let main = mainDatasource(app: app) else {
+                throw DatasourceError("the app's own database cannot be queried as a datasource on this deployment")
+            }
+            datasource = main
         } else {
             guard let found = try await store.find(app: app, name: name) else {
                 let names = try await list(app: app).map(\.name)

@@ -118,9 +118,7 @@ enum Arguments {
     }
 
     static func int(_ value: JSON?, _ name: String) throws -> Int? {
-        guard let value, !value.isNull else { return nil }
-        guard let i = value.intValue, let n = Int(exactly: i) else { throw ToolError("\(name) must be a whole number, got \(value.serializedString)") }
-        return n
+        try ToolArguments.int(value, name)
     }
 
     static func record(_ a: JSONObject) throws -> RecordRequest {

@@ -38,7 +38,12 @@ struct ToolArguments {
     }
 
     func optionalInt(_ name: String) throws -> Int? {
-        guard let value = object[name], !value.isNull else { return nil }
+        try Self.int(object[name], name)
+    }
+
+    /// A whole number, or `nil` for an absent or null value.
+    static func int(_ value: JSON?, _ name: String) throws -> Int? {
+        guard let value, !value.isNull else { return nil }
         guard let i = value.intValue, let n = Int(exactly: i) else { throw ToolError("\(name) must be a whole number, got \(value.serializedString)") }
         return n
     }
