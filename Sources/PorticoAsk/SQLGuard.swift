@@ -32,7 +32,13 @@ public struct SQLGuard: Sendable {
         public let tables: [String]
     }
 
+    /// Bytes of SQL one check reads at most: a query is a few hundred; a megabyte is an attack.
+    public static let maxLength = 100_000
+
     public func check(_ sql: String) throws(SQLGuardError) -> Checked {
+        guard sql.utf8.count <= Self.maxLength else {
+            throw SQLGuardError("the SQL is \(sql.utf8.count) bytes long; at most \(Self.maxLength) are accepted")
+        }
         var tokens = try SQLTokenizer.tokenize(sql, dialect: dialect)
         while let last = tokens.last, last.isPunctuation(";") { tokens.removeLast() }
         guard let first = tokens.first(where: { !$0.isPunctuation("(") }) else {
@@ -45,7 +51,9 @@ public struct SQLGuard: Sendable {
         guard first.keyword == "SELECT" || first.keyword == "WITH" else {
             throw SQLGuardError("only a SELECT (or WITH … SELECT) query is allowed; this statement starts with '\(first.text)'")
         }
-        let cteNames = Self.commonTableExpressionNames(tokens)
+        let closing = Self.closingParentheses(tokens)
+        let cteHeaders = Set(tokens.indices.filter { Self.isCommonTableExpression(tokens, at: $0, closing: closing) })
+        let cteNames = Set(cteHeaders.map { tokens[$0].text.lowercased() })
         var tablesRead: [String] = []
         // One entry per open parenthesis: whether it is a function's argument list, and whether
         // a FROM clause is open at that level.
@@ -88,7 +96,7 @@ public struct SQLGuard: Sendable {
                     }
                 }
                 if next?.isPunctuation("(") == true {
-                    let isCall = try checkCall(tokens, at: index, previous: previous)
+                    let isCall = try checkCall(tokens, at: index, previous: previous, cteHeaders: cteHeaders)
                     levels.append((isCall, false))
                     index += 2
                     expectTable = false
@@ -144,13 +152,13 @@ public struct SQLGuard: Sendable {
     /// Checks the word before a `(`: a function must be on the dialect's list; keywords that
     /// take a parenthesis (`IN (`, `AS (`, `OVER (`…) and the column list of a common table
     /// expression pass. Returns whether the parenthesis opens a function's argument list.
-    func checkCall(_ tokens: [SQLToken], at index: Int, previous: SQLToken?) throws(SQLGuardError) -> Bool {
+    func checkCall(_ tokens: [SQLToken], at index: Int, previous: SQLToken?, cteHeaders: Set<Int>) throws(SQLGuardError) -> Bool {
         let token = tokens[index]
         if token.kind == .word, Self.parenthesisKeywords.contains(token.keyword) { return false }
         // A type with a size (`::numeric(10, 2)`, `CAST(x AS varchar(20))`) or a column definition list.
         if previous?.text == "::" || previous?.keyword == "AS" { return false }
         // `name (a, b) AS (…)`: a common table expression's columns.
-        if Self.isCommonTableExpression(tokens, at: index) { return false }
+        if cteHeaders.contains(index) { return false }
         if previous?.isPunctuation(".") == true {
             throw SQLGuardError("function '\(tokens[index - 2].text).\(token.text)' is not allowed: call functions without a schema")
         }
@@ -164,37 +172,27 @@ public struct SQLGuard: Sendable {
         return true
     }
 
-    static func matchingParenthesis(_ tokens: [SQLToken], from open: Int) -> Int? {
-        var depth = 0
-        for i in open..<tokens.count {
-            if tokens[i].isPunctuation("(") { depth += 1 }
-            if tokens[i].isPunctuation(")") {
-                depth -= 1
-                if depth == 0 { return i }
-            }
+    /// For each `(`, the index of its `)`, found in one pass (so no check is quadratic in the SQL).
+    static func closingParentheses(_ tokens: [SQLToken]) -> [Int: Int] {
+        var closing: [Int: Int] = [:]
+        var open: [Int] = []
+        for (i, token) in tokens.enumerated() {
+            if token.isPunctuation("(") { open.append(i) }
+            if token.isPunctuation(")"), let start = open.popLast() { closing[start] = i }
         }
-        return nil
-    }
-
-    /// Names defined by `WITH name [(columns)] AS [NOT] [MATERIALIZED] (…)`.
-    static func commonTableExpressionNames(_ tokens: [SQLToken]) -> Set<String> {
-        var names = Set<String>()
-        for i in tokens.indices where isCommonTableExpression(tokens, at: i) {
-            names.insert(tokens[i].text.lowercased())
-        }
-        return names
+        return closing
     }
 
     /// Whether the name at `i` starts a common table expression: after `WITH`, `RECURSIVE` or a
     /// comma, and followed by `[(columns)] AS [NOT] [MATERIALIZED] (`. (A table function's alias,
     /// `f(x) AS t`, has no parenthesis after `AS`.)
-    static func isCommonTableExpression(_ tokens: [SQLToken], at i: Int) -> Bool {
+    static func isCommonTableExpression(_ tokens: [SQLToken], at i: Int, closing: [Int: Int]) -> Bool {
         guard i > 0, tokens[i].kind == .word || tokens[i].kind == .quotedIdentifier,
             tokens[i - 1].keyword == "WITH" || tokens[i - 1].keyword == "RECURSIVE" || tokens[i - 1].isPunctuation(",")
         else { return false }
         var j = i + 1
         if j < tokens.count, tokens[j].isPunctuation("(") {
-            guard let close = matchingParenthesis(tokens, from: j) else { return false }
+            guard let close = closing[j] else { return false }
             j = close + 1
         }
         guard j < tokens.count, tokens[j].keyword == "AS" else { return false }

@@ -75,8 +75,8 @@ public enum SQLTokenizer {
                 // A dollar quote: $$…$$ or $tag$…$tag$.
                 var j = i + 1
                 while j < bytes.count, isWordByte(bytes[j]), !(j == i + 1 && isDigit(bytes[j])) { j += 1 }
-                guard j < bytes.count, bytes[j] == UInt8(ascii: "$") else {
-                    throw SQLGuardError("the SQL has a stray '$' at character \(start + 1)")
+                guard j < bytes.count, bytes[j] == UInt8(ascii: "$"), j - i <= 64 else {
+                    throw SQLGuardError("the SQL has a stray '$' or a dollar-quote tag over 63 characters at character \(start + 1)")
                 }
                 let tag = Array(bytes[i...j])
                 guard let end = find(tag, in: bytes, from: j + 1) else {
@@ -195,7 +195,7 @@ public enum SQLTokenizer {
         guard needle.count <= bytes.count else { return nil }
         var i = start
         while i + needle.count <= bytes.count {
-            if bytes[i] == needle[0], Array(bytes[i..<i + needle.count]) == needle { return i }
+            if bytes[i] == needle[0], bytes[i..<i + needle.count].elementsEqual(needle) { return i }
             i += 1
         }
         return nil

@@ -118,6 +118,16 @@ import Testing
         }
     }
 
+    /// Input built to make a careless checker quadratic is refused or checked in linear time.
+    @Test func hostileShapesAreBounded() throws {
+        let nested = "SELECT " + String(repeating: "a, coalesce(", count: 7_000) + "1" + String(repeating: ")", count: 7_000) + " FROM Album"
+        let started = ContinuousClock.now
+        _ = try sqlite.check(nested)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(throws: SQLGuardError.self) { try sqlite.check("SELECT " + String(repeating: "1+", count: 60_000) + "1") }
+        #expect(throws: SQLGuardError.self) { try postgres.check("SELECT $" + String(repeating: "a", count: 100) + "$ x") }
+    }
+
     @Test func checkedSQLDropsTheTrailingSemicolonAndComment() throws {
         let checked = try sqlite.check("SELECT Title FROM Album a JOIN Artist USING (ArtistId);  -- done\n")
         #expect(checked.sql == "SELECT Title FROM Album a JOIN Artist USING (ArtistId)")
