@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 PORTICO_DEBUG := $(CURDIR)/.build/debug/portico
 DEMO_DIR ?= ./portico-data
 
-.PHONY: all build test unit e2e fuzz fuzz-short soak demo bench clean help test-deps
+.PHONY: all build build-deps test unit e2e fuzz fuzz-short soak demo bench clean help test-deps
 
 all: build
 
@@ -19,7 +19,13 @@ help:
 	@echo "make fuzz   the libFuzzer targets, ten minutes each (FUZZ_SECONDS=N to change)"
 	@echo "make soak   the load tests for a minute each against the release build, with the latency target"
 
-build:
+# Debian packages the build needs, installed when missing: Cairo for chart images, with fonts
+# for Latin, Chinese and Korean labels.
+BUILD_PACKAGES := libcairo2-dev fonts-dejavu-core fonts-wqy-microhei
+build-deps:
+	@$(call install_missing,$(BUILD_PACKAGES),the build)
+
+build: build-deps
 	$(SWIFT) build --build-tests
 
 $(VENV)/.installed: Tests/EndToEnd/requirements.txt
@@ -33,13 +39,18 @@ $(VENV)/.installed: Tests/EndToEnd/requirements.txt
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then echo "sudo -n"; fi)
 TEST_PACKAGES := chromium fonts-dejavu-core wrk
 test-deps:
-	@missing=""; for package in $(TEST_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing (Debian) for the tests"; \
-	  $(SUDO) apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
-	  { $(SUDO) apt-get update >/dev/null && $(SUDO) apt-get install -y --no-install-recommends $$missing >/dev/null; }; \
-	fi
+	@$(call install_missing,$(TEST_PACKAGES),the tests)
+
+# $(call install_missing,PACKAGES,PURPOSE): apt-get install those of PACKAGES that are missing.
+define install_missing
+missing=""; for package in $(1); do \
+  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; done; \
+if [ -n "$$missing" ]; then \
+  echo "installing$$missing (Debian) for $(2)"; \
+  $(SUDO) apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
+  { $(SUDO) apt-get update >/dev/null && $(SUDO) apt-get install -y --no-install-recommends $$missing >/dev/null; }; \
+fi
+endef
 
 unit: build
 	$(SWIFT) test --skip-build
@@ -48,10 +59,10 @@ e2e: build $(VENV)/.installed test-deps
 	PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd
 
 # A short run of every fuzz target (about a minute, after their own instrumented build).
-fuzz-short:
+fuzz-short: build-deps
 	FUZZ_SECONDS=12 SWIFT=$(SWIFT) bash Fuzz/run.sh
 
-fuzz:
+fuzz: build-deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} SWIFT=$(SWIFT) bash Fuzz/run.sh
 
 test: build $(VENV)/.installed test-deps
@@ -60,16 +71,16 @@ test: build $(VENV)/.installed test-deps
 	$(MAKE) fuzz-short
 
 # The load tests for a minute each against the release build, held to the release targets.
-soak: $(VENV)/.installed test-deps
+soak: build-deps $(VENV)/.installed test-deps
 	$(SWIFT) build -c release --product portico
 	PORTICO_BIN=$(CURDIR)/.build/release/portico PORTICO_LOAD_SECONDS=60 PORTICO_LOAD_P99_MS=250 \
 	  $(PY) -m pytest -q -s -p no:cacheprovider Tests/EndToEnd/test_load.py
 
-demo:
+demo: build-deps
 	$(SWIFT) build --product portico
 	$(PORTICO_DEBUG) serve --demo --data-dir $(DEMO_DIR)
 
-bench:
+bench: build-deps
 	bash bench/run.sh
 
 clean:

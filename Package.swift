@@ -52,7 +52,18 @@ let package = Package(
             resources: [.copy("Demo/chinook")],
             swiftSettings: upcoming
         ),
-        .target(name: "PorticoAsk", dependencies: ["PorticoData", "PorticoAuth", "PorticoJSON"], swiftSettings: upcoming),
+        // The system's Cairo (Debian's libcairo2-dev), which chart images are drawn with.
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        .target(name: "PorticoCharts", dependencies: ["CCairo"], swiftSettings: upcoming),
+        .target(
+            name: "PorticoAsk",
+            dependencies: [
+                "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoCharts",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: upcoming),
         .target(
             name: "PorticoAuth",
             dependencies: [
@@ -79,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "PorticoTools",
-            dependencies: ["PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk"],
+            dependencies: ["PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoCharts"],
             swiftSettings: upcoming
         ),
         .target(
@@ -105,7 +116,8 @@ let package = Package(
         .executableTarget(
             name: "Portico",
             dependencies: [
-                "PorticoServer", "PorticoData", "PorticoAuth", "PorticoAsk",
+                "PorticoServer", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoCharts",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -117,7 +129,8 @@ let package = Package(
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON"], swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData"], swiftSettings: upcoming),
         .testTarget(
-            name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoData", .product(name: "Logging", package: "swift-log")], swiftSettings: upcoming),
+            name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: upcoming),
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",

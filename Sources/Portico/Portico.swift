@@ -12,7 +12,7 @@ struct Portico: AsyncParsableCommand {
         abstract: "Opens an organisation's data to AI agents over the Model Context Protocol.",
         discussion: "Every option can also be set in the environment as PORTICO_<OPTION>, e.g. PORTICO_PORT=9000 or PORTICO_DATA_DIR=/var/lib/portico.",
         version: porticoVersion,
-        subcommands: [Serve.self, UserCommand.self, APIKeyCommand.self, AppCommand.self, KeysCommand.self, DatasourceCommand.self],
+        subcommands: [Serve.self, UserCommand.self, APIKeyCommand.self, AppCommand.self, KeysCommand.self, DatasourceCommand.self, LLMCommand.self, AskCommand.self, EvalCommand.self],
         defaultSubcommand: nil)
 }
 

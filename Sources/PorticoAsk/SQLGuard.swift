@@ -3,8 +3,14 @@ import Foundation
 /// Why a piece of SQL was refused, in words that say what to change.
 public struct SQLGuardError: Error, Sendable, CustomStringConvertible {
     public let message: String
+    /// Whether the SQL is merely wrong (an unknown table) rather than not allowed: an engine may
+    /// be told and try again; SQL that is not allowed is refused outright.
+    public let isMistake: Bool
 
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, isMistake: Bool = false) {
+        self.message = message
+        self.isMistake = isMistake
+    }
 
     public var description: String { message }
 }
@@ -145,7 +151,7 @@ public struct SQLGuard: Sendable {
             return
         }
         guard tables.contains(table.lowercased()) else {
-            throw SQLGuardError("table '\(table)' is not in this datasource; datasource_describe lists its tables")
+            throw SQLGuardError("table '\(table)' is not in this datasource; datasource_describe lists its tables", isMistake: true)
         }
     }
 

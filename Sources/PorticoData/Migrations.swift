@@ -138,5 +138,26 @@ public struct Migrator: Sendable {
                 """
             ]
         },
+        Migration(version: 4, name: "llm providers and chats") { flavor in
+            let id = flavor.autoIncrementPrimaryKey.replacingOccurrences(of: "INTEGER NOT NULL PRIMARY KEY", with: "INTEGER PRIMARY KEY")
+            return [
+                // The key of a provider is never stored: only the name of the environment variable that holds it.
+                """
+                CREATE TABLE portico_llms (name TEXT PRIMARY KEY, base_url TEXT NOT NULL, model TEXT NOT NULL, api_key_env TEXT,
+                  created_at BIGINT NOT NULL)
+                """,
+                """
+                CREATE TABLE portico_chats (id \(id), app TEXT NOT NULL REFERENCES portico_apps (name) ON DELETE CASCADE,
+                  user_id BIGINT NOT NULL REFERENCES portico_users (id) ON DELETE CASCADE, datasource TEXT, created_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX portico_chats_user ON portico_chats (user_id)",
+                """
+                CREATE TABLE portico_chat_records (id \(id), chat_id BIGINT NOT NULL REFERENCES portico_chats (id) ON DELETE CASCADE,
+                  question TEXT NOT NULL, datasource TEXT, sql TEXT, engine TEXT, outcome TEXT NOT NULL, message TEXT, chart TEXT,
+                  created_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX portico_chat_records_chat ON portico_chat_records (chat_id)",
+            ]
+        },
     ]
 }

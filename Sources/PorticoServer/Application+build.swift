@@ -53,10 +53,9 @@ public enum PorticoServer {
         let apps = AppDirectory(load: { try await stores.appNames() })
 
         let catalogs = stores.catalogs
-        let datasources = DatasourceService(
-            store: DatasourceStore(database: stores.database, masterKey: masterKey),
-            mainPath: PorticoStores.databasePath(dataDirectory: configuration.dataDirectory),
-            mainTables: { app in try await catalogs.catalog(app: app).collections.values.map(\.tableName) })
+        let images = try ImageStore(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"))
+        let asker = stores.askService(masterKey: masterKey, dataDirectory: configuration.dataDirectory, client: httpClient, images: images)
+        let datasources = asker.datasources
         let endpointBox = EndpointBox()
         let registry = ToolRegistry(
             packages: [
@@ -65,7 +64,7 @@ public enum PorticoServer {
                     .package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
-                AskPackage(datasources: datasources).package,
+                AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
             ],
             defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
         if !registry.missingDefaultPackages.isEmpty {
@@ -90,6 +89,7 @@ public enum PorticoServer {
         let router = Router(context: PorticoRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         HealthController(database: stores.database).addRoutes(to: router)
+        ImageController(images: images).addRoutes(to: router)
         MetricsController(registry: metricsRegistry, endpoint: endpoint).addRoutes(to: router)
         OAuthController(
             server: authorizationServer, pages: pages, sessions: sessions, users: stores.users, throttle: throttle, apps: apps,

@@ -1,5 +1,7 @@
+public import AsyncHTTPClient
 import Foundation
 public import Logging
+public import PorticoAsk
 public import PorticoAuth
 public import PorticoData
 
@@ -56,5 +58,17 @@ public struct PorticoStores: Sendable {
     /// The apps that exist.
     public func appNames() async throws -> [String] {
         try await database.query("SELECT name FROM portico_apps ORDER BY name").compactMap { $0.string("name") }
+    }
+}
+
+extension PorticoStores {
+    /// The Ask pipeline over this data directory: its datasources (`main` reads the app's own
+    /// collections), the configured LLMs and the chats; images go to `images` when given.
+    public func askService(masterKey: MasterKey, dataDirectory: String, client: HTTPClient, images: ImageStore?) -> AskService {
+        let catalogs = self.catalogs
+        let datasources = DatasourceService(
+            store: DatasourceStore(database: database, masterKey: masterKey), mainPath: Self.databasePath(dataDirectory: dataDirectory),
+            mainTables: { app in try await catalogs.catalog(app: app).collections.values.map(\.tableName) })
+        return AskService(datasources: datasources, llms: LLMStore(database: database), chats: ChatStore(database: database), images: images, client: client)
     }
 }

@@ -1,0 +1,157 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import PorticoAsk
+import PorticoAuth
+import PorticoCharts
+import PorticoData
+import PorticoJSON
+import PorticoServer
+
+/// `portico ask "question"`: one question answered on this data directory, printed as SQL and a table.
+struct AskCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ask", abstract: "Answer a question in plain language: prints the engine, the SQL and the rows; --chart writes the chart as a PNG.")
+    @OptionGroup var common: CommonOptions
+    @Argument(help: "The question.") var question: String
+    @Option(help: "The datasource to ask (default main, the app's own collections).") var datasource: String?
+    @Option(help: "The engine: the name of a configured LLM, llm (the first configured) or builtin.") var engine: String?
+    @Option(help: "The app (default main).") var app: String = "main"
+    @Option(help: "Language of the title: en, zh-CN, zh-TW, ko-KR.") var lang: String = "en"
+    @Option(help: "Write the chart to this PNG file.") var chart: String?
+
+    func run() async throws {
+        try await common.withAsker { asker in
+            do {
+                let answer = try await asker.ask(
+                    AskRequest(app: app, userID: nil, question: question, datasource: datasource, lang: lang, engine: engine, drawImage: chart != nil))
+                print("Engine: \(answer.engine)\n\nSQL:\n\(answer.sql)\n")
+                print(TextTable.render(columns: answer.columns, rows: answer.rows, limit: 50))
+                print("\n\(answer.summary)")
+                if let chart {
+                    if let png = answer.png {
+                        try Data(png).write(to: URL(fileURLWithPath: chart))
+                        print("Chart (\(answer.chart.kind.rawValue)) written to \(chart).")
+                    } else {
+                        print("No chart: the rows are shown best as a table.")
+                    }
+                }
+            } catch let refusal as AskRefusal {
+                throw ValidationError("not answered: \(refusal.message)" + (refusal.sql.map { "\nSQL: \($0)" } ?? ""))
+            }
+        }
+    }
+}
+
+/// `portico eval FILE.jsonl`: scores an engine on questions with gold SQL.
+struct EvalCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval",
+        abstract: "Score an engine on questions with gold SQL ({\"id\", \"question\", \"sql\"} per line): prints correct, wrong and refused.",
+        discussion: "An answer is correct when its rows hold every gold column's values, in the gold row order where the gold SQL orders.")
+    @OptionGroup var common: CommonOptions
+    @Argument(help: "A JSON Lines file of questions with gold SQL.") var file: String
+    @Option(help: "The datasource the questions are about (default main).") var datasource: String?
+    @Option(help: "The engine: the name of a configured LLM, llm or builtin.") var engine: String?
+    @Option(help: "The app (default main).") var app: String = "main"
+    @Flag(help: "Print each question's outcome.") var verbose = false
+
+    func run() async throws {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("cannot read \(file)") }
+        var questions: [(id: String, question: String, sql: String)] = []
+        for (number, line) in text.split(separator: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            guard let object = try? JSONParser.parse(String(line)), let question = object["question"]?.stringValue, let sql = object["sql"]?.stringValue else {
+                throw ValidationError("line \(number + 1) of \(file) is not a JSON object with \"question\" and \"sql\"")
+            }
+            questions.append((object["id"]?.stringValue ?? "line-\(number + 1)", question, sql))
+        }
+        let name = datasource ?? "main"
+        try await common.withAsker { asker in
+            var correct = 0
+            var wrong = 0
+            var refused = 0
+            var times: [Double] = []
+            for item in questions {
+                let gold = try await asker.datasources.query(app: app, datasource: name, sql: item.sql)
+                let started = ContinuousClock.now
+                let outcome: String
+                do {
+                    let answer = try await asker.ask(
+                        AskRequest(app: app, userID: nil, question: item.question, datasource: name, engine: engine, drawImage: false))
+                    if EvalScorer.isCorrect(answer: answer.rows, gold: gold.rows, goldSQL: item.sql) {
+                        correct += 1
+                        outcome = "correct"
+                    } else {
+                        wrong += 1
+                        outcome = "wrong    \(answer.sql)"
+                    }
+                } catch let refusal as AskRefusal {
+                    refused += 1
+                    outcome = "refused  \(refusal.message)"
+                }
+                let elapsed = ContinuousClock.now - started
+                times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                if verbose { print("\(item.id)\t\(outcome)") }
+            }
+            let total = max(1, questions.count)
+            func share(_ n: Int) -> String { String(format: "%.1f%%", Double(n) * 100 / Double(total)) }
+            times.sort()
+            let median = times.isEmpty ? 0 : times[times.count / 2]
+            print(
+                "questions \(questions.count)  correct \(correct) (\(share(correct)))  wrong \(wrong) (\(share(wrong)))  refused \(refused) (\(share(refused)))"
+            )
+            print(String(format: "median %.1f ms per question", median))
+        }
+    }
+}
+
+extension CommonOptions {
+    /// The Ask pipeline over this data directory, with its own HTTP client for the LLMs.
+    func withAsker<T>(_ body: (AskService) async throws -> T) async throws -> T {
+        try await withStores { stores in
+            let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            let asker = stores.askService(masterKey: masterKey, dataDirectory: resolvedDataDir, client: client, images: nil)
+            do {
+                let result = try await body(asker)
+                await asker.datasources.close()
+                try await client.shutdown()
+                return result
+            } catch {
+                await asker.datasources.close()
+                try? await client.shutdown()
+                if let error = error as? DatasourceError { throw ValidationError(error.message) }
+                throw error
+            }
+        }
+    }
+}
+
+/// Rows as an aligned text table for a terminal.
+enum TextTable {
+    static func render(columns: [String], rows: [[SQLValue]], limit: Int) -> String {
+        let shown = rows.prefix(limit).map { $0.map(cell) }
+        var widths = columns.map { min(40, $0.count) }
+        for row in shown { for (i, value) in row.enumerated() { widths[i] = min(40, max(widths[i], value.count)) } }
+        func line(_ values: [String]) -> String {
+            zip(values, widths).map { value, width in
+                let v = value.count > width ? String(value.prefix(width - 1)) + "…" : value
+                return v + String(repeating: " ", count: width - v.count)
+            }.joined(separator: " | ")
+        }
+        var out = [line(columns), widths.map { String(repeating: "-", count: $0) }.joined(separator: "-+-")]
+        out += shown.map(line)
+        if rows.count > limit { out.append("… \(rows.count - limit) more rows") }
+        return out.joined(separator: "\n")
+    }
+
+    static func cell(_ value: SQLValue) -> String {
+        switch value {
+        case .null: "NULL"
+        case .int(let i): String(i)
+        case .double(let d): String(d)
+        case .bool(let b): b ? "true" : "false"
+        case .text(let s): s.replacingOccurrences(of: "\n", with: " ")
+        }
+    }
+}

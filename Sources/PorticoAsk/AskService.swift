@@ -1,0 +1,260 @@
+public import AsyncHTTPClient
+public import Foundation
+public import PorticoCharts
+public import PorticoData
+
+/// One question to answer.
+public struct AskRequest: Sendable {
+    public var app: String
+    /// The asking user; `nil` (the command line) keeps no chat.
+    public var userID: Int64?
+    public var question: String
+    public var datasource: String?
+    /// An earlier chat to continue; without one a new chat is started for a user.
+    public var chatID: Int64?
+    public var lang: String
+    /// `builtin`, `llm`, or the name (or model) of a configured LLM; `nil` picks as PRODUCT.md says.
+    public var engine: String?
+    public var drawImage: Bool
+    /// Refuses a table the caller may not read (its role on the app's own data); `nil` allows it.
+    public var refuseTable: @Sendable (String) -> String?
+
+    public init(
+        app: String, userID: Int64?, question: String, datasource: String? = nil, chatID: Int64? = nil, lang: String = "en", engine: String? = nil,
+        drawImage: Bool = true, refuseTable: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) {
+        self.app = app
+        self.userID = userID
+        self.question = question
+        self.datasource = datasource
+        self.chatID = chatID
+        self.lang = lang
+        self.engine = engine
+        self.drawImage = drawImage
+        self.refuseTable = refuseTable
+    }
+}
+
+/// An answered question.
+public struct AskAnswer: Sendable {
+    public let engine: String
+    public let datasource: String
+    public let title: String
+    /// One line that says what the rows show.
+    public let summary: String
+    public let sql: String
+    public let columns: [String]
+    public let rows: [[SQLValue]]
+    public let truncated: Bool
+    public let chart: ChartSpec
+    public let png: [UInt8]?
+    /// The stored image's file name, when one was drawn and stored.
+    public let imageName: String?
+    public let chatID: Int64?
+    public let recordID: Int64?
+}
+
+/// A question no engine could answer, and why, in words that say what to do.
+public struct AskRefusal: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public let engine: String?
+    /// The SQL that was refused or failed, when there was one.
+    public let sql: String?
+    public var chatID: Int64?
+    public var recordID: Int64?
+    public var description: String { message }
+}
+
+/// The pipeline: question → engine → SQL → guard → read-only execution → rows → chart → answer,
+/// with at most two corrections when the database rejects the SQL, and every question kept in
+/// its chat.
+public struct AskService: Sendable {
+    public let datasources: DatasourceService
+    public let llms: LLMStore
+    public let chats: ChatStore
+    let images: ImageStore?
+    let client: HTTPClient
+    let renderer = ChartRenderer()
+    let environment: [String: String]
+
+    /// Corrections an engine gets after its SQL fails.
+    public static let maxCorrections = 2
+
+    public init(
+        datasources: DatasourceService, llms: LLMStore, chats: ChatStore, images: ImageStore?, client: HTTPClient,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.datasources = datasources
+        self.llms = llms
+        self.chats = chats
+        self.images = images
+        self.client = client
+        self.environment = environment
+    }
+
+    public static let noEngine =
+        "No engine can answer: no LLM is configured. Add one with `portico llm add --name NAME --base-url URL --model MODEL --api-key-env VAR` "
+        + "(any OpenAI-compatible chat API: OpenAI, DeepSeek, Qwen, Ollama, vLLM, llama.cpp); the built-in offline engine is not part of this "
+        + "version. An agent that writes SQL itself can use datasource_describe and sql_query instead."
+
+    /// The engine a request asked for, or the one PRODUCT.md's order gives.
+    public func engine(named name: String?) async throws(AskRefusal) -> any AskEngine {
+        let providers: [LLMProvider]
+        do { providers = try await llms.list() } catch { throw AskRefusal(message: "the LLM list could not be read: \(error)", engine: nil, sql: nil) }
+        switch name?.lowercased() {
+        case nil, "", "llm", "auto":
+            guard let first = providers.first else { throw AskRefusal(message: Self.noEngine, engine: nil, sql: nil) }
+            return LLMEngine(provider: first, client: client, environment: environment)
+        case "builtin":
+            throw AskRefusal(
+                message: "the built-in offline engine is not part of this version; configure an LLM with `portico llm add` or leave the engine unset",
+                engine: "builtin", sql: nil)
+        default:
+            let wanted = name ?? ""
+            let wantedName = wanted.hasPrefix("llm:") ? String(wanted.dropFirst(4)) : wanted
+            guard let provider = providers.first(where: { $0.name == wantedName }) ?? providers.first(where: { $0.model == wanted }) else {
+                let known = providers.map(\.name)
+                throw AskRefusal(
+                    message: "no engine or model named '\(wanted)'; "
+                        + (known.isEmpty ? Self.noEngine : "the configured models are: \(known.joined(separator: ", ")) (or builtin)"),
+                    engine: nil, sql: nil)
+            }
+            return LLMEngine(provider: provider, client: client, environment: environment)
+        }
+    }
+
+    /// Answers `request`, or throws `AskRefusal`. A chat is started for a user who named none;
+    /// the answer (or the refusal) carries its id.
+    public func ask(_ request: AskRequest, progress: @Sendable (String) -> Void = { _ in }) async throws -> AskAnswer {
+        var chatID = request.chatID
+        var datasource = request.datasource
+        if let userID = request.userID {
+            if let id = chatID {
+                let chat = try await chats.owned(id, app: request.app, userID: userID)
+                guard chat.exists else {
+                    throw AskRefusal(message: "chat \(id) does not exist or is not yours; leave chat_id out to start a new chat", engine: nil, sql: nil)
+                }
+                datasource = datasource ?? chat.datasource
+            } else {
+                chatID = try await chats.create(app: request.app, userID: userID, datasource: datasource ?? "main")
+            }
+        }
+        let datasourceName = datasource ?? "main"
+        do {
+            return try await record(try await answer(request, datasource: datasourceName, chatID: chatID, progress: progress), question: request.question)
+        } catch var refusal as AskRefusal {
+            refusal.chatID = chatID
+            if let chatID {
+                refusal.recordID = try await chats.append(
+                    chatID, question: request.question, datasource: datasourceName, sql: refusal.sql, engine: refusal.engine, outcome: .refused,
+                    message: refusal.message, chart: nil)
+            }
+            throw refusal
+        }
+    }
+
+    func answer(_ request: AskRequest, datasource name: String, chatID: Int64?, progress: @Sendable (String) -> Void) async throws -> AskAnswer {
+        let question = request.question.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !question.isEmpty else { throw AskRefusal(message: "the question is empty: ask something about the data", engine: nil, sql: nil) }
+        guard question.utf8.count <= 4000 else {
+            throw AskRefusal(message: "the question is \(question.utf8.count) bytes long; ask in at most 4,000", engine: nil, sql: nil)
+        }
+        let engine = try await engine(named: request.engine)
+        progress("reading the schema of \(name)")
+        let (source, allTables) = try await datasources.schema(app: request.app, datasource: name)
+        let tables = allTables.filter { request.refuseTable($0.name) == nil }
+        if let chatID, request.chatID != nil, request.datasource != nil { try await chats.setDatasource(chatID, name) }
+        var history: [EngineRequest.Turn] = []
+        if let chatID {
+            history = try await chats.history(chatID).filter { $0.datasource == name || $0.datasource == nil }.map {
+                EngineRequest.Turn(question: $0.question, sql: $0.sql)
+            }
+        }
+        var examples: [EngineRequest.Turn] = []
+        if let userID = request.userID {
+            examples = try await chats.examples(app: request.app, userID: userID, datasource: name, like: question, excludingChat: chatID)
+        }
+        let schema = SchemaText.render(tables, question: question)
+        var engineRequest = EngineRequest(
+            question: question, lang: request.lang, dialect: source.dialect, schema: schema, examples: examples, history: history, corrections: [])
+        for attempt in 0...Self.maxCorrections {
+            progress(attempt == 0 ? "asking \(engine.name)" : "asking \(engine.name) to correct its SQL (\(attempt) of \(Self.maxCorrections))")
+            let reply: EngineReply
+            do { reply = try await engine.reply(to: engineRequest) } catch let error as EngineError {
+                throw AskRefusal(message: error.message, engine: engine.name, sql: nil)
+            }
+            guard !reply.candidates.isEmpty else {
+                throw AskRefusal(
+                    message: "\(engine.name) did not answer with SQL: \(reply.reason ?? "its reply held no query")", engine: engine.name, sql: nil)
+            }
+            var failure: (sql: String, error: String)?
+            for candidate in reply.candidates.prefix(3) {
+                progress("running the SQL on \(name)")
+                do {
+                    let result = try await datasources.query(app: request.app, datasource: name, sql: candidate, allowTable: request.refuseTable)
+                    return try finish(request, engine: engine.name, reply: reply, result: result, chatID: chatID, progress: progress)
+                } catch let error as SQLGuardError where error.isMistake {
+                    failure = failure ?? (candidate, error.message)
+                } catch let error as SQLGuardError {
+                    throw AskRefusal(message: "the SQL \(engine.name) wrote was refused and not run: \(error.message)", engine: engine.name, sql: candidate)
+                } catch let error as StoreError where [.other, .tooComplex, .timeout].contains(error.kind) && !error.message.contains("not authorized") {
+                    failure = failure ?? (candidate, error.kind == .timeout ? "the query ran past the time limit; write a cheaper one" : error.message)
+                } catch let error as StoreError {
+                    throw AskRefusal(message: "the database refused the SQL \(engine.name) wrote: \(error.message)", engine: engine.name, sql: candidate)
+                } catch let error as DatasourceError {
+                    throw AskRefusal(message: error.message, engine: engine.name, sql: candidate)
+                }
+            }
+            guard let failure else { break }
+            if attempt == Self.maxCorrections {
+                throw AskRefusal(
+                    message: "the SQL \(engine.name) wrote still failed after \(Self.maxCorrections) corrections: \(failure.error)", engine: engine.name,
+                    sql: failure.sql)
+            }
+            engineRequest.corrections.append(failure)
+        }
+        throw AskRefusal(message: "\(engine.name) gave no usable SQL", engine: engine.name, sql: nil)
+    }
+
+    func finish(_ request: AskRequest, engine: String, reply: EngineReply, result: QueryAnswer, chatID: Int64?, progress: @Sendable (String) -> Void)
+        throws -> AskAnswer
+    {
+        let title = reply.title.map { String($0.prefix(120)) } ?? String(request.question.prefix(120))
+        let (spec, data) = ChartChoice.choose(columns: result.columns, rows: result.rows, hint: reply.chart, title: title)
+        var png: [UInt8]?
+        var imageName: String?
+        if request.drawImage, let data {
+            progress("drawing the \(spec.kind.rawValue) chart")
+            png = renderer.png(spec, data)
+            if let png, let images { imageName = try images.save(png: png) }
+        }
+        return AskAnswer(
+            engine: engine, datasource: result.datasource, title: title, summary: Self.summary(result, spec: spec), sql: result.sql,
+            columns: result.columns, rows: result.rows, truncated: result.truncated, chart: spec, png: png, imageName: imageName, chatID: chatID,
+            recordID: nil)
+    }
+
+    /// Stores the answer in its chat and returns it with its record id.
+    func record(_ answer: AskAnswer, question: String) async throws -> AskAnswer {
+        guard let chatID = answer.chatID else { return answer }
+        let id = try await chats.append(
+            chatID, question: question, datasource: answer.datasource, sql: answer.sql, engine: answer.engine, outcome: .answered, message: answer.summary,
+            chart: answer.chart.kind.rawValue)
+        return AskAnswer(
+            engine: answer.engine, datasource: answer.datasource, title: answer.title, summary: answer.summary, sql: answer.sql, columns: answer.columns,
+            rows: answer.rows, truncated: answer.truncated, chart: answer.chart, png: answer.png, imageName: answer.imageName, chatID: chatID, recordID: id)
+    }
+
+    /// "5 rows; the first: USA (523.06 Total)" and the like.
+    static func summary(_ result: QueryAnswer, spec: ChartSpec) -> String {
+        let count = result.rows.count
+        guard count > 0 else { return "No rows matched." }
+        if count == 1, result.columns.count == 1 { return "\(result.columns[0]): \(ChartChoice.label(result.rows[0][0]))" }
+        let rows = count == 1 ? "1 row" : "\(count)\(result.truncated ? "+" : "") rows"
+        guard let x = spec.x, let y = spec.y.first, let xi = result.columns.firstIndex(of: x.value), let yi = result.columns.firstIndex(of: y.value) else {
+            return rows + "."
+        }
+        let first = result.rows[0]
+        return "\(rows); the first: \(ChartChoice.label(first[xi])) (\(y.name) \(ChartChoice.label(first[yi])))."
+    }
+}
