@@ -23,6 +23,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default \(defaults.port)).")
     var port: Int?
 
+    @Option(name: .customLong("sqlbot-port"), help: "Also serve SQLBot's MCP tools and JSON routes on this port, at /mcp (e.g. 8001).")
+    var sqlbotPort: Int?
+
     @Option(name: .customLong("public-url"), help: "The URL clients reach Portico at, e.g. https://portico.example.com (default http://<host>:<port>).")
     var publicURL: String?
 
@@ -102,6 +105,7 @@ struct Serve: AsyncParsableCommand {
         var c = ServerConfiguration()
         c.host = Setting.string(host, "host") ?? c.host
         c.port = try Setting.int(port, "port", in: 0...65535) ?? c.port
+        c.sqlbotPort = try Setting.int(sqlbotPort, "sqlbot-port", in: 0...65535)
         c.dataDirectory = common.resolvedDataDir
         c.publicURL = Setting.string(publicURL, "public-url")
         c.demo = Setting.flag(demo, "demo")
@@ -138,6 +142,7 @@ struct Serve: AsyncParsableCommand {
 
     static func describe(_ banner: ServerBanner, dataDir: String) -> String {
         var lines = ["Portico \(porticoVersion) is listening on \(banner.baseURL)", "MCP endpoint: \(banner.mcpURL)"]
+        if let sqlbot = banner.sqlbotURL { lines.insert("SQLBot endpoint: \(sqlbot)", at: 1) }
         guard let demo = banner.demo else { return lines.joined(separator: "\n") }
         let key = demo.apiKey ?? "<API key>"
         lines.append("")

@@ -107,7 +107,8 @@ public enum ChartChoice {
         return digits(0..<4) && bytes[4] == UInt8(ascii: "-") && digits(5..<7) && (bytes.count == 7 || (bytes.count >= 10 && bytes[7] == UInt8(ascii: "-")))
     }
 
-    static func label(_ value: SQLValue) -> String {
+    /// A value as a label: numbers without a needless fraction, text as is.
+    public static func label(_ value: SQLValue) -> String {
         switch value {
         case .null: "(none)"
         case .int(let i): String(i)

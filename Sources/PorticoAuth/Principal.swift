@@ -7,6 +7,9 @@ public struct Principal: Sendable, Hashable {
         case accessToken(clientID: String, tokenID: String)
         case clientCredentials(clientID: String)
         case webSession(id: String)
+        /// No credentials, on an endpoint whose tools check their callers themselves (SQLBot's
+        /// port, where `mcp_start` hands out the token the other tools take as an argument).
+        case anonymous
     }
 
     public var userID: Int64?
@@ -31,11 +34,16 @@ public struct Principal: Sendable, Hashable {
         scopes?.contains(scope) ?? true
     }
 
+    /// A caller without credentials, for endpoints that let tools authenticate callers themselves.
+    public static let anonymous = Principal(userID: nil, userName: nil, credential: .anonymous, scopes: ScopeSet([]), role: nil)
+
+    public var isAnonymous: Bool { credential == .anonymous }
+
     /// OAuth credentials must carry the `mcp` scope to use an MCP endpoint at all.
     public var needsMCPScope: Bool {
         switch credential {
         case .accessToken, .clientCredentials: true
-        case .apiKey, .webSession: false
+        case .apiKey, .webSession, .anonymous: false
         }
     }
 
@@ -51,6 +59,7 @@ public struct Principal: Sendable, Hashable {
         case .accessToken(let client, _): "oauth:\(client):\(userID.map(String.init) ?? "-")"
         case .clientCredentials(let client): "client:\(client)"
         case .webSession: "user:\(userID.map(String.init) ?? "-")"
+        case .anonymous: "anonymous"
         }
     }
 }

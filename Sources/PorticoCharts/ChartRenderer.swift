@@ -199,7 +199,7 @@ public struct ChartRenderer: Sendable {
         if magnitude >= 1_000_000 { return trimmed(value / 1_000_000) + "M" }
         if magnitude >= 10_000 { return trimmed(value / 1000) + "k" }
         if value == value.rounded() { return grouped(Int64(value)) }
-        return String(format: magnitude >= 100 ? "%.1f" : "%.2f", value)
+        return trimmed(value)
     }
 
     static func trimmed(_ value: Double) -> String {

@@ -168,7 +168,8 @@ extension MCPEndpoint {
         guard let principal = exchange.principal else {
             throw RPCError.unauthorized("Unauthorized operation: calling a tool needs credentials")
         }
-        guard principal.isGranted(tool.requiredScope) else {
+        let checksItself: Bool = if case .open = tool.access { true } else { false }
+        guard checksItself || principal.isGranted(tool.requiredScope) else {
             throw RPCError(
                 code: RPCError.unauthorizedCode, message: "insufficient_scope",
                 data: [

@@ -36,6 +36,9 @@ public enum ToolAccess: Sendable {
     /// role can read or write records at all.
     case data(write: Bool)
     case admin(AdminArea, write: Bool)
+    /// Offered to every caller, credentials or not: the tool checks who calls it itself (SQLBot's
+    /// tools, which take the token of `mcp_start` as an argument).
+    case open
 }
 
 /// The result of a tool call: short text for the model, structured content for programs.

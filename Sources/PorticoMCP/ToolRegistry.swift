@@ -49,7 +49,8 @@ public struct ToolRegistry: Sendable {
     }
 
     public func isVisible(_ tool: Tool, to principal: Principal, policy: AccessPolicy) -> Bool {
-        principal.isGranted(tool.requiredScope) && Self.roleAllows(tool.access, principal.role, policy: policy)
+        if case .open = tool.access { return true }
+        return principal.isGranted(tool.requiredScope) && Self.roleAllows(tool.access, principal.role, policy: policy)
     }
 
     public static func roleAllows(_ access: ToolAccess, _ role: Role?, policy: AccessPolicy) -> Bool {
@@ -58,6 +59,8 @@ public struct ToolRegistry: Sendable {
             return policy.allows(role, write ? .create : .list, collection: "*")
         case .admin(let area, let write):
             return policy.allows(role, area: area, write: write)
+        case .open:
+            return true
         }
     }
 

@@ -20,6 +20,8 @@ public let porticoVersion = "0.2.0"
 public struct ServerBanner: Sendable {
     public var baseURL: String
     public var mcpURL: String
+    /// The SQLBot-compatible MCP endpoint, when `--sqlbot-port` is set.
+    public var sqlbotURL: String?
     public var demo: DemoCredentials?
 }
 
@@ -69,7 +71,8 @@ public enum PorticoServer {
             defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
         if !registry.missingDefaultPackages.isEmpty {
             logger.notice(
-                "default packages not served by this version: \(registry.missingDefaultPackages.joined(separator: ", ")); the default set is \(registry.defaultPackages.joined(separator: ", "))")
+                "default packages not served by this version: \(registry.missingDefaultPackages.joined(separator: ", ")); the default set is \(registry.defaultPackages.joined(separator: ", "))"
+            )
         }
         var endpointConfiguration = MCPEndpoint.Configuration(
             identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
@@ -99,11 +102,9 @@ public enum PorticoServer {
             pages: pages, sessions: sessions, users: stores.users, keys: stores.apiKeys, server: authorizationServer, throttle: throttle,
             secureCookies: secureCookies
         ).addRoutes(to: router)
-        MCPController(
-            endpoint: endpoint,
-            authenticator: CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions),
-            apps: apps, baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes
-        ).addRoutes(to: router)
+        let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
+        MCPController(endpoint: endpoint, authenticator: authenticator, apps: apps, baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes)
+            .addRoutes(to: router)
 
         // Enough descriptors for the connection cap, with room left for the database and clients.
         let descriptors = FileDescriptorLimit.raise()
@@ -125,20 +126,82 @@ public enum PorticoServer {
             onServerRunning: { channel in
                 let actual = channel.localAddress?.port ?? port
                 let base = configuration.baseURL(port: actual)
-                onListening(ServerBanner(baseURL: base, mcpURL: base + "/api/mcp", demo: demo))
+                let sqlbotURL = configuration.sqlbotPort.map { configuration.publicURL == nil ? configuration.baseURL(port: $0) + "/mcp" : base + "/mcp" }
+                onListening(ServerBanner(baseURL: base, mcpURL: base + "/api/mcp", sqlbotURL: sqlbotURL, demo: demo))
             },
             logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: RevocationService(list: revocations, keys: keys, logger: logger)), .init(service: app),
+            .init(service: EndpointService(endpoint: endpoint, grace: configuration.shutdownGrace)),
+            .init(service: MemoryService()),
+        ]
+        var sqlbotEndpoint: MCPEndpoint?
+        if let sqlbotPort = configuration.sqlbotPort {
+            // SQLBot's surface on its own port: its tools only, callers without credentials
+            // allowed in (mcp_start signs them in), the same connection guard and limits.
+            let sqlbotBase = configuration.publicURL == nil ? configuration.baseURL(port: sqlbotPort) : baseURL
+            let tokens = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, lifetime: 8 * 3600)
+            let users = stores.users
+            let accounts = SQLBotPackage.Accounts(
+                login: { username, password, address in
+                    let keys = ["user:\(username.lowercased())"] + (address.map { ["ip:\($0)"] } ?? [])
+                    if let wait = try await throttle.lockedFor(keys: keys) {
+                        return .failure(SQLBotError(429, "too many failed sign-ins; try again in \((wait + 59) / 60) minutes"))
+                    }
+                    guard let user = try await users.verify(name: username, password: password) else {
+                        try await throttle.recordFailure(keys: keys)
+                        return .failure(SQLBotError(400, "Incorrect account or password"))
+                    }
+                    try await throttle.reset(key: keys[0])
+                    return .success((try await tokens.start(userID: user.id), user.id))
+                },
+                verify: { token, app in
+                    let bearer = APIKeyStore.looksLikeKey(token) || token.split(separator: ".").count == 3
+                    return await authenticator.authenticate(
+                        bearer
+                            ? RequestCredentials(authorization: "Bearer " + token)
+                            : RequestCredentials(authorization: nil, cookie: "\(WebSessions.cookieName)=\(token)"), app: app)
+                },
+                apps: { userID in try await users.roles(userID: userID).keys.sorted() })
+            let sqlbot = SQLBotPackage(asker: asker, accounts: accounts, imageBaseURL: sqlbotBase + "/images/")
+            var sqlbotConfiguration = endpointConfiguration
+            sqlbotConfiguration.allowedOrigins = configuration.allowedOrigins(port: sqlbotPort)
+            sqlbotConfiguration.instructions = { _ in
+                "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."
+            }
+            let second = MCPEndpoint(
+                configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [sqlbot.package], defaultPackages: ["sqlbot"]), signer: signer,
+                ledger: revocations)
+            sqlbotEndpoint = second
+            let sqlbotRouter = Router(context: PorticoRequestContext.self)
+            sqlbotRouter.add(middleware: RequestIDMiddleware())
+            HealthController(database: stores.database).addRoutes(to: sqlbotRouter)
+            ImageController(images: images).addRoutes(to: sqlbotRouter)
+            SQLBotController(
+                mcp: MCPController(
+                    endpoint: second, authenticator: OpenAuthenticator(wrapped: authenticator), apps: apps, baseURL: sqlbotBase,
+                    maxBodyBytes: configuration.maxBodyBytes),
+                sqlbot: sqlbot, authenticator: authenticator
+            ).addRoutes(to: sqlbotRouter)
+            let sqlbotApp = Application(
+                router: sqlbotRouter,
+                server: .http1(
+                    configuration: .init(
+                        additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)],
+                        idleTimeout: .nanoseconds(Int64(idle.components.seconds) * 1_000_000_000))),
+                configuration: .init(address: .hostname(configuration.host, port: sqlbotPort), serverName: nil, backlog: 256),
+                logger: logger)
+            services.append(.init(service: sqlbotApp))
+            services.append(.init(service: EndpointService(endpoint: second, grace: configuration.shutdownGrace)))
+        }
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [
-                .init(service: RevocationService(list: revocations, keys: keys, logger: logger)), .init(service: app),
-                .init(service: EndpointService(endpoint: endpoint, grace: configuration.shutdownGrace)),
-                .init(service: MemoryService()),
-            ],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // Calls still running `shutdownGrace` after the signal are cancelled; this is the backstop.
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace + .seconds(5)
         try await ServiceGroup(configuration: groupConfiguration).run()
         endpoint.closeStreams()
+        sqlbotEndpoint?.closeStreams()
         try? await httpClient.shutdown()
         await datasources.close()
         await stores.database.close()

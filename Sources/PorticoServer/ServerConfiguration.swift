@@ -6,6 +6,8 @@ import PorticoAuth
 public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
+    /// A second port serving SQLBot's surface (`/mcp` with package `sqlbot`, its JSON routes, images).
+    public var sqlbotPort: Int?
     public var dataDirectory = "./portico-data"
     /// The address clients use, e.g. `https://portico.example.com`; by default `http://host:port`.
     public var publicURL: String?

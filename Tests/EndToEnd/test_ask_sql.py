@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli, start_server
 from test_official_client import connect
 
-ASK_TOOLS = {"datasources_list", "datasource_describe", "sql_query"}
+ASK_TOOLS = {"ask", "datasources_list", "datasource_describe", "sql_query"}
 
 
 def run(coro):

@@ -11,7 +11,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 CRUD_TOOLS = {"resource_list", "resource_get", "resource_create", "resource_update", "resource_destroy", "resource_query"}
 # The default packages are data, schema and ask; this version serves data and ask.
-DEFAULT_TOOLS = CRUD_TOOLS | {"datasources_list", "datasource_describe", "sql_query"}
+DEFAULT_TOOLS = CRUD_TOOLS | {"ask", "datasources_list", "datasource_describe", "sql_query"}
 
 
 def connect(server, mode: str, key: str | None = None, url: str | None = None) -> Client:

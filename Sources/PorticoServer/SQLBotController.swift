@@ -1,0 +1,177 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PorticoAsk
+import PorticoAuth
+import PorticoJSON
+import PorticoMCP
+import PorticoTools
+
+/// The SQLBot-compatible listener (`--sqlbot-port`): MCP at `/mcp` with package `sqlbot` only,
+/// the same operations as plain JSON routes (`POST /mcp/mcp_start`, `/mcp/mcp_question`, …) for
+/// HTTP tools such as n8n, and the chart images.
+struct SQLBotController: Sendable {
+    let mcp: MCPController
+    let sqlbot: SQLBotPackage
+    let authenticator: any Authenticator
+
+    func addRoutes(to router: Router<PorticoRequestContext>) {
+        for method in [HTTPRequest.Method.post, .get, .delete] {
+            router.on("mcp", method: method) { request, context in
+                try await mcp.handle(request, context: context, app: "main", path: "/mcp")
+            }
+        }
+        router.post("mcp/mcp_start") { request, context in
+            try await route(request, context) { body, _ in .object(try await sqlbot.start(body, address: context.remoteAddress)) }
+        }
+        router.post("mcp/access_token") { request, context in
+            try await route(request, context) { body, _ in
+                var answer = try await sqlbot.start(body, address: context.remoteAddress, chat: false)
+                answer["token_type"] = "bearer"
+                return .object(answer)
+            }
+        }
+        router.post("mcp/mcp_ws_list") { request, context in
+            try await route(request, context) { body, principal in try await sqlbot.workspaces(try await sqlbot.caller(body, principal, app: "main")) }
+        }
+        for path in ["mcp/mcp_ds_list", "mcp/mcp_datasource_list"] {
+            router.post(RouterPath(path)) { request, context in
+                try await route(request, context) { body, principal in
+                    try await sqlbot.datasources(try await sqlbot.caller(body, principal, app: body["oid"]?.stringValue ?? "main"))
+                }
+            }
+        }
+        for path in ["mcp/mcp_model_list", "mcp/get_model_list", "mcp/model_list"] {
+            router.post(RouterPath(path)) { request, context in try await route(request, context) { _, _ in try await sqlbot.models() } }
+            router.get(RouterPath(path)) { request, context in try await route(request, context) { _, _ in try await sqlbot.models() } }
+        }
+        router.post("mcp/mcp_question") { request, context in
+            try await question(request, context, assistant: false)
+        }
+        router.post("mcp/mcp_assistant") { request, context in
+            try await question(request, context, assistant: true)
+        }
+    }
+
+    /// The request's JSON body merged with its query string (SQLBot takes `token` either way).
+    func arguments(_ request: Request) async throws -> JSONObject {
+        var body: JSONObject = [:]
+        var request = request
+        let bytes = try await request.collectBody(upTo: 1 << 20)
+        if bytes.readableBytes > 0 {
+            guard let object = (try? JSONParser.parse(Array(bytes.readableBytesView)))?.objectValue else {
+                throw SQLBotError(422, "the body must be a JSON object with the operation's arguments")
+            }
+            body = object
+        }
+        for (key, value) in request.uri.queryParameters where body[String(key)] == nil { body[String(key)] = .string(String(value)) }
+        return body
+    }
+
+    func principal(_ request: Request, _ context: PorticoRequestContext) async -> Principal? {
+        let outcome = await authenticator.authenticate(
+            RequestCredentials(authorization: request.headers[.authorization], cookie: request.headers[.cookie], remoteAddress: context.remoteAddress),
+            app: "main")
+        if case .authenticated(let principal) = outcome { return principal }
+        return nil
+    }
+
+    func route(_ request: Request, _ context: PorticoRequestContext, _ body: (JSONObject, Principal?) async throws -> JSON) async throws -> Response {
+        do {
+            let arguments = try await arguments(request)
+            return Forms.json(try await body(arguments, await principal(request, context)))
+        } catch let error as SQLBotError {
+            return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+        } catch let error as ToolError {
+            return Forms.json(["detail": .string(error.message)], status: .badRequest)
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            return Forms.json(["detail": "the body is larger than 1 MiB"], status: .contentTooLarge)
+        }
+    }
+
+    /// `mcp_question` (and `mcp_assistant`, whose credentials come as `authorization`): a JSON
+    /// answer, or with `stream` (the default) server-sent events as the answer is made.
+    func question(_ request: Request, _ context: PorticoRequestContext, assistant: Bool) async throws -> Response {
+        let body: JSONObject
+        let caller: (principal: Principal, app: String)
+        do {
+            var arguments = try await arguments(request)
+            if assistant { arguments["token"] = arguments["authorization"] }
+            guard arguments["question"]?.stringValue?.isEmpty == false else { throw SQLBotError(422, "question is required") }
+            body = arguments
+            caller = try await sqlbot.caller(arguments, await principal(request, context), app: assistant ? "main" : arguments["oid"]?.stringValue ?? "main")
+        } catch let error as SQLBotError {
+            return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+        } catch let error as ToolError {
+            return Forms.json(["detail": .string(error.message)], status: .badRequest)
+        }
+        let stream = body["stream"]?.boolValue ?? true
+        guard stream else {
+            do {
+                return Forms.json(.object(sqlbot.json(try await sqlbot.question(body, caller: caller) { _ in })))
+            } catch let error as SQLBotError {
+                return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+            } catch let error as ToolError {
+                return Forms.json(["detail": .string(error.message)], status: .badRequest)
+            }
+        }
+        let (events, continuation) = AsyncStream.makeStream(of: JSON.self)
+        let sqlbot = self.sqlbot
+        let task = Task {
+            defer { continuation.finish() }
+            do {
+                let outcome = try await sqlbot.question(body, caller: caller) { step in continuation.yield(["type": "progress", "content": .string(step)]) }
+                switch outcome {
+                case .success(let answer):
+                    let parts = sqlbot.markdown(answer)
+                    continuation.yield([
+                        "type": "info", "chat_id": answer.chatID.map(JSON.int) ?? .null, "engine": .string(answer.engine), "title": .string(answer.title),
+                    ])
+                    continuation.yield(["type": "sql", "content": .string(parts.sql)])
+                    continuation.yield(["type": "data", "content": .string(parts.table)])
+                    if let chart = parts.chart { continuation.yield(["type": "chart", "content": .string(chart)]) }
+                    continuation.yield([
+                        "type": "finish", "success": true, "record_id": answer.recordID.map(JSON.int) ?? .null, "content": .string(answer.summary),
+                    ])
+                case .failure(let refusal):
+                    continuation.yield(["type": "error", "success": false, "content": .string(refusal.message)])
+                    continuation.yield(["type": "finish", "success": false])
+                }
+            } catch let error as SQLBotError {
+                continuation.yield(["type": "error", "success": false, "content": .string(error.message)])
+            } catch let error as ToolError {
+                continuation.yield(["type": "error", "success": false, "content": .string(error.message)])
+            } catch {
+                continuation.yield(["type": "error", "success": false, "content": .string("the question could not be answered: \(error)")])
+            }
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-cache"
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                do {
+                    for await event in events { try await writer.write(ByteBuffer(string: "data: " + event.serializedString + "\n\n")) }
+                    try await writer.finish(nil)
+                } catch {
+                    task.cancel()
+                    throw error
+                }
+            })
+    }
+}
+
+/// Lets requests without credentials through as the anonymous caller, for endpoints whose tools
+/// check their callers themselves; presented credentials are still checked.
+struct OpenAuthenticator: Authenticator {
+    let wrapped: any Authenticator
+
+    func authenticate(_ credentials: RequestCredentials, app: String) async -> AuthOutcome {
+        let outcome = await wrapped.authenticate(credentials, app: app)
+        if case .anonymous = outcome { return .authenticated(.anonymous) }
+        return outcome
+    }
+}
