@@ -67,7 +67,7 @@ public enum SchemaText {
         return ranked.map { tables[$0] }
     }
 
-    /// Lower-cased words of a name or question: camelCase and snake_case split, a plural `s` dropped.
+    /// Lower-cased words of a name or question: camelCase and snake_case split, English plurals made singular.
     static func words(_ text: String) -> [String] {
         var words: [String] = []
         var current = ""
@@ -89,7 +89,14 @@ public enum SchemaText {
         if !current.isEmpty { words.append(current) }
         return words.compactMap { word in
             var w = word.lowercased()
-            if w.count > 3, w.hasSuffix("s") { w.removeLast() }
+            if w.count > 4, w.hasSuffix("ies") {
+                w.removeLast(3)
+                w += "y"
+            } else if w.count > 4, ["ses", "xes", "ches", "shes"].contains(where: { w.hasSuffix($0) }) {
+                w.removeLast(2)
+            } else if w.count > 3, w.hasSuffix("s"), !w.hasSuffix("ss") {
+                w.removeLast()
+            }
             return w.count >= 2 ? w : nil
         }
     }

@@ -58,18 +58,39 @@ public struct SourceTable: Sendable {
         public let primaryKey: Bool
         /// A few distinct values, for text columns.
         public var samples: [String]
+
+        public init(name: String, type: String, notNull: Bool, primaryKey: Bool, samples: [String]) {
+            self.name = name
+            self.type = type
+            self.notNull = notNull
+            self.primaryKey = primaryKey
+            self.samples = samples
+        }
     }
 
     public struct ForeignKey: Sendable {
         public let column: String
         public let table: String
         public let targetColumn: String?
+
+        public init(column: String, table: String, targetColumn: String?) {
+            self.column = column
+            self.table = table
+            self.targetColumn = targetColumn
+        }
     }
 
     public let name: String
     public let isView: Bool
     public var columns: [Column]
     public var foreignKeys: [ForeignKey]
+
+    public init(name: String, isView: Bool, columns: [Column], foreignKeys: [ForeignKey]) {
+        self.name = name
+        self.isView = isView
+        self.columns = columns
+        self.foreignKeys = foreignKeys
+    }
 }
 
 /// An SQLite file opened for questions: read-only connections (`SQLITE_OPEN_READONLY` and
