@@ -35,9 +35,9 @@ $(VENV)/.installed: Tests/EndToEnd/requirements.txt
 	touch $@
 
 # Debian packages the tests use, installed when missing: chromium for the browser tests, wrk
-# for the load tests.
+# for the load tests, PostgreSQL for the datasource tests.
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then echo "sudo -n"; fi)
-TEST_PACKAGES := chromium fonts-dejavu-core wrk
+TEST_PACKAGES := chromium fonts-dejavu-core wrk postgresql
 test-deps:
 	@$(call install_missing,$(TEST_PACKAGES),the tests)
 
@@ -65,9 +65,13 @@ fuzz-short: build-deps
 fuzz: build-deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} SWIFT=$(SWIFT) bash Fuzz/run.sh
 
+# The tests run with a throwaway PostgreSQL cluster (Tests/pg_cluster.sh), stopped however they end.
 test: build $(VENV)/.installed test-deps
-	$(SWIFT) test --skip-build
-	PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd
+	@cluster=$$(mktemp -d) && bash Tests/pg_cluster.sh start $$cluster && \
+	export PORTICO_TEST_POSTGRES_URL=$$(cat $$cluster/url) && \
+	{ $(SWIFT) test --skip-build && \
+	  PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd; status=$$?; \
+	  bash Tests/pg_cluster.sh stop $$cluster; exit $$status; }
 	$(MAKE) fuzz-short
 
 # The load tests for a minute each against the release build, held to the release targets.

@@ -35,12 +35,12 @@ public final class DatasourceService: Sendable {
 
     final class OpenSource: Sendable {
         let datasource: Datasource
-        let source: SQLiteReadOnlySource
+        let source: any ReadOnlySource
         let schema: Mutex<[SourceTable]?> = Mutex(nil)
         /// When the schema was last read, so SQL naming an unknown table re-reads it at most this often.
         let readAt = Mutex<ContinuousClock.Instant?>(nil)
 
-        init(datasource: Datasource, source: SQLiteReadOnlySource) {
+        init(datasource: Datasource, source: any ReadOnlySource) {
             self.datasource = datasource
             self.source = source
         }
@@ -83,7 +83,7 @@ public final class DatasourceService: Sendable {
         if !refresh, let cached = source.schema.withLock({ $0 }) {
             return visible.map { only in cached.filter { only.contains($0.name.lowercased()) } } ?? cached
         }
-        let tables = try await source.source.introspect(only: visible)
+        let tables = try await source.source.introspect(samples: 3, only: visible)
         source.schema.withLock { $0 = tables }
         source.readAt.withLock { $0 = .now }
         return tables
@@ -146,13 +146,15 @@ public final class DatasourceService: Sendable {
             }
             datasource = found
         }
-        guard datasource.kind == .sqlite else {
-            throw DatasourceError("datasource '\(name)' is on PostgreSQL, which this version of Portico cannot query yet")
-        }
-        let source = OpenSource(
-            datasource: datasource,
-            source: try SQLiteReadOnlySource(
-                path: datasource.location, policy: SQLiteQueryPolicy(hiddenPrefixes: Self.hiddenPrefixes, functions: Self.authorizedFunctions)))
+        let opened: any ReadOnlySource =
+            switch datasource.kind {
+            case .sqlite:
+                try SQLiteReadOnlySource(
+                    path: datasource.location, policy: SQLiteQueryPolicy(hiddenPrefixes: Self.hiddenPrefixes, functions: Self.authorizedFunctions))
+            case .postgres:
+                try PostgresReadOnlySource(url: datasource.location)
+            }
+        let source = OpenSource(datasource: datasource, source: opened)
         let (kept, extra) = open.withLock { open -> (OpenSource, OpenSource?) in
             if let existing = open[key] { return (existing, source) }
             open[key] = source

@@ -47,6 +47,12 @@ public struct QueryRows: Sendable {
     public let rows: [[SQLValue]]
     /// Whether more rows (or more bytes) were there than were returned.
     public let truncated: Bool
+
+    public init(columns: [String], rows: [[SQLValue]], truncated: Bool) {
+        self.columns = columns
+        self.rows = rows
+        self.truncated = truncated
+    }
 }
 
 /// A table of a datasource, as introspection found it.

@@ -1,0 +1,235 @@
+import Foundation
+public import Logging
+import NIOSSL
+public import PorticoData
+import PostgresNIO
+
+/// A database opened for questions only: the guard's second layer.
+public protocol ReadOnlySource: Sendable {
+    func query(_ sql: String, maxRows: Int, timeout: Duration, visibleTables: Set<String>?) async throws -> QueryRows
+    func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable]
+    func close() async
+}
+
+extension SQLiteReadOnlySource: ReadOnlySource {
+    public func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable] {
+        try await introspect(samples: samples, only: only, timeout: .seconds(30))
+    }
+}
+
+/// A PostgreSQL datasource: every statement runs inside `BEGIN READ ONLY` with a
+/// `statement_timeout`, sent with the extended protocol (one statement per message, so stacked
+/// statements are a syntax error, not a second statement), and is rolled back afterwards.
+/// Rows are cut at the cap and at a byte budget; values become plain SQL values.
+public final class PostgresReadOnlySource: ReadOnlySource {
+    let client: PostgresClient
+    let runner: Task<Void, Never>
+    let logger: Logger
+    /// Bytes of row data one query returns at most.
+    let maxBytes: Int
+
+    public init(url: String, maxBytes: Int = 4 << 20, logger: Logger = Logger(label: "portico.datasource.postgres")) throws {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""), let host = components.host,
+            !host.isEmpty
+        else { throw DatasourceError("a PostgreSQL datasource needs a URL like postgres://user:password@host:5432/database") }
+        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        let tls: PostgresClient.Configuration.TLS
+        switch mode {
+        case "disable": tls = .disable
+        case "require", "verify-ca", "verify-full":
+            tls = .require(try TLSConfiguration.makeClientConfiguration().with(verify: mode != "require"))
+        default: tls = .prefer(try TLSConfiguration.makeClientConfiguration().with(verify: false))
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
+            database: String(components.path.drop { $0 == "/" }).nilIfEmpty, tls: tls)
+        configuration.options.maximumConnections = 4
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.additionalStartupParameters = [("application_name", "portico")]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        self.maxBytes = maxBytes
+        runner = Task { await client.run() }
+    }
+
+    public func close() async {
+        runner.cancel()
+    }
+
+    /// Runs `body` in a read-only transaction with the time limit, and always rolls it back.
+    func readOnly<T: Sendable>(timeout: Duration, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in
+                try await connection.query("BEGIN TRANSACTION READ ONLY", logger: logger)
+                do {
+                    let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+                    try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"), logger: logger)
+                    let result = try await body(connection)
+                    try await connection.query("ROLLBACK", logger: logger)
+                    return result
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        } catch let error as PSQLError {
+            throw Self.storeError(error)
+        }
+    }
+
+    public func query(_ sql: String, maxRows: Int, timeout: Duration, visibleTables: Set<String>?) async throws -> QueryRows {
+        let maxBytes = self.maxBytes
+        return try await readOnly(timeout: timeout) { connection in
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            var columns: [String] = []
+            var out: [[SQLValue]] = []
+            var bytes = 0
+            var truncated = false
+            for try await row in rows {
+                if columns.isEmpty { columns = row.map(\.columnName) }
+                guard out.count < maxRows, bytes < maxBytes else {
+                    truncated = true
+                    break
+                }
+                let values = row.map(Self.value)
+                bytes += values.reduce(0) { $0 + $1.byteCount }
+                out.append(values)
+            }
+            return QueryRows(columns: columns, rows: out, truncated: truncated)
+        }
+    }
+
+    public func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable] {
+        try await readOnly(timeout: .seconds(30)) { connection in
+            var tables: [String: (isView: Bool, columns: [SourceTable.Column])] = [:]
+            var order: [String] = []
+            let columnRows = try await connection.query(
+                """
+                SELECT c.table_name::text, t.table_type::text, c.column_name::text, c.data_type::text, c.is_nullable::text
+                FROM information_schema.columns c JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+                WHERE c.table_schema = current_schema() ORDER BY c.table_name, c.ordinal_position
+                """, logger: logger)
+            for try await (table, type, column, dataType, nullable) in columnRows.decode((String, String, String, String, String).self) {
+                if let only, !only.contains(table.lowercased()) { continue }
+                if tables[table] == nil {
+                    order.append(table)
+                    tables[table] = (type == "VIEW", [])
+                }
+                tables[table]?.columns.append(.init(name: column, type: dataType, notNull: nullable == "NO", primaryKey: false, samples: []))
+            }
+            var primary: Set<String> = []
+            let keyRows = try await connection.query(
+                """
+                SELECT cl.relname::text, a.attname::text FROM pg_constraint con JOIN pg_class cl ON cl.oid = con.conrelid
+                JOIN pg_namespace n ON n.oid = cl.relnamespace JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = ANY (con.conkey)
+                WHERE con.contype = 'p' AND n.nspname = current_schema()
+                """, logger: logger)
+            for try await (table, column) in keyRows.decode((String, String).self) { primary.insert(table + "\u{0}" + column) }
+            var foreign: [String: [SourceTable.ForeignKey]] = [:]
+            let foreignRows = try await connection.query(
+                """
+                SELECT cl.relname::text, a.attname::text, rcl.relname::text, ra.attname::text FROM pg_constraint con
+                JOIN pg_class cl ON cl.oid = con.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace
+                CROSS JOIN LATERAL unnest(con.conkey, con.confkey) AS k(col, rcol)
+                JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.col
+                JOIN pg_class rcl ON rcl.oid = con.confrelid JOIN pg_attribute ra ON ra.attrelid = con.confrelid AND ra.attnum = k.rcol
+                WHERE con.contype = 'f' AND n.nspname = current_schema()
+                """, logger: logger)
+            for try await (table, column, target, targetColumn) in foreignRows.decode((String, String, String, String).self) {
+                foreign[table, default: []].append(.init(column: column, table: target, targetColumn: targetColumn))
+            }
+            var result: [SourceTable] = []
+            for name in order {
+                guard let entry = tables[name] else { continue }
+                var columns = entry.columns.map { column in
+                    SourceTable.Column(
+                        name: column.name, type: column.type, notNull: column.notNull, primaryKey: primary.contains(name + "\u{0}" + column.name), samples: [])
+                }
+                if samples > 0 {
+                    for index in columns.indices where ["text", "character varying", "character"].contains(columns[index].type) {
+                        let sql =
+                            "SELECT DISTINCT \(Self.quote(columns[index].name))::text FROM \(Self.quote(name)) WHERE \(Self.quote(columns[index].name)) IS NOT NULL LIMIT \(samples)"
+                        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
+                            columns[index].samples.append(String(value.prefix(60)))
+                        }
+                    }
+                }
+                result.append(SourceTable(name: name, isView: entry.isView, columns: columns, foreignKeys: foreign[name] ?? []))
+            }
+            return result
+        }
+    }
+
+    static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// A cell as a plain value: integers, numbers, booleans and text as they are; dates and
+    /// times as ISO text; anything else as its text form.
+    static func value(_ cell: PostgresCell) -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8, .oid:
+            return (try? cell.decode(Int64.self)).map(SQLValue.int) ?? .null
+        case .float4, .float8:
+            return (try? cell.decode(Double.self)).map(SQLValue.double) ?? .null
+        case .numeric:
+            if let decimal = try? cell.decode(Decimal.self) {
+                let text = "\(decimal)"
+                return Double(text).map(SQLValue.double) ?? .text(text)
+            }
+            return .null
+        case .bool:
+            return (try? cell.decode(Bool.self)).map(SQLValue.bool) ?? .null
+        case .date, .timestamp, .timestamptz:
+            guard let date = try? cell.decode(Date.self) else { return .null }
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions =
+                cell.dataType == .date ? [.withFullDate] : [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate]
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            return .text(formatter.string(from: date).replacingOccurrences(of: "T", with: " "))
+        case .uuid:
+            return (try? cell.decode(UUID.self)).map { .text($0.uuidString.lowercased()) } ?? .null
+        default:
+            if let text = try? cell.decode(String.self) { return .text(text) }
+            return .text("(a value of type \(cell.dataType))")
+        }
+    }
+
+    /// PostgreSQL's refusals in the store's terms, with its own message.
+    static func storeError(_ error: PSQLError) -> any Error {
+        let message = error.serverInfo?[.message] ?? "\(error.code)"
+        switch error.serverInfo?[.sqlState] {
+        case "25006"?: return StoreError(kind: .readOnly, message: "the datasource is read-only: \(message)", sql: "")
+        case "57014"?: return StoreError(kind: .timeout, message: "the query ran past the time limit", sql: "")
+        case "42601"? where message.contains("multiple commands"):
+            return StoreError(kind: .readOnly, message: "only one statement is allowed: \(message)", sql: "")
+        case "42501"?: return StoreError(kind: .readOnly, message: "permission denied: \(message)", sql: "")
+        case let state?: return StoreError(kind: .other, message: message + " (SQLSTATE \(state))", sql: "")
+        case nil:
+            return DatasourceError("the PostgreSQL datasource cannot be reached: \(error.code)")
+        }
+    }
+}
+
+extension TLSConfiguration {
+    fileprivate func with(verify: Bool) -> TLSConfiguration {
+        var copy = self
+        if !verify { copy.certificateVerification = .none }
+        return copy
+    }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+extension SQLValue {
+    var byteCount: Int {
+        switch self {
+        case .text(let s): s.utf8.count + 8
+        default: 8
+        }
+    }
+}

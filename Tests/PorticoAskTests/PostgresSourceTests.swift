@@ -1,0 +1,60 @@
+import Foundation
+import PorticoData
+import Testing
+
+@testable import PorticoAsk
+
+/// The guard's second layer on a real PostgreSQL (the cluster `make test` starts; these tests
+/// need `PORTICO_TEST_POSTGRES_URL`): SQL sent straight to the source, past the first layer,
+/// still cannot write, stack statements or run past its time limit.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["PORTICO_TEST_POSTGRES_URL"] != nil))
+struct PostgresSourceTests {
+    func source() throws -> PostgresReadOnlySource {
+        try PostgresReadOnlySource(url: ProcessInfo.processInfo.environment["PORTICO_TEST_POSTGRES_URL"] ?? "")
+    }
+
+    @Test(arguments: [
+        "DELETE FROM album", "DROP TABLE album", "WITH x AS (DELETE FROM album RETURNING *) SELECT * FROM x", "SELECT * INTO backup FROM album",
+        "CREATE TABLE evil (x int)", "UPDATE artist SET name = 'x'",
+    ])
+    func writesFailInsideTheReadOnlyTransaction(_ sql: String) async throws {
+        let source = try source()
+        await #expect(throws: StoreError.self) { _ = try await source.query(sql, maxRows: 10, timeout: .seconds(5), visibleTables: nil) }
+        let count = try await source.query("SELECT count(*) FROM album", maxRows: 1, timeout: .seconds(5), visibleTables: nil)
+        #expect(count.rows == [[.int(347)]])
+        await source.close()
+    }
+
+    @Test func stackedStatementsAreOneMessageAndRefused() async throws {
+        let source = try source()
+        await #expect(throws: StoreError.self) {
+            _ = try await source.query("SELECT 1; COMMIT; DROP TABLE album", maxRows: 10, timeout: .seconds(5), visibleTables: nil)
+        }
+        let count = try await source.query("SELECT count(*) AS n FROM album", maxRows: 1, timeout: .seconds(5), visibleTables: nil)
+        #expect(count.columns == ["n"] && count.rows == [[.int(347)]])
+        await source.close()
+    }
+
+    @Test func theTimeLimitStopsASlowQuery() async throws {
+        let source = try source()
+        let started = ContinuousClock.now
+        do {
+            _ = try await source.query("SELECT pg_sleep(10)", maxRows: 1, timeout: .milliseconds(300), visibleTables: nil)
+            Issue.record("the sleep was not stopped")
+        } catch let error as StoreError {
+            #expect(error.kind == .timeout)
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await source.close()
+    }
+
+    @Test func introspectionFindsKeysAndSamples() async throws {
+        let source = try source()
+        let tables = try await source.introspect(samples: 2, only: nil)
+        let track = try #require(tables.first { $0.name == "track" })
+        #expect(track.columns.first { $0.name == "track_id" }?.primaryKey == true)
+        #expect(track.foreignKeys.contains { $0.column == "genre_id" && $0.table == "genre" && $0.targetColumn == "genre_id" })
+        #expect(track.columns.first { $0.name == "name" }?.samples.count == 2)
+        await source.close()
+    }
+}
