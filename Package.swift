@@ -101,7 +101,7 @@ let package = Package(
         .target(
             name: "PorticoServer",
             dependencies: [
-                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk",
+                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoCharts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

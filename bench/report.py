@@ -125,6 +125,21 @@ if cost:
     print("- Instructions per `tools/call` (callgrind, user space, whole process, 2026-07-28 era with the key check): "
           + ", ".join(f"{k} {v:,}" + (f" ({v / baseline[k] - 1:+.1%} against the baseline {baseline[k]:,})" if k in baseline else "") for k, v in cost.items())
           + ". `make bench` fails when one grows by more than 10% over `bench/cost-baseline.json`.")
+ask_figures = out / "ask-latency.json"
+if ask_figures.exists():
+    a = json.loads(ask_figures.read_text())
+    print()
+    print("## Questions (`sql_query`, `ask`, charts)")
+    print()
+    print("One client, one call at a time, release build, demo data; `ask` uses the LLM engine against a local chat-completions")
+    print("server that answers at once with the gold SQL, so the figures are Portico's own cost (prompt with ranked schema,")
+    print("reply parsing, guard, read-only execution, chart drawn and stored, chat written); a real model adds its own seconds.")
+    print()
+    print("| what | calls | median ms | p99 ms |")
+    print("|---|---:|---:|---:|")
+    print(f"| `sql_query`, the 40 gold queries of ask-dev.jsonl ×5 | {a['sql_query']['calls']} | {a['sql_query']['median_ms']:.1f} | {a['sql_query']['p99_ms']:.1f} |")
+    print(f"| `ask`, their 40 questions ×5 (chart drawn when the rows chart) | {a['ask']['calls']} | {a['ask']['median_ms']:.1f} | {a['ask']['p99_ms']:.1f} |")
+    print(f"| drawing one chart (Cairo, 960×560 PNG, about {a['chart']['png_bytes'] // 1000} kB) | {a['chart']['draws']} | {a['chart']['median_ms']:.1f} | {a['chart']['p99_ms']:.1f} |")
 print()
 print("## Targets")
 print()

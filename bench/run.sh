@@ -110,6 +110,9 @@ kill $PORTICO_PID $FASTMCP_PID $TOOLBOX_PID 2>/dev/null || true
 wait 2>/dev/null || true
 PORTICO_PID= FASTMCP_PID= TOOLBOX_PID=
 
+echo "question tools: sql_query, ask (LLM engine against a scripted server) and chart drawing"
+taskset -c "$SERVER_CPU" .venv/bin/python bench/ask_latency.py "$BIN" "$OUT" > "$OUT/ask-latency.txt"
+
 echo "counting instructions per call (callgrind)"
 bash bench/callgrind.sh "$BIN" "$OUT" > "$OUT/callgrind.txt"
 cat "$OUT/callgrind.txt"

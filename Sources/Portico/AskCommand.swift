@@ -31,7 +31,11 @@ struct AskCommand: AsyncParsableCommand {
                 if let chart {
                     if let png = answer.png {
                         try Data(png).write(to: URL(fileURLWithPath: chart))
-                        print("Chart (\(answer.chart.kind.rawValue)) written to \(chart).")
+                        let drawn =
+                            answer.chartTime.map {
+                                String(format: " (drawn in %.1f ms)", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000)
+                            } ?? ""
+                        print("Chart (\(answer.chart.kind.rawValue)) written to \(chart)\(drawn).")
                     } else {
                         print("No chart: the rows are shown best as a table.")
                     }

@@ -52,6 +52,8 @@ public struct AskAnswer: Sendable {
     public let imageName: String?
     public let chatID: Int64?
     public let recordID: Int64?
+    /// How long drawing the chart took, when one was drawn.
+    public var chartTime: Duration? = nil
 }
 
 /// A question no engine could answer, and why, in words that say what to do.
@@ -223,15 +225,18 @@ public struct AskService: Sendable {
         let (spec, data) = ChartChoice.choose(columns: result.columns, rows: result.rows, hint: reply.chart, title: title)
         var png: [UInt8]?
         var imageName: String?
+        var chartTime: Duration?
         if request.drawImage, let data {
             progress("drawing the \(spec.kind.rawValue) chart")
+            let started = ContinuousClock.now
             png = renderer.png(spec, data)
+            chartTime = ContinuousClock.now - started
             if let png, let images { imageName = try images.save(png: png) }
         }
         return AskAnswer(
             engine: engine, datasource: result.datasource, title: title, summary: Self.summary(result, spec: spec), sql: result.sql,
             columns: result.columns, rows: result.rows, truncated: result.truncated, chart: spec, png: png, imageName: imageName, chatID: chatID,
-            recordID: nil)
+            recordID: nil, chartTime: chartTime)
     }
 
     /// Stores the answer in its chat and returns it with its record id.
@@ -242,7 +247,8 @@ public struct AskService: Sendable {
             chart: answer.chart.kind.rawValue)
         return AskAnswer(
             engine: answer.engine, datasource: answer.datasource, title: answer.title, summary: answer.summary, sql: answer.sql, columns: answer.columns,
-            rows: answer.rows, truncated: answer.truncated, chart: answer.chart, png: answer.png, imageName: answer.imageName, chatID: chatID, recordID: id)
+            rows: answer.rows, truncated: answer.truncated, chart: answer.chart, png: answer.png, imageName: answer.imageName, chatID: chatID, recordID: id,
+            chartTime: answer.chartTime)
     }
 
     /// "5 rows; the first: USA (523.06 Total)" and the like.

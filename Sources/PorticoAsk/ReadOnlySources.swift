@@ -57,8 +57,30 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         runner.cancel()
     }
 
-    /// Runs `body` in a read-only transaction with the time limit, and always rolls it back.
-    func readOnly<T: Sendable>(timeout: Duration, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// How long getting a connection may take before the datasource counts as unreachable (the
+    /// pool would otherwise keep retrying while the caller waits).
+    static let connectDeadline: Duration = .seconds(5)
+
+    /// Runs `body` in a read-only transaction with the time limit, and always rolls it back; gives
+    /// up when the server does not answer within the time limit and the connect deadline.
+    func readOnly<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await self.transaction(timeout: timeout, body) }
+            group.addTask {
+                try await Task.sleep(for: timeout + Self.connectDeadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else {
+                throw DatasourceError(
+                    "the PostgreSQL datasource did not answer within \((timeout + Self.connectDeadline).components.seconds) s; check that its server is reachable"
+                )
+            }
+            return result
+        }
+    }
+
+    func transaction<T: Sendable>(timeout: Duration, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
             return try await client.withConnection { connection in
                 try await connection.query("BEGIN TRANSACTION READ ONLY", logger: logger)
@@ -75,11 +97,18 @@ public final class PostgresReadOnlySource: ReadOnlySource {
             }
         } catch let error as PSQLError {
             throw Self.storeError(error)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw DatasourceError("the PostgreSQL datasource cannot be reached: \(error)")
         }
     }
 
     public func query(_ sql: String, maxRows: Int, timeout: Duration, visibleTables: Set<String>?) async throws -> QueryRows {
         let maxBytes = self.maxBytes
+        let logger = self.logger
         return try await readOnly(timeout: timeout) { connection in
             let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
             var columns: [String] = []
@@ -101,7 +130,8 @@ public final class PostgresReadOnlySource: ReadOnlySource {
     }
 
     public func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable] {
-        try await readOnly(timeout: .seconds(30)) { connection in
+        let logger = self.logger
+        return try await readOnly(timeout: .seconds(15)) { connection in
             var tables: [String: (isView: Bool, columns: [SourceTable.Column])] = [:]
             var order: [String] = []
             let columnRows = try await connection.query(

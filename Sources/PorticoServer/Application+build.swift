@@ -103,6 +103,8 @@ public enum PorticoServer {
             secureCookies: secureCookies
         ).addRoutes(to: router)
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
+        AskPageController(pages: pages, sessions: sessions, users: stores.users, asker: asker, throttle: throttle, secureCookies: secureCookies)
+            .addRoutes(to: router)
         MCPController(endpoint: endpoint, authenticator: authenticator, apps: apps, baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes)
             .addRoutes(to: router)
 

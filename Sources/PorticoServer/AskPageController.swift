@@ -1,0 +1,110 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PorticoAsk
+import PorticoAuth
+import PorticoCharts
+import PorticoData
+import PorticoJSON
+
+/// `/console/ask`: a signed-in user asks questions of an app's datasources and sees the answer,
+/// the engine, the SQL, the rows and the chart; follow-ups stay in the same chat. Plain forms,
+/// no JavaScript.
+struct AskPageController: Sendable {
+    let pages: WebPages
+    let sessions: WebSessions
+    let users: UserStore
+    let asker: AskService
+    let throttle: LoginThrottle
+    let secureCookies: Bool
+    let policy = AccessPolicy()
+
+    func addRoutes(to router: Router<PorticoRequestContext>) {
+        router.get("console/ask") { request, _ in
+            try await withUser(request) { user, session in
+                let query = Forms.query(request)
+                return try await page(user: user, session: session, app: Forms.first(query, "app"), chat: Forms.first(query, "chat").flatMap { Int64($0) })
+            }
+        }
+        router.post("console/ask") { request, _ in
+            try await withUser(request) { user, session in try await ask(request, user: user, session: session) }
+        }
+    }
+
+    func withUser(_ request: Request, _ body: (User, String) async throws -> Response) async throws -> Response {
+        let signIn = SignIn(users: users, throttle: throttle, sessions: sessions, secureCookies: secureCookies)
+        guard let (user, session) = try await signIn.signedIn(request) else { return Forms.redirect("/login?next=/console/ask") }
+        return try await body(user, session)
+    }
+
+    func ask(_ request: Request, user: User, session: String) async throws -> Response {
+        let fields = try await Forms.fields(request)
+        guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else {
+            return pages.error(
+                "Form expired", "The form's security token is missing or wrong (CSRF). Reload the page and ask again.", code: "csrf", status: .forbidden)
+        }
+        let roles = try await users.roles(userID: user.id)
+        let app = Forms.first(fields, "app").flatMap { roles[$0] == nil ? nil : $0 } ?? (roles["main"] != nil ? "main" : roles.keys.sorted().first ?? "main")
+        let chat = Forms.first(fields, "chat").flatMap { Int64($0) }
+        let question = (Forms.first(fields, "question") ?? "").trimmingSpaces()
+        guard !question.isEmpty else { return try await page(user: user, session: session, app: app, chat: chat, error: "Type a question first.") }
+        let role = roles[app]
+        let policy = self.policy
+        do {
+            let answer = try await asker.ask(
+                AskRequest(
+                    app: app, userID: user.id, question: question, datasource: Forms.first(fields, "datasource").flatMap { $0.isEmpty ? nil : $0 },
+                    chatID: chat, lang: "en"
+                ) { table in policy.allows(role, .list, collection: table) ? nil : "your role in '\(app)' may not read '\(table)'" })
+            return try await page(user: user, session: session, app: app, chat: answer.chatID, answer: answer)
+        } catch let refusal as AskRefusal {
+            return try await page(user: user, session: session, app: app, chat: refusal.chatID ?? chat, error: refusal.message, refusedSQL: refusal.sql)
+        } catch let error as DatasourceError {
+            return try await page(user: user, session: session, app: app, chat: chat, error: error.message)
+        }
+    }
+
+    func page(
+        user: User, session: String, app wanted: String?, chat: Int64?, answer: AskAnswer? = nil, error: String? = nil, refusedSQL: String? = nil
+    ) async throws -> Response {
+        let roles = try await users.roles(userID: user.id)
+        let app = wanted.flatMap { roles[$0] == nil ? nil : $0 } ?? (roles["main"] != nil ? "main" : roles.keys.sorted().first ?? "main")
+        var history: [ChatRecord] = []
+        var chatDatasource: String?
+        if let chat {
+            let owned = try await asker.chats.owned(chat, app: app, userID: user.id)
+            if owned.exists {
+                history = try await asker.chats.history(chat, limit: 20)
+                chatDatasource = owned.datasource
+            }
+        }
+        // The answer on the page is the last record; the ones before it are the chat so far.
+        if answer != nil, !history.isEmpty { history.removeLast() }
+        let datasources = (try? await asker.datasources.list(app: app)) ?? []
+        let selected = answer?.datasource ?? chatDatasource ?? "main"
+        var values: [String: Any?] = [
+            "user": user.name, "csrf": sessions.csrfToken(for: session), "app": app, "chat": chat.map(String.init),
+            "apps": roles.keys.sorted().map { ["name": $0, "selected": $0 == app] },
+            "datasources": datasources.map { ["name": $0.name, "kind": $0.kind.rawValue, "selected": $0.name == selected] },
+            "history": history.map { record in
+                [
+                    "question": record.question, "sql": record.sql ?? "", "hasSQL": record.sql != nil, "engine": record.engine ?? "",
+                    "refused": record.outcome != .answered, "message": record.message ?? "",
+                ] as [String: Any]
+            },
+            "hasHistory": !history.isEmpty, "error": error, "refusedSQL": refusedSQL,
+        ]
+        if let answer {
+            var shown: [String: Any] = [
+                "title": answer.title, "summary": answer.summary, "engine": answer.engine, "datasource": answer.datasource, "sql": answer.sql,
+                "columns": answer.columns.map { ["name": $0] },
+                "rows": answer.rows.prefix(200).map { row in ["cells": row.map { ["value": ChartChoice.label($0)] }] },
+                "truncated": answer.truncated, "chartKind": answer.chart.kind.rawValue,
+            ]
+            if answer.rows.count > 200 { shown["more"] = "\(answer.rows.count - 200) more rows not shown" }
+            if let image = answer.imageName { shown["chart"] = "/images/" + image }
+            values["answer"] = shown
+        }
+        return pages.render("ask", values)
+    }
+}

@@ -1,0 +1,89 @@
+"""/console/ask in a real browser (Debian's chromium driven by Playwright): sign in, ask, see
+the engine, the SQL, the rows and the chart, ask a follow-up in the same chat, and see a
+refusal. Also without JavaScript. Screenshots are kept in test-artifacts/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import httpx2
+import pytest
+from conftest import start_server
+from fake_llm import FakeLLM, question_of
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PASSWORD = "asking needs a password too"
+TOP5 = "SELECT BillingCountry AS country, ROUND(SUM(Total), 2) AS revenue FROM Invoice GROUP BY BillingCountry ORDER BY revenue DESC LIMIT 5"
+
+
+def responder(messages):
+    question = question_of(messages)
+    if "countries" in question:
+        return json.dumps({"sql": TOP5, "title": "Top 5 countries by revenue"})
+    if "only in 2024" in question:
+        assert any("countries" in m["content"] for m in messages if m["role"] == "user")
+        return json.dumps({"sql": TOP5.replace("GROUP BY", "WHERE InvoiceDate LIKE '2024%' GROUP BY"), "title": "Top 5 countries, 2024"})
+    return "```sql\nDELETE FROM Invoice\n```"
+
+
+@pytest.fixture(scope="module")
+def s():
+    llm = FakeLLM(responder)
+    server = start_server()
+    server.cli("user", "create", "ada", "--role", "member", "--password-stdin", stdin=PASSWORD + "\n")
+    server.cli("llm", "add", "--name", "fake", "--base-url", llm.base_url, "--model", "fake-sql-1")
+    yield server
+    server.stop()
+    llm.stop()
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_ask_follow_up_and_refusal_in_the_browser(s, artifacts, javascript):
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_context(java_script_enabled=javascript, viewport={"width": 1100, "height": 900}).new_page()
+        page.goto(f"{s.base}/console/ask")
+        assert "Sign in" in page.title()
+        page.fill("#username", "ada")
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url("**/console/ask")
+        assert page.locator("#datasource option").first.inner_text() == "main (sqlite)"
+
+        page.fill("#question", "Which 5 countries generated the most revenue?")
+        page.click("button.primary")
+        page.wait_for_selector("#answer")
+        assert page.inner_text("#engine") == "llm:fake"
+        assert page.inner_text("#sql") == TOP5
+        cells = page.locator("#rows tr td").all_inner_texts()
+        assert cells[:2] == ["USA", "523.06"]
+        chart = page.locator("#chart")
+        assert chart.get_attribute("src").startswith("/images/")
+        if javascript:
+            assert page.evaluate("document.getElementById('chart').naturalWidth") == 960, "the chart image loaded"
+        suffix = "js" if javascript else "nojs"
+        page.screenshot(path=str(artifacts / f"ask-1-answer-{suffix}.png"), full_page=True)
+
+        page.fill("#question", "and only in 2024?")
+        page.click("button.primary")
+        page.wait_for_selector("#answer")
+        assert "Top 5 countries, 2024" in page.inner_text("#answer")
+        assert "Which 5 countries generated the most revenue?" in page.inner_text("ol.history")
+        assert page.locator("#rows tr td").all_inner_texts()[:2] != cells[:2]
+        page.screenshot(path=str(artifacts / f"ask-2-follow-up-{suffix}.png"), full_page=True)
+
+        page.fill("#question", "Remove all invoices")
+        page.click("button.primary")
+        page.wait_for_selector("#refusal")
+        assert "refused and not run" in page.inner_text("#refusal")
+        page.screenshot(path=str(artifacts / f"ask-3-refused-{suffix}.png"), full_page=True)
+        browser.close()
+
+
+def test_the_page_needs_a_session_and_a_genuine_form(s):
+    r = httpx2.get(f"{s.base}/console/ask", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/login?next=/console/ask"
+    r = httpx2.post(f"{s.base}/console/ask", data={"question": "x"}, follow_redirects=False)
+    assert r.status_code == 303
