@@ -26,7 +26,7 @@ from mcp_http import modern_request  # noqa: E402
 
 QUESTIONS = [json.loads(line) for line in (ROOT.parent / "shared" / "datasets" / "chinook" / "ask-dev.jsonl").read_text().splitlines() if line.strip()]
 GOLD = {q["question"]: q["sql"] for q in QUESTIONS}
-CHARTED = ["Show total revenue for each billing country.", "How many tracks are there in each genre?"]
+CHARTED = ["Show total revenue for each billing country.", "What were the total sales per year?", "Show the number of tracks in each genre."]
 
 
 def percentile(values: list[float], p: float) -> float:
