@@ -51,7 +51,7 @@ public struct AskAnswer: Sendable {
     /// The stored image's file name, when one was drawn and stored.
     public let imageName: String?
     public let chatID: Int64?
-    public let recordID: Int64?
+    public internal(set) var recordID: Int64?
     /// How long drawing the chart took, when one was drawn.
     public var chartTime: Duration? = nil
 }
@@ -242,13 +242,11 @@ public struct AskService: Sendable {
     /// Stores the answer in its chat and returns it with its record id.
     func record(_ answer: AskAnswer, question: String) async throws -> AskAnswer {
         guard let chatID = answer.chatID else { return answer }
-        let id = try await chats.append(
+        var recorded = answer
+        recorded.recordID = try await chats.append(
             chatID, question: question, datasource: answer.datasource, sql: answer.sql, engine: answer.engine, outcome: .answered, message: answer.summary,
             chart: answer.chart.kind.rawValue)
-        return AskAnswer(
-            engine: answer.engine, datasource: answer.datasource, title: answer.title, summary: answer.summary, sql: answer.sql, columns: answer.columns,
-            rows: answer.rows, truncated: answer.truncated, chart: answer.chart, png: answer.png, imageName: answer.imageName, chatID: chatID, recordID: id,
-            chartTime: answer.chartTime)
+        return recorded
     }
 
     /// "5 rows; the first: USA (523.06 Total)" and the like.

@@ -146,16 +146,15 @@ public enum PorticoServer {
             let users = stores.users
             let accounts = SQLBotPackage.Accounts(
                 login: { username, password, address in
-                    let keys = ["user:\(username.lowercased())"] + (address.map { ["ip:\($0)"] } ?? [])
-                    if let wait = try await throttle.lockedFor(keys: keys) {
-                        return .failure(SQLBotError(429, "too many failed sign-ins; try again in \((wait + 59) / 60) minutes"))
-                    }
-                    guard let user = try await users.verify(name: username, password: password) else {
-                        try await throttle.recordFailure(keys: keys)
+                    let signIn = SignIn(users: users, throttle: throttle, sessions: tokens, secureCookies: secureCookies)
+                    switch try await signIn.check(username: username, password: password, address: address) {
+                    case .failure(.locked(let minutes)):
+                        return .failure(SQLBotError(429, "too many failed sign-ins; try again in \(minutes) minutes"))
+                    case .failure(.wrongPassword):
                         return .failure(SQLBotError(400, "Incorrect account or password"))
+                    case .success(let user):
+                        return .success((try await tokens.start(userID: user.id), user.id))
                     }
-                    try await throttle.reset(key: keys[0])
-                    return .success((try await tokens.start(userID: user.id), user.id))
                 },
                 verify: { token, app in
                     let bearer = APIKeyStore.looksLikeKey(token) || token.split(separator: ".").count == 3

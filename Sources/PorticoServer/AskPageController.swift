@@ -6,6 +6,7 @@ import PorticoAuth
 import PorticoCharts
 import PorticoData
 import PorticoJSON
+import PorticoTools
 
 /// `/console/ask`: a signed-in user asks questions of an app's datasources and sees the answer,
 /// the engine, the SQL, the rows and the chart; follow-ups stay in the same chat. Plain forms,
@@ -44,18 +45,15 @@ struct AskPageController: Sendable {
                 "Form expired", "The form's security token is missing or wrong (CSRF). Reload the page and ask again.", code: "csrf", status: .forbidden)
         }
         let roles = try await users.roles(userID: user.id)
-        let app = Forms.first(fields, "app").flatMap { roles[$0] == nil ? nil : $0 } ?? (roles["main"] != nil ? "main" : roles.keys.sorted().first ?? "main")
+        let app = Self.app(Forms.first(fields, "app"), roles: roles)
         let chat = Forms.first(fields, "chat").flatMap { Int64($0) }
         let question = (Forms.first(fields, "question") ?? "").trimmingSpaces()
         guard !question.isEmpty else { return try await page(user: user, session: session, app: app, chat: chat, error: "Type a question first.") }
-        let role = roles[app]
-        let policy = self.policy
         do {
             let answer = try await asker.ask(
                 AskRequest(
                     app: app, userID: user.id, question: question, datasource: Forms.first(fields, "datasource").flatMap { $0.isEmpty ? nil : $0 },
-                    chatID: chat, lang: "en"
-                ) { table in policy.allows(role, .list, collection: table) ? nil : "your role in '\(app)' may not read '\(table)'" })
+                    chatID: chat, lang: "en", refuseTable: policy.readRefusal(role: roles[app], app: app)))
             return try await page(user: user, session: session, app: app, chat: answer.chatID, answer: answer)
         } catch let refusal as AskRefusal {
             return try await page(user: user, session: session, app: app, chat: refusal.chatID ?? chat, error: refusal.message, refusedSQL: refusal.sql)
@@ -64,11 +62,16 @@ struct AskPageController: Sendable {
         }
     }
 
+    /// The app asked for when the user has a role there, else `main`, else their first app.
+    static func app(_ wanted: String?, roles: [String: Role]) -> String {
+        wanted.flatMap { roles[$0] == nil ? nil : $0 } ?? (roles["main"] != nil ? "main" : roles.keys.sorted().first ?? "main")
+    }
+
     func page(
         user: User, session: String, app wanted: String?, chat: Int64?, answer: AskAnswer? = nil, error: String? = nil, refusedSQL: String? = nil
     ) async throws -> Response {
         let roles = try await users.roles(userID: user.id)
-        let app = wanted.flatMap { roles[$0] == nil ? nil : $0 } ?? (roles["main"] != nil ? "main" : roles.keys.sorted().first ?? "main")
+        let app = Self.app(wanted, roles: roles)
         var history: [ChatRecord] = []
         var chatDatasource: String?
         if let chat {

@@ -78,15 +78,21 @@ struct SQLBotController: Sendable {
     }
 
     func route(_ request: Request, _ context: PorticoRequestContext, _ body: (JSONObject, Principal?) async throws -> JSON) async throws -> Response {
-        do {
+        try await answering {
             let arguments = try await arguments(request)
             return Forms.json(try await body(arguments, await principal(request, context)))
+        }
+    }
+
+    /// Refusals as SQLBot (FastAPI) answers them: `{"detail": message}` with the status.
+    func answering(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
         } catch let error as SQLBotError {
             return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
         } catch let error as ToolError {
             return Forms.json(["detail": .string(error.message)], status: .badRequest)
-        } catch let error as NIOTooManyBytesError {
-            _ = error
+        } catch is NIOTooManyBytesError {
             return Forms.json(["detail": "the body is larger than 1 MiB"], status: .contentTooLarge)
         }
     }
@@ -94,29 +100,20 @@ struct SQLBotController: Sendable {
     /// `mcp_question` (and `mcp_assistant`, whose credentials come as `authorization`): a JSON
     /// answer, or with `stream` (the default) server-sent events as the answer is made.
     func question(_ request: Request, _ context: PorticoRequestContext, assistant: Bool) async throws -> Response {
-        let body: JSONObject
-        let caller: (principal: Principal, app: String)
-        do {
-            var arguments = try await arguments(request)
-            if assistant { arguments["token"] = arguments["authorization"] }
-            guard arguments["question"]?.stringValue?.isEmpty == false else { throw SQLBotError(422, "question is required") }
-            body = arguments
-            caller = try await sqlbot.caller(arguments, await principal(request, context), app: assistant ? "main" : arguments["oid"]?.stringValue ?? "main")
-        } catch let error as SQLBotError {
-            return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
-        } catch let error as ToolError {
-            return Forms.json(["detail": .string(error.message)], status: .badRequest)
-        }
-        let stream = body["stream"]?.boolValue ?? true
-        guard stream else {
-            do {
+        try await answering {
+            var body = try await arguments(request)
+            if assistant { body["token"] = body["authorization"] }
+            guard body["question"]?.stringValue?.isEmpty == false else { throw SQLBotError(422, "question is required") }
+            let caller = try await sqlbot.caller(body, await principal(request, context), app: assistant ? "main" : body["oid"]?.stringValue ?? "main")
+            guard body["stream"]?.boolValue ?? true else {
                 return Forms.json(.object(sqlbot.json(try await sqlbot.question(body, caller: caller) { _ in })))
-            } catch let error as SQLBotError {
-                return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
-            } catch let error as ToolError {
-                return Forms.json(["detail": .string(error.message)], status: .badRequest)
             }
+            return events(body, caller: caller)
         }
+    }
+
+    /// `mcp_question`'s answer as server-sent events, written as the answer is made.
+    func events(_ body: JSONObject, caller: (principal: Principal, app: String)) -> Response {
         let (events, continuation) = AsyncStream.makeStream(of: JSON.self)
         let sqlbot = self.sqlbot
         let task = Task {

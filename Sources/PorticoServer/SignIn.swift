@@ -42,16 +42,35 @@ struct SignIn {
         return (user, session)
     }
 
-    func attempt(username: String, password: String, address: String?) async throws -> Outcome {
+    /// The user whose password this is, throttled per user name and address; no session yet.
+    func check(username: String, password: String, address: String?) async throws -> Result<User, CheckFailure> {
         let keys = ["user:\(username.lowercased())"] + (address.map { ["ip:\($0)"] } ?? [])
         if let wait = try await throttle.lockedFor(keys: keys) {
-            return .failed("Too many failed sign-ins. Try again in \((wait + 59) / 60) minute\(wait > 60 ? "s" : "").", .tooManyRequests)
+            return .failure(.locked(minutes: (wait + 59) / 60))
         }
         guard !username.isEmpty, !password.isEmpty, let user = try await users.verify(name: username, password: password) else {
             try await throttle.recordFailure(keys: keys)
-            return .failed("The user name or password is wrong.", .unauthorized)
+            return .failure(.wrongPassword)
         }
         try await throttle.reset(key: keys[0])
+        return .success(user)
+    }
+
+    enum CheckFailure: Error {
+        case locked(minutes: Int64)
+        case wrongPassword
+    }
+
+    func attempt(username: String, password: String, address: String?) async throws -> Outcome {
+        let user: User
+        switch try await check(username: username, password: password, address: address) {
+        case .failure(.locked(let minutes)):
+            return .failed("Too many failed sign-ins. Try again in \(minutes) minute\(minutes > 1 ? "s" : "").", .tooManyRequests)
+        case .failure(.wrongPassword):
+            return .failed("The user name or password is wrong.", .unauthorized)
+        case .success(let found):
+            user = found
+        }
         let session = try await sessions.start(userID: user.id)
         var cookie = HTTPFields()
         cookie[.setCookie] = Forms.cookie(WebSessions.cookieName, session, secure: secureCookies, maxAge: sessions.lifetime)

@@ -145,7 +145,8 @@ public struct AskPackage: Sendable {
             AskRequest(
                 app: context.app, userID: context.principal.userID, question: try arguments.string("question"),
                 datasource: try arguments.optionalString("datasource"), chatID: chatID, lang: try arguments.optionalString("lang") ?? "en",
-                engine: try arguments.optionalString("model"), drawImage: true, refuseTable: refusal(context))
+                engine: try arguments.optionalString("model"), drawImage: true,
+                refuseTable: policy.readRefusal(role: context.principal.role, app: context.app))
         ) { context.progress($0) }
         let imageURL = answer.imageName.map { imageBaseURL + $0 }
         let structured = Self.json(answer, imageURL: imageURL)
@@ -154,16 +155,6 @@ public struct AskPackage: Sendable {
             content.append(["type": "image", "data": .string(Data(png).base64EncodedString()), "mimeType": "image/png"])
         }
         return ToolResult(content: content, structuredContent: structured)
-    }
-
-    /// On the app's own data the caller's role decides which collections can be read.
-    func refusal(_ context: CallContext) -> @Sendable (String) -> String? {
-        let role = context.principal.role
-        let policy = self.policy
-        let app = context.app
-        return { table in
-            policy.allows(role, .list, collection: table) ? nil : "role '\(role?.name ?? "none")' in app '\(app)' may not read '\(table)'"
-        }
     }
 
     static func json(_ answer: AskAnswer, imageURL: String?) -> JSON {
@@ -257,14 +248,11 @@ public struct AskPackage: Sendable {
     func query(_ arguments: ToolArguments, _ context: CallContext) async throws -> JSON {
         let name = try arguments.optionalString("datasource") ?? "main"
         let sql = try arguments.string("sql")
-        let role = context.principal.role
-        let policy = self.policy
-        let app = context.app
+        let refusal = policy.readRefusal(role: context.principal.role, app: context.app)
         context.progress("running SQL on \(name)")
-        let answer = try await datasources.query(app: app, datasource: name, sql: sql) { table in
-            // On the app's own data the caller's role decides which collections can be read.
-            guard name == "main", !policy.allows(role, .list, collection: table) else { return nil }
-            return "role '\(role?.name ?? "none")' in app '\(app)' may not read '\(table)'"
+        // On the app's own data the caller's role decides which collections can be read.
+        let answer = try await datasources.query(app: context.app, datasource: name, sql: sql) { table in
+            name == "main" ? refusal(table) : nil
         }
         return [
             "datasource": .string(answer.datasource), "sql": .string(answer.sql), "columns": .array(answer.columns.map(JSON.string)),

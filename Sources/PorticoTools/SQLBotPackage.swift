@@ -234,16 +234,11 @@ public struct SQLBotPackage: Sendable {
         case let value?:
             throw SQLBotError(400, "datasource_id is a datasource name here (mcp_datasource_list lists them), got \(value.serializedString)")
         }
-        let principal = caller.principal
-        let policy = self.policy
-        let app = caller.app
         let request = AskRequest(
-            app: app, userID: principal.userID, question: try arguments.string("question"), datasource: datasource,
+            app: caller.app, userID: caller.principal.userID, question: try arguments.string("question"), datasource: datasource,
             chatID: try arguments.optionalInt("chat_id").map(Int64.init), lang: try arguments.optionalString("lang") ?? "zh-CN",
-            engine: try arguments.optionalString("custom_model"), drawImage: true
-        ) { table in
-            policy.allows(principal.role, .list, collection: table) ? nil : "role '\(principal.role?.name ?? "none")' in app '\(app)' may not read '\(table)'"
-        }
+            engine: try arguments.optionalString("custom_model"), drawImage: true,
+            refuseTable: policy.readRefusal(role: caller.principal.role, app: caller.app))
         do {
             return .success(try await asker.ask(request, progress: progress))
         } catch let refusal as AskRefusal {

@@ -1,4 +1,5 @@
 import PorticoAsk
+public import PorticoAuth
 import PorticoData
 import PorticoJSON
 import PorticoMCP
@@ -52,6 +53,17 @@ struct ToolArguments {
         guard let value = object[name], !value.isNull else { return nil }
         guard let flag = value.boolValue else { throw ToolError("\(name) must be true or false, got \(value.typeName)") }
         return flag
+    }
+}
+
+extension AccessPolicy {
+    /// Refuses a collection of the app's own data that `role` may not read (what `sql_query`,
+    /// `ask`, `mcp_question` and the ask page pass to the datasources); `nil` when it may.
+    public func readRefusal(role: Role?, app: String) -> @Sendable (String) -> String? {
+        let policy = self
+        return { table in
+            policy.allows(role, .list, collection: table) ? nil : "role '\(role?.name ?? "none")' in app '\(app)' may not read '\(table)'"
+        }
     }
 }
 
