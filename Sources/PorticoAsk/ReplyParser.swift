@@ -68,17 +68,23 @@ public enum ReplyParser {
         return out + rest
     }
 
+    /// Starting braces tried at most: each try may scan to the end of the reply, so a reply of
+    /// nested braces that never parse costs this many scans, not one per byte.
+    static let maxObjectStarts = 64
+
     /// Every top-level `{…}` in the text that parses as a JSON object, in order (braces inside
     /// JSON strings are skipped while matching).
     static func jsonObjects(in text: String) -> [JSONObject] {
         let bytes = Array(text.utf8)
         var objects: [JSONObject] = []
         var index = 0
-        while index < bytes.count, objects.count < 8 {
+        var starts = 0
+        while index < bytes.count, objects.count < 8, starts < maxObjectStarts {
             guard bytes[index] == UInt8(ascii: "{") else {
                 index += 1
                 continue
             }
+            starts += 1
             var depth = 0
             var inString = false
             var escaped = false

@@ -31,6 +31,13 @@ import Testing
         #expect(reply.candidates == ["SELECT 1; DROP TABLE t"])
     }
 
+    @Test func nestedBracesThatNeverParseAreBounded() {
+        let hostile = String(repeating: "{", count: 500_000) + "x" + String(repeating: "}", count: 500_000) + "\n```sql\nSELECT 1\n```"
+        let started = ContinuousClock.now
+        #expect(ReplyParser.parse(hostile).candidates == ["SELECT 1"])
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
     @Test func aNullSQLCarriesTheReason() {
         let reply = ReplyParser.parse(#"{"sql": null, "reason": "no weather table"}"#)
         #expect(reply.candidates.isEmpty && reply.reason == "no weather table")
