@@ -136,6 +136,17 @@ let package = Package(
         .testTarget(
             name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming),
+        .testTarget(
+            name: "PorticoServerTests",
+            dependencies: [
+                "PorticoServer", "PorticoAsk", "PorticoAuth",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: upcoming),
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",
@@ -154,8 +165,11 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
     package.targets += [
         .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoJSON", log], path: "Fuzz/Support", swiftSettings: upcoming),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
-        .executableTarget(name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoJSON", log, http], path: "Fuzz/FuzzJSONRPC", swiftSettings: fuzzSettings),
-        .executableTarget(name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),
+        .executableTarget(
+            name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoJSON", log, http], path: "Fuzz/FuzzJSONRPC",
+            swiftSettings: fuzzSettings),
+        .executableTarget(
+            name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),
         .executableTarget(
             name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", log],
             path: "Fuzz/FuzzArguments", swiftSettings: fuzzSettings),

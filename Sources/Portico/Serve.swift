@@ -134,10 +134,10 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let dataDirectory = c.dataDirectory
-        try await PorticoServer.run(c, logger: logger) { banner in
+        try await buildApplication(c, logger: logger) { banner in
             // One write, so the banner arrives whole even when stdout is a pipe.
             FileHandle.standardOutput.write(Data((Self.describe(banner, dataDir: dataDirectory) + "\n").utf8))
-        }
+        }.run()
     }
 
     static func describe(_ banner: ServerBanner, dataDir: String) -> String {

@@ -25,10 +25,160 @@ public struct ServerBanner: Sendable {
     public var demo: DemoCredentials?
 }
 
-/// Builds and runs the HTTP server until SIGINT or SIGTERM; in-flight requests finish first.
-public enum PorticoServer {
-    public static func run(_ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (ServerBanner) -> Void) async throws {
-        let metricsRegistry = MetricsController.bootstrap()
+/// The HTTP application type of both listeners.
+typealias PorticoHTTPApplication = Application<RouterResponder<PorticoRequestContext>>
+
+/// A built server: the main listener, the SQLBot listener when configured, the services that
+/// run beside them, and what to close when they stop. Tests drive `application` in process with
+/// HummingbirdTesting; `portico serve` calls `run()`.
+public struct PorticoApplication {
+    let application: PorticoHTTPApplication
+    let sqlbotApplication: PorticoHTTPApplication?
+    let parts: ServerParts
+    let configuration: ServerConfiguration
+    let logger: Logger
+
+    /// Runs until SIGINT or SIGTERM; in-flight requests finish first, then everything is closed.
+    public func run() async throws {
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: RevocationService(list: parts.revocations, keys: parts.keys, logger: logger)), .init(service: application),
+            .init(service: EndpointService(endpoint: parts.endpoint, grace: configuration.shutdownGrace)),
+            .init(service: MemoryService()),
+        ]
+        if let sqlbotApplication, let sqlbotEndpoint = parts.sqlbotEndpoint {
+            services.append(.init(service: sqlbotApplication))
+            services.append(.init(service: EndpointService(endpoint: sqlbotEndpoint, grace: configuration.shutdownGrace)))
+        }
+        var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Calls still running `shutdownGrace` after the signal are cancelled; this is the backstop.
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace + .seconds(5)
+        do {
+            try await ServiceGroup(configuration: groupConfiguration).run()
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
+    }
+
+    /// Ends the event streams and closes the HTTP client, the datasources and the database.
+    public func close() async {
+        parts.endpoint.closeStreams()
+        parts.sqlbotEndpoint?.closeStreams()
+        try? await parts.httpClient.shutdown()
+        await parts.asker.datasources.close()
+        await parts.stores.database.close()
+    }
+}
+
+/// Opens the stores and builds both listeners from `configuration`; nothing listens until `run()`.
+public func buildApplication(
+    _ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (ServerBanner) -> Void = { _ in }
+) async throws -> PorticoApplication {
+    let parts = try await ServerParts.open(configuration, logger: logger)
+    let port = configuration.port
+    // Enough descriptors for the connection cap, with room left for the database and clients.
+    let descriptors = FileDescriptorLimit.raise()
+    var limits = configuration.connections
+    limits.maxConnections = max(1, min(limits.maxConnections, descriptors - 256))
+    let connectionCount = ConnectionCount(limit: limits.maxConnections, logger: logger)
+    let guardLimits = limits
+    let idleTimeout = TimeAmount.nanoseconds(
+        Int64(limits.idleTimeout.components.seconds) * 1_000_000_000 + Int64(limits.idleTimeout.components.attoseconds / 1_000_000_000))
+    let demo = parts.demo
+    let application = Application(
+        router: buildRouter(parts, configuration: configuration),
+        server: .http1(
+            configuration: .init(additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)], idleTimeout: idleTimeout)),
+        configuration: .init(
+            address: .hostname(configuration.host, port: port), serverName: nil, backlog: 1024,
+            // A hard stop below the descriptor limit: past it the kernel's queue holds new connections.
+            availableConnectionsDelegate: .maximum(max(limits.maxConnections + 64, descriptors - 64), logger: logger)),
+        onServerRunning: { channel in
+            let actual = channel.localAddress?.port ?? port
+            let base = configuration.baseURL(port: actual)
+            let sqlbotURL = configuration.sqlbotPort.map { configuration.publicURL == nil ? configuration.baseURL(port: $0) + "/mcp" : base + "/mcp" }
+            onListening(ServerBanner(baseURL: base, mcpURL: base + "/api/mcp", sqlbotURL: sqlbotURL, demo: demo))
+        },
+        logger: logger)
+    var sqlbotApplication: PorticoHTTPApplication?
+    if let sqlbotPort = configuration.sqlbotPort, let router = buildSQLBotRouter(parts, configuration: configuration) {
+        sqlbotApplication = Application(
+            router: router,
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)], idleTimeout: idleTimeout)),
+            configuration: .init(address: .hostname(configuration.host, port: sqlbotPort), serverName: nil, backlog: 256),
+            logger: logger)
+    }
+    return PorticoApplication(application: application, sqlbotApplication: sqlbotApplication, parts: parts, configuration: configuration, logger: logger)
+}
+
+/// The main listener's routes: health, images, metrics, OAuth, the console and ask pages, MCP.
+func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext> {
+    let router = Router(context: PorticoRequestContext.self)
+    router.add(middleware: RequestIDMiddleware())
+    HealthController(database: parts.stores.database).addRoutes(to: router)
+    ImageController(images: parts.images).addRoutes(to: router)
+    MetricsController(registry: MetricsController.registry, endpoint: parts.endpoint).addRoutes(to: router)
+    OAuthController(
+        server: parts.authorizationServer, pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, throttle: parts.throttle,
+        apps: parts.apps, secureCookies: parts.secureCookies
+    ).addRoutes(to: router)
+    ConsoleController(
+        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, keys: parts.stores.apiKeys, server: parts.authorizationServer,
+        throttle: parts.throttle, secureCookies: parts.secureCookies
+    ).addRoutes(to: router)
+    AskPageController(
+        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, throttle: parts.throttle,
+        secureCookies: parts.secureCookies
+    ).addRoutes(to: router)
+    MCPController(
+        endpoint: parts.endpoint, authenticator: parts.authenticator, apps: parts.apps, baseURL: parts.baseURL, maxBodyBytes: configuration.maxBodyBytes
+    ).addRoutes(to: router)
+    return router
+}
+
+/// The SQLBot listener's routes (`--sqlbot-port`): MCP at `/mcp` with package `sqlbot`, its JSON
+/// routes, health and images; `nil` without the option.
+func buildSQLBotRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext>? {
+    guard let sqlbot = parts.sqlbot, let endpoint = parts.sqlbotEndpoint else { return nil }
+    let router = Router(context: PorticoRequestContext.self)
+    router.add(middleware: RequestIDMiddleware())
+    HealthController(database: parts.stores.database).addRoutes(to: router)
+    ImageController(images: parts.images).addRoutes(to: router)
+    SQLBotController(
+        mcp: MCPController(
+            endpoint: endpoint, authenticator: OpenAuthenticator(wrapped: parts.authenticator), apps: parts.apps, baseURL: parts.sqlbotBaseURL,
+            maxBodyBytes: configuration.maxBodyBytes),
+        sqlbot: sqlbot, authenticator: parts.authenticator
+    ).addRoutes(to: router)
+    return router
+}
+
+/// Everything the routes are built from, opened once at start-up.
+struct ServerParts {
+    let stores: PorticoStores
+    let demo: DemoCredentials?
+    let revocations: RevocationList
+    let keys: TokenKeys
+    let httpClient: HTTPClient
+    let authorizationServer: AuthorizationServer
+    let sessions: WebSessions
+    let throttle: LoginThrottle
+    let apps: AppDirectory
+    let images: ImageStore
+    let asker: AskService
+    let endpoint: MCPEndpoint
+    let authenticator: CredentialAuthenticator
+    let pages: WebPages
+    let baseURL: String
+    let secureCookies: Bool
+    let sqlbot: SQLBotPackage?
+    let sqlbotEndpoint: MCPEndpoint?
+    let sqlbotBaseURL: String
+
+    static func open(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerParts {
+        _ = MetricsController.registry
         var storeOptions = SQLiteStore.Options()
         storeOptions.inlineReadBudget = configuration.inlineReadBudget
         let stores = try await PorticoStores.open(dataDirectory: configuration.dataDirectory, options: storeOptions, logger: logger)
@@ -53,17 +203,14 @@ public enum PorticoServer {
         let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey)
         let throttle = LoginThrottle(database: stores.database)
         let apps = AppDirectory(load: { try await stores.appNames() })
-
         let catalogs = stores.catalogs
         let images = try ImageStore(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"))
         let asker = stores.askService(masterKey: masterKey, dataDirectory: configuration.dataDirectory, client: httpClient, images: images)
-        let datasources = asker.datasources
-        let endpointBox = EndpointBox()
+        let toolsChanged = ToolsChangedRelay()
         let registry = ToolRegistry(
             packages: [
                 DataPackage(records: stores.records).package,
-                UsersPackage(users: stores.users, server: authorizationServer) { userID in endpointBox.endpoint?.notifyToolsListChanged(userID: userID) }
-                    .package,
+                UsersPackage(users: stores.users, server: authorizationServer) { userID in toolsChanged.notify(userID: userID) }.package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
                 AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
@@ -85,63 +232,17 @@ public enum PorticoServer {
         endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
         let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations)
-        endpointBox.endpoint = endpoint
-
-        let pages = try await WebPages.load()
-        let secureCookies = baseURL.hasPrefix("https://")
-        let router = Router(context: PorticoRequestContext.self)
-        router.add(middleware: RequestIDMiddleware())
-        HealthController(database: stores.database).addRoutes(to: router)
-        ImageController(images: images).addRoutes(to: router)
-        MetricsController(registry: metricsRegistry, endpoint: endpoint).addRoutes(to: router)
-        OAuthController(
-            server: authorizationServer, pages: pages, sessions: sessions, users: stores.users, throttle: throttle, apps: apps,
-            secureCookies: secureCookies
-        ).addRoutes(to: router)
-        ConsoleController(
-            pages: pages, sessions: sessions, users: stores.users, keys: stores.apiKeys, server: authorizationServer, throttle: throttle,
-            secureCookies: secureCookies
-        ).addRoutes(to: router)
+        toolsChanged.endpoint = endpoint
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
-        AskPageController(pages: pages, sessions: sessions, users: stores.users, asker: asker, throttle: throttle, secureCookies: secureCookies)
-            .addRoutes(to: router)
-        MCPController(endpoint: endpoint, authenticator: authenticator, apps: apps, baseURL: baseURL, maxBodyBytes: configuration.maxBodyBytes)
-            .addRoutes(to: router)
+        let secureCookies = baseURL.hasPrefix("https://")
 
-        // Enough descriptors for the connection cap, with room left for the database and clients.
-        let descriptors = FileDescriptorLimit.raise()
-        var limits = configuration.connections
-        limits.maxConnections = max(1, min(limits.maxConnections, descriptors - 256))
-        let connectionCount = ConnectionCount(limit: limits.maxConnections, logger: logger)
-        let guardLimits = limits
-        let idle = limits.idleTimeout
-        let app = Application(
-            router: router,
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)],
-                    idleTimeout: .nanoseconds(Int64(idle.components.seconds) * 1_000_000_000 + Int64(idle.components.attoseconds / 1_000_000_000)))),
-            configuration: .init(
-                address: .hostname(configuration.host, port: port), serverName: nil, backlog: 1024,
-                // A hard stop below the descriptor limit: past it the kernel's queue holds new connections.
-                availableConnectionsDelegate: .maximum(max(limits.maxConnections + 64, descriptors - 64), logger: logger)),
-            onServerRunning: { channel in
-                let actual = channel.localAddress?.port ?? port
-                let base = configuration.baseURL(port: actual)
-                let sqlbotURL = configuration.sqlbotPort.map { configuration.publicURL == nil ? configuration.baseURL(port: $0) + "/mcp" : base + "/mcp" }
-                onListening(ServerBanner(baseURL: base, mcpURL: base + "/api/mcp", sqlbotURL: sqlbotURL, demo: demo))
-            },
-            logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: RevocationService(list: revocations, keys: keys, logger: logger)), .init(service: app),
-            .init(service: EndpointService(endpoint: endpoint, grace: configuration.shutdownGrace)),
-            .init(service: MemoryService()),
-        ]
+        var sqlbot: SQLBotPackage?
         var sqlbotEndpoint: MCPEndpoint?
+        var sqlbotBaseURL = baseURL
         if let sqlbotPort = configuration.sqlbotPort {
             // SQLBot's surface on its own port: its tools only, callers without credentials
             // allowed in (mcp_start signs them in), the same connection guard and limits.
-            let sqlbotBase = configuration.publicURL == nil ? configuration.baseURL(port: sqlbotPort) : baseURL
+            sqlbotBaseURL = configuration.publicURL == nil ? configuration.baseURL(port: sqlbotPort) : baseURL
             let tokens = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, lifetime: 8 * 3600)
             let users = stores.users
             let accounts = SQLBotPackage.Accounts(
@@ -164,76 +265,29 @@ public enum PorticoServer {
                             : RequestCredentials(authorization: nil, cookie: "\(WebSessions.cookieName)=\(token)"), app: app)
                 },
                 apps: { userID in try await users.roles(userID: userID).keys.sorted() })
-            let sqlbot = SQLBotPackage(asker: asker, accounts: accounts, imageBaseURL: sqlbotBase + "/images/")
+            let package = SQLBotPackage(asker: asker, accounts: accounts, imageBaseURL: sqlbotBaseURL + "/images/")
             var sqlbotConfiguration = endpointConfiguration
             sqlbotConfiguration.allowedOrigins = configuration.allowedOrigins(port: sqlbotPort)
             sqlbotConfiguration.instructions = { _ in
                 "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."
             }
-            let second = MCPEndpoint(
-                configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [sqlbot.package], defaultPackages: ["sqlbot"]), signer: signer,
+            sqlbot = package
+            sqlbotEndpoint = MCPEndpoint(
+                configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [package.package], defaultPackages: ["sqlbot"]), signer: signer,
                 ledger: revocations)
-            sqlbotEndpoint = second
-            let sqlbotRouter = Router(context: PorticoRequestContext.self)
-            sqlbotRouter.add(middleware: RequestIDMiddleware())
-            HealthController(database: stores.database).addRoutes(to: sqlbotRouter)
-            ImageController(images: images).addRoutes(to: sqlbotRouter)
-            SQLBotController(
-                mcp: MCPController(
-                    endpoint: second, authenticator: OpenAuthenticator(wrapped: authenticator), apps: apps, baseURL: sqlbotBase,
-                    maxBodyBytes: configuration.maxBodyBytes),
-                sqlbot: sqlbot, authenticator: authenticator
-            ).addRoutes(to: sqlbotRouter)
-            let sqlbotApp = Application(
-                router: sqlbotRouter,
-                server: .http1(
-                    configuration: .init(
-                        additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)],
-                        idleTimeout: .nanoseconds(Int64(idle.components.seconds) * 1_000_000_000))),
-                configuration: .init(address: .hostname(configuration.host, port: sqlbotPort), serverName: nil, backlog: 256),
-                logger: logger)
-            services.append(.init(service: sqlbotApp))
-            services.append(.init(service: EndpointService(endpoint: second, grace: configuration.shutdownGrace)))
         }
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: services,
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // Calls still running `shutdownGrace` after the signal are cancelled; this is the backstop.
-        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace + .seconds(5)
-        try await ServiceGroup(configuration: groupConfiguration).run()
-        endpoint.closeStreams()
-        sqlbotEndpoint?.closeStreams()
-        try? await httpClient.shutdown()
-        await datasources.close()
-        await stores.database.close()
+        return ServerParts(
+            stores: stores, demo: demo, revocations: revocations, keys: keys, httpClient: httpClient, authorizationServer: authorizationServer,
+            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, endpoint: endpoint, authenticator: authenticator,
+            pages: try await WebPages.load(), baseURL: baseURL, secureCookies: secureCookies, sqlbot: sqlbot, sqlbotEndpoint: sqlbotEndpoint,
+            sqlbotBaseURL: sqlbotBaseURL)
     }
 }
 
-/// Lets tools built before the endpoint reach it (for `tools/list_changed`).
-final class EndpointBox: @unchecked Sendable {
+/// Lets the users package, built before the endpoint, announce `tools/list_changed` through it.
+final class ToolsChangedRelay: @unchecked Sendable {
     // Set once during start-up, before the server accepts requests; read afterwards.
     var endpoint: MCPEndpoint?
-}
 
-/// `GET /healthz` (the process is up) and `GET /readyz` (it can reach its database).
-struct HealthController {
-    let database: any Database
-
-    func addRoutes(to router: Router<PorticoRequestContext>) {
-        router.get("healthz") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(staticString: "ok\n")))
-        }
-        router.get("readyz") { _, context in
-            do {
-                _ = try await database.query("SELECT 1 AS ok")
-                return Response(
-                    status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"ready"}"#)))
-            } catch {
-                context.logger.warning("readiness check failed", metadata: ["error": "\(error)"])
-                return Response(
-                    status: .serviceUnavailable, headers: [.contentType: "application/json"],
-                    body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"database unavailable"}"#)))
-            }
-        }
-    }
+    func notify(userID: Int64) { endpoint?.notifyToolsListChanged(userID: userID) }
 }

@@ -17,8 +17,11 @@ struct MetricsController {
         self.endpoint = endpoint
     }
 
-    /// Installs the Prometheus backend for swift-metrics; call once, before any metric is made.
-    static func bootstrap() -> PrometheusCollectorRegistry {
+    /// The process's registry: made on first use, which installs the Prometheus backend for
+    /// swift-metrics (once per process, before any metric is made).
+    static let registry: PrometheusCollectorRegistry = bootstrap()
+
+    private static func bootstrap() -> PrometheusCollectorRegistry {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         // Portico's calls take from a fraction of a millisecond to seconds.

@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PorticoAsk
+import PorticoAuth
+import Testing
+
+@testable import PorticoServer
+
+/// The routes of both listeners, driven in process through HummingbirdTesting's router
+/// framework: no socket, the real stores in a throwaway data directory.
+@Suite struct RouteTests {
+    /// A server over a fresh data directory, closed and removed afterwards.
+    static func withServer(sqlbot: Bool = false, _ body: (PorticoApplication) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-routes-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = directory
+        configuration.port = 8080
+        if sqlbot { configuration.sqlbotPort = 8001 }
+        var logger = Logger(label: "portico.tests")
+        logger.logLevel = .critical
+        let built = try await buildApplication(configuration, logger: logger)
+        do {
+            try await body(built)
+        } catch {
+            await built.close()
+            throw error
+        }
+        await built.close()
+    }
+
+    static func jsonObject(_ buffer: ByteBuffer) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))
+        return try #require(object as? [String: Any])
+    }
+
+    @Test func healthAndReadiness() async throws {
+        try await Self.withServer { built in
+            try await built.application.test(.router) { client in
+                try await client.execute(uri: "/healthz", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body) == "ok\n")
+                }
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let status = try Self.jsonObject(response.body)["status"] as? String
+                    #expect(status == "ready")
+                }
+            }
+        }
+    }
+
+    @Test func mcpWithoutCredentialsPointsAtTheResourceMetadata() async throws {
+        try await Self.withServer { built in
+            try await built.application.test(.router) { client in
+                let body = #"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+                try await client.execute(
+                    uri: "/api/mcp", method: .post,
+                    headers: [.contentType: "application/json", .accept: "application/json, text/event-stream"],
+                    body: ByteBuffer(string: body)
+                ) { response in
+                    #expect(response.status == .unauthorized)
+                    let challenge = try #require(response.headers[.wwwAuthenticate])
+                    #expect(challenge.contains(#"resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/api/mcp""#))
+                    let error = try #require(try Self.jsonObject(response.body)["error"] as? [String: Any])
+                    #expect(error["code"] as? Int == -32001)
+                }
+                try await client.execute(uri: "/.well-known/oauth-protected-resource/api/mcp", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let metadata = try Self.jsonObject(response.body)
+                    #expect(metadata["resource"] as? String == "http://127.0.0.1:8080/api/mcp")
+                }
+            }
+        }
+    }
+
+    @Test func anAPIKeyListsTheDefaultTools() async throws {
+        try await Self.withServer { built in
+            let user = try await built.parts.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .admin)
+            let (_, token) = try await built.parts.stores.apiKeys.create(userID: user.id, name: "t", scopes: nil, expiresIn: nil)
+            try await built.application.test(.router) { client in
+                try await client.execute(
+                    uri: "/api/mcp", method: .post,
+                    headers: [
+                        .contentType: "application/json", .accept: "application/json, text/event-stream", .authorization: "Bearer \(token)",
+                        HTTPField.Name("MCP-Protocol-Version")!: "2026-07-28", HTTPField.Name("Mcp-Method")!: "tools/list",
+                    ],
+                    body: ByteBuffer(
+                        string:
+                            #"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#
+                    )
+                ) { response in
+                    #expect(response.status == .ok)
+                    let result = try #require(try Self.jsonObject(response.body)["result"] as? [String: Any])
+                    let names = try #require(result["tools"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+                    #expect(Set(names).isSuperset(of: ["resource_list", "resource_query", "ask", "sql_query", "datasource_describe"]))
+                    #expect(!names.contains("get_users"))
+                    #expect(result["ttlMs"] != nil)
+                }
+            }
+        }
+    }
+
+    @Test func imagesAreServedByNameAndOnlyByName() async throws {
+        try await Self.withServer { built in
+            let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
+            let name = try built.parts.images.save(png: png)
+            try await built.application.test(.router) { client in
+                try await client.execute(uri: "/images/\(name)", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentType] == "image/png")
+                    #expect(Array(response.body.readableBytesView) == png)
+                }
+                let stem = name.dropLast(".png".count)
+                for wrong in ["/images/\(stem.dropLast())x.png", "/images/..%2Fportico.sqlite", "/images/\(stem).txt", "/images/\(stem)"] {
+                    try await client.execute(uri: wrong, method: .get) { response in #expect(response.status == .notFound, "\(wrong)") }
+                }
+            }
+        }
+    }
+
+    @Test func sqlbotStartSignsInAndRefusesAWrongPassword() async throws {
+        try await Self.withServer(sqlbot: true) { built in
+            _ = try await built.parts.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .member)
+            let sqlbot = try #require(built.sqlbotApplication)
+            try await sqlbot.test(.router) { client in
+                try await client.execute(
+                    uri: "/mcp/mcp_start", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"username":"ana","password":"wrong"}"#)
+                ) { response in
+                    let answer = try Self.jsonObject(response.body)
+                    #expect(response.status == .badRequest)
+                    #expect((answer["message"] as? String ?? answer["detail"] as? String ?? "").contains("Incorrect account or password"))
+                }
+                try await client.execute(
+                    uri: "/mcp/mcp_start", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"username":"ana","password":"correct horse battery"}"#)
+                ) { response in
+                    #expect(response.status == .ok)
+                    let answer = try Self.jsonObject(response.body)
+                    #expect((answer["access_token"] as? String)?.isEmpty == false)
+                    #expect(answer["chat_id"] != nil)
+                }
+            }
+        }
+    }
+}
