@@ -137,6 +137,13 @@ let package = Package(
             name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming),
         .testTarget(
+            name: "PorticoToolsTests",
+            dependencies: [
+                "PorticoTools", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoJSON", "PorticoMCP",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: upcoming),
+        .testTarget(
             name: "PorticoServerTests",
             dependencies: [
                 "PorticoServer", "PorticoAsk", "PorticoAuth",

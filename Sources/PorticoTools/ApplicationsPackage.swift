@@ -23,7 +23,7 @@ public struct ApplicationsPackage: Sendable {
     ]
 
     public var package: ToolPackage {
-        ToolPackage(
+        ToolPackage.mapped(
             name: "applications", summary: "OAuth applications (Casdoor's tools)",
             tools: [
                 Tool(
@@ -35,9 +35,9 @@ public struct ApplicationsPackage: Sendable {
                     outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
                     annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
                 ) { arguments, context in
-                    let owner = try Self.owner(arguments["owner"]?.stringValue, context)
+                    let owner = try Casdoor.owner(try ToolArguments(arguments).optionalString("owner"), context)
                     let apps = try await server.clients.list(owner: owner).filter { $0.kind == .registered }
-                    return Self.result(.array(apps.map { Self.json($0, secret: nil) }))
+                    return Casdoor.result(.array(apps.map { Self.json($0, secret: nil) }))
                 },
                 Tool(
                     name: "get_application", description: "Get details of a specific application by id (owner/name).",
@@ -47,9 +47,9 @@ public struct ApplicationsPackage: Sendable {
                     outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
                     annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
                 ) { arguments, context in
-                    let (owner, name) = try Self.id(arguments["id"]?.stringValue, context)
+                    let (owner, name) = try Casdoor.id(try ToolArguments(arguments).optionalString("id"), context)
                     let app = try await server.clients.find(owner: owner, name: name)
-                    return Self.result(app.map { Self.json($0, secret: nil) } ?? .null)
+                    return Casdoor.result(app.map { Self.json($0, secret: nil) } ?? .null)
                 },
                 Tool(
                     name: "add_application", description: "Create a new application; the result shows its clientSecret once.",
@@ -57,7 +57,7 @@ public struct ApplicationsPackage: Sendable {
                     outputSchema: ["type": "object"],
                     annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
                 ) { arguments, context in
-                    try await add(arguments["application"]?.objectValue ?? [:], context)
+                    try await add(try ToolArguments(arguments).object("application"), context)
                 },
                 Tool(
                     name: "update_application", description: "Modify an existing application (id = owner/name).",
@@ -68,7 +68,7 @@ public struct ApplicationsPackage: Sendable {
                     annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .application),
                     access: .admin(.applications, write: true)
                 ) { arguments, context in
-                    try await update(id: arguments["id"]?.stringValue, arguments["application"]?.objectValue ?? [:], context)
+                    try await update(id: try ToolArguments(arguments).optionalString("id"), try ToolArguments(arguments).object("application"), context)
                 },
                 Tool(
                     name: "delete_application", description: "Remove an application (by owner and name); tokens issued to it stop working.",
@@ -82,21 +82,21 @@ public struct ApplicationsPackage: Sendable {
                     annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .application),
                     access: .admin(.applications, write: true)
                 ) { arguments, context in
-                    let application = arguments["application"]?.objectValue ?? [:]
-                    let owner = try Self.owner(application["owner"]?.stringValue, context)
-                    guard let name = application["name"]?.stringValue, let client = try await server.clients.find(owner: owner, name: name) else {
-                        return Self.operation("delete", affected: false)
+                    let application = try ToolArguments(arguments).object("application")
+                    let owner = try Casdoor.owner(try application.optionalString("owner"), context)
+                    guard let name = try application.optionalString("name"), let client = try await server.clients.find(owner: owner, name: name) else {
+                        return Casdoor.operation("delete", affected: false)
                     }
                     try await server.clients.delete(clientID: client.clientID)
                     try await server.revokeGrants(clientID: client.clientID)
-                    return Self.operation("delete", affected: true)
+                    return Casdoor.operation("delete", affected: true)
                 },
             ])
     }
 
-    func add(_ application: JSONObject, _ context: CallContext) async throws -> ToolResult {
-        let owner = try Self.owner(application["owner"]?.stringValue ?? application["organization"]?.stringValue, context)
-        guard let name = application["name"]?.stringValue, Self.validName(name) else {
+    func add(_ application: ToolArguments, _ context: CallContext) async throws -> ToolResult {
+        let owner = try Casdoor.owner(try application.optionalString("owner") ?? application.optionalString("organization"), context)
+        guard let name = try application.optionalString("name"), Self.validName(name) else {
             throw ToolError("application.name is required: 1 to 100 letters, digits, '.', '_' or '-'")
         }
         if quota >= 0, try await server.clients.count(owner: owner) >= quota {
@@ -109,11 +109,7 @@ public struct ApplicationsPackage: Sendable {
         try Self.apply(application, to: &client)
         let secret = Secrets.random(48)
         client.secretHash = Secrets.sha256Hex(secret)
-        do {
-            try await server.clients.insert(client)
-        } catch let error as DataError {
-            throw ToolError(error.message)
-        }
+        try await server.clients.insert(client)
         let text = "Successfully added application"
         let created = Self.json(client, secret: secret)
         return ToolResult(
@@ -121,36 +117,36 @@ public struct ApplicationsPackage: Sendable {
             structuredContent: ["status": "ok", "msg": .string(text), "data": created])
     }
 
-    func update(id: String?, _ application: JSONObject, _ context: CallContext) async throws -> ToolResult {
-        let (owner, name) = try Self.id(id, context)
+    func update(id: String?, _ application: ToolArguments, _ context: CallContext) async throws -> ToolResult {
+        let (owner, name) = try Casdoor.id(id, context)
         guard var client = try await server.clients.find(owner: owner, name: name), client.kind == .registered else {
-            return Self.operation("update", affected: false)
+            return Casdoor.operation("update", affected: false)
         }
         let before = client
-        if let newName = application["name"]?.stringValue, newName != client.name {
+        if let newName = try application.optionalString("name"), newName != client.name {
             guard Self.validName(newName) else { throw ToolError("application.name must be 1 to 100 letters, digits, '.', '_' or '-'") }
             if try await server.clients.find(owner: owner, name: newName) != nil {
                 throw ToolError("an application named '\(newName)' already exists in '\(owner)'")
             }
             client.name = newName
         }
-        if let newOwner = application["owner"]?.stringValue, newOwner != owner {
+        if let newOwner = try application.optionalString("owner"), newOwner != owner {
             throw ToolError("an application cannot move to another owner ('\(newOwner)'); create it there instead")
         }
         try Self.apply(application, to: &client)
-        guard client != before else { return Self.operation("update", affected: false) }
+        guard client != before else { return Casdoor.operation("update", affected: false) }
         try await server.clients.update(client)
-        return Self.operation("update", affected: true)
+        return Casdoor.operation("update", affected: true)
     }
 
     /// Copies Casdoor's fields onto a client, checking each.
-    static func apply(_ a: JSONObject, to client: inout OAuthClient) throws {
-        if let v = a["displayName"]?.stringValue { client.displayName = v }
-        if let uris = try strings(a["redirectUris"], "redirectUris") {
+    static func apply(_ a: ToolArguments, to client: inout OAuthClient) throws {
+        if let v = try a.optionalString("displayName") { client.displayName = v }
+        if let uris = try a.optionalStrings("redirectUris") {
             for uri in uris { if let problem = RedirectURI.validationProblem(uri) { throw ToolError("redirectUris: '\(uri)': \(problem)") } }
             client.redirectURIs = uris
         }
-        if let grants = try strings(a["grantTypes"], "grantTypes") {
+        if let grants = try a.optionalStrings("grantTypes") {
             guard !grants.isEmpty, grants.allSatisfy(OAuthClient.grantTypes.contains) else {
                 throw ToolError("grantTypes may contain authorization_code, refresh_token and client_credentials")
             }
@@ -193,27 +189,8 @@ public struct ApplicationsPackage: Sendable {
         }
     }
 
-    static func strings(_ value: JSON?, _ name: String) throws -> [String]? {
-        guard let value, !value.isNull else { return nil }
-        guard let items = value.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else { throw ToolError("\(name) must be an array of strings") }
-        return items.compactMap(\.stringValue)
-    }
-
     static func validName(_ name: String) -> Bool {
         (1...100).contains(name.count) && name.allSatisfy { $0.isLetter || $0.isNumber || "._-".contains($0) }
-    }
-
-    static func owner(_ owner: String?, _ context: CallContext) throws -> String {
-        let owner = owner ?? context.app
-        guard owner == context.app else {
-            throw ToolError("owner '\(owner)' is not this endpoint's app '\(context.app)'; use the MCP endpoint of app '\(owner)' (/api/__app/\(owner)/mcp)")
-        }
-        return owner
-    }
-
-    static func id(_ id: String?, _ context: CallContext) throws -> (String, String) {
-        guard let id, let slash = id.firstIndex(of: "/") else { throw ToolError("id must be owner/name, e.g. \(context.app)/my-app") }
-        return (try owner(String(id[..<slash]), context), String(id[id.index(after: slash)...]))
     }
 
     /// Casdoor's application JSON; the secret appears only when given (at creation), masked otherwise.
@@ -229,17 +206,5 @@ public struct ApplicationsPackage: Sendable {
         ]
         for key in ["description", "homepageUrl", "logo", "expireInHours", "refreshExpireInHours"] { if let v = c.details[key] { o[key] = v } }
         return .object(o)
-    }
-
-    static func result(_ data: JSON) -> ToolResult {
-        ToolResult(content: [["type": "text", "text": .string(data.prettyString)]], structuredContent: ["data": data])
-    }
-
-    /// Casdoor's operation messages: "Successfully added application", "No changes were made to ...".
-    static func operation(_ operation: String, affected: Bool, resource: String = "application") -> ToolResult {
-        let past = ["add": "added", "update": "updated", "delete": "deleted"][operation] ?? operation + "d"
-        let text = affected ? "Successfully \(past) \(resource)" : "No changes were made to \(resource) (may already exist or not found)"
-        return ToolResult(
-            content: [["type": "text", "text": .string(text)]], structuredContent: ["status": .string(affected ? "ok" : "unchanged"), "msg": .string(text)])
     }
 }

@@ -28,7 +28,7 @@ public struct AskPackage: Sendable {
     ]
 
     public var package: ToolPackage {
-        ToolPackage(
+        ToolPackage.mapped(
             name: "ask", summary: "Questions in plain language, datasources and read-only SQL on them",
             tools: [
                 Tool(
@@ -39,13 +39,7 @@ public struct AskPackage: Sendable {
                     inputSchema: Self.askInput, outputSchema: Self.askOutput, annotations: .read, requiredScope: Scope(.read, .datasource),
                     access: .data(write: false)
                 ) { [self] arguments, context in
-                    do {
-                        return try await ask(ToolArguments(arguments), context)
-                    } catch let refusal as AskRefusal {
-                        return .error(refusal.message + (refusal.chatID.map { " (chat_id \($0))" } ?? ""))
-                    } catch {
-                        throw ToolErrors.map(error)
-                    }
+                    try await ask(ToolArguments(arguments), context)
                 },
                 tool(
                     "datasources_list", "List the datasources of this app that questions and SQL can be run on.",
@@ -197,11 +191,7 @@ public struct AskPackage: Sendable {
             name: name, description: description, inputSchema: input, outputSchema: output, annotations: .read,
             requiredScope: Scope(.read, .datasource), access: .data(write: false)
         ) { arguments, context in
-            do {
-                return .structured(try await run(package, ToolArguments(arguments), context))
-            } catch {
-                throw ToolErrors.map(error)
-            }
+            .structured(try await run(package, ToolArguments(arguments), context))
         }
     }
 

@@ -26,7 +26,7 @@ public struct DataPackage: Sendable {
     }
 
     public var package: ToolPackage {
-        ToolPackage(
+        ToolPackage.mapped(
             name: "data", summary: "Records of collections: list, get, create, update, destroy, aggregate",
             tools: [
                 tool(
@@ -79,18 +79,8 @@ public struct DataPackage: Sendable {
             name: name, description: description, inputSchema: input, outputSchema: output, annotations: annotations,
             requiredScope: Scope(write ? .write : .read, .data), access: .data(write: write)
         ) { arguments, context in
-            do {
-                context.progress("running \(name) on \(arguments["resource"]?.stringValue ?? "?")")
-                let result = try await run(package, arguments, context)
-                return .structured(result)
-            } catch let error as DataError {
-                switch error.kind {
-                case .forbidden: throw ToolError("Permission denied: \(error.message)")
-                default: throw ToolError(error.message)
-                }
-            } catch let error as StoreError where error.kind != .cancelled {
-                throw ToolError(error.guidance)
-            }
+            context.progress("running \(name) on \(arguments["resource"]?.stringValue ?? "?")")
+            return .structured(try await run(package, arguments, context))
         }
     }
 
@@ -109,50 +99,38 @@ public struct DataPackage: Sendable {
 
 /// Reads validated tool arguments into record requests.
 enum Arguments {
-    static func strings(_ value: JSON?) -> [String]? {
-        switch value {
-        case .array(let items)?: return items.compactMap(\.stringValue)
-        case .string(let s)?: return s.split(separator: ",").map { $0.trimmingSpaces() }
-        default: return nil
-        }
-    }
-
-    static func int(_ value: JSON?, _ name: String) throws -> Int? {
-        try ToolArguments.int(value, name)
-    }
-
-    static func record(_ a: JSONObject) throws -> RecordRequest {
-        guard let resource = a["resource"]?.stringValue else { throw ToolError("resource is required") }
-        if let dataSource = a["dataSource"]?.stringValue, dataSource != "main" {
+    static func record(_ arguments: JSONObject) throws -> RecordRequest {
+        let a = ToolArguments(arguments)
+        if let dataSource = try a.optionalString("dataSource"), dataSource != "main" {
             throw ToolError("dataSource '\(dataSource)' is not available to the CRUD tools; they work on this app's collections (dataSource \"main\")")
         }
-        var r = RecordRequest(resource: resource)
+        var r = RecordRequest(resource: try a.string("resource"))
         r.sourceId = a["sourceId"]
         r.filterByTk = a["filterByTk"]
         r.filter = a["filter"]
-        r.fields = strings(a["fields"])
-        r.appends = strings(a["appends"])
-        r.except = strings(a["except"])
-        r.sort = strings(a["sort"])
-        r.page = try int(a["page"], "page")
-        r.pageSize = try int(a["pageSize"], "pageSize")
-        r.paginate = a["paginate"]?.boolValue
-        r.values = a["values"]?.objectValue
-        r.whitelist = strings(a["whitelist"])
-        r.blacklist = strings(a["blacklist"])
+        r.fields = try a.optionalStrings("fields")
+        r.appends = try a.optionalStrings("appends")
+        r.except = try a.optionalStrings("except")
+        r.sort = try a.optionalStrings("sort")
+        r.page = try a.optionalInt("page")
+        r.pageSize = try a.optionalInt("pageSize")
+        r.paginate = try a.optionalBool("paginate")
+        r.values = try a.optionalObject("values")
+        r.whitelist = try a.optionalStrings("whitelist")
+        r.blacklist = try a.optionalStrings("blacklist")
         return r
     }
 
-    static func aggregate(_ a: JSONObject) throws -> AggregateRequest {
-        guard let resource = a["resource"]?.stringValue else { throw ToolError("resource is required") }
-        var r = AggregateRequest(resource: resource)
+    static func aggregate(_ arguments: JSONObject) throws -> AggregateRequest {
+        let a = ToolArguments(arguments)
+        var r = AggregateRequest(resource: try a.string("resource"))
         r.measures = a["measures"]?.arrayValue ?? []
         r.dimensions = a["dimensions"]?.arrayValue ?? []
         r.orders = a["orders"]?.arrayValue ?? []
         r.filter = a["filter"]
         r.having = a["having"]
-        r.limit = try int(a["limit"], "limit")
-        r.offset = try int(a["offset"], "offset")
+        r.limit = try a.optionalInt("limit")
+        r.offset = try a.optionalInt("offset")
         return r
     }
 }

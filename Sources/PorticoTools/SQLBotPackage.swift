@@ -58,7 +58,7 @@ public struct SQLBotPackage: Sendable {
     static let oid: JSON = ["type": "string", "description": "Workspace (Portico app) id from mcp_ws_list; default main"]
 
     public var package: ToolPackage {
-        ToolPackage(
+        ToolPackage.mapped(
             name: "sqlbot", summary: "SQLBot's MCP tools: sign in, then ask questions answered with SQL, data and a chart",
             tools: [
                 tool(
@@ -133,13 +133,7 @@ public struct SQLBotPackage: Sendable {
             name: name, description: description, inputSchema: .object(schema), annotations: .read, requiredScope: Scope(.read, .datasource),
             access: .open
         ) { arguments, context in
-            do {
-                return try await run(package, ToolArguments(arguments), context)
-            } catch let error as SQLBotError {
-                return .error(error.message)
-            } catch {
-                throw ToolErrors.map(error)
-            }
+            try await run(package, ToolArguments(arguments), context)
         }
     }
 

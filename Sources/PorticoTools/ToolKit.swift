@@ -8,17 +8,38 @@ import PorticoMCP
 /// input schema; these read them, and say which argument is wrong when one is.
 struct ToolArguments {
     let object: JSONObject
+    /// Where these arguments sit in the call, e.g. `user` for the object of `add_user`; errors
+    /// name `user.name` rather than `name`.
+    let path: String?
 
-    init(_ object: JSONObject) { self.object = object }
+    init(_ object: JSONObject, path: String? = nil) {
+        self.object = object
+        self.path = path
+    }
+
+    /// The nested object `name` (an empty one when absent), read with its own path.
+    func object(_ name: String) throws -> ToolArguments {
+        switch object[name] {
+        case nil, .null?: return ToolArguments([:], path: label(name))
+        case .object(let nested)?: return ToolArguments(nested, path: label(name))
+        case let value?: throw ToolError("\(label(name)) must be an object, got \(value.typeName)")
+        }
+    }
+
+    /// The argument's name as the caller wrote it, with its path.
+    func label(_ name: String) -> String { path.map { "\($0).\(name)" } ?? name }
+
+    /// The value of `name` as it was sent, unread.
+    subscript(_ name: String) -> JSON? { object[name] }
 
     func string(_ name: String) throws -> String {
-        guard let value = try optionalString(name), !value.isEmpty else { throw ToolError("\(name) is required") }
+        guard let value = try optionalString(name), !value.isEmpty else { throw ToolError("\(label(name)) is required") }
         return value
     }
 
     func optionalString(_ name: String) throws -> String? {
         guard let value = object[name], !value.isNull else { return nil }
-        guard let text = value.stringValue else { throw ToolError("\(name) must be a string, got \(value.typeName)") }
+        guard let text = value.stringValue else { throw ToolError("\(label(name)) must be a string, got \(value.typeName)") }
         return text
     }
 
@@ -28,18 +49,18 @@ struct ToolArguments {
         case nil, .null?: return nil
         case .array(let items)?:
             return try items.map { item in
-                guard let text = item.stringValue else { throw ToolError("\(name) must be a list of strings, got an item of type \(item.typeName)") }
+                guard let text = item.stringValue else { throw ToolError("\(label(name)) must be a list of strings, got an item of type \(item.typeName)") }
                 return text
             }
         case .string(let text)?:
             return text.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         case let value?:
-            throw ToolError("\(name) must be a list of strings, got \(value.typeName)")
+            throw ToolError("\(label(name)) must be a list of strings, got \(value.typeName)")
         }
     }
 
     func optionalInt(_ name: String) throws -> Int? {
-        try Self.int(object[name], name)
+        try Self.int(object[name], label(name))
     }
 
     /// A whole number, or `nil` for an absent or null value.
@@ -51,8 +72,17 @@ struct ToolArguments {
 
     func optionalBool(_ name: String) throws -> Bool? {
         guard let value = object[name], !value.isNull else { return nil }
-        guard let flag = value.boolValue else { throw ToolError("\(name) must be true or false, got \(value.typeName)") }
+        guard let flag = value.boolValue else { throw ToolError("\(label(name)) must be true or false, got \(value.typeName)") }
         return flag
+    }
+
+    /// An object argument as it was sent, or `nil` when absent or null.
+    func optionalObject(_ name: String) throws -> JSONObject? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .object(let nested)?: return nested
+        case let value?: throw ToolError("\(label(name)) must be an object, got \(value.typeName)")
+        }
     }
 }
 
@@ -67,11 +97,38 @@ extension AccessPolicy {
     }
 }
 
-/// The one place where errors from below become tool errors the model can read and act on.
+extension ToolPackage {
+    /// A package whose tools' errors pass through `ToolErrors.map` on their way out.
+    static func mapped(name: String, summary: String, tools: [Tool]) -> ToolPackage {
+        ToolPackage(name: name, summary: summary, tools: tools.map { $0.mappingErrors() })
+    }
+}
+
+extension Tool {
+    /// The same tool, its errors mapped to tool errors by `ToolErrors.map`.
+    func mappingErrors() -> Tool {
+        let handler = self.handler
+        return Tool(
+            name: name, description: description, inputSchema: inputSchema, outputSchema: outputSchema, annotations: annotations,
+            requiredScope: requiredScope, access: access
+        ) { arguments, context in
+            do {
+                return try await handler(arguments, context)
+            } catch {
+                throw ToolErrors.map(error)
+            }
+        }
+    }
+}
+
+/// The one place where errors from below become tool errors the model can read and act on;
+/// every package is built with `ToolPackage.mapped`, so none catches these itself.
 enum ToolErrors {
     static func map(_ error: any Error) -> any Error {
         switch error {
         case let error as ToolError: return error
+        case let refusal as AskRefusal: return ToolError(refusal.message + (refusal.chatID.map { " (chat_id \($0))" } ?? ""))
+        case let error as SQLBotError: return ToolError(error.message)
         case let error as DataError:
             return error.kind == .forbidden ? ToolError("Permission denied: \(error.message)") : ToolError(error.message)
         case let error as SQLGuardError: return ToolError("The SQL was refused: \(error.message)")

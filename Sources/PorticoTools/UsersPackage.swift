@@ -24,7 +24,7 @@ public struct UsersPackage: Sendable {
     ]
 
     public var package: ToolPackage {
-        ToolPackage(
+        ToolPackage.mapped(
             name: "users", summary: "Users and their roles (Casdoor's tools)",
             tools: [
                 Tool(
@@ -33,9 +33,9 @@ public struct UsersPackage: Sendable {
                     outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
                     annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
                 ) { arguments, context in
-                    let owner = try ApplicationsPackage.owner(arguments["owner"]?.stringValue, context)
+                    let owner = try Casdoor.owner(try ToolArguments(arguments).optionalString("owner"), context)
                     let members = try await users.members(app: owner)
-                    return ApplicationsPackage.result(.array(members.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: owner) }))
+                    return Casdoor.result(.array(members.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: owner) }))
                 },
                 Tool(
                     name: "get_user", description: "Get one user by id (owner/name), or by owner with email or phone.",
@@ -50,7 +50,7 @@ public struct UsersPackage: Sendable {
                     annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
                 ) { arguments, context in
                     let match = try await find(arguments, context)
-                    return ApplicationsPackage.result(match.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: context.app) } ?? .null)
+                    return Casdoor.result(match.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: context.app) } ?? .null)
                 },
                 Tool(
                     name: "add_user",
@@ -59,7 +59,7 @@ public struct UsersPackage: Sendable {
                     outputSchema: ["type": "object"],
                     annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
                 ) { arguments, context in
-                    try await add(arguments["user"]?.objectValue ?? [:], context)
+                    try await add(try ToolArguments(arguments).object("user"), context)
                 },
                 Tool(
                     name: "update_user", description: "Change a user (id = owner/name): displayName, email, phone, password, type (role).",
@@ -67,7 +67,7 @@ public struct UsersPackage: Sendable {
                     outputSchema: ["type": "object"],
                     annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
                 ) { arguments, context in
-                    try await update(id: arguments["id"]?.stringValue, arguments["user"]?.objectValue ?? [:], context)
+                    try await update(id: try ToolArguments(arguments).optionalString("id"), try ToolArguments(arguments).object("user"), context)
                 },
                 Tool(
                     name: "delete_user", description: "Remove a user from the owner app (a user left in no app is deleted).",
@@ -81,12 +81,12 @@ public struct UsersPackage: Sendable {
                     annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .user),
                     access: .admin(.users, write: true)
                 ) { arguments, context in
-                    let u = arguments["user"]?.objectValue ?? [:]
-                    let owner = try ApplicationsPackage.owner(u["owner"]?.stringValue, context)
-                    guard let name = u["name"]?.stringValue, let user = try await users.find(name: name),
+                    let u = try ToolArguments(arguments).object("user")
+                    let owner = try Casdoor.owner(try u.optionalString("owner"), context)
+                    guard let name = try u.optionalString("name"), let user = try await users.find(name: name),
                         try await users.role(app: owner, userID: user.id) != nil
                     else {
-                        return ApplicationsPackage.operation("delete", affected: false, resource: "user")
+                        return Casdoor.operation("delete", affected: false, resource: "user")
                     }
                     guard user.id != context.principal.userID else { throw ToolError("you cannot delete yourself; ask another admin") }
                     try await users.remove(userID: user.id, from: owner)
@@ -96,96 +96,88 @@ public struct UsersPackage: Sendable {
                         }
                     }
                     roleChanged(user.id)
-                    return ApplicationsPackage.operation("delete", affected: true, resource: "user")
+                    return Casdoor.operation("delete", affected: true, resource: "user")
                 },
             ])
     }
 
     func find(_ arguments: JSONObject, _ context: CallContext) async throws -> (User, Role, UserStore.Profile)? {
-        if let id = arguments["id"]?.stringValue {
-            let (owner, name) = try ApplicationsPackage.id(id, context)
+        if let id = try ToolArguments(arguments).optionalString("id") {
+            let (owner, name) = try Casdoor.id(id, context)
             return try await users.members(app: owner).first { $0.0.name == name }
         }
-        let owner = try ApplicationsPackage.owner(arguments["owner"]?.stringValue, context)
+        let owner = try Casdoor.owner(try ToolArguments(arguments).optionalString("owner"), context)
         let members = try await users.members(app: owner)
-        if let email = arguments["email"]?.stringValue { return members.first { $0.0.email == email } }
-        if let phone = arguments["phone"]?.stringValue { return members.first { $0.2.phone == phone } }
+        if let email = try ToolArguments(arguments).optionalString("email") { return members.first { $0.0.email == email } }
+        if let phone = try ToolArguments(arguments).optionalString("phone") { return members.first { $0.2.phone == phone } }
         throw ToolError("give id (owner/name), or owner with email or phone")
     }
 
-    static func role(_ u: JSONObject) throws -> Role? {
-        if let type = u["type"]?.stringValue, !type.isEmpty, type != "normal-user" {
+    static func role(_ u: ToolArguments) throws -> Role? {
+        if let type = try u.optionalString("type"), !type.isEmpty, type != "normal-user" {
             let role = Role(name: type)
             guard Role.builtIn.contains(role) else { throw ToolError("type (role) must be admin, member or viewer; got '\(type)'") }
             return role
         }
-        if let admin = u["isAdmin"]?.boolValue { return admin ? .admin : .member }
+        if let admin = try u.optionalBool("isAdmin") { return admin ? .admin : .member }
         return nil
     }
 
-    func add(_ u: JSONObject, _ context: CallContext) async throws -> ToolResult {
-        let owner = try ApplicationsPackage.owner(u["owner"]?.stringValue, context)
-        guard let name = u["name"]?.stringValue else { throw ToolError("user.name is required") }
+    func add(_ u: ToolArguments, _ context: CallContext) async throws -> ToolResult {
+        let owner = try Casdoor.owner(try u.optionalString("owner"), context)
+        let name = try u.string("name")
         let role = try Self.role(u) ?? .member
-        let generated = u["password"]?.stringValue == nil
-        let password = u["password"]?.stringValue ?? Secrets.random(20)
-        do {
-            let user = try await users.create(name: name, email: u["email"]?.stringValue, password: password, app: owner, role: role)
-            let profile = UserStore.Profile(displayName: u["displayName"]?.stringValue, phone: u["phone"]?.stringValue)
-            if profile.displayName != nil || profile.phone != nil { try await users.setProfile(userID: user.id, profile) }
-            let text = "Successfully added user"
-            var data = Self.json(user, role: role, profile: profile, owner: owner)
-            if generated, case .object(var o) = data {
-                o["password"] = .string(password)  // generated: shown once
-                data = .object(o)
-            }
-            return ToolResult(
-                content: [["type": "text", "text": .string(text + (generated ? "; its generated password is in the result, shown once" : ""))]],
-                structuredContent: ["status": "ok", "msg": .string(text), "data": data])
-        } catch let error as DataError {
-            throw ToolError(error.message)
+        let generated = try u.optionalString("password") == nil
+        let password = try u.optionalString("password") ?? Secrets.random(20)
+        let user = try await users.create(name: name, email: try u.optionalString("email"), password: password, app: owner, role: role)
+        let profile = UserStore.Profile(displayName: try u.optionalString("displayName"), phone: try u.optionalString("phone"))
+        if profile.displayName != nil || profile.phone != nil { try await users.setProfile(userID: user.id, profile) }
+        let text = "Successfully added user"
+        var data = Self.json(user, role: role, profile: profile, owner: owner)
+        if generated, case .object(var o) = data {
+            o["password"] = .string(password)  // generated: shown once
+            data = .object(o)
         }
+        return ToolResult(
+            content: [["type": "text", "text": .string(text + (generated ? "; its generated password is in the result, shown once" : ""))]],
+            structuredContent: ["status": "ok", "msg": .string(text), "data": data])
     }
 
-    func update(id: String?, _ u: JSONObject, _ context: CallContext) async throws -> ToolResult {
-        let (owner, name) = try ApplicationsPackage.id(id, context)
+    func update(id: String?, _ u: ToolArguments, _ context: CallContext) async throws -> ToolResult {
+        let (owner, name) = try Casdoor.id(id, context)
         guard let user = try await users.find(name: name), let current = try await users.role(app: owner, userID: user.id) else {
-            return ApplicationsPackage.operation("update", affected: false, resource: "user")
+            return Casdoor.operation("update", affected: false, resource: "user")
         }
         var changed = false
-        do {
-            if let newName = u["name"]?.stringValue, newName != user.name {
-                try await users.rename(userID: user.id, to: newName)
-                changed = true
-            }
-            if let email = u["email"]?.stringValue, email != user.email {
-                try await users.setEmail(userID: user.id, email)
-                changed = true
-            }
-            var profile = try await users.profile(userID: user.id)
-            let before = profile
-            if let v = u["displayName"]?.stringValue { profile.displayName = v }
-            if let v = u["phone"]?.stringValue { profile.phone = v }
-            if profile != before {
-                try await users.setProfile(userID: user.id, profile)
-                changed = true
-            }
-            if let password = u["password"]?.stringValue, !password.isEmpty, password != "***" {
-                try await users.setPassword(name: u["name"]?.stringValue ?? user.name, password: password)
-                changed = true
-            }
-            if let role = try Self.role(u), role != current {
-                if user.id == context.principal.userID, role != .admin, current == .admin {
-                    throw ToolError("you cannot take away your own admin role; ask another admin")
-                }
-                try await users.setRole(app: owner, userID: user.id, role: role)
-                roleChanged(user.id)
-                changed = true
-            }
-        } catch let error as DataError {
-            throw ToolError(error.message)
+        if let newName = try u.optionalString("name"), newName != user.name {
+            try await users.rename(userID: user.id, to: newName)
+            changed = true
         }
-        return ApplicationsPackage.operation("update", affected: changed, resource: "user")
+        if let email = try u.optionalString("email"), email != user.email {
+            try await users.setEmail(userID: user.id, email)
+            changed = true
+        }
+        var profile = try await users.profile(userID: user.id)
+        let before = profile
+        if let v = try u.optionalString("displayName") { profile.displayName = v }
+        if let v = try u.optionalString("phone") { profile.phone = v }
+        if profile != before {
+            try await users.setProfile(userID: user.id, profile)
+            changed = true
+        }
+        if let password = try u.optionalString("password"), !password.isEmpty, password != "***" {
+            try await users.setPassword(name: try u.optionalString("name") ?? user.name, password: password)
+            changed = true
+        }
+        if let role = try Self.role(u), role != current {
+            if user.id == context.principal.userID, role != .admin, current == .admin {
+                throw ToolError("you cannot take away your own admin role; ask another admin")
+            }
+            try await users.setRole(app: owner, userID: user.id, role: role)
+            roleChanged(user.id)
+            changed = true
+        }
+        return Casdoor.operation("update", affected: changed, resource: "user")
     }
 
     static func json(_ user: User, role: Role, profile: UserStore.Profile, owner: String) -> JSON {
@@ -208,7 +200,7 @@ public struct APIKeysPackage: Sendable {
     }
 
     public var package: ToolPackage {
-        ToolPackage(
+        ToolPackage.mapped(
             name: "apikeys", summary: "Your API keys",
             tools: [
                 Tool(
@@ -219,7 +211,7 @@ public struct APIKeysPackage: Sendable {
                 ) { _, context in
                     guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
                     let now = Int64(Date().timeIntervalSince1970)
-                    return ApplicationsPackage.result(
+                    return Casdoor.result(
                         .array(
                             try await keys.list(userID: userID).map { key in
                                 [
@@ -265,7 +257,7 @@ public struct APIKeysPackage: Sendable {
                     }
                     let days = arguments["expiresInDays"]?.intValue
                     let (key, token) = try await keys.create(
-                        userID: userID, name: arguments["name"]?.stringValue ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 })
+                        userID: userID, name: try ToolArguments(arguments).optionalString("name") ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 })
                     return ToolResult(
                         content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
                         structuredContent: [
@@ -281,8 +273,8 @@ public struct APIKeysPackage: Sendable {
                     access: .admin(.apikeys, write: true)
                 ) { arguments, context in
                     guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
-                    let revoked = try await keys.revoke(id: arguments["id"]?.stringValue ?? "", userID: userID)
-                    return ApplicationsPackage.operation("revoke", affected: revoked, resource: "API key")
+                    let revoked = try await keys.revoke(id: try ToolArguments(arguments).optionalString("id") ?? "", userID: userID)
+                    return Casdoor.operation("revoke", affected: revoked, resource: "API key")
                 },
             ])
     }
