@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON"], swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData"], swiftSettings: upcoming),
         .testTarget(
-            name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
+            name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoAuth", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming),
         .testTarget(
             name: "PorticoToolsTests",

@@ -28,8 +28,8 @@ public final class DatasourceService: Sendable {
     /// Portico's own SQLite file, which the `main` datasource reads (read-only, without Portico's tables).
     let mainPath: String?
     /// The tables of an app's own collections: all that its `main` datasource may read (the file
-    /// holds every app's tables).
-    let mainTables: @Sendable (String) async throws -> [String]
+    /// holds every app's tables), with what the catalog says about them.
+    let mainTables: @Sendable (String) async throws -> [CatalogNote]
     public let limits: Limits
     private let open = Mutex<[String: OpenSource]>([:])
 
@@ -47,12 +47,26 @@ public final class DatasourceService: Sendable {
     }
 
     public init(
-        store: DatasourceStore, mainPath: String?, mainTables: @escaping @Sendable (String) async throws -> [String], limits: Limits = Limits()
+        store: DatasourceStore, mainPath: String?, mainTables: @escaping @Sendable (String) async throws -> [CatalogNote], limits: Limits = Limits()
     ) {
         self.store = store
         self.mainPath = mainPath
         self.mainTables = mainTables
         self.limits = limits
+    }
+
+    /// What an app's catalog says about one of its tables, shown as the table's comments.
+    public struct CatalogNote: Sendable {
+        public var table: String
+        public var comment: String?
+        /// Column comments by column name.
+        public var columns: [String: String]
+
+        public init(table: String, comment: String?, columns: [String: String]) {
+            self.table = table
+            self.comment = comment
+            self.columns = columns
+        }
     }
 
     /// How soon SQL that names a table missing from the cached schema may make it be read again.
@@ -76,7 +90,16 @@ public final class DatasourceService: Sendable {
     /// The datasource's tables, from the cache unless `refresh`.
     public func schema(app: String, datasource name: String, refresh: Bool = false) async throws -> (Datasource, [SourceTable]) {
         let source = try await source(app: app, name: name)
-        return (source.datasource, try await tables(of: source, visible: try await visibleTables(app: app, name: name), refresh: refresh))
+        guard name == "main" else { return (source.datasource, try await tables(of: source, visible: nil, refresh: refresh)) }
+        // The app's own tables carry their collections' and fields' titles as comments.
+        let notes = Dictionary(try await mainTables(app).map { ($0.table.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        var tables = try await tables(of: source, visible: Set(notes.keys), refresh: refresh)
+        for index in tables.indices {
+            guard let note = notes[tables[index].name.lowercased()] else { continue }
+            tables[index].comment = note.comment
+            for column in tables[index].columns.indices { tables[index].columns[column].comment = note.columns[tables[index].columns[column].name] }
+        }
+        return (source.datasource, tables)
     }
 
     func tables(of source: OpenSource, visible: Set<String>?, refresh: Bool) async throws -> [SourceTable] {
@@ -92,7 +115,7 @@ public final class DatasourceService: Sendable {
     /// The tables `main` may read for `app` (its collections); `nil` for an external datasource.
     func visibleTables(app: String, name: String) async throws -> Set<String>? {
         guard name == "main" else { return nil }
-        return Set(try await mainTables(app).map { $0.lowercased() })
+        return Set(try await mainTables(app).map { $0.table.lowercased() })
     }
 
     /// Checks `sql` with the guard and runs it read-only; `allowTable` may refuse a table the

@@ -169,6 +169,19 @@ public final class PostgresReadOnlySource: ReadOnlySource {
             for try await (table, column, target, targetColumn) in foreignRows.decode((String, String, String, String).self) {
                 foreign[table, default: []].append(.init(column: column, table: target, targetColumn: targetColumn))
             }
+            // Comments on tables and columns, which say what a cryptic name means.
+            var comments: [String: String] = [:]
+            let commentRows = try await connection.query(
+                """
+                SELECT cl.relname::text, a.attname::text, d.description::text FROM pg_description d
+                JOIN pg_class cl ON cl.oid = d.objoid AND d.classoid = 'pg_class'::regclass
+                JOIN pg_namespace n ON n.oid = cl.relnamespace
+                LEFT JOIN pg_attribute a ON a.attrelid = cl.oid AND a.attnum = d.objsubid AND d.objsubid > 0
+                WHERE n.nspname = current_schema() AND (d.objsubid = 0 OR a.attname IS NOT NULL)
+                """, logger: logger)
+            for try await (table, column, text) in commentRows.decode((String, String?, String).self) {
+                comments[table + "\u{0}" + (column ?? "")] = Self.shortComment(text)
+            }
             var result: [SourceTable] = []
             for name in order {
                 guard let entry = tables[name] else { continue }
@@ -176,6 +189,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                     SourceTable.Column(
                         name: column.name, type: column.type, notNull: column.notNull, primaryKey: primary.contains(name + "\u{0}" + column.name), samples: [])
                 }
+                for index in columns.indices { columns[index].comment = comments[name + "\u{0}" + columns[index].name] }
                 if samples > 0 {
                     for index in columns.indices where ["text", "character varying", "character"].contains(columns[index].type) {
                         let sql =
@@ -185,10 +199,18 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                         }
                     }
                 }
-                result.append(SourceTable(name: name, isView: entry.isView, columns: columns, foreignKeys: foreign[name] ?? []))
+                var table = SourceTable(name: name, isView: entry.isView, columns: columns, foreignKeys: foreign[name] ?? [])
+                table.comment = comments[name + "\u{0}"]
+                result.append(table)
             }
             return result
         }
+    }
+
+    /// A comment on one line, at most 200 characters: enough to explain a name, not a document.
+    static func shortComment(_ text: String) -> String {
+        let line = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return line.count > 200 ? String(line.prefix(197)) + "..." : line
     }
 
     static func quote(_ identifier: String) -> String {

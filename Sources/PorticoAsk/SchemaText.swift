@@ -27,6 +27,9 @@ public enum SchemaText {
             return text
         }
         var line = "\(table.isView ? "VIEW" : "TABLE") \(table.name) (\(columns.joined(separator: ", ")))\n"
+        var notes = table.comment.map { ["\(table.name): \($0)"] } ?? []
+        notes += table.columns.compactMap { column in column.comment.map { "\(column.name): \($0)" } }
+        if !notes.isEmpty { line += "  -- " + notes.joined(separator: "; ") + "\n" }
         let samples = table.columns.filter { !$0.samples.isEmpty }.map { column in
             "\(column.name): " + column.samples.map { "'" + $0.prefix(40).replacingOccurrences(of: "\n", with: " ") + "'" }.joined(separator: ", ")
         }
@@ -43,9 +46,11 @@ public enum SchemaText {
             var score = 0
             let name = Set(Self.words(table.name))
             score += 4 * name.intersection(words).count
+            if let comment = table.comment { score += 2 * Set(Self.words(comment)).intersection(words).count }
             for column in table.columns {
                 score += 2 * Set(Self.words(column.name)).intersection(words).count
                 for sample in column.samples { score += Set(Self.words(sample)).intersection(words).count }
+                if let comment = column.comment { score += Set(Self.words(comment)).intersection(words).count }
             }
             return score
         }

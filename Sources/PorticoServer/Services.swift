@@ -68,7 +68,20 @@ extension PorticoStores {
         let catalogs = self.catalogs
         let datasources = DatasourceService(
             store: DatasourceStore(database: database, masterKey: masterKey), mainPath: Self.databasePath(dataDirectory: dataDirectory),
-            mainTables: { app in try await catalogs.catalog(app: app).collections.values.map(\.tableName) })
+            mainTables: { app in
+                try await catalogs.catalog(app: app).collections.values.map { collection in
+                    // A title that says more than the name is worth a comment; one that repeats it is not.
+                    func note(_ title: String?, _ name: String) -> String? {
+                        guard let title, !title.isEmpty, title.lowercased() != name.lowercased() else { return nil }
+                        return title
+                    }
+                    return DatasourceService.CatalogNote(
+                        table: collection.tableName, comment: note(collection.title, collection.tableName),
+                        columns: Dictionary(
+                            collection.columns.compactMap { field in note(field.title, field.name).map { (field.name, $0) } },
+                            uniquingKeysWith: { first, _ in first }))
+                }
+            })
         return AskService(datasources: datasources, llms: LLMStore(database: database), chats: ChatStore(database: database), images: images, client: client)
     }
 }

@@ -220,6 +220,7 @@ public struct AskPackage: Sendable {
         let keys = Dictionary(table.foreignKeys.map { ($0.column, $0) }, uniquingKeysWith: { first, _ in first })
         var object: JSONObject = ["name": .string(table.name)]
         if table.isView { object["view"] = true }
+        if let comment = table.comment { object["comment"] = .string(comment) }
         object["columns"] = .array(
             table.columns.map { column in
                 var text = column.type.isEmpty ? column.name : "\(column.name) \(column.type)"
@@ -228,6 +229,10 @@ public struct AskPackage: Sendable {
                 if let key = keys[column.name] { text += " → \(key.table)" + (key.targetColumn.map { ".\($0)" } ?? "") }
                 return .string(text)
             })
+        let commented = table.columns.filter { $0.comment != nil }
+        if !commented.isEmpty {
+            object["comments"] = .object(JSONObject(uniqueKeysWithValues: commented.map { ($0.name, JSON.string($0.comment ?? "")) }))
+        }
         let samples = table.columns.filter { !$0.samples.isEmpty }
         if !samples.isEmpty {
             object["samples"] = .object(JSONObject(uniqueKeysWithValues: samples.map { ($0.name, JSON.array($0.samples.map(JSON.string))) }))

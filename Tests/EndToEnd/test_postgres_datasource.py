@@ -79,6 +79,23 @@ def test_listed_described_and_queried_without_revealing_the_password(pg_server, 
     run(go())
 
 
+def test_comments_on_tables_and_columns_are_part_of_the_schema(pg_server, pg_url):
+    psql(pg_url, "COMMENT ON TABLE invoice_line IS 'One line of an invoice: a track bought\nat a price'; "
+                 "COMMENT ON COLUMN invoice_line.unit_price IS 'Price in US dollars when sold'")
+    try:
+        async def go():
+            async with connect(pg_server, "auto") as client:
+                described = await client.call_tool(
+                    "datasource_describe", {"datasource": "chinook_pg", "tables": ["invoice_line", "album"], "refresh": True})
+                tables = {t["name"]: t for t in described.structured_content["tables"]}
+                assert tables["invoice_line"]["comment"] == "One line of an invoice: a track bought at a price"
+                assert tables["invoice_line"]["comments"] == {"unit_price": "Price in US dollars when sold"}
+                assert "comment" not in tables["album"] and "comments" not in tables["album"]
+        run(go())
+    finally:
+        psql(pg_url, "COMMENT ON TABLE invoice_line IS NULL; COMMENT ON COLUMN invoice_line.unit_price IS NULL")
+
+
 ATTACKS = [
     ("SELECT 1; COMMIT; DROP TABLE album", "one statement"),
     ("COMMIT; DROP TABLE album --", "SELECT"),

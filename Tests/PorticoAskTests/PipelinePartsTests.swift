@@ -135,6 +135,15 @@ import Testing
         #expect(!text.contains("MediaType"), "the budget cuts the least relevant tables")
     }
 
+    @Test func commentsExplainCrypticNamesAndCountForRelevance() {
+        var cryptic = table("t_fx", ["amt", "cc"])
+        cryptic.comment = "Payments received"
+        cryptic.columns[1].comment = "ISO country code"
+        let ranked = SchemaText.rank([table("Genre", ["Name"]), cryptic], question: "payments by country").map(\.name)
+        #expect(ranked.first == "t_fx")
+        #expect(SchemaText.describe(cryptic) == "TABLE t_fx (amt TEXT, cc TEXT)\n  -- t_fx: Payments received; cc: ISO country code\n")
+    }
+
     @Test func wordsSplitNamesAndDropPlurals() {
         #expect(SchemaText.words("BillingCountry invoice_lines Tracks") == ["billing", "country", "invoice", "line", "track"])
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PorticoAuth
 import PorticoData
 import Testing
 
@@ -94,5 +95,23 @@ import Testing
         #expect(tables[0].columns[0].primaryKey)
         #expect(tables[0].columns[1].samples.sorted() == ["apple", "pear", "plum"])
         await source.close()
+    }
+
+    @Test func mainShowsTheCatalogsTitlesAsCommentsAndOnlyTheAppsTables() async throws {
+        let path = try await Self.makeDatabase()
+        let store = try SQLiteStore(path: path, logger: Logger(label: "test"))
+        try await store.execute("DROP TABLE portico_users")
+        try await Migrator().migrate(store)
+        try await store.execute("CREATE TABLE other_app_item (id INTEGER PRIMARY KEY)")
+        let service = DatasourceService(
+            store: DatasourceStore(database: store, masterKey: MasterKey(bytes: Array(repeating: 7, count: 32))), mainPath: path,
+            mainTables: { _ in [.init(table: "item", comment: "Things for sale", columns: ["price": "Price in euros"])] })
+        let (_, tables) = try await service.schema(app: "main", datasource: "main")
+        #expect(tables.map(\.name) == ["item"])
+        #expect(tables[0].comment == "Things for sale")
+        #expect(tables[0].columns.first { $0.name == "price" }?.comment == "Price in euros")
+        #expect(tables[0].columns.first { $0.name == "name" }?.comment == nil)
+        await service.close()
+        await store.close()
     }
 }

@@ -64,6 +64,8 @@ public struct SourceTable: Sendable {
         public let primaryKey: Bool
         /// A few distinct values, for text columns.
         public var samples: [String]
+        /// The database's comment on the column (PostgreSQL's `COMMENT ON COLUMN`), if any.
+        public var comment: String?
 
         public init(name: String, type: String, notNull: Bool, primaryKey: Bool, samples: [String]) {
             self.name = name
@@ -90,6 +92,8 @@ public struct SourceTable: Sendable {
     public let isView: Bool
     public var columns: [Column]
     public var foreignKeys: [ForeignKey]
+    /// The database's comment on the table (PostgreSQL's `COMMENT ON TABLE`), if any.
+    public var comment: String?
 
     public init(name: String, isView: Bool, columns: [Column], foreignKeys: [ForeignKey]) {
         self.name = name
