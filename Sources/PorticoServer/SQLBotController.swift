@@ -112,37 +112,29 @@ struct SQLBotController: Sendable {
         }
     }
 
-    /// `mcp_question`'s answer as server-sent events, written as the answer is made.
+    /// `mcp_question`'s streamed answer as SQLBot writes it: `text/event-stream`, carrying the
+    /// markdown chunks of `SQLBotPackage.streamed` (quoted answer id and question, the SQL fence,
+    /// the table, the chart image) or SQLBot's error lines.
     func events(_ body: JSONObject, caller: (principal: Principal, app: String)) -> Response {
-        let (events, continuation) = AsyncStream.makeStream(of: JSON.self)
+        let (chunks, continuation) = AsyncStream.makeStream(of: String.self)
         let sqlbot = self.sqlbot
+        let question = body["question"]?.stringValue ?? ""
+        let lang = body["lang"]?.stringValue ?? "zh-CN"
+        let returnImage = body["return_img"]?.boolValue ?? true
         let task = Task {
             defer { continuation.finish() }
+            let written: [String]
             do {
-                let outcome = try await sqlbot.question(body, caller: caller) { step in continuation.yield(["type": "progress", "content": .string(step)]) }
-                switch outcome {
-                case .success(let answer):
-                    let parts = sqlbot.markdown(answer)
-                    continuation.yield([
-                        "type": "info", "chat_id": answer.chatID.map(JSON.int) ?? .null, "engine": .string(answer.engine), "title": .string(answer.title),
-                    ])
-                    continuation.yield(["type": "sql", "content": .string(parts.sql)])
-                    continuation.yield(["type": "data", "content": .string(parts.table)])
-                    if let chart = parts.chart { continuation.yield(["type": "chart", "content": .string(chart)]) }
-                    continuation.yield([
-                        "type": "finish", "success": true, "record_id": answer.recordID.map(JSON.int) ?? .null, "content": .string(answer.summary),
-                    ])
-                case .failure(let refusal):
-                    continuation.yield(["type": "error", "success": false, "content": .string(refusal.message)])
-                    continuation.yield(["type": "finish", "success": false])
-                }
+                let outcome = try await sqlbot.question(body, caller: caller) { _ in }
+                written = sqlbot.streamed(outcome, question: question, lang: lang, returnImage: returnImage)
             } catch let error as SQLBotError {
-                continuation.yield(["type": "error", "success": false, "content": .string(error.message)])
+                written = SQLBotPackage.streamedError(error.message)
             } catch let error as ToolError {
-                continuation.yield(["type": "error", "success": false, "content": .string(error.message)])
+                written = SQLBotPackage.streamedError(error.message)
             } catch {
-                continuation.yield(["type": "error", "success": false, "content": .string("the question could not be answered: \(error)")])
+                written = SQLBotPackage.streamedError("the question could not be answered: \(error)")
             }
+            for chunk in written { continuation.yield(chunk) }
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
@@ -151,7 +143,7 @@ struct SQLBotController: Sendable {
             status: .ok, headers: headers,
             body: ResponseBody { writer in
                 do {
-                    for await event in events { try await writer.write(ByteBuffer(string: "data: " + event.serializedString + "\n\n")) }
+                    for await chunk in chunks { try await writer.write(ByteBuffer(string: chunk)) }
                     try await writer.finish(nil)
                 } catch {
                     task.cancel()

@@ -86,9 +86,16 @@ def test_mcp_start_then_mcp_question_over_mcp_without_credentials(bot, mode):
 
             streamed = await client.call_tool("mcp_question", {"token": token, "chat_id": chat, "question": "Which 5 countries earn most?", "return_img": False})
             text = streamed.content[0].text
+            # SQLBot's streamed form: the answer id and the question quoted, the SQL fence, the table.
+            assert re.match(r"> 响应ID: \d+\n> Which 5 countries earn most\?\n\n```sql\n", text), text
             assert "```sql\n" + TOP5 in text and "| country | revenue |" in text and "| USA | 523.06 |" in text
-            assert re.search(r"!\[收入最高的国家\]\(http://127\.0\.0\.1:\d+/images/\w+\.png\)", text)
+            assert "![" not in text, "no chart image without return_img"
             assert not [c for c in streamed.content if c.type == "image"]
+            pictured = await client.call_tool(
+                "mcp_question", {"token": token, "chat_id": chat, "question": "Which 5 countries earn most?", "lang": "en"})
+            assert pictured.content[0].text.startswith("> Answer ID: ")
+            assert re.search(r"!\[column\]\(http://127\.0\.0\.1:\d+/images/\w+\.png\)$", pictured.content[0].text)
+            assert [c for c in pictured.content if c.type == "image"]
 
             assert (await client.call_tool("mcp_ws_list", {"token": token})).structured_content["data"] == [{"id": "main", "name": "main"}]
             sources = (await client.call_tool("mcp_datasource_list", {"token": token})).structured_content["data"]
@@ -133,18 +140,16 @@ def test_the_json_routes_stream_and_answer_as_sqlbot_does(bot):
     answer = httpx2.post(f"{base}/mcp/mcp_question", json={"token": token, "chat_id": chat, "question": "Which 5 countries earn most?", "stream": False}, timeout=30)
     assert answer.status_code == 200 and answer.json()["success"] is True and answer.json()["data"]["data"][1]["country"] == "Canada"
 
-    events = []
     with httpx2.stream("POST", f"{base}/mcp/mcp_question", json={"token": token, "chat_id": chat, "question": "Which 5 countries earn most?"}, timeout=30) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
-        for line in r.iter_lines():
-            if line.startswith("data: "):
-                events.append(json.loads(line[6:]))
-    kinds = [e["type"] for e in events]
-    assert "progress" in kinds and kinds[-4:] == ["sql", "data", "chart", "finish"], kinds
-    chart = next(e["content"] for e in events if e["type"] == "chart")
-    url = re.search(r"\((http[^)]+)\)", chart).group(1)
+        body = r.read().decode()
+    # What SQLBot writes for mcp_question with stream on (its in_chat=False path), chunk by chunk.
+    assert re.match(r"> 响应ID: \d+\n> Which 5 countries earn most\?\n\n```sql\n" + re.escape(TOP5) + r"\n```\n\n\| country \| revenue \|", body), body
+    url = re.search(r"!\[column\]\((http[^)]+)\)$", body).group(1)
     assert httpx2.get(url).headers["content-type"] == "image/png"
-    assert events[-1]["success"] is True and isinstance(events[-1]["record_id"], int)
+    with httpx2.stream("POST", f"{base}/mcp/mcp_question", json={"token": token, "question": "What is the weather?", "lang": "en"}, timeout=30) as r:
+        error = r.read().decode()
+    assert error.startswith("&#x274c; **ERROR:**\n> ") and "not scripted" in error, error
 
     failed = httpx2.post(f"{base}/mcp/mcp_question", json={"token": token, "question": "What is the weather?", "stream": False})
     assert failed.json() == {"success": False, "message": failed.json()["message"], "chat_id": failed.json()["chat_id"]}
