@@ -95,22 +95,23 @@ public struct AskService: Sendable {
     }
 
     public static let noEngine =
-        "No engine can answer: no LLM is configured. Add one with `portico llm add --name NAME --base-url URL --model MODEL --api-key-env VAR` "
-        + "(any OpenAI-compatible chat API: OpenAI, DeepSeek, Qwen, Ollama, vLLM, llama.cpp); the built-in offline engine is not part of this "
-        + "version. An agent that writes SQL itself can use datasource_describe and sql_query instead."
+        "No LLM is configured. Add one with `portico llm add --name NAME --base-url URL --model MODEL --api-key-env VAR` "
+        + "(any OpenAI-compatible chat API: OpenAI, DeepSeek, Qwen, Ollama, vLLM, llama.cpp), or ask the built-in engine (engine builtin). "
+        + "An agent that writes SQL itself can use datasource_describe and sql_query instead."
 
     /// The engine a request asked for, or the one PRODUCT.md's order gives.
     public func engine(named name: String?) async throws(AskRefusal) -> any AskEngine {
         let providers: [LLMProvider]
         do { providers = try await llms.list() } catch { throw AskRefusal(message: "the LLM list could not be read: \(error)", engine: nil, sql: nil) }
         switch name?.lowercased() {
-        case nil, "", "llm", "auto":
+        case nil, "", "auto":
+            guard let first = providers.first else { return BuiltinEngine() }
+            return LLMEngine(provider: first, client: client, environment: environment)
+        case "llm":
             guard let first = providers.first else { throw AskRefusal(message: Self.noEngine, engine: nil, sql: nil) }
             return LLMEngine(provider: first, client: client, environment: environment)
         case "builtin":
-            throw AskRefusal(
-                message: "the built-in offline engine is not part of this version; configure an LLM with `portico llm add` or leave the engine unset",
-                engine: "builtin", sql: nil)
+            return BuiltinEngine()
         default:
             let wanted = name ?? ""
             let wantedName = wanted.hasPrefix("llm:") ? String(wanted.dropFirst(4)) : wanted
@@ -179,6 +180,11 @@ public struct AskService: Sendable {
         let schema = SchemaText.render(tables, question: question)
         var engineRequest = EngineRequest(
             question: question, lang: request.lang, dialect: source.dialect, schema: schema, examples: examples, history: history, corrections: [])
+        if engine is BuiltinEngine {
+            progress("reading the values of \(name)")
+            engineRequest.tables = tables
+            engineRequest.values = try await datasources.values(app: request.app, datasource: name, tables: allTables)
+        }
         for attempt in 0...Self.maxCorrections {
             progress(attempt == 0 ? "asking \(engine.name)" : "asking \(engine.name) to correct its SQL (\(attempt) of \(Self.maxCorrections))")
             let reply: EngineReply

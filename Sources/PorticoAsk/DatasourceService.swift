@@ -39,6 +39,8 @@ public final class DatasourceService: Sendable {
         let schema: Mutex<[SourceTable]?> = Mutex(nil)
         /// When the schema was last read, so SQL naming an unknown table re-reads it at most this often.
         let readAt = Mutex<ContinuousClock.Instant?>(nil)
+        /// The text values the built-in engine matches words against, read on first use.
+        let values = Mutex<ValueIndex?>(nil)
 
         init(datasource: Datasource, source: any ReadOnlySource) {
             self.datasource = datasource
@@ -108,8 +110,23 @@ public final class DatasourceService: Sendable {
         }
         let tables = try await source.source.introspect(samples: 3, only: visible)
         source.schema.withLock { $0 = tables }
+        source.values.withLock { $0 = nil }
         source.readAt.withLock { $0 = .now }
         return tables
+    }
+
+    /// The distinct text values of the datasource's tables, built on first use and kept with the
+    /// schema (a refreshed schema drops it).
+    public func values(app: String, datasource name: String, tables: [SourceTable]) async throws -> ValueIndex {
+        let source = try await source(app: app, name: name)
+        if let cached = source.values.withLock({ $0 }) { return cached }
+        let visible = try await visibleTables(app: app, name: name)
+        let limits = self.limits
+        let index = try await ValueIndex.build(SchemaModel(tables)) { sql in
+            try await source.source.query(sql, maxRows: ValueIndex.perColumn + 1, timeout: limits.timeout, visibleTables: visible).rows
+        }
+        source.values.withLock { $0 = index }
+        return index
     }
 
     /// The tables `main` may read for `app` (its collections); `nil` for an external datasource.

@@ -1,3 +1,4 @@
+public import PorticoData
 public import AsyncHTTPClient
 public import Foundation
 public import NIOCore
@@ -22,6 +23,10 @@ public struct EngineRequest: Sendable {
     public var history: [Turn]
     /// SQL that failed, with the database's error, for the engine to correct.
     public var corrections: [(sql: String, error: String)]
+    /// The schema itself, for an engine that reads it rather than the text (the built-in one).
+    public var tables: [SourceTable]? = nil
+    /// The datasource's text values, for the built-in engine.
+    public var values: ValueIndex? = nil
 }
 
 /// A failure to get an answer from an engine (unreachable, refused the request, no key).

@@ -1,0 +1,49 @@
+import PorticoData
+
+/// The offline engine: reads the question against the datasource's own schema and values and
+/// writes one SELECT, deterministically, in milliseconds; refuses, saying why, when unsure.
+public struct BuiltinEngine: AskEngine {
+    public var name: String { "builtin" }
+
+    public init() {}
+
+    public func reply(to request: EngineRequest) async throws -> EngineReply {
+        Self.answer(request)
+    }
+
+    static func answer(_ request: EngineRequest) -> EngineReply {
+        guard let tables = request.tables else {
+            return EngineReply(candidates: [], reason: "the built-in engine needs the datasource's schema")
+        }
+        let schema = SchemaModel(tables)
+        let interpreter = Interpreter(schema: schema, values: request.values ?? ValueIndex())
+        // A follow-up applies to the last question of the chat that the engine understands.
+        var previous: QueryPlan?
+        for turn in request.history.reversed() {
+            if case .success(let understood) = interpreter.understand(turn.question) {
+                previous = understood.plan
+                break
+            }
+        }
+        switch interpreter.understand(request.question, previous: previous) {
+        case .failure(let refusal):
+            return EngineReply(candidates: [], reason: refusal.message)
+        case .success(let understood):
+            guard let sql = PlanCompiler(schema: schema, dialect: request.dialect).sql(understood.plan) else {
+                return EngineReply(
+                    candidates: [], reason: "the built-in engine could not join the tables the question needs; name fewer tables or configure an LLM")
+            }
+            return EngineReply(candidates: [sql], chart: understood.plan.chartHint)
+        }
+    }
+}
+
+extension Interpreter {
+    func understand(_ question: String, previous: QueryPlan? = nil) -> Result<Understood, NotUnderstood> {
+        do {
+            return .success(try interpret(question, previous: previous))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -1,0 +1,459 @@
+extension Interpreter {
+    /// Builds the plan from what the question's parts mean, in the order they came.
+    func assemble(_ items: [Item]) throws(NotUnderstood) -> Understood {
+        var confidence = 1.0
+        var used = Set<Int>()  // items already given a role
+        func isTable(_ k: Int) -> Int? { if k < items.count, case .table(let t) = items[k] { return t } else { return nil } }
+        func isColumns(_ k: Int) -> [Int]? { if k < items.count, case .columns(let cs) = items[k] { return cs } else { return nil } }
+        func next(after k: Int, _ accept: (Item) -> Bool) -> Int? { ((k + 1)..<items.count).first { !used.contains($0) && accept(items[$0]) } }
+
+        // 1. Grouping: "each X", "per X", "by X", "for each X", "yearly".
+        var grouping: QueryPlan.Grouping?
+        var rankedBy: Int?  // "by total spending": the ranking measure, not a grouping
+        var groupThrough: [Int] = []
+        for (k, item) in items.enumerated() where item == .groupMarker && !used.contains(k) {
+            used.insert(k)
+            guard k + 1 < items.count else { continue }
+            switch items[k + 1] {
+            case .table(let t):
+                grouping = .entity(t)
+                used.insert(k + 1)
+            case .columns(let cs):
+                guard let c = pickColumn(cs, near: items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }) else { continue }
+                if let target = schema.column(c).references {
+                    grouping = .entity(target)
+                    groupThrough.append(schema.column(c).table)
+                } else {
+                    grouping = .column(c)
+                }
+                used.insert(k + 1)
+            case .bucket(let b):
+                grouping = .bucket(-1, b)
+                used.insert(k + 1)
+            case .function, .average, .money, .superlative, .count:
+                rankedBy = k + 1
+            default: continue
+            }
+        }
+        for (k, item) in items.enumerated() where !used.contains(k) {
+            if case .bucket(let b) = item {
+                grouping = .bucket(-1, b)
+                used.insert(k)
+            }
+        }
+
+        // 2. The thing asked about: after "which"/"who", a superlative or a number, or the first table.
+        var subject: Int?
+        var subjectColumn: Int?  // "which country has the most customers": a column answers
+        var limit: Int?
+        if let k = items.firstIndex(where: { $0 == .which || $0 == .who }) {
+            var j = k + 1
+            while j < items.count {
+                if case .number(let n, nil) = items[j], n == n.rounded(), n > 0 {
+                    limit = Int(n)
+                    used.insert(j)
+                    j += 1
+                    continue
+                }
+                if case .top(let n) = items[j] {
+                    limit = n
+                    used.insert(j)
+                }
+                if case .superlative = items[j] {
+                    j += 1
+                    continue
+                }
+                if case .top = items[j] {
+                    j += 1
+                    continue
+                }
+                break
+            }
+            if let t = isTable(j), !used.contains(j) {
+                subject = t
+                used.insert(j)
+            } else if let cs = isColumns(j), !used.contains(j), let c = pickColumn(cs, near: []) {
+                if let target = schema.column(c).references {
+                    subject = target
+                    groupThrough.append(schema.column(c).table)
+                } else {
+                    subjectColumn = c
+                    subject = schema.column(c).table
+                }
+                used.insert(j)
+            }
+        }
+
+        // 3. What is measured.
+        var measure: QueryPlan.Expression?
+        var counted: Int?
+        var averageOfCount = false
+        var aggregateFunction: QueryPlan.Function?
+        var superlative: (descending: Bool, word: String, at: Int)?
+        for (k, item) in items.enumerated() where !used.contains(k) {
+            switch item {
+            case .superlative(let d, let w):
+                if superlative == nil { superlative = (d, w, k) }
+                used.insert(k)
+                if k + 1 < items.count, case .top(let n) = items[k + 1] {
+                    limit = n
+                    used.insert(k + 1)
+                }
+            case .top(let n):
+                limit = limit ?? n
+                used.insert(k)
+            default: break
+            }
+        }
+        if let k = items.firstIndex(of: .count), !used.contains(k) {
+            used.insert(k)
+            if k > 0, items[k - 1] == .average { averageOfCount = true; used.insert(k - 1) }
+            if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
+                counted = t
+                used.insert(j)
+            } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
+                let c = pickNumeric(cs, near: [subject].compactMap { $0 })
+            {
+                // "the total number of credits": a sum of a numeric column.
+                measure = .aggregate(.sum, .column(c))
+                used.insert(j)
+            } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
+                let c = pickColumn(cs, near: []), let target = schema.column(c).references
+            {
+                counted = target
+                used.insert(j)
+            }
+        }
+        // An aggregate function and what it applies to.
+        let functionIndex = items.indices.first { k in
+            guard !used.contains(k) else { return false }
+            if case .function = items[k] { return true }
+            return items[k] == .average
+        }
+        if let k = functionIndex {
+            used.insert(k)
+            if case .function(let f) = items[k] { aggregateFunction = f } else { aggregateFunction = .avg }
+        }
+        if aggregateFunction != nil || superlative != nil || rankedBy != nil, measure == nil {
+            let start = functionIndex ?? rankedBy ?? superlative?.at ?? 0
+            // The measured thing: money, a numeric column, or a table (counted).
+            for j in start..<items.count where !used.contains(j) {
+                switch items[j] {
+                case .money:
+                    used.insert(j)
+                    let around = [grouping.flatMap(entityTable), subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
+                    guard let money = moneyMeasure(near: around) else { throw NotUnderstood(message: noMoney) }
+                    measure = .aggregate(aggregateFunction ?? .sum, money)
+                case .columns(let cs):
+                    let near = [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
+                    guard let c = pickNumeric(cs, near: near) else { continue }
+                    used.insert(j)
+                    measure = .aggregate(aggregateFunction ?? (superlative?.descending == false ? .min : .max), .column(c))
+                case .table(let t) where aggregateFunction == nil && measure == nil:
+                    // "the most tracks": a count of a table, unless the table is what is asked about and an adjective says the column.
+                    if let superlative, let column = adjectiveColumn(superlative.word, in: t) {
+                        if subject == nil { subject = t }
+                        used.insert(j)
+                        measure = .column(column)
+                    } else if subject != nil || grouping != nil || subjectColumn != nil {
+                        counted = t
+                        used.insert(j)
+                        measure = .countRows
+                    } else {
+                        continue
+                    }
+                default: continue
+                }
+                if measure != nil { break }
+            }
+            if measure == nil, let superlative {
+                // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
+                let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
+                for t in candidates {
+                    if let column = adjectiveColumn(superlative.word, in: t) {
+                        measure = .column(column)
+                        subject = subject ?? t
+                        break
+                    }
+                }
+            }
+            if measure == nil, aggregateFunction != nil, let table = [subject, counted].compactMap({ $0 }).first ?? firstTable(items, used) {
+                // "the total of invoices": the table's own money column.
+                if let money = moneyMeasure(near: [table]) { measure = .aggregate(aggregateFunction ?? .sum, money) }
+            }
+        }
+
+        // 4. The root table.
+        if subject == nil, let t = firstTable(items, used) {
+            subject = t
+            if let k = items.firstIndex(of: .table(t)) { used.insert(k) }
+        }
+        if subject == nil, counted == nil {
+            // "Who is the general manager?": the table of a value.
+            if let entries = items.lazy.compactMap({ if case .value(let e, _, _) = $0 { return e } else { return nil } }).first {
+                subject = schema.column(entries[0].column).table
+            } else if let cs = items.lazy.compactMap({ if case .columns(let cs) = $0 { return cs } else { return nil } }).first {
+                subject = schema.column(cs[0]).table
+            }
+        }
+        guard let root0 = grouping.flatMap(entityTable) ?? subject ?? counted ?? measureTable(measure) else {
+            throw NotUnderstood(message: "the built-in engine could not tell which table the question is about; name it (datasource_describe lists them)")
+        }
+        var plan = QueryPlan(root: root0)
+        plan.through = groupThrough + [counted, subject].compactMap { $0 }
+
+        // 5. Filters: values, dates, comparisons, text matches, negations.
+        let related = [root0, subject, counted, measureTable(measure)].compactMap { $0 }
+        var k = 0
+        while k < items.count {
+            defer { k += 1 }
+            guard !used.contains(k) else { continue }
+            switch items[k] {
+            case .value(let entries, _, let partial):
+                used.insert(k)
+                let mentioned = k > 0 ? isColumns(k - 1) : nil
+                let entry = preferred(entries, near: related, mentioned: mentioned)
+                if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
+                let condition: QueryPlan.Condition =
+                    partial || isListColumn(entry.column, phrase: entry.value) ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
+                if let m = mentioned { used.insert(k - 1); _ = m }
+                if k > 0, items[k - 1] == .or || k > 1 && items[k - 2] == .or && used.contains(k - 1), let last = plan.conditions.popLast() {
+                    plan.conditions.append(merge(last, condition))
+                } else {
+                    plan.conditions.append(condition)
+                }
+            case .year(let year):
+                used.insert(k)
+                guard let date = dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
+                    throw NotUnderstood(message: "the question names the year \(year), but the tables it is about have no date column")
+                }
+                if k > 0, case .compare(let op, _) = items[k - 1] {
+                    used.insert(k - 1)
+                    plan.conditions.append(op == .greater ? .compare(.column(date), .greaterOrEqual, .text("\(year + 1)-01-01")) : .compare(.column(date), op == .less ? .less : .greaterOrEqual, .text("\(year)-01-01")))
+                } else {
+                    plan.conditions += yearRange(date, year)
+                }
+            case .month(let month, let year):
+                used.insert(k)
+                guard let date = dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)), let year else {
+                    throw NotUnderstood(message: "name the year of the month too, e.g. \"in December 2024\"")
+                }
+                plan.conditions += monthRange(date, year, month)
+            case .compare(let op, let word):
+                used.insert(k)
+                guard k + 1 < items.count, case .number(let n, let unit) = items[k + 1] else {
+                    if k + 1 < items.count, case .year = items[k + 1] { continue }
+                    throw NotUnderstood(message: "'\(word)' needs a number after it")
+                }
+                used.insert(k + 1)
+                // What is compared: the table counted after the number ("more than 25 tracks"), a column named
+                // next to it, or the column an adjective names ("longer than 20 minutes").
+                if let t = isTable(k + 2) {
+                    used.insert(k + 2)
+                    plan.having.append(.compare(.countRows, op, .number(n)))
+                    if grouping == nil { grouping = .entity(root0) }
+                    plan.through.append(t)
+                } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = pickNumeric(cs, near: related) {
+                    if let j = [k + 2, k - 1].first(where: { isColumns($0) != nil }) { used.insert(j) }
+                    plan.conditions.append(.compare(.column(c), op, .number(n)))
+                } else if let c = adjectiveColumn(word, in: root0) ?? unit.flatMap({ adjectiveColumn($0, in: root0) }) {
+                    plan.conditions.append(.compare(.column(c), op, .number(convert(n, unit: unit, to: c))))
+                } else {
+                    throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(Int(n))' compares; name the column")
+                }
+            case .textMatch(let kind):
+                used.insert(k)
+                guard k + 1 < items.count, case .text(let text) = items[k + 1] else {
+                    throw NotUnderstood(message: "put the text to match in quotes, e.g. containing 'love'")
+                }
+                used.insert(k + 1)
+                let mentioned = (k > 0 ? isColumns(k - 1) : nil) ?? (k > 1 ? isColumns(k - 2) : nil)
+                let column = mentioned.flatMap { pickText($0, near: related) } ?? schema.tables[root0].labels.first
+                guard let column else { throw NotUnderstood(message: "name the column whose text should match '\(text)'") }
+                if let m = [k - 1, k - 2].first(where: { $0 >= 0 && isColumns($0) != nil }) { used.insert(m) }
+                let pattern: String
+                switch kind {
+                case .contains: pattern = "%" + text + "%"
+                case .starts: pattern = text + "%"
+                case .ends: pattern = "%" + text
+                }
+                plan.conditions.append(.like(column, pattern))
+            case .text(let text):
+                used.insert(k)
+                // A quoted name: a value if one holds it, else the label of the subject.
+                let words = ValueIndex.words(text)
+                let found = values.whole(words)
+                if !found.isEmpty {
+                    let entry = preferred(found, near: related)
+                    plan.conditions.append(.oneOf(entry.column, [entry.value]))
+                } else {
+                    throw NotUnderstood(message: "no value '\(text)' was found in the datasource; check the spelling")
+                }
+            case .negation:
+                used.insert(k)
+                if let t = isTable(k + 1) {
+                    used.insert(k + 1)
+                    guard schema.edges.contains(where: { $0.from == t && $0.to == root0 }) else {
+                        throw NotUnderstood(message: "the built-in engine cannot tell how \(schema.tables[t].name) relates to \(schema.tables[root0].name)")
+                    }
+                    plan.conditions.append(.none(table: t))
+                    plan.through.removeAll { $0 == t }
+                } else {
+                    throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
+                }
+            case .or:
+                used.insert(k)
+            default: continue
+            }
+        }
+
+        // 6. Columns named but not yet given a role.
+        var shown: [Int] = []
+        for (k, item) in items.enumerated() where !used.contains(k) {
+            guard case .columns(let cs) = item else { continue }
+            guard let c = pickColumn(cs, near: related) else { continue }
+            used.insert(k)
+            if schema.column(c).kind == .date || schema.column(c).isKey { continue }  // "hired", "enrolled": the date column's hint
+            let article = k > 0 && [QuestionReader.Item.which].contains(items[k - 1])
+            if measure == nil && counted != nil || (measure == .countRows) {
+                // "customers that work for a company": the column has a value.
+                plan.conditions.append(.notNull(c))
+            } else if !article {
+                shown.append(c)
+            }
+        }
+        // Tables named but not yet given a role are passed through ("tracks of each invoice").
+        for (k, item) in items.enumerated() where !used.contains(k) {
+            if case .table(let t) = item, t != root0 { plan.through.append(t) }
+        }
+
+        // 7. Put it together.
+        if let counted, measure == nil || measure == .countRows {
+            measure = .countRows
+            if grouping == nil, subject != nil, subject != counted, subjectColumn == nil, superlative != nil { grouping = .entity(subject!) }
+            if grouping == nil, let subjectColumn, subject == counted || subject == schema.column(subjectColumn).table { grouping = .column(subjectColumn) }
+        }
+        if let subjectColumn, grouping == nil, measure != nil, case .aggregate = measure! { grouping = .column(subjectColumn) }
+        if case .bucket(-1, let b)? = grouping {
+            guard let date = dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
+                throw NotUnderstood(message: "the question asks per \(b == .year ? "year" : "month"), but its tables have no date column")
+            }
+            let hasYear = plan.conditions.contains { isDateCondition($0, date) }
+            grouping = .bucket(date, b == .year ? .year : (hasYear ? .month : .yearMonth))
+        }
+        plan.grouping = grouping
+        if case .entity(let t)? = grouping, t != plan.root { plan.root = t }
+
+        switch measure {
+        case .column(let c)?:
+            // Rows ranked by a column of their own: "the 5 longest tracks".
+            plan.shown = schema.tables[schema.column(c).table].labels + [c]
+            plan.order = [(.column(c), descending: superlative?.descending ?? true)]
+            plan.limit = limit ?? 1
+            plan.root = schema.column(c).table
+            if case .entity? = plan.grouping { plan.grouping = nil }
+        case let m?:
+            if averageOfCount {
+                guard grouping != nil else { throw NotUnderstood(message: "say what the average is per, e.g. \"per invoice\"") }
+                plan.measures = [m]
+                plan.averageOverGroups = true
+                // The groups need no labels; group by the key alone.
+            } else {
+                plan.measures = [m]
+                if let superlative {
+                    if plan.grouping == nil, let subjectColumn { plan.grouping = .column(subjectColumn) }
+                    if plan.grouping == nil, let subject, subject != measureTable(m) { plan.grouping = .entity(subject); plan.root = subject }
+                    if plan.grouping != nil || rankedBy != nil {
+                        plan.order = [(m, descending: superlative.descending)]
+                        plan.limit = limit ?? 1
+                    }
+                } else if rankedBy != nil {
+                    if plan.grouping == nil, let subject { plan.grouping = .entity(subject); plan.root = subject }
+                    plan.order = [(m, descending: true)]
+                    plan.limit = limit
+                }
+            }
+            plan.shown = shown.filter { c in plan.grouping.map { !covers($0, c) } ?? true && !isConditionColumn(c, plan) }
+            if plan.grouping == nil { plan.shown = [] }
+        case nil:
+            // A list: the columns asked for, else the labels of what is listed.
+            plan.shown = shown.isEmpty ? schema.tables[root0].labels : shown
+            plan.root = shown.first.map { schema.column($0).table } ?? root0
+            if case .entity? = plan.grouping, plan.having.isEmpty { plan.grouping = nil }
+            if !plan.having.isEmpty, plan.grouping == nil { plan.grouping = .entity(root0) }
+            if case .entity(let t)? = plan.grouping, !plan.having.isEmpty {
+                plan.shown = []
+                plan.root = t
+            }
+            if let limit { plan.limit = limit }
+        }
+        if plan.averageOverGroups, case .entity(let t)? = plan.grouping {
+            // Averages over groups need no labels.
+            plan.root = t
+        }
+        // Rank ties and vague words cost certainty.
+        if items.contains(.or), !plan.conditions.contains(where: { if case .oneOf(_, let v) = $0 { return v.count > 1 } else { return false } }) {
+            confidence -= 0.3
+        }
+        guard confidence >= Self.threshold else {
+            throw NotUnderstood(message: "the built-in engine is not sure enough what the question means; rephrase it, name the table, or configure an LLM")
+        }
+        return Understood(plan: plan, confidence: confidence, title: "")
+    }
+
+    var noMoney: String {
+        "the built-in engine found no amount to add up (a column such as total, amount or price × quantity); name the column"
+    }
+
+    func entityTable(_ g: QueryPlan.Grouping) -> Int? {
+        if case .entity(let t) = g { return t }
+        return nil
+    }
+
+    func firstTable(_ items: [Item], _ used: Set<Int>) -> Int? {
+        for (k, item) in items.enumerated() where !used.contains(k) { if case .table(let t) = item { return t } }
+        return nil
+    }
+
+    func tablesBefore(_ k: Int, _ items: [Item]) -> [Int] {
+        items[..<k].reversed().compactMap { if case .table(let t) = $0 { return t } else { return nil } }
+    }
+
+    func measureTable(_ m: QueryPlan.Expression?) -> Int? {
+        switch m {
+        case .aggregate(_, .column(let c))?, .column(let c)?: return schema.column(c).table
+        case .aggregate(_, .product(let c, _))?: return schema.column(c).table
+        default: return nil
+        }
+    }
+
+    func covers(_ g: QueryPlan.Grouping, _ c: Int) -> Bool {
+        switch g {
+        case .entity(let t): return schema.tables[t].labels.contains(c)
+        case .column(let x), .bucket(let x, _): return x == c
+        }
+    }
+
+    func isConditionColumn(_ c: Int, _ plan: QueryPlan) -> Bool {
+        plan.conditions.contains {
+            switch $0 {
+            case .oneOf(let x, _), .like(let x, _), .notNull(let x): return x == c
+            case .compare(.column(let x), _, _): return x == c
+            default: return false
+            }
+        }
+    }
+
+    func merge(_ a: QueryPlan.Condition, _ b: QueryPlan.Condition) -> QueryPlan.Condition {
+        if case .oneOf(let c1, let v1) = a, case .oneOf(let c2, let v2) = b, c1 == c2 { return .oneOf(c1, v1 + v2) }
+        return .any([a, b])
+    }
+
+    /// A verb of the question that names a date column ("hired", "admitted"), if any.
+    func dateHint(_ items: [Item]) -> [Int] {
+        items.flatMap { item -> [Int] in
+            if case .columns(let cs) = item { return cs.filter { schema.column($0).kind == .date } }
+            return []
+        }
+    }
+}

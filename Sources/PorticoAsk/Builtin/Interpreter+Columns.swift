@@ -1,0 +1,121 @@
+extension Interpreter {
+    /// Of several columns a word names, the one in (or nearest to) the tables the question is about.
+    func pickColumn(_ columns: [Int], near tables: [Int]) -> Int? {
+        guard !columns.isEmpty else { return nil }
+        func rank(_ c: Int) -> (Int, Int, Int) {
+            let table = schema.column(c).table
+            let position = tables.firstIndex(of: table) ?? Int.max
+            let distance = tables.compactMap { schema.distance($0, table) }.min() ?? 99
+            // Whole-name matches were listed before partial ones; keep that order last.
+            return (position == Int.max ? 1 : 0, position == Int.max ? distance : position, columns.firstIndex(of: c) ?? 0)
+        }
+        return columns.min { rank($0) < rank($1) }
+    }
+
+    func pickNumeric(_ columns: [Int], near tables: [Int]) -> Int? {
+        pickColumn(columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }, near: tables)
+    }
+
+    func pickText(_ columns: [Int], near tables: [Int]) -> Int? {
+        pickColumn(columns.filter { schema.column($0).kind == .text }, near: tables)
+    }
+
+    /// Of the columns holding a value, the one in a table the question names (a column named
+    /// just before the value wins), else the nearest.
+    func preferred(_ entries: [ValueIndex.Entry], near tables: [Int], mentioned: [Int]? = nil) -> ValueIndex.Entry {
+        if let mentioned, let hit = entries.first(where: { mentioned.contains($0.column) }) { return hit }
+        let columns = entries.map(\.column)
+        let best = pickColumn(columns, near: tables) ?? columns[0]
+        return entries.first { $0.column == best } ?? entries[0]
+    }
+
+    /// Whether a column holds lists of names ("Jimi Hendrix, Noel Redding"), so a name in it is
+    /// matched inside the text rather than as the whole value.
+    func isListColumn(_ column: Int, phrase: String) -> Bool {
+        let words = ValueIndex.words(phrase)
+        return !values.containing(words).filter { $0.column == column }.isEmpty
+    }
+
+    /// The date column for a year or month: one the question's verbs name, else the first date
+    /// column of the table (a table may have several: a hire date and a birth date).
+    func dateColumn(for table: Int, plan: QueryPlan?, hint: [Int] = []) -> Int? {
+        if let hinted = hint.first { return hinted }
+        let candidates = [table] + (plan.map { [$0.root] + $0.through } ?? [])
+        for t in candidates {
+            let dates = schema.tables[t].columns.filter { schema.column($0).kind == .date }
+            if let named = dates.first(where: { c in !schema.column(c).words.contains { ["birth", "born", "dob"].contains($0) } }) { return named }
+            if let any = dates.first { return any }
+        }
+        return nil
+    }
+
+    /// The column an adjective or unit points at in `table`: "longest" → a duration, "most
+    /// expensive" → a price, "highest paid" → a salary, "largest" → a size or amount.
+    func adjectiveColumn(_ word: String, in table: Int) -> Int? {
+        let lexicon: [String]
+        switch word {
+        case "longest", "shortest", "longer", "shorter", "minute", "minutes", "second", "seconds", "hour", "hours", "ms", "millisecond",
+            "milliseconds":
+            lexicon = Lexicon.durationColumnWords
+        case "expensive", "cheapest", "cheaper", "costly", "priced", "pricier":
+            lexicon = Lexicon.priceColumnWords
+        case "paid":
+            lexicon = Lexicon.payColumnWords
+        case "largest", "biggest", "smallest", "larger", "bigger", "smaller", "heaviest", "lightest":
+            lexicon = Lexicon.sizeColumnWords + Lexicon.moneyColumnWords
+        case "oldest", "youngest", "newest", "latest", "earliest", "recent":
+            let dates = schema.tables[table].columns.filter { schema.column($0).kind == .date }
+            if ["oldest", "youngest"].contains(word), let birth = dates.first(where: { schema.column($0).words.contains { ["birth", "born"].contains($0) } }) {
+                return birth
+            }
+            return dates.first
+        default:
+            return nil
+        }
+        let numeric = schema.tables[table].columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
+        for word in lexicon {
+            if let c = numeric.first(where: { schema.column($0).words.contains { Lexicon.matches(question: word, schema: $0) } }) { return c }
+        }
+        return nil
+    }
+
+    /// Converts a number in `unit` to the unit a column's name says ("20 minutes" for a milliseconds column).
+    func convert(_ n: Double, unit: String?, to column: Int) -> Double {
+        guard let unit else { return n }
+        let seconds: Double
+        switch unit {
+        case "hour", "hours": seconds = n * 3600
+        case "minute", "minutes": seconds = n * 60
+        case "second", "seconds": seconds = n
+        case "ms", "millisecond", "milliseconds": seconds = n / 1000
+        case "day", "days": seconds = n * 86400
+        default: return n
+        }
+        let words = schema.column(column).words.joined(separator: " ")
+        if words.contains("milli") || words == "ms" { return seconds * 1000 }
+        if words.contains("minute") { return seconds / 60 }
+        if words.contains("hour") { return seconds / 3600 }
+        return seconds
+    }
+
+    /// The amount a sale brought in, nearest to `tables`: a total/amount column of a table, or
+    /// price × quantity of a line table; never a bare price without a quantity.
+    func moneyMeasure(near tables: [Int]) -> QueryPlan.Measure? {
+        var candidates: [(QueryPlan.Measure, Int)] = []
+        for (t, table) in schema.tables.enumerated() {
+            let numeric = table.columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
+            let price = numeric.first { c in schema.column(c).words.contains { ["price", "cost", "rate"].contains($0) } }
+            let quantity = numeric.first { c in schema.column(c).words.contains { ["quantity", "qty", "units"].contains($0) } }
+            if let price, let quantity {
+                candidates.append((.product(price, quantity), t))
+            } else if let total = numeric.first(where: { c in
+                schema.column(c).words.contains { ["total", "amount", "revenue", "sales", "subtotal"].contains($0) }
+            }) {
+                candidates.append((.column(total), t))
+            }
+        }
+        guard !candidates.isEmpty else { return nil }
+        func distance(_ t: Int) -> Int { tables.compactMap { schema.distance($0, t) }.min() ?? 99 }
+        return candidates.min { distance($0.1) < distance($1.1) }.map(\.0)
+    }
+}

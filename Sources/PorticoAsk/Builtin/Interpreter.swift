@@ -1,0 +1,390 @@
+/// Reads a question against a schema and its values and builds the query it asks for, with how
+/// sure it is; or says what it did not understand. Rules are about kinds of questions (counts,
+/// sums, groupings, rankings, filters, joins), never about one database's names.
+struct Interpreter {
+    let schema: SchemaModel
+    let values: ValueIndex
+
+    struct Understood: Sendable {
+        var plan: QueryPlan
+        var confidence: Double
+        var title: String
+    }
+
+    struct NotUnderstood: Error, Sendable {
+        let message: String
+    }
+
+    typealias Item = QuestionReader.Item
+
+    /// Below this, the engine refuses rather than guess.
+    static let threshold = 0.6
+
+    func interpret(_ question: String, previous: QueryPlan? = nil) throws(NotUnderstood) -> Understood {
+        var reader = QuestionReader(question)
+        if reader.isForeign {
+            throw NotUnderstood(message: "the built-in engine reads questions in English only; ask in English or configure an LLM with `portico llm add`")
+        }
+        if let write = reader.tokens.first(where: { Lexicon.writeVerbs.contains($0.lower) && !$0.quoted }) {
+            throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
+        }
+        let items = try recognize(&reader)
+        let unknown = reader.tokens.filter { !$0.used && !Lexicon.stopWords.contains($0.lower) && !Lexicon.softWords.contains($0.lower) }
+        if !unknown.isEmpty {
+            let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
+            throw NotUnderstood(
+                message: "the built-in engine did not understand \(words): name a table or column of the datasource (datasource_describe lists them), "
+                    + "rephrase, or configure an LLM with `portico llm add`")
+        }
+        if let previous, isFollowUp(items, reader) {
+            return try followUp(previous, items)
+        }
+        return try assemble(items)
+    }
+
+    // MARK: - Recognition
+
+    func recognize(_ reader: inout QuestionReader) throws(NotUnderstood) -> [Item] {
+        var items: [(Int, Item)] = []
+        var t = reader.tokens
+        func word(_ i: Int) -> String? { i < t.count && !t[i].used && !t[i].quoted ? t[i].lower : nil }
+        func phrase(_ i: Int, _ words: [String]) -> Bool {
+            for (k, w) in words.enumerated() where word(i + k) != w { return false }
+            return true
+        }
+        func take(_ i: Int, _ n: Int, _ item: Item) {
+            for k in i..<(i + n) { t[k].used = true }
+            items.append((i, item))
+        }
+
+        // Operators and grammar first: their words are never schema names here.
+        var i = 0
+        while i < t.count {
+            defer { i += 1 }
+            guard !t[i].used else { continue }
+            if t[i].quoted {
+                t[i].used = true
+                items.append((i, .text(t[i].text)))
+                continue
+            }
+            if let n = t[i].number {
+                let next = word(i + 1)
+                if n == n.rounded(), n >= 1900, n <= 2100, !(next.map { ["minute", "minutes", "second", "seconds", "ms"].contains($0) } ?? false) {
+                    take(i, 1, .year(Int(n)))
+                } else {
+                    let units: Set<String> = ["minute", "minutes", "second", "seconds", "hour", "hours", "ms", "millisecond", "milliseconds", "day", "days"]
+                    if let next, units.contains(next) {
+                        take(i, 2, .number(n, unit: next))
+                    } else {
+                        take(i, 1, .number(n, unit: nil))
+                    }
+                }
+                continue
+            }
+            let w = t[i].lower
+            if let month = Lexicon.months[w], w.count >= 3, !(w == "may" && t[i].capitalized == false && i > 0) {
+                if let n = t.indices.contains(i + 1) ? t[i + 1].number : nil, n >= 1900, n <= 2100 {
+                    take(i, 2, .month(month, year: Int(n)))
+                } else {
+                    take(i, 1, .month(month, year: nil))
+                }
+                continue
+            }
+            let comparisons: [([String], QueryPlan.Comparison)] = [
+                (["more", "than"], .greater), (["greater", "than"], .greater), (["higher", "than"], .greater), (["larger", "than"], .greater),
+                (["bigger", "than"], .greater), (["longer", "than"], .greater), (["older", "than"], .greater), (["at", "least"], .greaterOrEqual),
+                (["less", "than"], .less), (["fewer", "than"], .less), (["lower", "than"], .less), (["smaller", "than"], .less),
+                (["shorter", "than"], .less), (["cheaper", "than"], .less), (["at", "most"], .lessOrEqual), (["no", "more", "than"], .lessOrEqual),
+                (["more", "expensive", "than"], .greater), (["over"], .greater), (["above"], .greater), (["exceeding"], .greater),
+                (["under"], .less), (["below"], .less), (["after"], .greater), (["since"], .greaterOrEqual), (["before"], .less),
+                (["exactly"], .equal), (["equal", "to"], .equal),
+            ]
+            if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
+                take(i, words.count, .compare(op, word: words[0]))
+                continue
+            }
+            if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]) || phrase(i, ["count", "of"]) || w == "count" {
+                take(i, w == "count" ? 1 : 2, .count)
+                continue
+            }
+            if phrase(i, ["in", "total"]) {
+                take(i, 2, .groupMarker)
+                items.removeLast()
+                continue
+            }
+            if ["average", "avg", "mean"].contains(w) {
+                take(i, 1, .average)
+                continue
+            }
+            if ["total", "sum"].contains(w) {
+                take(i, 1, .function(.sum))
+                continue
+            }
+            if ["maximum", "max"].contains(w) {
+                take(i, 1, .function(.max))
+                continue
+            }
+            if ["minimum", "min"].contains(w) {
+                take(i, 1, .function(.min))
+                continue
+            }
+            if phrase(i, ["most", "expensive"]) || phrase(i, ["least", "expensive"]) || phrase(i, ["highest", "paid"])
+                || phrase(i, ["lowest", "paid"]) || phrase(i, ["best", "paid"]) || phrase(i, ["most", "recent"])
+            {
+                take(i, 2, .superlative(descending: ["most", "highest", "best"].contains(w), word: t[i + 1].lower))
+                continue
+            }
+            let descending = ["most", "highest", "largest", "biggest", "greatest", "longest", "top", "latest", "newest", "heaviest", "best", "oldest"]
+            let ascending = ["least", "fewest", "lowest", "smallest", "shortest", "cheapest", "earliest", "bottom", "lightest", "worst", "youngest"]
+            if descending.contains(w) || ascending.contains(w) {
+                let down = descending.contains(w) != (w == "oldest" || w == "youngest" ? w == "oldest" : false)
+                var isDescending = descending.contains(w)
+                if w == "oldest" { isDescending = false }  // the oldest date is the smallest
+                if w == "youngest" { isDescending = true }
+                _ = down
+                take(i, 1, .superlative(descending: isDescending, word: w))
+                if let n = t.indices.contains(i + 1) ? t[i + 1].number : nil, n == n.rounded(), n > 0, n < 10000, !(n >= 1900 && n <= 2100) {
+                    take(i + 1, 1, .top(Int(n)))
+                }
+                continue
+            }
+            if phrase(i, ["for", "each"]) || phrase(i, ["in", "each"]) || phrase(i, ["for", "every"]) || phrase(i, ["grouped", "by"])
+                || phrase(i, ["broken", "down", "by"]) || phrase(i, ["by", "each"]) || phrase(i, ["of", "each"])
+            {
+                let n = phrase(i, ["broken", "down", "by"]) ? 3 : 2
+                take(i, n, .groupMarker)
+                continue
+            }
+            if ["each", "per", "by", "every"].contains(w) {
+                take(i, 1, .groupMarker)
+                continue
+            }
+            if ["yearly", "annual", "annually"].contains(w) {
+                take(i, 1, .bucket(.year))
+                continue
+            }
+            if w == "monthly" {
+                take(i, 1, .bucket(.month))
+                continue
+            }
+            if ["containing", "contains", "contain", "including", "includes", "mentioning", "like"].contains(w) {
+                take(i, 1, .textMatch(.contains))
+                continue
+            }
+            if phrase(i, ["starting", "with"]) || phrase(i, ["starts", "with"]) || phrase(i, ["beginning", "with"]) || phrase(i, ["begins", "with"])
+                || phrase(i, ["start", "with"])
+            {
+                take(i, 2, .textMatch(.starts))
+                continue
+            }
+            if phrase(i, ["ending", "with"]) || phrase(i, ["ends", "with"]) || phrase(i, ["end", "with"]) {
+                take(i, 2, .textMatch(.ends))
+                continue
+            }
+            if ["no", "without", "never", "none", "not"].contains(w) {
+                take(i, 1, .negation)
+                continue
+            }
+            if w == "or" {
+                take(i, 1, .or)
+                continue
+            }
+            if w == "which" || w == "what" && (word(i + 1).map { !["is", "was", "are", "were"].contains($0) } ?? false) {
+                take(i, 1, .which)
+                continue
+            }
+            if w == "who" || w == "whom" {
+                take(i, 1, .who)
+                continue
+            }
+            if let n = Lexicon.numberWords[w], n > 1 || w == "one" && word(i + 1) != nil {
+                take(i, 1, .number(Double(n), unit: nil))
+                continue
+            }
+        }
+
+        // Values written as names (capitalized or quoted) and schema names, longest first.
+        for length in stride(from: 4, through: 1, by: -1) {
+            var i = 0
+            while i + length <= t.count {
+                defer { i += 1 }
+                let span = t[i..<(i + length)]
+                guard span.allSatisfy({ !$0.used && !$0.quoted && $0.number == nil }) else { continue }
+                guard let first = span.first, let last = span.last, !Lexicon.stopWords.contains(first.lower), !Lexicon.stopWords.contains(last.lower)
+                else { continue }
+                let words = span.map(\.lower)
+                let named = span.allSatisfy { $0.capitalized || Lexicon.stopWords.contains($0.lower) } && span.contains { $0.capitalized }
+                if named, let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: true) {
+                    take(i, length, item)
+                    continue
+                }
+                if let item = schemaItem(words) {
+                    take(i, length, item)
+                    continue
+                }
+                if let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: named) {
+                    take(i, length, item)
+                }
+            }
+        }
+        // "first and last names": two columns sharing their last word.
+        for i in t.indices where i + 3 < t.count && !t[i].used && t[i + 1].lower == "and" && !t[i + 2].used && !t[i + 3].used {
+            let shared = t[i + 3].lower
+            if case .columns(let a)? = schemaItem([t[i].lower, shared]), case .columns(let b)? = schemaItem([t[i + 2].lower, shared]) {
+                take(i, 1, .columns(a))
+                take(i + 2, 2, .columns(b))
+                t[i + 1].used = true
+            }
+        }
+        // Money words left over stand for the measure of a sale.
+        for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
+        reader.tokens = t
+        return items.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// Tables or columns that `words` name.
+    func schemaItem(_ words: [String]) -> Item? {
+        func same(_ q: [String], _ s: [String]) -> Bool {
+            q.count == s.count && zip(q, s).allSatisfy { Lexicon.matches(question: $0, schema: $1) }
+        }
+        if let table = schema.tables.indices.first(where: { same(words, schema.tables[$0].words) }) { return .table(table) }
+        var columns: [Int] = []
+        for (ci, column) in schema.columnList.enumerated() {
+            var names = column.words
+            if names.count > 1, ["id", "key", "on", "at", "no"].contains(names.last ?? "") { names.removeLast() }
+            if same(words, names) || same(words, column.words) { columns.append(ci) }
+        }
+        if !columns.isEmpty { return .columns(columns) }
+        // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.
+        if words.count == 1 {
+            let partial = schema.columnList.indices.filter { ci in
+                let names = schema.columnList[ci].words
+                return names.count > 1 && !schema.columnList[ci].isPrimary && Lexicon.matches(question: words[0], schema: names.last ?? "")
+            }
+            if !partial.isEmpty { return .columns(partial) }
+            // A table named by one of its words ("line" is not enough; "playlist" for PlaylistTrack is).
+        }
+        return nil
+    }
+
+    func valueItem(_ words: [String], text: String, named: Bool) -> Item? {
+        let valueWords = ValueIndex.words(text)
+        guard !valueWords.isEmpty else { return nil }
+        let whole = values.whole(valueWords)
+        if !whole.isEmpty {
+            // A lower-case single word is a value only in a column of few distinct values ("rock", "jazz").
+            let kept = named || valueWords.count > 1 ? whole : whole.filter { (values.distinct[$0.column] ?? 0) <= 300 }
+            if !kept.isEmpty { return .value(kept, phrase: text, partial: false) }
+        }
+        if named, valueWords.count >= 2 || (valueWords.first?.count ?? 0) >= 5 {
+            let inside = values.containing(valueWords)
+            if !inside.isEmpty { return .value(inside, phrase: text, partial: true) }
+        }
+        return nil
+    }
+
+    // MARK: - Assembly
+
+    func isFollowUp(_ items: [Item], _ reader: QuestionReader) -> Bool {
+        let first = reader.tokens.first?.lower ?? ""
+        let opensAsFollowUp = ["and", "only", "but", "now", "instead", "also", "then"].contains(first)
+            || reader.tokens.prefix(2).map(\.lower) == ["what", "about"] || reader.tokens.prefix(2).map(\.lower) == ["how", "about"]
+        let hasSubject = items.contains { if case .table = $0 { return true } else { return false } } && items.contains { $0 == .count }
+        return opensAsFollowUp || (!hasSubject && !items.contains { if case .table = $0 { return true } else { return false } })
+    }
+
+    /// The previous question's plan with this question's changes: a filter, a grouping, a limit.
+    func followUp(_ previous: QueryPlan, _ items: [Item]) throws(NotUnderstood) -> Understood {
+        var plan = previous
+        var changed = false
+        var k = 0
+        while k < items.count {
+            defer { k += 1 }
+            switch items[k] {
+            case .year(let year):
+                guard let date = dateColumn(for: plan.root, plan: plan) else { continue }
+                plan.conditions.removeAll { isDateCondition($0, date) }
+                plan.conditions += yearRange(date, year)
+                changed = true
+            case .month(let month, let year):
+                guard let date = dateColumn(for: plan.root, plan: plan), let year = year ?? previousYear(plan, date) else { continue }
+                plan.conditions.removeAll { isDateCondition($0, date) }
+                plan.conditions += monthRange(date, year, month)
+                changed = true
+            case .value(let entries, _, let partial):
+                let entry = preferred(entries, near: [plan.root] + tablesOf(plan))
+                plan.conditions.removeAll {
+                    if case .oneOf(let c, _) = $0 { return c == entry.column }
+                    if case .like(let c, _) = $0 { return c == entry.column }
+                    return false
+                }
+                plan.conditions.append(partial ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value]))
+                changed = true
+            case .groupMarker:
+                if k + 1 < items.count, let grouping = groupingFor(items[k + 1], root: plan.root) {
+                    plan.grouping = grouping
+                    if case .entity = grouping {} else { plan.shown = [] }
+                    changed = true
+                    k += 1
+                }
+            case .top(let n):
+                plan.limit = n
+                if plan.order.isEmpty, let m = plan.measures.first { plan.order = [(m, descending: true)] }
+                changed = true
+            case .superlative(let descending, _):
+                if let m = plan.measures.first { plan.order = [(m, descending: descending)] }
+                if plan.limit == nil { plan.limit = 1 }
+                changed = true
+            case .number(let n, nil) where n == n.rounded() && n > 0:
+                plan.limit = Int(n)
+                if plan.order.isEmpty, let m = plan.measures.first { plan.order = [(m, descending: true)] }
+                changed = true
+            default: continue
+            }
+        }
+        guard changed else { throw NotUnderstood(message: "the built-in engine could not tell what to change in the previous question; ask it whole") }
+        return Understood(plan: plan, confidence: 0.8, title: "")
+    }
+
+    func previousYear(_ plan: QueryPlan, _ date: Int) -> Int? {
+        for c in plan.conditions {
+            if case .compare(.column(date), .greaterOrEqual, .text(let from)) = c, let y = Int(from.prefix(4)) { return y }
+        }
+        return nil
+    }
+
+    func isDateCondition(_ c: QueryPlan.Condition, _ date: Int) -> Bool {
+        if case .compare(.column(date), _, _) = c { return true }
+        if case .compare(.bucket(date, _), _, _) = c { return true }
+        return false
+    }
+
+    func tablesOf(_ plan: QueryPlan) -> [Int] {
+        var out: [Int] = []
+        if case .entity(let t)? = plan.grouping { out.append(t) }
+        for m in plan.measures {
+            if case .aggregate(_, .column(let c)) = m { out.append(schema.column(c).table) }
+            if case .aggregate(_, .product(let c, _)) = m { out.append(schema.column(c).table) }
+        }
+        return out
+    }
+
+    func groupingFor(_ item: Item, root: Int) -> QueryPlan.Grouping? {
+        switch item {
+        case .table(let t): return .entity(t)
+        case .columns(let cs): return pickColumn(cs, near: [root]).map { .column($0) }
+        case .bucket(let b): return dateColumn(for: root, plan: nil).map { .bucket($0, b == .month ? .yearMonth : b) }
+        default: return nil
+        }
+    }
+
+    func yearRange(_ date: Int, _ year: Int) -> [QueryPlan.Condition] {
+        [.compare(.column(date), .greaterOrEqual, .text("\(year)-01-01")), .compare(.column(date), .less, .text("\(year + 1)-01-01"))]
+    }
+
+    func monthRange(_ date: Int, _ year: Int, _ month: Int) -> [QueryPlan.Condition] {
+        let next = month == 12 ? (year + 1, 1) : (year, month + 1)
+        func day(_ y: Int, _ m: Int) -> String { "\(y)-" + (m < 10 ? "0" : "") + "\(m)-01" }
+        return [.compare(.column(date), .greaterOrEqual, .text(day(year, month))), .compare(.column(date), .less, .text(day(next.0, next.1)))]
+    }
+}

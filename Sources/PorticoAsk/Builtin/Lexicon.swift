@@ -1,0 +1,103 @@
+/// The built-in engine's English: how words are compared, and the words that carry grammar
+/// rather than meaning. Nothing here names a table or column of any database: the vocabulary of
+/// a datasource comes from its own schema and values (`SchemaModel`, `ValueIndex`).
+enum Lexicon {
+    /// A word's possible singular forms (itself first), so "courses", "categories" and "boxes"
+    /// meet "course", "category" and "box" whichever side is plural.
+    static func forms(_ word: String) -> [String] {
+        var out = [word]
+        if let irregular = irregularPlurals[word] { out.append(irregular) }
+        let count = word.count
+        if count > 3, word.hasSuffix("s"), !word.hasSuffix("ss") { out.append(String(word.dropLast())) }
+        if count > 4, word.hasSuffix("es") { out.append(String(word.dropLast(2))) }
+        if count > 4, word.hasSuffix("ies") { out.append(String(word.dropLast(3)) + "y") }
+        // Participles meet their verb and noun: "hired" → "hire", "enrolled" → "enroll".
+        if count > 4, word.hasSuffix("ed") { out += [String(word.dropLast(2)), String(word.dropLast())] }
+        if count > 5, word.hasSuffix("ing") { out += [String(word.dropLast(3)), String(word.dropLast(3)) + "e"] }
+        return out
+    }
+
+    static let irregularPlurals = ["people": "person", "men": "man", "women": "woman", "children": "child", "staff": "staff"]
+
+    /// Whether a question word means a schema word: the same up to plural, an abbreviation the
+    /// schema uses ("rep" for "representative", "qty"), or another form of the same stem
+    /// ("composed" for "composer").
+    static func matches(question q: String, schema s: String) -> Bool {
+        if q == s { return true }
+        let qf = forms(q)
+        let sf = forms(s)
+        if qf.contains(where: sf.contains) { return true }
+        if let expansion = abbreviations[s], qf.contains(expansion) { return true }
+        // A schema abbreviation of at least three letters that starts the question's word.
+        if s.count >= 3, q.count >= s.count + 3, q.hasPrefix(s), !notAbbreviations.contains(s) { return true }
+        // Verb and noun of one stem: "composed"/"composer", "purchased"/"purchaser".
+        let common = zip(q, s).prefix { $0 == $1 }.count
+        return common >= 6 && max(q.count, s.count) - common <= 2
+    }
+
+    /// Abbreviations common in column names, and what they stand for.
+    static let abbreviations = [
+        "qty": "quantity", "amt": "amount", "num": "number", "no": "number", "desc": "description", "addr": "address", "dept": "department",
+        "emp": "employee", "cust": "customer", "prod": "product", "cat": "category", "dob": "birth", "dt": "date", "pct": "percent",
+        "tel": "phone", "org": "organization", "mgr": "manager", "yr": "year", "mo": "month", "ms": "millisecond", "sec": "second",
+    ]
+
+    /// Short words that start longer, unrelated ones ("art" is not "artist").
+    static let notAbbreviations: Set<String> = ["art", "car", "ban", "can", "con", "man", "pro", "pre", "per", "par", "ten", "tin", "cap", "bar"]
+
+    /// Words that carry grammar, politeness or a verb that adds nothing the schema does not say.
+    static let stopWords: Set<String> = [
+        "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "with", "and", "is", "are", "was", "were", "be", "been", "being",
+        "do", "does", "did", "have", "has", "had", "having", "there", "that", "which", "who", "what", "whose", "whom", "where", "all", "any",
+        "their", "its", "his", "her", "them", "they", "it", "this", "these", "those", "please", "show", "list", "give", "get", "find", "tell",
+        "me", "us", "display", "return", "as", "into", "about", "also", "just", "can", "could", "would", "you", "i", "we", "my", "our", "your",
+        "how", "many", "much", "whole", "overall", "altogether", "ever", "currently", "some", "then", "so", "far", "than", "if", "whether",
+        "will", "should", "shall", "may", "might", "must", "out", "up", "s", "both", "either", "what's", "whats", "by", "per", "each", "every",
+        "only", "just", "among", "between", "across", "within", "whose",
+    ]
+
+    /// Words ignored when they name nothing in the schema (a column may be called `type` or `value`).
+    static let softWords: Set<String> = [
+        "value", "values", "entry", "entries", "row", "rows", "record", "records", "item", "items", "detail", "details", "information",
+        "data", "table", "kind", "kinds", "type", "types", "one", "number", "amount", "name", "names", "exist", "exists", "existing",
+        "recorded", "stored", "known", "different", "distinct", "unique", "individual", "separate", "registered", "available", "listed",
+        "made", "make", "generate", "generated", "generating", "earn", "earned", "bring", "brought", "serve", "serves", "served", "sell",
+        "sold", "buy", "bought", "purchase", "purchased", "issue", "issued", "place", "placed", "create", "created", "work", "works",
+        "worked", "working", "live", "lives", "living", "located", "based", "belong", "belongs", "contain", "appear", "appears", "come",
+        "comes", "offer", "offered", "take", "took", "taken", "teach", "teaches", "taught", "study", "studies", "given", "enrolled",
+        "hired", "admitted", "total", "all", "everything", "currently", "today", "found", "present", "included", "includes", "include",
+        "assigned", "belonging", "related", "linked", "associated", "go", "goes", "went", "got", "gets", "spend", "spent", "need",
+        "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders",
+    ]
+
+    /// Verbs that ask for a change: the engine only reads, so these are refused outright.
+    static let writeVerbs: Set<String> = [
+        "delete", "remove", "drop", "update", "insert", "add", "create", "change", "modify", "truncate", "alter", "rename", "replace", "set",
+        "erase", "wipe", "purge", "destroy", "grant", "revoke", "edit", "move", "merge", "upsert",
+    ]
+
+    static let months = [
+        "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8, "september": 9, "october": 10,
+        "november": 11, "december": 12, "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
+        "nov": 11, "dec": 12,
+    ]
+
+    static let numberWords = [
+        "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+        "twelve": 12, "fifteen": 15, "twenty": 20, "fifty": 50, "hundred": 100,
+    ]
+
+    /// Words of a money measure: what a sale brought in.
+    static let moneyWords: Set<String> = [
+        "revenue", "sale", "sales", "income", "spending", "spend", "spent", "earning", "earnings", "turnover", "money", "billing", "billed",
+        "paid", "payment", "payments", "gross",
+    ]
+
+    /// Column-name words that hold a money amount of a sale, strongest first.
+    static let moneyColumnWords = ["total", "amount", "revenue", "sale", "sales", "price", "cost", "value", "paid", "payment", "subtotal"]
+    static let quantityColumnWords = ["quantity", "qty", "unit", "units", "count"]
+    static let durationColumnWords = ["millisecond", "milliseconds", "duration", "length", "second", "seconds", "minute", "minutes", "runtime", "time"]
+    static let priceColumnWords = ["price", "cost", "fee", "rate", "amount", "total"]
+    static let payColumnWords = ["salary", "pay", "wage", "wages", "compensation", "income"]
+    static let sizeColumnWords = ["size", "byte", "bytes", "weight", "area", "capacity", "budget", "population"]
+}

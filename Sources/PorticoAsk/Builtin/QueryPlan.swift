@@ -1,0 +1,239 @@
+import Foundation
+/// The built-in engine's intermediate form of a question: what is measured, grouped, filtered,
+/// ordered and limited, over which tables. Compiled to SQL per dialect; the joins follow the
+/// foreign keys from the root table to every table the plan names.
+struct QueryPlan: Sendable, Equatable {
+    enum Function: String, Sendable { case count = "COUNT", sum = "SUM", avg = "AVG", min = "MIN", max = "MAX" }
+    enum Bucket: Sendable, Equatable { case year, month, yearMonth }
+
+    /// A value a plan computes.
+    indirect enum Expression: Sendable, Equatable {
+        case column(Int)
+        /// COUNT(*) of the joined rows.
+        case countRows
+        case aggregate(Function, Measure)
+        case bucket(Int, Bucket)
+    }
+
+    enum Measure: Sendable, Equatable {
+        case column(Int)
+        /// price × quantity, a line's amount.
+        case product(Int, Int)
+    }
+
+    enum Comparison: String, Sendable { case equal = "=", greater = ">", greaterOrEqual = ">=", less = "<", lessOrEqual = "<=", notEqual = "<>" }
+
+    enum Literal: Sendable, Equatable {
+        case number(Double)
+        case text(String)
+    }
+
+    indirect enum Condition: Sendable, Equatable {
+        case compare(Expression, Comparison, Literal)
+        case oneOf(Int, [String])
+        case like(Int, String)
+        case notNull(Int)
+        /// Rows of the root table with no row in `table` referring to them.
+        case none(table: Int)
+        /// Rows of the root table that have a row in `table` matching the condition.
+        case some(table: Int, Condition)
+        case any([Condition])
+        case all([Condition])
+    }
+
+    enum Grouping: Sendable, Equatable {
+        /// One row per row of a table: grouped by its key, shown by its labels.
+        case entity(Int)
+        case column(Int)
+        case bucket(Int, Bucket)
+    }
+
+    var root: Int
+    /// Columns shown as they are (lists).
+    var shown: [Int] = []
+    var measures: [Expression] = []
+    var grouping: Grouping?
+    var conditions: [Condition] = []
+    var having: [Condition] = []
+    var order: [(Expression, descending: Bool)] = []
+    var limit: Int?
+    /// The average of the grouped measure, over the groups ("average number of tracks per invoice").
+    var averageOverGroups = false
+    /// Tables the answer must pass through even when nothing of theirs is shown.
+    var through: [Int] = []
+
+    static func == (a: QueryPlan, b: QueryPlan) -> Bool {
+        a.root == b.root && a.shown == b.shown && a.measures == b.measures && a.grouping == b.grouping && a.conditions == b.conditions
+            && a.having == b.having && a.limit == b.limit && a.averageOverGroups == b.averageOverGroups
+            && a.order.map(\.0) == b.order.map(\.0) && a.order.map(\.descending) == b.order.map(\.descending)
+    }
+
+    /// The chart that suits what the question asked for.
+    var chartHint: String {
+        switch grouping {
+        case .bucket?: return "line"
+        case .entity?, .column?: return measures.isEmpty ? "table" : "bar"
+        case nil: return "table"
+        }
+    }
+}
+
+/// Writes a plan as one SELECT in a dialect.
+struct PlanCompiler {
+    let schema: SchemaModel
+    let dialect: SQLDialect
+
+    func sql(_ plan: QueryPlan) -> String? {
+        // Every table the plan touches, joined along the shortest key paths from the root.
+        var tables = Set(plan.through)
+        func note(_ e: QueryPlan.Expression) {
+            switch e {
+            case .column(let c), .bucket(let c, _): tables.insert(schema.column(c).table)
+            case .aggregate(_, .column(let c)): tables.insert(schema.column(c).table)
+            case .aggregate(_, .product(let a, let b)):
+                tables.insert(schema.column(a).table)
+                tables.insert(schema.column(b).table)
+            case .countRows: break
+            }
+        }
+        func note(_ c: QueryPlan.Condition) {
+            switch c {
+            case .compare(let e, _, _): note(e)
+            case .oneOf(let col, _), .like(let col, _), .notNull(let col): tables.insert(schema.column(col).table)
+            case .none, .some: break
+            case .any(let cs), .all(let cs): cs.forEach(note)
+            }
+        }
+        plan.shown.forEach { tables.insert(schema.column($0).table) }
+        plan.measures.forEach(note)
+        plan.conditions.forEach(note)
+        plan.having.forEach(note)
+        plan.order.forEach { note($0.0) }
+        switch plan.grouping {
+        case .entity(let t)?: tables.insert(t)
+        case .column(let c)?, .bucket(let c, _)?: tables.insert(schema.column(c).table)
+        case nil: break
+        }
+        var alias: [Int: String] = [plan.root: "t0"]
+        var joins: [String] = []
+        for table in tables.sorted() where alias[table] == nil {
+            guard let path = schema.path(from: plan.root, to: table) else { return nil }
+            var at = plan.root
+            for edge in path {
+                let next = edge.from == at ? edge.to : edge.from
+                defer { at = next }
+                if alias[next] != nil { continue }
+                let name = "t\(alias.count)"
+                alias[next] = name
+                guard let toColumn = edge.toColumn else { return nil }
+                let left = "\(alias[edge.from] ?? name).\(q(schema.column(edge.fromColumn).name))"
+                let right = "\(alias[edge.to] ?? name).\(q(schema.column(toColumn).name))"
+                joins.append("JOIN \(q(schema.tables[next].name)) \(name) ON \(left) = \(right)")
+            }
+        }
+        func col(_ c: Int) -> String { "\(alias[schema.column(c).table] ?? "t0").\(q(schema.column(c).name))" }
+        func expression(_ e: QueryPlan.Expression) -> String {
+            switch e {
+            case .column(let c): return col(c)
+            case .countRows: return "COUNT(*)"
+            case .aggregate(let f, .column(let c)): return "\(f.rawValue)(\(col(c)))"
+            case .aggregate(let f, .product(let a, let b)): return "\(f.rawValue)(\(col(a)) * \(col(b)))"
+            case .bucket(let c, let bucket): return self.bucket(col(c), bucket)
+            }
+        }
+        func literal(_ l: QueryPlan.Literal) -> String {
+            switch l {
+            case .number(let d): return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
+            case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+            }
+        }
+        func condition(_ c: QueryPlan.Condition) -> String? {
+            switch c {
+            case .compare(let e, let op, let l): return "\(expression(e)) \(op.rawValue) \(literal(l))"
+            case .oneOf(let c, let values):
+                return values.count == 1 ? "\(col(c)) = \(literal(.text(values[0])))" : "\(col(c)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
+            case .like(let c, let pattern): return "\(col(c)) LIKE \(literal(.text(pattern)))"
+            case .notNull(let c): return "\(col(c)) IS NOT NULL"
+            case .none(let table), .some(let table, _):
+                guard let edge = schema.edges.first(where: { $0.from == table && $0.to == plan.root }), let key = edge.toColumn else { return nil }
+                var inner = "SELECT 1 FROM \(q(schema.tables[table].name)) x WHERE x.\(q(schema.column(edge.fromColumn).name)) = t0.\(q(schema.column(key).name))"
+                if case .some(_, let nested) = c {
+                    guard let nestedSQL = subCondition(nested, table: table) else { return nil }
+                    inner += " AND " + nestedSQL
+                    return "EXISTS (\(inner))"
+                }
+                return "NOT EXISTS (\(inner))"
+            case .any(let cs):
+                let parts = cs.compactMap(condition)
+                return parts.count == cs.count ? "(" + parts.joined(separator: " OR ") + ")" : nil
+            case .all(let cs):
+                let parts = cs.compactMap(condition)
+                return parts.count == cs.count ? "(" + parts.joined(separator: " AND ") + ")" : nil
+            }
+        }
+        // A condition inside EXISTS, on the subquery's table `x` (and tables it references directly).
+        func subCondition(_ c: QueryPlan.Condition, table: Int) -> String? {
+            switch c {
+            case .oneOf(let column, let values) where schema.column(column).table == table:
+                return "x.\(q(schema.column(column).name)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
+            case .oneOf(let column, let values):
+                let target = schema.column(column).table
+                guard let edge = schema.edges.first(where: { $0.from == table && $0.to == target }), let key = edge.toColumn else { return nil }
+                return "x.\(q(schema.column(edge.fromColumn).name)) IN (SELECT \(q(schema.column(key).name)) FROM \(q(schema.tables[target].name)) "
+                    + "WHERE \(q(schema.column(column).name)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", "))))"
+            default: return nil
+            }
+        }
+
+        var select: [String] = []
+        var group: [String] = []
+        switch plan.grouping {
+        case .entity(let t)?:
+            select += schema.tables[t].labels.map(col)
+            if let key = schema.tables[t].primaryKey { group.append(col(key)) } else { group += schema.tables[t].labels.map(col) }
+        case .column(let c)?:
+            select.append(col(c))
+            group.append(col(c))
+        case .bucket(let c, let b)?:
+            let name = b == .year ? "year" : "month"
+            select.append("\(bucket(col(c), b)) AS \(name)")
+            group.append(name)
+        case nil: break
+        }
+        select += plan.shown.map(col)
+        for (i, m) in plan.measures.enumerated() { select.append(expression(m) + (plan.measures.count == 1 ? " AS value" : " AS value\(i + 1)")) }
+        if select.isEmpty { return nil }
+        var sql = "SELECT " + select.joined(separator: ", ") + " FROM \(q(schema.tables[plan.root].name)) t0"
+        if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }
+        let wheres = plan.conditions.compactMap(condition)
+        guard wheres.count == plan.conditions.count else { return nil }
+        if !wheres.isEmpty { sql += " WHERE " + wheres.joined(separator: " AND ") }
+        if !group.isEmpty { sql += " GROUP BY " + group.joined(separator: ", ") }
+        let havings = plan.having.compactMap(condition)
+        if !havings.isEmpty { sql += " HAVING " + havings.joined(separator: " AND ") }
+        if !plan.order.isEmpty {
+            sql += " ORDER BY " + plan.order.map { (e, descending) in
+                let text = plan.measures.count == 1 && e == plan.measures[0] ? "value" : expression(e)
+                return text + (descending ? " DESC" : "")
+            }.joined(separator: ", ")
+        } else if case .bucket(_, let b)? = plan.grouping {
+            sql += " ORDER BY " + (b == .year ? "year" : "month")
+        }
+        if let limit = plan.limit { sql += " LIMIT \(limit)" }
+        if plan.averageOverGroups { sql = "SELECT AVG(value) AS average FROM (\(sql)) groups" }
+        return sql
+    }
+
+    func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    func bucket(_ column: String, _ bucket: QueryPlan.Bucket) -> String {
+        switch (dialect, bucket) {
+        case (.sqlite, .year): return "strftime('%Y', \(column))"
+        case (.sqlite, .month): return "strftime('%m', \(column))"
+        case (.sqlite, .yearMonth): return "strftime('%Y-%m', \(column))"
+        case (.postgres, .year): return "to_char(\(column), 'YYYY')"
+        case (.postgres, .month): return "to_char(\(column), 'MM')"
+        case (.postgres, .yearMonth): return "to_char(\(column), 'YYYY-MM')"
+        }
+    }
+}

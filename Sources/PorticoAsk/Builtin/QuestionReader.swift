@@ -1,0 +1,110 @@
+import Foundation
+/// A question as the built-in engine reads it: words, numbers and quoted text, in order, with
+/// what each was taken to mean.
+struct QuestionReader {
+    struct Token: Sendable {
+        var text: String
+        var lower: String
+        var number: Double?
+        var quoted = false
+        /// Written with a capital inside the sentence (a name, likely a value).
+        var capitalized = false
+        var used = false
+    }
+
+    /// What a stretch of the question means.
+    enum Item: Sendable, Equatable {
+        case count
+        case function(QueryPlan.Function)
+        /// most/least/top/highest…, with the word that may say which column ("longest", "expensive").
+        case superlative(descending: Bool, word: String)
+        case top(Int)
+        case groupMarker
+        case bucket(QueryPlan.Bucket)
+        case table(Int)
+        case columns([Int])
+        case value([ValueIndex.Entry], phrase: String, partial: Bool)
+        case year(Int)
+        case month(Int, year: Int?)
+        case compare(QueryPlan.Comparison, word: String)
+        case number(Double, unit: String?)
+        case negation
+        case textMatch(TextMatch)
+        case text(String)
+        case money
+        case or
+        case which
+        case who
+        case average
+    }
+
+    enum TextMatch: Sendable, Equatable { case contains, starts, ends }
+
+    var tokens: [Token] = []
+    /// Letters outside the Latin alphabet, a sign of a language the engine does not read.
+    var foreignLetters = 0
+    var letters = 0
+
+    init(_ question: String) {
+        var current = ""
+        var chars = Array(question)
+        chars.append(" ")
+        var i = 0
+        var sentenceStart = true
+        func flush() {
+            guard !current.isEmpty else { return }
+            var token = Token(text: current, lower: current.lowercased())
+            let digits = current.replacingOccurrences(of: ",", with: "")
+            if let n = Double(digits), digits.first?.isNumber == true { token.number = n }
+            token.capitalized = !sentenceStart && (current.first?.isUppercase ?? false)
+            tokens.append(token)
+            sentenceStart = false
+            current = ""
+        }
+        while i < chars.count {
+            let c = chars[i]
+            if c.isLetter {
+                letters += 1
+                if !c.isASCII { foreignLetters += 1 }
+            }
+            if c == "\"" || c == "“" || c == "'" && current.isEmpty && (i == 0 || !chars[i - 1].isLetter) {
+                // A quoted phrase: everything up to the closing quote is one token.
+                let close: Set<Character> = c == "'" ? ["'"] : ["\"", "”"]
+                var j = i + 1
+                var text = ""
+                while j < chars.count - 1, !close.contains(chars[j]) || (c == "'" && j + 1 < chars.count && chars[j + 1].isLetter) {
+                    text.append(chars[j])
+                    j += 1
+                }
+                if j < chars.count - 1 {
+                    flush()
+                    var token = Token(text: text, lower: text.lowercased())
+                    token.quoted = true
+                    tokens.append(token)
+                    sentenceStart = false
+                    i = j + 1
+                    continue
+                }
+            }
+            if c == "'" || c == "’" {
+                // A possessive or contraction: "representative's" reads as "representative".
+                if i + 1 < chars.count, chars[i + 1] == "s", i + 2 < chars.count, !chars[i + 2].isLetter {
+                    flush()
+                    i += 2
+                    continue
+                }
+                i += 1
+                continue
+            }
+            if c.isLetter || c.isNumber || (c == "." || c == ",") && current.first?.isNumber == true && i + 1 < chars.count && chars[i + 1].isNumber {
+                current.append(c)
+            } else {
+                flush()
+                if c == "?" || c == "!" || c == ";" { sentenceStart = true }
+            }
+            i += 1
+        }
+    }
+
+    var isForeign: Bool { letters > 0 && foreignLetters * 3 > letters }
+}

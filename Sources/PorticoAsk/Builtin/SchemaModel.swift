@@ -1,0 +1,164 @@
+import PorticoData
+
+/// A datasource's schema as the built-in engine reads it: tables and columns as words, the kind
+/// of value each column holds, each table's label columns, and the foreign-key graph.
+struct SchemaModel: Sendable {
+    enum Kind: Sendable { case number, text, date, boolean, other }
+
+    struct Column: Sendable {
+        let table: Int
+        let name: String
+        let words: [String]
+        let kind: Kind
+        let isPrimary: Bool
+        /// The table this column references, when it is a foreign key.
+        var references: Int?
+        /// A key (primary, foreign or named `…id`): never measured or shown as a value.
+        var isKey: Bool
+    }
+
+    struct Table: Sendable {
+        let name: String
+        let words: [String]
+        var columns: [Int]
+        var primaryKey: Int?
+        /// The columns that name one row: `name`, else first and last name, else `title`, else the first text column.
+        var labels: [Int]
+    }
+
+    struct Edge: Sendable, Hashable {
+        /// The referencing side.
+        let from: Int
+        let fromColumn: Int
+        /// The referenced side.
+        let to: Int
+        let toColumn: Int?
+    }
+
+    var tables: [Table] = []
+    var columns: [Int: Column] = [:]
+    var columnList: [Column] = []
+    var edges: [Edge] = []
+
+    init(_ source: [SourceTable]) {
+        var index: [String: Int] = [:]
+        for (t, table) in source.enumerated() { index[table.name.lowercased()] = t }
+        for (t, table) in source.enumerated() {
+            var entry = Table(name: table.name, words: SchemaModel.words(table.name), columns: [], primaryKey: nil, labels: [])
+            let foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            for column in table.columns {
+                let words = SchemaModel.words(column.name)
+                let key = foreign[column.name.lowercased()]
+                let reference = key.flatMap { index[$0.table.lowercased()] }
+                let named = words.last == "id" || words.last == "key" || column.name.lowercased() == "id"
+                let c = Column(
+                    table: t, name: column.name, words: words, kind: SchemaModel.kind(column.type), isPrimary: column.primaryKey, references: reference,
+                    isKey: column.primaryKey || reference != nil || named)
+                let ci = columnList.count
+                columnList.append(c)
+                entry.columns.append(ci)
+                if column.primaryKey, entry.primaryKey == nil { entry.primaryKey = ci }
+                if let reference, let key {
+                    let target = source[reference].columns.firstIndex { $0.name.lowercased() == (key.targetColumn ?? "").lowercased() }
+                    edges.append(Edge(from: t, fromColumn: ci, to: reference, toColumn: target.map { _ in -1 }))
+                }
+            }
+            tables.append(entry)
+        }
+        // Referenced columns, resolved now that every column has its index.
+        edges = edges.map { edge in
+            guard let key = source[edge.from].foreignKeys.first(where: { $0.column.lowercased() == columnList[edge.fromColumn].name.lowercased() }) else {
+                return edge
+            }
+            let target = tables[edge.to].columns.first { columnList[$0].name.lowercased() == (key.targetColumn ?? "").lowercased() }
+            return Edge(from: edge.from, fromColumn: edge.fromColumn, to: edge.to, toColumn: target ?? tables[edge.to].primaryKey)
+        }
+        for t in tables.indices {
+            if tables[t].primaryKey == nil {
+                tables[t].primaryKey = tables[t].columns.first { columnList[$0].words == ["id"] }
+            }
+            tables[t].labels = labels(of: t)
+        }
+        for (i, c) in columnList.enumerated() { columns[i] = c }
+    }
+
+    func column(_ i: Int) -> Column { columnList[i] }
+
+    /// Lower-case words of a name: camelCase and snake_case split.
+    static func words(_ name: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var previousLower = false
+        for character in name {
+            if character.isLetter || character.isNumber {
+                if character.isUppercase, previousLower, !current.isEmpty {
+                    words.append(current.lowercased())
+                    current = ""
+                }
+                current.append(character)
+                previousLower = character.isLowercase || character.isNumber
+            } else {
+                if !current.isEmpty { words.append(current.lowercased()) }
+                current = ""
+                previousLower = false
+            }
+        }
+        if !current.isEmpty { words.append(current.lowercased()) }
+        return words
+    }
+
+    static func kind(_ type: String) -> Kind {
+        let t = type.lowercased()
+        if t.contains("date") || t.contains("time") { return .date }
+        if t.contains("bool") { return .boolean }
+        if t.contains("int") || t.contains("real") || t.contains("num") || t.contains("dec") || t.contains("float") || t.contains("double")
+            || t.contains("money")
+        {
+            return .number
+        }
+        if t.contains("char") || t.contains("text") || t.contains("clob") || t.isEmpty || t.contains("string") { return .text }
+        return .other
+    }
+
+    func labels(of t: Int) -> [Int] {
+        let cs = tables[t].columns.filter { !columnList[$0].isKey && columnList[$0].kind == .text }
+        if let name = cs.first(where: { columnList[$0].words == ["name"] || columnList[$0].words == tables[t].words + ["name"] }) { return [name] }
+        let first = cs.first { columnList[$0].words == ["first", "name"] || columnList[$0].words == ["firstname"] }
+        let last = cs.first { columnList[$0].words == ["last", "name"] || columnList[$0].words == ["lastname"] || columnList[$0].words == ["surname"] }
+        if let first, let last { return [first, last] }
+        if let title = cs.first(where: { columnList[$0].words == ["title"] }) { return [title] }
+        if let named = cs.first(where: { columnList[$0].words.last == "name" }) { return [named] }
+        return cs.first.map { [$0] } ?? tables[t].primaryKey.map { [$0] } ?? []
+    }
+
+    /// The shortest chain of foreign keys between two tables, either direction; `[]` for the
+    /// same table, `nil` when they are not connected.
+    func path(from a: Int, to b: Int) -> [Edge]? {
+        if a == b { return [] }
+        var previous: [Int: (Int, Edge)] = [a: (a, Edge(from: a, fromColumn: 0, to: a, toColumn: nil))]
+        var queue = [a]
+        var head = 0
+        while head < queue.count {
+            let t = queue[head]
+            head += 1
+            for edge in edges where edge.from == t || edge.to == t {
+                let next = edge.from == t ? edge.to : edge.from
+                guard previous[next] == nil else { continue }
+                previous[next] = (t, edge)
+                if next == b {
+                    var chain: [Edge] = []
+                    var at = b
+                    while at != a, let (back, e) = previous[at] {
+                        chain.append(e)
+                        at = back
+                    }
+                    return chain.reversed()
+                }
+                queue.append(next)
+            }
+        }
+        return nil
+    }
+
+    func distance(_ a: Int, _ b: Int) -> Int? { path(from: a, to: b)?.count }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import PorticoData
+
+/// The distinct values of a datasource's text columns, so a question's "Brazil", "rock" or
+/// "Led Zeppelin" finds the column that holds it. Built once per datasource, on first use.
+public struct ValueIndex: Sendable {
+    struct Entry: Sendable, Equatable {
+        let column: Int
+        let value: String
+        let words: [String]
+    }
+
+    /// At most this many distinct values are read per column.
+    static let perColumn = 5000
+
+    var entries: [Entry] = []
+    /// Entries by their whole text, lower-cased, words joined by one space.
+    var exact: [String: [Int]] = [:]
+    /// Entries by each of their words, for phrases inside longer values.
+    var byWord: [String: [Int]] = [:]
+    /// Distinct values seen per column (capped at `perColumn + 1`).
+    var distinct: [Int: Int] = [:]
+
+    public init() {}
+
+    /// Reads the values of `tables`' text columns with `query` (one `SELECT DISTINCT` per column).
+    static func build(_ schema: SchemaModel, query: (String) async throws -> [[SQLValue]]) async throws -> ValueIndex {
+        var index = ValueIndex()
+        for (ci, column) in schema.columnList.enumerated() where column.kind == .text && !column.isKey {
+            let table = schema.tables[column.table].name
+            let sql = "SELECT DISTINCT \(quote(column.name)) FROM \(quote(table)) WHERE \(quote(column.name)) IS NOT NULL LIMIT \(perColumn + 1)"
+            let rows = try await query(sql)
+            index.distinct[ci] = rows.count
+            for row in rows.prefix(perColumn) {
+                guard case .text(let text)? = row.first, !text.isEmpty, text.count <= 120 else { continue }
+                index.add(column: ci, value: text)
+            }
+        }
+        return index
+    }
+
+    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    mutating func add(column: Int, value: String) {
+        let words = ValueIndex.words(value)
+        guard !words.isEmpty else { return }
+        let i = entries.count
+        entries.append(Entry(column: column, value: value, words: words))
+        exact[words.joined(separator: " "), default: []].append(i)
+        for word in Set(words) where word.count >= 2 { byWord[word, default: []].append(i) }
+    }
+
+    /// Lower-case words of a value or phrase (letters and digits; the rest separates).
+    static func words(_ text: String) -> [String] {
+        text.lowercased().split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map(String.init)
+    }
+
+    /// Entries whose whole value is `phrase` (the last word may be plural: "agents").
+    func whole(_ phrase: [String]) -> [Entry] {
+        guard let last = phrase.last else { return [] }
+        var found: [Int] = []
+        for form in Lexicon.forms(last) {
+            found += exact[(phrase.dropLast() + [form]).joined(separator: " ")] ?? []
+        }
+        return found.map { entries[$0] }
+    }
+
+    /// Entries that hold `phrase` as consecutive words inside a longer value.
+    func containing(_ phrase: [String]) -> [Entry] {
+        guard let first = phrase.first, let candidates = byWord[first] else { return [] }
+        return candidates.map { entries[$0] }.filter { entry in
+            guard entry.words.count > phrase.count else { return false }
+            return (0...(entry.words.count - phrase.count)).contains { Array(entry.words[$0..<($0 + phrase.count)]) == phrase }
+        }
+    }
+}
