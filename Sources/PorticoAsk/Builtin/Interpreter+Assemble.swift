@@ -95,6 +95,10 @@ extension Interpreter {
             case .superlative(let d, let w):
                 if superlative == nil { superlative = (d, w, k) }
                 used.insert(k)
+                if k > 0, !used.contains(k - 1), case .number(let n, nil) = items[k - 1], n == n.rounded(), n > 0 {
+                    limit = Int(n)
+                    used.insert(k - 1)
+                }
                 if k + 1 < items.count, case .top(let n) = items[k + 1] {
                     limit = n
                     used.insert(k + 1)
@@ -108,7 +112,17 @@ extension Interpreter {
         if let k = items.firstIndex(of: .count), !used.contains(k) {
             used.insert(k)
             if k > 0, items[k - 1] == .average { averageOfCount = true; used.insert(k - 1) }
-            if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
+            // "how many track units": a numeric column right after the count is summed, unless it is compared.
+            let quantity = [k + 1, k + 2].first { j in
+                guard let cs = isColumns(j), pickNumeric(cs, near: []) != nil else { return false }
+                if j + 1 < items.count, case .compare = items[j + 1] { return false }
+                return j == k + 1 || isTable(k + 1) != nil
+            }
+            if let j = quantity, let cs = isColumns(j), let c = pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
+                measure = .aggregate(.sum, .column(c))
+                used.insert(j)
+                if let t = isTable(k + 1) { used.insert(k + 1); subject = subject ?? t }
+            } else if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
                 counted = t
                 used.insert(j)
             } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
@@ -133,6 +147,12 @@ extension Interpreter {
         if let k = functionIndex {
             used.insert(k)
             if case .function(let f) = items[k] { aggregateFunction = f } else { aggregateFunction = .avg }
+        }
+        if aggregateFunction == nil, superlative == nil, rankedBy == nil, measure == nil, counted == nil,
+            let k = items.firstIndex(of: .money), !used.contains(k)
+        {
+            // "the revenue for each genre", "monthly revenue": money alone is a sum.
+            aggregateFunction = .sum
         }
         if aggregateFunction != nil || superlative != nil || rankedBy != nil, measure == nil {
             let start = functionIndex ?? rankedBy ?? superlative?.at ?? 0

@@ -159,6 +159,10 @@ struct Interpreter {
                 take(i, 1, .groupMarker)
                 continue
             }
+            if ["year", "years", "month", "months"].contains(w), items.last?.1 == .groupMarker {
+                take(i, 1, .bucket(w.hasPrefix("year") ? .year : .month))
+                continue
+            }
             if ["yearly", "annual", "annually"].contains(w) {
                 take(i, 1, .bucket(.year))
                 continue
@@ -203,6 +207,15 @@ struct Interpreter {
             }
         }
 
+        // "first and last names": two columns sharing their last word.
+        for i in t.indices where i + 3 < t.count && !t[i].used && t[i + 1].lower == "and" && !t[i + 2].used && !t[i + 3].used {
+            let shared = t[i + 3].lower
+            if case .columns(let a)? = schemaItem([t[i].lower, shared]), case .columns(let b)? = schemaItem([t[i + 2].lower, shared]) {
+                take(i, 1, .columns(a))
+                take(i + 2, 2, .columns(b))
+                t[i + 1].used = true
+            }
+        }
         // Values written as names (capitalized or quoted) and schema names, longest first.
         for length in stride(from: 4, through: 1, by: -1) {
             var i = 0
@@ -227,20 +240,19 @@ struct Interpreter {
                 }
             }
         }
-        // "first and last names": two columns sharing their last word.
-        for i in t.indices where i + 3 < t.count && !t[i].used && t[i + 1].lower == "and" && !t[i + 2].used && !t[i + 3].used {
-            let shared = t[i + 3].lower
-            if case .columns(let a)? = schemaItem([t[i].lower, shared]), case .columns(let b)? = schemaItem([t[i + 2].lower, shared]) {
-                take(i, 1, .columns(a))
-                take(i + 2, 2, .columns(b))
-                t[i + 1].used = true
-            }
-        }
         // Money words left over stand for the measure of a sale.
         for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
         reader.tokens = t
         return items.sorted { $0.0 < $1.0 }.map(\.1)
     }
+
+    /// Words for what a column measures, and the column-name words that measure it.
+    static let concepts: [String: [String]] = [
+        "length": Lexicon.durationColumnWords, "duration": Lexicon.durationColumnWords, "long": Lexicon.durationColumnWords,
+        "runtime": Lexicon.durationColumnWords, "unit": Lexicon.quantityColumnWords, "units": Lexicon.quantityColumnWords,
+        "price": Lexicon.priceColumnWords, "cost": Lexicon.priceColumnWords, "pay": Lexicon.payColumnWords, "salary": Lexicon.payColumnWords,
+        "wage": Lexicon.payColumnWords, "size": Lexicon.sizeColumnWords, "quantity": Lexicon.quantityColumnWords,
+    ]
 
     /// Tables or columns that `words` name.
     func schemaItem(_ words: [String]) -> Item? {
@@ -262,7 +274,15 @@ struct Interpreter {
                 return names.count > 1 && !schema.columnList[ci].isPrimary && Lexicon.matches(question: words[0], schema: names.last ?? "")
             }
             if !partial.isEmpty { return .columns(partial) }
-            // A table named by one of its words ("line" is not enough; "playlist" for PlaylistTrack is).
+            // A word for a kind of measure: "length" for a duration column, "units" for a quantity.
+            if let lexicon = Self.concepts[words[0]] {
+                let found = schema.columnList.indices.filter { ci in
+                    let c = schema.columnList[ci]
+                    // Exact words: "units" means a quantity, not a unit price.
+                    return c.kind == .number && !c.isKey && c.words.contains { lexicon.contains($0) }
+                }
+                if !found.isEmpty { return .columns(found) }
+            }
         }
         return nil
     }

@@ -95,7 +95,7 @@ enum Lexicon {
 
     /// Column-name words that hold a money amount of a sale, strongest first.
     static let moneyColumnWords = ["total", "amount", "revenue", "sale", "sales", "price", "cost", "value", "paid", "payment", "subtotal"]
-    static let quantityColumnWords = ["quantity", "qty", "unit", "units", "count"]
+    static let quantityColumnWords = ["quantity", "qty", "units"]
     static let durationColumnWords = ["millisecond", "milliseconds", "duration", "length", "second", "seconds", "minute", "minutes", "runtime", "time"]
     static let priceColumnWords = ["price", "cost", "fee", "rate", "amount", "total"]
     static let payColumnWords = ["salary", "pay", "wage", "wages", "compensation", "income"]
