@@ -168,7 +168,12 @@ extension Interpreter {
                     let near = [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
                     guard let c = pickNumeric(cs, near: near) else { continue }
                     used.insert(j)
-                    measure = .aggregate(aggregateFunction ?? (superlative?.descending == false ? .min : .max), .column(c))
+                    if aggregateFunction == nil, superlative != nil, grouping == nil, let subject, subjectColumn == nil, schema.column(c).table == subject {
+                        // "which department has the largest budget": rows ranked by their own column.
+                        measure = .column(c)
+                    } else {
+                        measure = .aggregate(aggregateFunction ?? (superlative?.descending == false ? .min : .max), .column(c))
+                    }
                 case .table(let t) where aggregateFunction == nil && measure == nil:
                     // "the most tracks": a count of a table, unless the table is what is asked about and an adjective says the column.
                     if let superlative, let column = adjectiveColumn(superlative.word, in: t) {
@@ -325,6 +330,24 @@ extension Interpreter {
                 used.insert(k)
             default: continue
             }
+        }
+
+        // Two values of one column, both asked for ("took both Databases and Algorithms"): no single
+        // row holds both, so each must hold for a related row; otherwise the question is refused.
+        var byColumn: [Int: [Int]] = [:]
+        for (i, c) in plan.conditions.enumerated() { if case .oneOf(let col, let v) = c, v.count == 1 { byColumn[col, default: []].append(i) } }
+        for (column, indices) in byColumn where indices.count > 1 {
+            let table = schema.column(column).table
+            let root = plan.root
+            let bridge = schema.edges.first { edge in edge.to == root && schema.edges.contains { $0.from == edge.from && $0.to == table } }?.from
+                ?? (schema.edges.contains { $0.from == table && $0.to == root } ? table : nil)
+            guard let bridge, table != plan.root else {
+                throw NotUnderstood(message: "the question asks for two values of \(schema.column(column).name) at once; ask for one, or use 'or'")
+            }
+            let wanted = indices.map { plan.conditions[$0] }
+            plan.conditions = plan.conditions.enumerated().filter { !indices.contains($0.offset) }.map(\.element)
+            plan.conditions += wanted.map { .some(table: bridge, $0) }
+            plan.through.removeAll { $0 == table || $0 == bridge }
         }
 
         // 6. Columns named but not yet given a role.
