@@ -166,6 +166,7 @@ extension Interpreter {
                     measure = .aggregate(aggregateFunction ?? .sum, money)
                 case .columns(let cs):
                     let near = [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
+                        + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
                     guard let c = pickNumeric(cs, near: near) else { continue }
                     used.insert(j)
                     if aggregateFunction == nil, superlative != nil, grouping == nil, let subject, subjectColumn == nil, schema.column(c).table == subject {
@@ -209,6 +210,7 @@ extension Interpreter {
         }
 
         // 4. The root table.
+        if subject == nil, let counted, grouping == nil { subject = counted }
         if subject == nil, let t = firstTable(items, used) {
             subject = t
             if let k = items.firstIndex(of: .table(t)) { used.insert(k) }
@@ -237,7 +239,7 @@ extension Interpreter {
             case .value(let entries, _, let partial):
                 used.insert(k)
                 let mentioned = k > 0 ? isColumns(k - 1) : nil
-                let entry = preferred(entries, near: related, mentioned: mentioned)
+                let entry = preferred(entries, near: related, mentioned: mentioned, table: k > 0 ? isTable(k - 1) : nil)
                 if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
                 let condition: QueryPlan.Condition =
                     partial || isListColumn(entry.column, phrase: entry.value) ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
@@ -289,6 +291,9 @@ extension Interpreter {
             case .textMatch(let kind):
                 used.insert(k)
                 guard k + 1 < items.count, case .text(let text) = items[k + 1] else {
+                    // "playlists that contain more than 100 tracks": a verb, not a text match.
+                    if k + 1 < items.count, case .compare = items[k + 1] { continue }
+                    if k + 1 < items.count, case .table = items[k + 1] { continue }
                     throw NotUnderstood(message: "put the text to match in quotes, e.g. containing 'love'")
                 }
                 used.insert(k + 1)
@@ -309,7 +314,7 @@ extension Interpreter {
                 let words = ValueIndex.words(text)
                 let found = values.whole(words)
                 if !found.isEmpty {
-                    let entry = preferred(found, near: related)
+                    let entry = preferred(found, near: related, table: k > 0 ? isTable(k - 1) : nil)
                     plan.conditions.append(.oneOf(entry.column, [entry.value]))
                 } else {
                     throw NotUnderstood(message: "no value '\(text)' was found in the datasource; check the spelling")
@@ -371,6 +376,12 @@ extension Interpreter {
         }
 
         // 7. Put it together.
+        if let counted, measure == nil, counted == root0, !plan.having.isEmpty {
+            // "how many playlists contain more than 100 tracks": the groups that pass, counted.
+            plan.countGroups = true
+            plan.grouping = .entity(counted)
+            return Understood(plan: plan, confidence: confidence, title: "")
+        }
         if let counted, measure == nil || measure == .countRows {
             measure = .countRows
             if grouping == nil, subject != nil, subject != counted, subjectColumn == nil, superlative != nil { grouping = .entity(subject!) }
@@ -420,6 +431,10 @@ extension Interpreter {
             if plan.grouping == nil { plan.shown = [] }
         case nil:
             // A list: the columns asked for, else the labels of what is listed.
+            if let subjectColumn, shown.isEmpty {
+                shown = [subjectColumn]
+                plan.distinct = true
+            }
             plan.shown = shown.isEmpty ? schema.tables[root0].labels : shown
             plan.root = shown.first.map { schema.column($0).table } ?? root0
             if case .entity? = plan.grouping, plan.having.isEmpty { plan.grouping = nil }

@@ -22,8 +22,9 @@ extension Interpreter {
 
     /// Of the columns holding a value, the one in a table the question names (a column named
     /// just before the value wins), else the nearest.
-    func preferred(_ entries: [ValueIndex.Entry], near tables: [Int], mentioned: [Int]? = nil) -> ValueIndex.Entry {
+    func preferred(_ entries: [ValueIndex.Entry], near tables: [Int], mentioned: [Int]? = nil, table: Int? = nil) -> ValueIndex.Entry {
         if let mentioned, let hit = entries.first(where: { mentioned.contains($0.column) }) { return hit }
+        if let table, let hit = entries.first(where: { schema.column($0.column).table == table }) { return hit }
         let columns = entries.map(\.column)
         let best = pickColumn(columns, near: tables) ?? columns[0]
         return entries.first { $0.column == best } ?? entries[0]
@@ -32,8 +33,7 @@ extension Interpreter {
     /// Whether a column holds lists of names ("Jimi Hendrix, Noel Redding"), so a name in it is
     /// matched inside the text rather than as the whole value.
     func isListColumn(_ column: Int, phrase: String) -> Bool {
-        let words = ValueIndex.words(phrase)
-        return !values.containing(words).filter { $0.column == column }.isEmpty
+        values.listColumns.contains(column) && !values.containing(ValueIndex.words(phrase)).filter { $0.column == column }.isEmpty
     }
 
     /// The date column for a year or month: one the question's verbs name, else the first date

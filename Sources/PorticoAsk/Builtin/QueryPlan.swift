@@ -59,12 +59,17 @@ struct QueryPlan: Sendable, Equatable {
     var limit: Int?
     /// The average of the grouped measure, over the groups ("average number of tracks per invoice").
     var averageOverGroups = false
+    /// How many groups pass the HAVING ("how many playlists contain more than 100 tracks").
+    var countGroups = false
+    /// Each shown row once ("which cities do customers live in").
+    var distinct = false
     /// Tables the answer must pass through even when nothing of theirs is shown.
     var through: [Int] = []
 
     static func == (a: QueryPlan, b: QueryPlan) -> Bool {
         a.root == b.root && a.shown == b.shown && a.measures == b.measures && a.grouping == b.grouping && a.conditions == b.conditions
-            && a.having == b.having && a.limit == b.limit && a.averageOverGroups == b.averageOverGroups
+            && a.having == b.having && a.limit == b.limit && a.averageOverGroups == b.averageOverGroups && a.countGroups == b.countGroups
+            && a.distinct == b.distinct
             && a.order.map(\.0) == b.order.map(\.0) && a.order.map(\.descending) == b.order.map(\.descending)
     }
 
@@ -203,7 +208,8 @@ struct PlanCompiler {
         select += plan.shown.map(col)
         for (i, m) in plan.measures.enumerated() { select.append(expression(m) + (plan.measures.count == 1 ? " AS value" : " AS value\(i + 1)")) }
         if select.isEmpty { return nil }
-        var sql = "SELECT " + select.joined(separator: ", ") + " FROM \(q(schema.tables[plan.root].name)) t0"
+        if plan.countGroups, select.isEmpty || plan.measures.isEmpty { select = group.isEmpty ? select : [group[0]] }
+        var sql = "SELECT " + (plan.distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + " FROM \(q(schema.tables[plan.root].name)) t0"
         if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }
         let wheres = plan.conditions.compactMap(condition)
         guard wheres.count == plan.conditions.count else { return nil }
@@ -221,6 +227,7 @@ struct PlanCompiler {
         }
         if let limit = plan.limit { sql += " LIMIT \(limit)" }
         if plan.averageOverGroups { sql = "SELECT AVG(value) AS average FROM (\(sql)) groups" }
+        if plan.countGroups { sql = "SELECT COUNT(*) AS value FROM (\(sql)) groups" }
         return sql
     }
 

@@ -20,6 +20,9 @@ public struct ValueIndex: Sendable {
     var byWord: [String: [Int]] = [:]
     /// Distinct values seen per column (capped at `perColumn + 1`).
     var distinct: [Int: Int] = [:]
+    /// Columns whose values are often lists ("Angus Young, Malcolm Young"): a name in them is
+    /// matched inside the text.
+    var listColumns: Set<Int> = []
 
     public init() {}
 
@@ -31,6 +34,11 @@ public struct ValueIndex: Sendable {
             let sql = "SELECT DISTINCT \(quote(column.name)) FROM \(quote(table)) WHERE \(quote(column.name)) IS NOT NULL LIMIT \(perColumn + 1)"
             let rows = try await query(sql)
             index.distinct[ci] = rows.count
+            let listy = rows.prefix(perColumn).filter { row in
+                guard case .text(let text)? = row.first else { return false }
+                return text.contains(",") || text.contains("/") || text.contains(";")
+            }.count
+            if rows.count >= 10, listy * 10 >= rows.count * 3 { index.listColumns.insert(ci) }
             for row in rows.prefix(perColumn) {
                 guard case .text(let text)? = row.first, !text.isEmpty, text.count <= 120 else { continue }
                 index.add(column: ci, value: text)
