@@ -238,12 +238,14 @@ extension Interpreter {
             switch items[k] {
             case .value(let entries, _, let partial):
                 used.insert(k)
-                let mentioned = k > 0 ? isColumns(k - 1) : nil
+                var mentionedAt = k - 1
+                if mentionedAt > 0, items[mentionedAt] == .groupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
+                let mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
                 let entry = preferred(entries, near: related, mentioned: mentioned, table: k > 0 ? isTable(k - 1) : nil)
+                if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
                 if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
                 let condition: QueryPlan.Condition =
                     partial || isListColumn(entry.column, phrase: entry.value) ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
-                if let m = mentioned { used.insert(k - 1); _ = m }
                 if k > 0, items[k - 1] == .or || k > 1 && items[k - 2] == .or && used.contains(k - 1), let last = plan.conditions.popLast() {
                     plan.conditions.append(merge(last, condition))
                 } else {
@@ -427,7 +429,12 @@ extension Interpreter {
                     plan.limit = limit
                 }
             }
-            plan.shown = shown.filter { c in plan.grouping.map { !covers($0, c) } ?? true && !isConditionColumn(c, plan) }
+            // Beside a grouped measure only columns of the grouped row itself can be shown.
+            plan.shown = shown.filter { c in
+                guard case .entity(let t)? = plan.grouping, schema.column(c).table == t else { return false }
+                return !covers(.entity(t), c) && !isConditionColumn(c, plan) && measureTable(m).map { schema.column(c).table != $0 || true } == true
+                    && !isMeasured(c, m)
+            }
             if plan.grouping == nil { plan.shown = [] }
         case nil:
             // A list: the columns asked for, else the labels of what is listed.
@@ -482,6 +489,14 @@ extension Interpreter {
         case .aggregate(_, .column(let c))?, .column(let c)?: return schema.column(c).table
         case .aggregate(_, .product(let c, _))?: return schema.column(c).table
         default: return nil
+        }
+    }
+
+    func isMeasured(_ c: Int, _ m: QueryPlan.Expression) -> Bool {
+        switch m {
+        case .aggregate(_, .column(let x)), .column(let x): return x == c
+        case .aggregate(_, .product(let a, let b)): return a == c || b == c
+        default: return false
         }
     }
 
