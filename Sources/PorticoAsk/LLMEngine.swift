@@ -1,8 +1,8 @@
-public import PorticoData
 public import AsyncHTTPClient
 public import Foundation
 public import NIOCore
 import NIOHTTP1
+public import PorticoData
 import PorticoJSON
 
 /// Everything an engine is given to write SQL for one question.

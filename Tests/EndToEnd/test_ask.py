@@ -232,14 +232,19 @@ def test_images_are_only_found_by_their_exact_name(asker):
         assert httpx2.get(f"{asker.base}/images/{name}").status_code == 404
 
 
-def test_without_an_llm_the_refusal_says_what_to_configure(tmp_path):
+def test_without_an_llm_the_builtin_engine_answers_and_its_refusals_say_what_to_configure(tmp_path):
     server = start_server(data_dir=str(tmp_path))
     try:
         async def go():
             async with connect(server, "auto") as client:
                 r = await client.call_tool("ask", {"question": "How many customers are there?"})
+                assert not r.is_error, r.content
+                assert r.structured_content["engine"] == "builtin" and r.structured_content["rows"] == [[59]]
+                r = await client.call_tool("ask", {"question": "What is the meaning of life?"})
                 assert r.is_error
-                assert "portico llm add" in r.content[0].text
+                assert "'meaning', 'life'" in r.content[0].text and "portico llm add" in r.content[0].text
+                r = await client.call_tool("ask", {"question": "How many customers are there?", "model": "llm"})
+                assert r.is_error and "portico llm add" in r.content[0].text
                 r = await client.call_tool("ask", {"question": "How many customers are there?", "model": "gpt-5"})
                 assert r.is_error and "no engine or model named 'gpt-5'" in r.content[0].text
 

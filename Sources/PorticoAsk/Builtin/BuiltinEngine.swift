@@ -17,13 +17,11 @@ public struct BuiltinEngine: AskEngine {
         }
         let schema = SchemaModel(tables)
         let interpreter = Interpreter(schema: schema, values: request.values ?? ValueIndex())
-        // A follow-up applies to the last question of the chat that the engine understands.
+        // A follow-up applies to the chat's last understood question, itself read as a follow-up of
+        // the ones before it (the chat's last few turns are enough).
         var previous: QueryPlan?
-        for turn in request.history.reversed() {
-            if case .success(let understood) = interpreter.understand(turn.question) {
-                previous = understood.plan
-                break
-            }
+        for turn in request.history.suffix(8) {
+            if case .success(let understood) = interpreter.understand(turn.question, previous: previous) { previous = understood.plan }
         }
         switch interpreter.understand(request.question, previous: previous) {
         case .failure(let refusal):

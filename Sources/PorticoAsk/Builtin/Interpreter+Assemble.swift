@@ -161,11 +161,14 @@ extension Interpreter {
                 switch items[j] {
                 case .money:
                     used.insert(j)
-                    let around = [grouping.flatMap(entityTable), subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
+                    let around =
+                        [grouping.flatMap(entityTable), subject, counted].compactMap { $0 }
+                        + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
                     guard let money = moneyMeasure(near: around) else { throw NotUnderstood(message: noMoney) }
                     measure = .aggregate(aggregateFunction ?? .sum, money)
                 case .columns(let cs):
-                    let near = [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
+                    let near =
+                        [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
                         + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
                     guard let c = pickNumeric(cs, near: near) else { continue }
                     used.insert(j)
@@ -245,7 +248,8 @@ extension Interpreter {
                 if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
                 if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
                 let condition: QueryPlan.Condition =
-                    partial || isListColumn(entry.column, phrase: entry.value) ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
+                    partial || isListColumn(entry.column, phrase: entry.value)
+                    ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
                 if k > 0, items[k - 1] == .or || k > 1 && items[k - 2] == .or && used.contains(k - 1), let last = plan.conditions.popLast() {
                     plan.conditions.append(merge(last, condition))
                 } else {
@@ -258,7 +262,10 @@ extension Interpreter {
                 }
                 if k > 0, case .compare(let op, _) = items[k - 1] {
                     used.insert(k - 1)
-                    plan.conditions.append(op == .greater ? .compare(.column(date), .greaterOrEqual, .text("\(year + 1)-01-01")) : .compare(.column(date), op == .less ? .less : .greaterOrEqual, .text("\(year)-01-01")))
+                    plan.conditions.append(
+                        op == .greater
+                            ? .compare(.column(date), .greaterOrEqual, .text("\(year + 1)-01-01"))
+                            : .compare(.column(date), op == .less ? .less : .greaterOrEqual, .text("\(year)-01-01")))
                 } else {
                     plan.conditions += yearRange(date, year)
                 }
@@ -346,7 +353,8 @@ extension Interpreter {
         for (column, indices) in byColumn where indices.count > 1 {
             let table = schema.column(column).table
             let root = plan.root
-            let bridge = schema.edges.first { edge in edge.to == root && schema.edges.contains { $0.from == edge.from && $0.to == table } }?.from
+            let bridge =
+                schema.edges.first { edge in edge.to == root && schema.edges.contains { $0.from == edge.from && $0.to == table } }?.from
                 ?? (schema.edges.contains { $0.from == table && $0.to == root } ? table : nil)
             guard let bridge, table != plan.root else {
                 throw NotUnderstood(message: "the question asks for two values of \(schema.column(column).name) at once; ask for one, or use 'or'")

@@ -307,7 +307,9 @@ struct Interpreter {
 
     func isFollowUp(_ items: [Item], _ reader: QuestionReader) -> Bool {
         let first = reader.tokens.first?.lower ?? ""
-        let opensAsFollowUp = ["and", "only", "but", "now", "instead", "also", "then"].contains(first)
+        let opensAsFollowUp =
+            ["and", "only", "but", "now", "instead", "also", "then", "by", "per"].contains(first)
+            || reader.tokens.contains { ["instead", "rather"].contains($0.lower) }
             || reader.tokens.prefix(2).map(\.lower) == ["what", "about"] || reader.tokens.prefix(2).map(\.lower) == ["how", "about"]
         let hasSubject = items.contains { if case .table = $0 { return true } else { return false } } && items.contains { $0 == .count }
         return opensAsFollowUp || (!hasSubject && !items.contains { if case .table = $0 { return true } else { return false } })
@@ -342,8 +344,9 @@ struct Interpreter {
                 changed = true
             case .groupMarker:
                 if k + 1 < items.count, let grouping = groupingFor(items[k + 1], root: plan.root) {
+                    if case .entity(let t)? = plan.grouping, case .entity(let u) = grouping, plan.root == t { plan.root = u }
                     plan.grouping = grouping
-                    if case .entity = grouping {} else { plan.shown = [] }
+                    plan.shown = []
                     changed = true
                     k += 1
                 }

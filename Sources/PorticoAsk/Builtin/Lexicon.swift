@@ -53,7 +53,7 @@ enum Lexicon {
         "me", "us", "display", "return", "as", "into", "about", "also", "just", "can", "could", "would", "you", "i", "we", "my", "our", "your",
         "how", "many", "much", "whole", "overall", "altogether", "ever", "currently", "some", "then", "so", "far", "than", "if", "whether",
         "will", "should", "shall", "may", "might", "must", "out", "up", "s", "both", "either", "what's", "whats", "by", "per", "each", "every",
-        "only", "just", "among", "between", "across", "within", "whose",
+        "only", "just", "among", "between", "across", "within", "whose", "instead", "rather", "again", "but", "now", "too",
     ]
 
     /// Words ignored when they name nothing in the schema (a column may be called `type` or `value`).

@@ -1,4 +1,5 @@
 import Foundation
+
 /// The built-in engine's intermediate form of a question: what is measured, grouped, filtered,
 /// ordered and limited, over which tables. Compiled to SQL per dialect; the joins follow the
 /// foreign keys from the root table to every table the plan names.
@@ -156,12 +157,14 @@ struct PlanCompiler {
             switch c {
             case .compare(let e, let op, let l): return "\(expression(e)) \(op.rawValue) \(literal(l))"
             case .oneOf(let c, let values):
-                return values.count == 1 ? "\(col(c)) = \(literal(.text(values[0])))" : "\(col(c)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
+                return values.count == 1
+                    ? "\(col(c)) = \(literal(.text(values[0])))" : "\(col(c)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
             case .like(let c, let pattern): return "\(col(c)) LIKE \(literal(.text(pattern)))"
             case .notNull(let c): return "\(col(c)) IS NOT NULL"
             case .none(let table), .some(let table, _):
                 guard let edge = schema.edges.first(where: { $0.from == table && $0.to == plan.root }), let key = edge.toColumn else { return nil }
-                var inner = "SELECT 1 FROM \(q(schema.tables[table].name)) x WHERE x.\(q(schema.column(edge.fromColumn).name)) = t0.\(q(schema.column(key).name))"
+                var inner =
+                    "SELECT 1 FROM \(q(schema.tables[table].name)) x WHERE x.\(q(schema.column(edge.fromColumn).name)) = t0.\(q(schema.column(key).name))"
                 if case .some(_, let nested) = c {
                     guard let nestedSQL = subCondition(nested, table: table) else { return nil }
                     inner += " AND " + nestedSQL
@@ -218,10 +221,13 @@ struct PlanCompiler {
         let havings = plan.having.compactMap(condition)
         if !havings.isEmpty { sql += " HAVING " + havings.joined(separator: " AND ") }
         if !plan.order.isEmpty {
-            sql += " ORDER BY " + plan.order.map { (e, descending) in
+            var keys = plan.order.map { (e, descending) in
                 let text = plan.measures.count == 1 && e == plan.measures[0] ? "value" : expression(e)
                 return text + (descending ? " DESC" : "")
-            }.joined(separator: ", ")
+            }
+            // Ties in a stable order, the same on every database: by the group's or the row's key.
+            if let tie = group.first ?? schema.tables[plan.root].primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups { keys.append(tie) }
+            sql += " ORDER BY " + keys.joined(separator: ", ")
         } else if case .bucket(_, let b)? = plan.grouping {
             sql += " ORDER BY " + (b == .year ? "year" : "month")
         }

@@ -1,4 +1,5 @@
 import Foundation
+
 /// A question as the built-in engine reads it: words, numbers and quoted text, in order, with
 /// what each was taken to mean.
 struct QuestionReader {

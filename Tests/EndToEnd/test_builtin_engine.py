@@ -1,0 +1,141 @@
+"""The built-in offline engine: scored with `portico eval` on the dev questions, on a second
+database in another naming style (questions written before the engine), on further Chinook
+questions; the same answers on PostgreSQL; refusals that run nothing; follow-ups in a chat."""
+
+import json
+import re
+import sqlite3
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, start_server
+from datasets import university
+from test_official_client import connect, run
+from test_postgres_datasource import pg_url  # noqa: F401 (fixture)
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+DEV = SHARED / "datasets" / "chinook" / "ask-dev.jsonl"
+MORE = Path(__file__).with_name("datasets") / "chinook-more.jsonl"
+
+
+def score(output: str) -> tuple[float, float]:
+    found = re.search(r"questions (\d+)\s+correct (\d+) .*wrong (\d+) ", output)
+    assert found, output
+    total, correct, wrong = map(int, found.groups())
+    return correct / total, wrong / total
+
+
+@pytest.fixture(scope="module")
+def demo():
+    server = start_server(data_dir=tempfile.mkdtemp(prefix="portico-builtin-"))
+    path = str(Path(server.data_dir) / "university.sqlite")
+    university.build(path)
+    server.cli("datasource", "add", "--name", "university", "--sqlite", path)
+    yield server
+    server.stop()
+
+
+def test_dev_questions_meet_the_targets(demo):
+    out = demo.cli("eval", str(DEV), "--engine", "builtin", "--verbose").stdout
+    correct, wrong = score(out)
+    assert correct >= 0.85 and wrong <= 0.05, out
+
+
+def test_a_database_in_another_style_meets_the_same_bar(demo):
+    out = demo.cli("eval", str(university.QUESTIONS), "--engine", "builtin", "--datasource", "university", "--verbose").stdout
+    correct, wrong = score(out)
+    assert correct >= 0.85 and wrong <= 0.05, out
+
+
+def test_further_questions_meet_the_generality_bar(demo):
+    out = demo.cli("eval", str(MORE), "--engine", "builtin", "--verbose").stdout
+    correct, wrong = score(out)
+    assert correct >= 0.60 and wrong <= 0.05, out
+
+
+def rows_of(answer: dict, ordered: bool) -> list:
+    def cell(v):
+        return round(v, 2) if isinstance(v, float) else v
+    rows = [[cell(v) for v in row] for row in answer["rows"]]
+    return rows if ordered else sorted(rows, key=repr)
+
+
+def test_the_dev_questions_get_the_same_answers_on_postgresql(demo, pg_url):  # noqa: F811
+    demo.cli("datasource", "add", "--name", "chinook_pg", "--postgres", pg_url)
+    questions = [json.loads(line) for line in DEV.read_text().splitlines() if line.strip()]
+
+    async def go():
+        async with connect(demo, "auto") as client:
+            for q in questions:
+                on_sqlite = await client.call_tool("ask", {"question": q["question"], "model": "builtin"})
+                on_pg = await client.call_tool("ask", {"question": q["question"], "model": "builtin", "datasource": "chinook_pg"})
+                assert not on_sqlite.is_error and not on_pg.is_error, (q, on_sqlite.content, on_pg.content)
+                ordered = "ORDER BY" in on_sqlite.structured_content["sql"]
+                assert rows_of(on_sqlite.structured_content, False) == rows_of(on_pg.structured_content, False), q["question"]
+                if ordered:  # the same order of what is ranked (ties are broken by each database's keys)
+                    assert [r[-1] for r in rows_of(on_sqlite.structured_content, True)] == [r[-1] for r in rows_of(on_pg.structured_content, True)]
+                assert on_pg.structured_content["sql"] != on_sqlite.structured_content["sql"], "each in its own names and dialect"
+
+    run(go())
+
+
+REFUSED = [
+    ("What is the meaning of life?", "'meaning', 'life'"),
+    ("How many spaceships are there?", "'spaceships'"),
+    ("Delete the customers in Brazil", "asks to change data"),
+    ("Drop table Customer", "asks to change data"),
+    ("Update the price of every track to 0", "asks to change data"),
+    ("有多少客户？", "English only"),
+    ("Wie viele Kunden gibt es?", "did not understand"),
+    ("How many customers are there in Atlantis?", "'Atlantis'"),
+    ("Show me everything", "which table"),
+]
+
+
+@pytest.mark.parametrize("question,why", REFUSED)
+def test_refusals_run_nothing_and_say_why(demo, question, why):
+    database = Path(demo.data_dir) / "portico.sqlite"
+    before = sqlite3.connect(database).execute("SELECT COUNT(*) FROM Customer").fetchone()
+    result = run_cli("ask", question, "--engine", "builtin", data_dir=demo.data_dir, check=False)
+    assert result.returncode != 0
+    assert why in result.stderr and "SQL:" not in result.stdout, result.stderr
+    assert sqlite3.connect(database).execute("SELECT COUNT(*) FROM Customer").fetchone() == before
+
+
+def test_follow_ups_change_the_previous_question(demo):
+    async def go():
+        async with connect(demo, "legacy") as client:
+            first = await client.call_tool("ask", {"question": "How many invoices were issued in 2023?", "model": "builtin"})
+            chat = first.structured_content["chat_id"]
+            assert first.structured_content["rows"] == [[83]]
+            narrower = await client.call_tool("ask", {"question": "and in 2024?", "chat_id": chat, "model": "builtin"})
+            assert not narrower.is_error, narrower.content
+            assert "2024-01-01" in narrower.structured_content["sql"] and "2023" not in narrower.structured_content["sql"]
+
+            totals = await client.call_tool("ask", {"question": "Show total revenue for each billing country.", "model": "builtin"})
+            chat = totals.structured_content["chat_id"]
+            assert totals.structured_content["chart"]["type"] in ("bar", "column")
+            top = await client.call_tool("ask", {"question": "only the top 3", "chat_id": chat, "model": "builtin"})
+            assert [row[0] for row in top.structured_content["rows"]] == ["USA", "Canada", "France"]
+
+            per_genre = await client.call_tool("ask", {"question": "Show the number of tracks in each genre.", "model": "builtin"})
+            chat = per_genre.structured_content["chat_id"]
+            regrouped = await client.call_tool("ask", {"question": "by media type instead", "chat_id": chat, "model": "builtin"})
+            assert not regrouped.is_error, regrouped.content
+            assert len(regrouped.structured_content["rows"]) == 5 and sum(r[-1] for r in regrouped.structured_content["rows"]) == 3503
+
+    run(go())
+
+
+def test_an_answer_names_its_engine_and_draws_its_chart(demo):
+    async def go():
+        async with connect(demo, "auto") as client:
+            r = await client.call_tool("ask", {"question": "What were the total sales per year?", "return_img": True})
+            answer = r.structured_content
+            assert answer["engine"] == "builtin" and answer["chart"]["type"] == "line" and len(answer["rows"]) == 5
+            assert [c for c in r.content if c.type == "image"], "the chart as MCP image content"
+
+    run(go())
