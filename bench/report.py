@@ -140,6 +140,13 @@ if ask_figures.exists():
     print(f"| `sql_query`, the 40 gold queries of ask-dev.jsonl ×5 | {a['sql_query']['calls']} | {a['sql_query']['median_ms']:.1f} | {a['sql_query']['p99_ms']:.1f} |")
     print(f"| `ask`, their 40 questions ×5 (chart drawn when the rows chart) | {a['ask']['calls']} | {a['ask']['median_ms']:.1f} | {a['ask']['p99_ms']:.1f} |")
     print(f"| drawing one chart (Cairo, 960×560 PNG, about {a['chart']['png_bytes'] // 1000} kB) | {a['chart']['draws']} | {a['chart']['median_ms']:.1f} | {a['chart']['p99_ms']:.1f} |")
+    if "builtin" in a:
+        b = a["builtin_rows"]
+        print(f"| `ask` with the built-in engine over MCP, the 40 questions ×5 (chart drawn when the rows chart) | {a['builtin']['calls']} | {a['builtin']['median_ms']:.1f} | {a['builtin']['p99_ms']:.1f} |")
+        print(f"| built-in engine, question to rows (`portico eval`, 40 questions ×5, the first builds the value index) | {b['questions']} | {b['median_ms']:.1f} | {b['p99_ms']:.1f} |")
+        print()
+        print(f"The built-in engine answered {b['correct']} of {b['questions']} correctly, {b['wrong']} wrong. A cold `portico ask` on a datasource of "
+              f"{a['value_index']['rows']:,} rows (process start, schema, value index of its text columns, answer) took {a['value_index']['cold_ask_ms']:.0f} ms.")
 print()
 print("## Targets")
 print()
@@ -159,3 +166,11 @@ notes = Path(__file__).with_name("NOTES.md")
 if notes.exists():
     print()
     print(notes.read_text().strip())
+if ask_figures.exists():
+    a = json.loads(ask_figures.read_text())
+    if "builtin_rows" in a:
+        b = a["builtin_rows"]
+        target("built-in engine median ≤ 20 ms, question to rows", b["median_ms"] <= 20, f"{b['median_ms']:.1f} ms")
+        target("built-in engine p99 ≤ 100 ms, question to rows", b["p99_ms"] <= 100, f"{b['p99_ms']:.1f} ms")
+        target("value index of a 100k-row datasource < 5 s", a["value_index"]["cold_ask_ms"] < 5000,
+               f"a whole cold `portico ask` took {a['value_index']['cold_ask_ms']:.0f} ms")

@@ -41,7 +41,7 @@ struct AskCommand: AsyncParsableCommand {
                     }
                 }
             } catch let refusal as AskRefusal {
-                throw ValidationError("not answered: \(refusal.message)" + (refusal.sql.map { "\nSQL: \($0)" } ?? ""))
+                throw NotAnswered(message: "not answered: \(refusal.message)" + (refusal.sql.map { "\nSQL: \($0)" } ?? ""))
             }
         }
     }
@@ -101,10 +101,11 @@ struct EvalCommand: AsyncParsableCommand {
             func share(_ n: Int) -> String { String(format: "%.1f%%", Double(n) * 100 / Double(total)) }
             times.sort()
             let median = times.isEmpty ? 0 : times[times.count / 2]
+            let p99 = times.isEmpty ? 0 : times[min(times.count - 1, Int((Double(times.count - 1) * 0.99).rounded()))]
             print(
                 "questions \(questions.count)  correct \(correct) (\(share(correct)))  wrong \(wrong) (\(share(wrong)))  refused \(refused) (\(share(refused)))"
             )
-            print(String(format: "median %.1f ms per question", median))
+            print(String(format: "median %.1f ms, p99 %.1f ms per question", median, p99))
         }
     }
 }
@@ -158,4 +159,10 @@ enum TextTable {
         case .text(let s): s.replacingOccurrences(of: "\n", with: " ")
         }
     }
+}
+
+/// A question the engine did not answer: said plainly, without the command's usage.
+struct NotAnswered: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

@@ -192,8 +192,12 @@ public struct AskService: Sendable {
                 throw AskRefusal(message: error.message, engine: engine.name, sql: nil)
             }
             guard !reply.candidates.isEmpty else {
-                throw AskRefusal(
-                    message: "\(engine.name) did not answer with SQL: \(reply.reason ?? "its reply held no query")", engine: engine.name, sql: nil)
+                // The built-in engine's reasons say themselves what it did not understand.
+                let message =
+                    engine is BuiltinEngine
+                    ? reply.reason ?? "the built-in engine could not answer"
+                    : "\(engine.name) did not answer with SQL: \(reply.reason ?? "its reply held no query")"
+                throw AskRefusal(message: message, engine: engine.name, sql: nil)
             }
             var failure: (sql: String, error: String)?
             for candidate in reply.candidates.prefix(3) {

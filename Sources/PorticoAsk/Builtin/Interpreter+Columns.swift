@@ -73,6 +73,7 @@ extension Interpreter {
             return nil
         }
         let numeric = schema.tables[table].columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
+        if lexicon == Lexicon.durationColumnWords { return numeric.first { schema.column($0).words.contains(where: Lexicon.isDuration) } }
         for word in lexicon {
             if let c = numeric.first(where: { schema.column($0).words.contains { Lexicon.matches(question: word, schema: $0) } }) { return c }
         }

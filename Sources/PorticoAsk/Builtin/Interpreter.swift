@@ -56,6 +56,30 @@ struct Interpreter {
             for k in i..<(i + n) { t[k].used = true }
             items.append((i, item))
         }
+        // "starting with A", "containing love": one unquoted word after a text match is the text.
+        func takeUnquotedText(_ j: Int, strict: Bool = false) {
+            guard j < t.count, !t[j].used, !t[j].quoted, t[j].number == nil,
+                !Lexicon.stopWords.contains(t[j].lower) || t[j].text.count == 1,
+                !["more", "less", "fewer", "over", "under", "above", "below", "exactly", "no", "than", "most", "least"].contains(t[j].lower),
+                !strict || t[j].capitalized || t[j].text.count == 1
+            else { return }
+            take(j, 1, .text(t[j].text))
+        }
+
+        // Names with numbers in them ("City 42", "Windows 10") that are whole values come first,
+        // before the numbers are read as numbers.
+        for length in stride(from: 4, through: 2, by: -1) {
+            var i = 0
+            while i + length <= t.count {
+                defer { i += 1 }
+                let span = t[i..<(i + length)]
+                guard span.allSatisfy({ !$0.used && !$0.quoted }), span.first?.capitalized == true, span.contains(where: { $0.number != nil }) else {
+                    continue
+                }
+                let entries = values.whole(ValueIndex.words(span.map(\.text).joined(separator: " ")))
+                if !entries.isEmpty { take(i, length, .value(entries, phrase: span.map(\.text).joined(separator: " "), partial: false)) }
+            }
+        }
 
         // Operators and grammar first: their words are never schema names here.
         var i = 0
@@ -173,16 +197,19 @@ struct Interpreter {
             }
             if ["containing", "contains", "contain", "including", "includes", "mentioning", "like"].contains(w) {
                 take(i, 1, .textMatch(.contains))
+                takeUnquotedText(i + 1, strict: w != "containing")
                 continue
             }
             if phrase(i, ["starting", "with"]) || phrase(i, ["starts", "with"]) || phrase(i, ["beginning", "with"]) || phrase(i, ["begins", "with"])
                 || phrase(i, ["start", "with"])
             {
                 take(i, 2, .textMatch(.starts))
+                takeUnquotedText(i + 2)
                 continue
             }
             if phrase(i, ["ending", "with"]) || phrase(i, ["ends", "with"]) || phrase(i, ["end", "with"]) {
                 take(i, 2, .textMatch(.ends))
+                takeUnquotedText(i + 2)
                 continue
             }
             if ["no", "without", "never", "none", "not"].contains(w) {
@@ -279,6 +306,7 @@ struct Interpreter {
                 let found = schema.columnList.indices.filter { ci in
                     let c = schema.columnList[ci]
                     // Exact words: "units" means a quantity, not a unit price.
+                    if lexicon == Lexicon.durationColumnWords { return c.kind == .number && !c.isKey && c.words.contains(where: Lexicon.isDuration) }
                     return c.kind == .number && !c.isKey && c.words.contains { lexicon.contains($0) }
                 }
                 if !found.isEmpty { return .columns(found) }

@@ -3,7 +3,7 @@
 /// a datasource comes from its own schema and values (`SchemaModel`, `ValueIndex`).
 enum Lexicon {
     /// A word's possible singular forms (itself first), so "courses", "categories" and "boxes"
-    /// meet "course", "category" and "box" whichever side is plural.
+    /// meet "horse", "category" and "box" whichever side is plural.
     static func forms(_ word: String) -> [String] {
         var out = [word]
         if let irregular = irregularPlurals[word] { out.append(irregular) }
@@ -21,7 +21,7 @@ enum Lexicon {
 
     /// Whether a question word means a schema word: the same up to plural, an abbreviation the
     /// schema uses ("rep" for "representative", "qty"), or another form of the same stem
-    /// ("composed" for "composer").
+    /// ("purchased" for "purchaser").
     static func matches(question q: String, schema s: String) -> Bool {
         if q == s { return true }
         let qf = forms(q)
@@ -30,19 +30,19 @@ enum Lexicon {
         if let expansion = abbreviations[s], qf.contains(expansion) { return true }
         // A schema abbreviation of at least three letters that starts the question's word.
         if s.count >= 3, q.count >= s.count + 3, q.hasPrefix(s), !notAbbreviations.contains(s) { return true }
-        // Verb and noun of one stem: "composed"/"composer", "purchased"/"purchaser".
+        // Verb and noun of one stem: "purchased"/"purchaser", "employed"/"employer".
         let common = zip(q, s).prefix { $0 == $1 }.count
         return common >= 6 && max(q.count, s.count) - common <= 2
     }
 
     /// Abbreviations common in column names, and what they stand for.
     static let abbreviations = [
-        "qty": "quantity", "amt": "amount", "num": "number", "no": "number", "desc": "description", "addr": "address", "dept": "department",
-        "emp": "employee", "cust": "customer", "prod": "product", "cat": "category", "dob": "birth", "dt": "date", "pct": "percent",
-        "tel": "phone", "org": "organization", "mgr": "manager", "yr": "year", "mo": "month", "ms": "millisecond", "sec": "second",
+        "qty": "quantity", "amt": "amount", "num": "number", "no": "number", "desc": "description", "addr": "address",
+        "prod": "product", "cat": "category", "dob": "birth", "dt": "date", "pct": "percent", "tel": "phone", "org": "organization",
+        "mgr": "manager", "yr": "year", "mo": "month", "sec": "second",
     ]
 
-    /// Short words that start longer, unrelated ones ("art" is not "artist").
+    /// Short words that start longer, unrelated ones ("car" is not "cargo").
     static let notAbbreviations: Set<String> = ["art", "car", "ban", "can", "con", "man", "pro", "pre", "per", "par", "ten", "tin", "cap", "bar"]
 
     /// Words that carry grammar, politeness or a verb that adds nothing the schema does not say.
@@ -89,15 +89,22 @@ enum Lexicon {
 
     /// Words of a money measure: what a sale brought in.
     static let moneyWords: Set<String> = [
-        "revenue", "sale", "sales", "income", "spending", "spend", "spent", "earning", "earnings", "turnover", "money", "billing", "billed",
+        "revenue", "sale", "sales", "income", "spending", "spend", "spent", "earning", "earnings", "turnover", "money", "billed",
         "paid", "payment", "payments", "gross",
     ]
 
     /// Column-name words that hold a money amount of a sale, strongest first.
     static let moneyColumnWords = ["total", "amount", "revenue", "sale", "sales", "price", "cost", "value", "paid", "payment", "subtotal"]
     static let quantityColumnWords = ["quantity", "qty", "units"]
-    static let durationColumnWords = ["millisecond", "milliseconds", "duration", "length", "second", "seconds", "minute", "minutes", "runtime", "time"]
+    static let durationColumnWords = ["duration", "length", "runtime", "time", "elapsed"]
     static let priceColumnWords = ["price", "cost", "fee", "rate", "amount", "total"]
     static let payColumnWords = ["salary", "pay", "wage", "wages", "compensation", "income"]
-    static let sizeColumnWords = ["size", "byte", "bytes", "weight", "area", "capacity", "budget", "population"]
+    static let sizeColumnWords = ["size", "weight", "area", "capacity", "volume"]
+
+    /// Whether a column-name word says the column holds a duration: a word for one, or a time
+    /// unit, with any prefix ("seconds", "duration_ms" reads as "ms" too short to tell).
+    static func isDuration(_ word: String) -> Bool {
+        if durationColumnWords.contains(word) { return true }
+        return forms(word).contains { form in ["second", "minute", "hour"].contains { form.hasSuffix($0) } }
+    }
 }

@@ -1,0 +1,78 @@
+import PorticoData
+import Testing
+
+@testable import PorticoAsk
+
+/// The built-in engine on a small schema of its own (snake_case, plural tables), without a database.
+@Suite struct BuiltinEngineTests {
+    static let tables: [SourceTable] = [
+        SourceTable(
+            name: "teams", isView: false,
+            columns: [
+                .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                .init(name: "city", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: []),
+        SourceTable(
+            name: "players", isView: false,
+            columns: [
+                .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "first_name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                .init(name: "last_name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                .init(name: "team_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "salary", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                .init(name: "joined_on", type: "DATE", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: [.init(column: "team_id", table: "teams", targetColumn: "id")]),
+    ]
+
+    static func request(_ question: String, dialect: SQLDialect = .sqlite, history: [String] = []) -> EngineRequest {
+        let schema = SchemaModel(tables)
+        var values = ValueIndex()
+        let city = schema.columnList.firstIndex { $0.name == "city" } ?? 0
+        for name in ["Lisbon", "Porto", "New York"] { values.add(column: city, value: name) }
+        var request = EngineRequest(
+            question: question, lang: "en", dialect: dialect, schema: "", examples: [], history: history.map { .init(question: $0, sql: nil) },
+            corrections: [])
+        request.tables = tables
+        request.values = values
+        return request
+    }
+
+    static func sql(_ question: String, dialect: SQLDialect = .sqlite, history: [String] = []) -> String? {
+        BuiltinEngine.answer(request(question, dialect: dialect, history: history)).candidates.first
+    }
+
+    @Test func countsSumsAndGroupsAlongTheKeys() {
+        #expect(Self.sql("How many players are there?") == #"SELECT COUNT(*) AS value FROM "players" t0"#)
+        #expect(Self.sql("What is the average salary of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)
+        #expect(
+            Self.sql("How many players does each team have?")
+                == #"SELECT t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id""#)
+        #expect(
+            Self.sql("Which team has the most players?")
+                == #"SELECT t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id" ORDER BY value DESC, t0."id" LIMIT 1"#
+        )
+    }
+
+    @Test func valuesFindTheirColumnAndDatesTheirDialect() {
+        #expect(
+            Self.sql("How many players are in teams from Lisbon?")
+                == #"SELECT COUNT(*) AS value FROM "players" t0 JOIN "teams" t1 ON t0."team_id" = t1."id" WHERE t1."city" = 'Lisbon'"#)
+        #expect(Self.sql("How many players joined per year?", dialect: .postgres)?.contains(#"to_char(t0."joined_on", 'YYYY') AS year"#) == true)
+        #expect(Self.sql("How many players joined per year?")?.contains(#"strftime('%Y', t0."joined_on") AS year"#) == true)
+    }
+
+    @Test func aFollowUpChangesThePreviousQuestion() {
+        let sql = Self.sql("and in Porto?", history: ["How many players are in teams from Lisbon?"])
+        #expect(sql?.contains("'Porto'") == true && sql?.contains("Lisbon") == false)
+    }
+
+    @Test func refusalsSayWhatWasNotUnderstood() {
+        let unknown = BuiltinEngine.answer(Self.request("How many dragons are there?"))
+        #expect(unknown.candidates.isEmpty && unknown.reason?.contains("'dragons'") == true)
+        let write = BuiltinEngine.answer(Self.request("Delete the players from Porto"))
+        #expect(write.candidates.isEmpty && write.reason?.contains("change data") == true)
+        let foreign = BuiltinEngine.answer(Self.request("有多少球员？"))
+        #expect(foreign.candidates.isEmpty && foreign.reason?.contains("English") == true)
+    }
+}
