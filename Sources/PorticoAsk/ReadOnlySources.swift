@@ -37,8 +37,8 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         switch mode {
         case "disable": tls = .disable
         case "require", "verify-ca", "verify-full":
-            tls = .require(try TLSConfiguration.makeClientConfiguration().with(verify: mode != "require"))
-        default: tls = .prefer(try TLSConfiguration.makeClientConfiguration().with(verify: false))
+            tls = .require(TLSConfiguration.makeClientConfiguration().with(verify: mode != "require"))
+        default: tls = .prefer(TLSConfiguration.makeClientConfiguration().with(verify: false))
         }
         var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,

@@ -139,3 +139,14 @@ def test_an_answer_names_its_engine_and_draws_its_chart(demo):
             assert [c for c in r.content if c.type == "image"], "the chart as MCP image content"
 
     run(go())
+
+
+def test_a_misspelt_name_finds_the_value_close_to_what_is_asked_about(demo):
+    # "Brasil" is also the exact name of a track, three joins away from customers: the close
+    # spelling of a customer's country wins; a name close to nothing is refused.
+    shown = demo.cli("ask", "How many customers live in Brasil?", "--engine", "builtin").stdout
+    assert "\"Country\" = 'Brazil'" in shown and "value: 5" in shown, shown
+    shown = demo.cli("ask", "List the albums by Led Zepelin.", "--engine", "builtin").stdout
+    assert "'Led Zeppelin'" in shown, shown
+    refused = run_cli("ask", "How many customers are there in Atlantis?", "--engine", "builtin", data_dir=demo.data_dir, check=False)
+    assert refused.returncode != 0 and "'Atlantis'" in refused.stderr

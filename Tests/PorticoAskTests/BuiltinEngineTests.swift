@@ -62,6 +62,11 @@ import Testing
         #expect(Self.sql("How many players joined per year?")?.contains(#"strftime('%Y', t0."joined_on") AS year"#) == true)
     }
 
+    @Test func aNameWithATypoFindsTheOneValueCloseToIt() {
+        #expect(Self.sql("How many players are in teams from Lisbn?")?.contains("'Lisbon'") == true)
+        #expect(Self.sql("How many players are in teams from Pxrtx?") == nil, "two edits in a short name is another word")
+    }
+
     @Test func aFollowUpChangesThePreviousQuestion() {
         let sql = Self.sql("and in Porto?", history: ["How many players are in teams from Lisbon?"])
         #expect(sql?.contains("'Porto'") == true && sql?.contains("Lisbon") == false)

@@ -244,8 +244,19 @@ extension Interpreter {
                 var mentionedAt = k - 1
                 if mentionedAt > 0, items[mentionedAt] == .groupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
                 let mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
-                let entry = preferred(entries, near: related, mentioned: mentioned, table: k > 0 ? isTable(k - 1) : nil)
+                var entry = preferred(entries, near: related, mentioned: mentioned, table: k > 0 ? isTable(k - 1) : nil)
                 if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
+                let valueTable = schema.column(entry.column).table
+                if mentioned == nil, (schema.distance(root0, valueTable) ?? 99) >= 3, !items.contains(.table(valueTable)) {
+                    // A value found only far from what the question is about ("customers in Brasil" and a track
+                    // called Brasil): a close spelling next to it wins, else the engine is not sure.
+                    let close = values.near(ValueIndex.words(entry.value)).filter { (schema.distance(root0, schema.column($0.column).table) ?? 99) <= 1 }
+                    if let first = close.first, close.allSatisfy({ $0.value == first.value }) {
+                        entry = first
+                    } else {
+                        confidence -= 0.5
+                    }
+                }
                 if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
                 let condition: QueryPlan.Condition =
                     partial || isListColumn(entry.column, phrase: entry.value)

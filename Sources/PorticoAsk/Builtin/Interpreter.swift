@@ -315,6 +315,9 @@ struct Interpreter {
         return nil
     }
 
+    /// Whether these words name a table or column (never taken for a misspelt value).
+    func schemaWords(_ words: [String]) -> Bool { schemaItem(words) != nil }
+
     func valueItem(_ words: [String], text: String, named: Bool) -> Item? {
         let valueWords = ValueIndex.words(text)
         guard !valueWords.isEmpty else { return nil }
@@ -327,6 +330,11 @@ struct Interpreter {
         if named, valueWords.count >= 2 || (valueWords.first?.count ?? 0) >= 5 {
             let inside = values.containing(valueWords)
             if !inside.isEmpty { return .value(inside, phrase: text, partial: true) }
+        }
+        // A name written with a typo: taken only when every close value is the same one.
+        if named, !schemaWords(valueWords) {
+            let close = values.near(valueWords)
+            if let first = close.first, close.allSatisfy({ $0.value == first.value }) { return .value(close, phrase: text, partial: false) }
         }
         return nil
     }

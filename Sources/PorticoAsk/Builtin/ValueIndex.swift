@@ -81,4 +81,37 @@ public struct ValueIndex: Sendable {
             return (0...(entry.words.count - phrase.count)).contains { Array(entry.words[$0..<($0 + phrase.count)]) == phrase }
         }
     }
+
+    /// Entries whose whole value is within a typo or two of `phrase` ("Brasil" for "Brazil"):
+    /// one edit for names up to 9 letters, two for longer; nothing for short words, where a typo
+    /// is as likely to be another word.
+    func near(_ phrase: [String]) -> [Entry] {
+        let text = phrase.joined(separator: " ")
+        guard text.count >= 5 else { return [] }
+        let allowed = text.count >= 10 ? 2 : 1
+        let target = Array(text)
+        var found: [Entry] = []
+        for entry in entries where entry.words.count == phrase.count {
+            let candidate = Array(entry.words.joined(separator: " "))
+            guard abs(candidate.count - target.count) <= allowed, candidate.first == target.first else { continue }
+            if Self.distance(candidate, target, limit: allowed) <= allowed { found.append(entry) }
+        }
+        return found
+    }
+
+    /// Edit distance, giving up past `limit`.
+    static func distance(_ a: [Character], _ b: [Character], limit: Int) -> Int {
+        var previous = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            var best = current[0]
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                best = min(best, current[j])
+            }
+            if best > limit { return best }
+            previous = current
+        }
+        return previous[b.count]
+    }
 }
