@@ -74,26 +74,9 @@ public enum SchemaText {
 
     /// Lower-cased words of a name or question: camelCase and snake_case split, English plurals made singular.
     static func words(_ text: String) -> [String] {
-        var words: [String] = []
-        var current = ""
-        var previousLower = false
-        for character in text {
-            if character.isLetter || character.isNumber {
-                if character.isUppercase, previousLower, !current.isEmpty {
-                    words.append(current)
-                    current = ""
-                }
-                current.append(character)
-                previousLower = character.isLowercase
-            } else {
-                if !current.isEmpty { words.append(current) }
-                current = ""
-                previousLower = false
-            }
-        }
-        if !current.isEmpty { words.append(current) }
+        let words = SchemaModel.words(text)
         return words.compactMap { word in
-            var w = word.lowercased()
+            var w = word
             if w.count > 4, w.hasSuffix("ies") {
                 w.removeLast(3)
                 w += "y"

@@ -231,6 +231,7 @@ extension MCPEndpoint {
         } catch {
             inflight.remove(token)
             outcome = .toolError
+            if let mapped = tool.mapError?(error) as? ToolError { return .error(mapped.message) }
             logger.error("tool failed", metadata: ["tool": "\(tool.name)", "error": "\(error)"])
             return .error("\(tool.name) failed: \(error)")
         }

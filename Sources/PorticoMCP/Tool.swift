@@ -136,6 +136,9 @@ public struct Tool: Sendable {
     public let handler: Handler
     /// The tool as listed in `tools/list`, built once.
     public let definition: JSON
+    /// Turns an error the handler threw into the error the caller sees (a `ToolError` becomes a
+    /// tool result); applied once, where the call's errors are caught.
+    public var mapError: (@Sendable (any Error) -> any Error)?
 
     public init(
         name: String, description: String, inputSchema: JSON, outputSchema: JSON? = nil,

@@ -116,39 +116,29 @@ struct SQLBotController: Sendable {
     /// markdown chunks of `SQLBotPackage.streamed` (quoted answer id and question, the SQL fence,
     /// the table, the chart image) or SQLBot's error lines.
     func events(_ body: JSONObject, caller: (principal: Principal, app: String)) -> Response {
-        let (chunks, continuation) = AsyncStream.makeStream(of: String.self)
         let sqlbot = self.sqlbot
         let question = body["question"]?.stringValue ?? ""
         let lang = body["lang"]?.stringValue ?? "zh-CN"
         let returnImage = body["return_img"]?.boolValue ?? true
-        let task = Task {
-            defer { continuation.finish() }
-            let written: [String]
-            do {
-                let outcome = try await sqlbot.question(body, caller: caller) { _ in }
-                written = sqlbot.streamed(outcome, question: question, lang: lang, returnImage: returnImage)
-            } catch let error as SQLBotError {
-                written = SQLBotPackage.streamedError(error.message)
-            } catch let error as ToolError {
-                written = SQLBotPackage.streamedError(error.message)
-            } catch {
-                written = SQLBotPackage.streamedError("the question could not be answered: \(error)")
-            }
-            for chunk in written { continuation.yield(chunk) }
-        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-cache"
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
+                let chunks: [String]
                 do {
-                    for await chunk in chunks { try await writer.write(ByteBuffer(string: chunk)) }
-                    try await writer.finish(nil)
+                    let outcome = try await sqlbot.question(body, caller: caller) { _ in }
+                    chunks = sqlbot.streamed(outcome, question: question, lang: lang, returnImage: returnImage)
+                } catch let error as SQLBotError {
+                    chunks = SQLBotPackage.streamedError(error.message)
+                } catch let error as ToolError {
+                    chunks = SQLBotPackage.streamedError(error.message)
                 } catch {
-                    task.cancel()
-                    throw error
+                    chunks = SQLBotPackage.streamedError("the question could not be answered: \(error)")
                 }
+                for chunk in chunks { try await writer.write(ByteBuffer(string: chunk)) }
+                try await writer.finish(nil)
             })
     }
 }

@@ -98,26 +98,15 @@ extension AccessPolicy {
 }
 
 extension ToolPackage {
-    /// A package whose tools' errors pass through `ToolErrors.map` on their way out.
+    /// A package whose tools' errors pass through `ToolErrors.map` where the endpoint catches them.
     static func mapped(name: String, summary: String, tools: [Tool]) -> ToolPackage {
-        ToolPackage(name: name, summary: summary, tools: tools.map { $0.mappingErrors() })
-    }
-}
-
-extension Tool {
-    /// The same tool, its errors mapped to tool errors by `ToolErrors.map`.
-    func mappingErrors() -> Tool {
-        let handler = self.handler
-        return Tool(
-            name: name, description: description, inputSchema: inputSchema, outputSchema: outputSchema, annotations: annotations,
-            requiredScope: requiredScope, access: access
-        ) { arguments, context in
-            do {
-                return try await handler(arguments, context)
-            } catch {
-                throw ToolErrors.map(error)
-            }
-        }
+        ToolPackage(
+            name: name, summary: summary,
+            tools: tools.map { tool in
+                var mapped = tool
+                mapped.mapError = ToolErrors.map
+                return mapped
+            })
     }
 }
 

@@ -63,10 +63,11 @@ import Testing
         ]
         for (error, message) in cases {
             let tool = try #require(Self.failing(error).tools.first)
-            let mapped = await #expect(throws: ToolError.self) { _ = try await tool.handler([:], Self.context()) }
-            #expect(mapped?.message == message)
+            let thrown = await #expect(throws: (any Error).self) { _ = try await tool.handler([:], Self.context()) }
+            let mapped = try #require(thrown.flatMap { tool.mapError?($0) } as? ToolError)
+            #expect(mapped.message == message)
         }
         let cancelled = try #require(Self.failing(CancellationError()).tools.first)
-        await #expect(throws: CancellationError.self) { _ = try await cancelled.handler([:], Self.context()) }
+        #expect(cancelled.mapError?(CancellationError()) is CancellationError)
     }
 }

@@ -451,8 +451,7 @@ extension Interpreter {
             // Beside a grouped measure only columns of the grouped row itself can be shown.
             plan.shown = shown.filter { c in
                 guard case .entity(let t)? = plan.grouping, schema.column(c).table == t else { return false }
-                return !covers(.entity(t), c) && !isConditionColumn(c, plan) && measureTable(m).map { schema.column(c).table != $0 || true } == true
-                    && !isMeasured(c, m)
+                return !covers(.entity(t), c) && !isConditionColumn(c, plan) && !isMeasured(c, m)
             }
             if plan.grouping == nil { plan.shown = [] }
         case nil:

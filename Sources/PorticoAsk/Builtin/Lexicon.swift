@@ -53,7 +53,7 @@ enum Lexicon {
         "me", "us", "display", "return", "as", "into", "about", "also", "just", "can", "could", "would", "you", "i", "we", "my", "our", "your",
         "how", "many", "much", "whole", "overall", "altogether", "ever", "currently", "some", "then", "so", "far", "than", "if", "whether",
         "will", "should", "shall", "may", "might", "must", "out", "up", "s", "both", "either", "what's", "whats", "by", "per", "each", "every",
-        "only", "just", "among", "between", "across", "within", "whose", "instead", "rather", "again", "but", "now", "too",
+        "only", "among", "between", "across", "within", "instead", "rather", "again", "but", "now", "too",
     ]
 
     /// Words ignored when they name nothing in the schema (a column may be called `type` or `value`).
@@ -65,7 +65,7 @@ enum Lexicon {
         "sold", "buy", "bought", "purchase", "purchased", "issue", "issued", "place", "placed", "create", "created", "work", "works",
         "worked", "working", "live", "lives", "living", "located", "based", "belong", "belongs", "contain", "appear", "appears", "come",
         "comes", "offer", "offered", "take", "took", "taken", "teach", "teaches", "taught", "study", "studies", "given", "enrolled",
-        "hired", "admitted", "total", "all", "everything", "currently", "today", "found", "present", "included", "includes", "include",
+        "hired", "admitted", "total", "everything", "today", "found", "present", "included", "includes", "include",
         "assigned", "belonging", "related", "linked", "associated", "go", "goes", "went", "got", "gets", "spend", "spent", "need",
         "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders",
     ]

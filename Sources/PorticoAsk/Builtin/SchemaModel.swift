@@ -36,13 +36,19 @@ struct SchemaModel: Sendable {
     }
 
     var tables: [Table] = []
-    var columns: [Int: Column] = [:]
     var columnList: [Column] = []
     var edges: [Edge] = []
 
     init(_ source: [SourceTable]) {
         var index: [String: Int] = [:]
-        for (t, table) in source.enumerated() { index[table.name.lowercased()] = t }
+        // Columns are numbered table by table, so a table's first column number locates any of its columns.
+        var firstColumn: [Int] = []
+        var count = 0
+        for (t, table) in source.enumerated() {
+            index[table.name.lowercased()] = t
+            firstColumn.append(count)
+            count += table.columns.count
+        }
         for (t, table) in source.enumerated() {
             var entry = Table(name: table.name, words: SchemaModel.words(table.name), columns: [], primaryKey: nil, labels: [])
             let foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
@@ -51,27 +57,20 @@ struct SchemaModel: Sendable {
                 let key = foreign[column.name.lowercased()]
                 let reference = key.flatMap { index[$0.table.lowercased()] }
                 let named = words.last == "id" || words.last == "key" || column.name.lowercased() == "id"
-                let c = Column(
-                    table: t, name: column.name, words: words, kind: SchemaModel.kind(column.type), isPrimary: column.primaryKey, references: reference,
-                    isKey: column.primaryKey || reference != nil || named)
                 let ci = columnList.count
-                columnList.append(c)
+                columnList.append(
+                    Column(
+                        table: t, name: column.name, words: words, kind: SchemaModel.kind(column.type), isPrimary: column.primaryKey,
+                        references: reference, isKey: column.primaryKey || reference != nil || named))
                 entry.columns.append(ci)
                 if column.primaryKey, entry.primaryKey == nil { entry.primaryKey = ci }
                 if let reference, let key {
                     let target = source[reference].columns.firstIndex { $0.name.lowercased() == (key.targetColumn ?? "").lowercased() }
-                    edges.append(Edge(from: t, fromColumn: ci, to: reference, toColumn: target.map { _ in -1 }))
+                    let primary = source[reference].columns.firstIndex { $0.primaryKey }
+                    edges.append(Edge(from: t, fromColumn: ci, to: reference, toColumn: (target ?? primary).map { firstColumn[reference] + $0 }))
                 }
             }
             tables.append(entry)
-        }
-        // Referenced columns, resolved now that every column has its index.
-        edges = edges.map { edge in
-            guard let key = source[edge.from].foreignKeys.first(where: { $0.column.lowercased() == columnList[edge.fromColumn].name.lowercased() }) else {
-                return edge
-            }
-            let target = tables[edge.to].columns.first { columnList[$0].name.lowercased() == (key.targetColumn ?? "").lowercased() }
-            return Edge(from: edge.from, fromColumn: edge.fromColumn, to: edge.to, toColumn: target ?? tables[edge.to].primaryKey)
         }
         for t in tables.indices {
             if tables[t].primaryKey == nil {
@@ -79,7 +78,6 @@ struct SchemaModel: Sendable {
             }
             tables[t].labels = labels(of: t)
         }
-        for (i, c) in columnList.enumerated() { columns[i] = c }
     }
 
     func column(_ i: Int) -> Column { columnList[i] }
