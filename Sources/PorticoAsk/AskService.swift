@@ -184,6 +184,7 @@ public struct AskService: Sendable {
             progress("reading the values of \(name)")
             engineRequest.tables = tables
             engineRequest.values = try await datasources.values(app: request.app, datasource: name, tables: allTables)
+            engineRequest.valueTables = allTables
         }
         for attempt in 0...Self.maxCorrections {
             progress(attempt == 0 ? "asking \(engine.name)" : "asking \(engine.name) to correct its SQL (\(attempt) of \(Self.maxCorrections))")

@@ -25,8 +25,9 @@ public struct EngineRequest: Sendable {
     public var corrections: [(sql: String, error: String)]
     /// The schema itself, for an engine that reads it rather than the text (the built-in one).
     public var tables: [SourceTable]? = nil
-    /// The datasource's text values, for the built-in engine.
+    /// The datasource's text values, for the built-in engine, numbered by the schema of `valueTables`.
     public var values: ValueIndex? = nil
+    public var valueTables: [SourceTable]? = nil
 }
 
 /// A failure to get an answer from an engine (unreachable, refused the request, no key).

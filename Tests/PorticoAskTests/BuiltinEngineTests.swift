@@ -30,6 +30,7 @@ import Testing
         var values = ValueIndex()
         let city = schema.columnList.firstIndex { $0.name == "city" } ?? 0
         for name in ["Lisbon", "Porto", "New York"] { values.add(column: city, value: name) }
+        values.names[city] = ("teams", "city")
         var request = EngineRequest(
             question: question, lang: "en", dialect: dialect, schema: "", examples: [], history: history.map { .init(question: $0, sql: nil) },
             corrections: [])
@@ -65,6 +66,21 @@ import Testing
     @Test func aNameWithATypoFindsTheOneValueCloseToIt() {
         #expect(Self.sql("How many players are in teams from Lisbn?")?.contains("'Lisbon'") == true)
         #expect(Self.sql("How many players are in teams from Pxrtx?") == nil, "two edits in a short name is another word")
+    }
+
+    @Test func valuesFollowTheirColumnsWhenARoleHidesATable() {
+        // The index is numbered by the whole schema (teams, then players); this caller sees only players.
+        var request = Self.request("How many players are Ana?")
+        let firstName = SchemaModel(Self.tables).columnList.firstIndex { $0.name == "first_name" } ?? 0
+        request.values?.add(column: firstName, value: "Ana")
+        request.values?.names[firstName] = ("players", "first_name")
+        request.valueTables = Self.tables
+        request.tables = [Self.tables[1]]
+        #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."first_name" = 'Ana'"#)
+        var hidden = Self.request("How many teams are from Porto?")
+        hidden.valueTables = Self.tables
+        hidden.tables = [Self.tables[1]]
+        #expect(BuiltinEngine.answer(hidden).candidates.isEmpty, "a hidden table and its values are not known")
     }
 
     @Test func aFollowUpChangesThePreviousQuestion() {

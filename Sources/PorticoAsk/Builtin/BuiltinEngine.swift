@@ -16,7 +16,10 @@ public struct BuiltinEngine: AskEngine {
             return EngineReply(candidates: [], reason: "the built-in engine needs the datasource's schema")
         }
         let schema = SchemaModel(tables)
-        let interpreter = Interpreter(schema: schema, values: request.values ?? ValueIndex())
+        // The index is numbered by the datasource's whole schema; a role may have narrowed this one.
+        var values = request.values ?? ValueIndex()
+        if let all = request.valueTables, all.count != tables.count { values = values.renumbered(for: schema) }
+        let interpreter = Interpreter(schema: schema, values: values)
         // A follow-up applies to the chat's last understood question, itself read as a follow-up of
         // the ones before it (the chat's last few turns are enough).
         var previous: QueryPlan?

@@ -17,11 +17,19 @@ struct Interpreter {
 
     typealias Item = QuestionReader.Item
 
+    /// Bounds on the work one question can cause: its words are matched against every column
+    /// name, and a misspelt name against every value.
+    static let maxWords = 60
+    static let maxTypoLookups = 4
+
     /// Below this, the engine refuses rather than guess.
     static let threshold = 0.6
 
     func interpret(_ question: String, previous: QueryPlan? = nil) throws(NotUnderstood) -> Understood {
         var reader = QuestionReader(question)
+        guard reader.tokens.count <= Self.maxWords else {
+            throw NotUnderstood(message: "the built-in engine reads questions of at most \(Self.maxWords) words; ask a shorter one")
+        }
         if reader.isForeign {
             throw NotUnderstood(message: "the built-in engine reads questions in English only; ask in English or configure an LLM with `portico llm add`")
         }
@@ -161,11 +169,8 @@ struct Interpreter {
             let descending = ["most", "highest", "largest", "biggest", "greatest", "longest", "top", "latest", "newest", "heaviest", "best", "oldest"]
             let ascending = ["least", "fewest", "lowest", "smallest", "shortest", "cheapest", "earliest", "bottom", "lightest", "worst", "youngest"]
             if descending.contains(w) || ascending.contains(w) {
-                let down = descending.contains(w) != (w == "oldest" || w == "youngest" ? w == "oldest" : false)
-                var isDescending = descending.contains(w)
-                if w == "oldest" { isDescending = false }  // the oldest date is the smallest
-                if w == "youngest" { isDescending = true }
-                _ = down
+                // The oldest date is the smallest; the youngest birth date the largest.
+                let isDescending = w == "oldest" ? false : w == "youngest" ? true : descending.contains(w)
                 take(i, 1, .superlative(descending: isDescending, word: w))
                 if let n = t.indices.contains(i + 1) ? t[i + 1].number : nil, n == n.rounded(), n > 0, n < 10000, !(n >= 1900 && n <= 2100) {
                     take(i + 1, 1, .top(Int(n)))
@@ -244,6 +249,7 @@ struct Interpreter {
             }
         }
         // Values written as names (capitalized or quoted) and schema names, longest first.
+        var typoLookups = Self.maxTypoLookups
         for length in stride(from: 4, through: 1, by: -1) {
             var i = 0
             while i + length <= t.count {
@@ -254,7 +260,7 @@ struct Interpreter {
                 else { continue }
                 let words = span.map(\.lower)
                 let named = span.allSatisfy { $0.capitalized || Lexicon.stopWords.contains($0.lower) } && span.contains { $0.capitalized }
-                if named, let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: true) {
+                if named, let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: true, typos: &typoLookups) {
                     take(i, length, item)
                     continue
                 }
@@ -262,7 +268,7 @@ struct Interpreter {
                     take(i, length, item)
                     continue
                 }
-                if let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: named) {
+                if let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: named, typos: &typoLookups) {
                     take(i, length, item)
                 }
             }
@@ -318,7 +324,8 @@ struct Interpreter {
     /// Whether these words name a table or column (never taken for a misspelt value).
     func schemaWords(_ words: [String]) -> Bool { schemaItem(words) != nil }
 
-    func valueItem(_ words: [String], text: String, named: Bool) -> Item? {
+    /// `typos` counts down the lookups of misspelt names a question may make (each reads every value).
+    func valueItem(_ words: [String], text: String, named: Bool, typos: inout Int) -> Item? {
         let valueWords = ValueIndex.words(text)
         guard !valueWords.isEmpty else { return nil }
         let whole = values.whole(valueWords)
@@ -332,7 +339,8 @@ struct Interpreter {
             if !inside.isEmpty { return .value(inside, phrase: text, partial: true) }
         }
         // A name written with a typo: taken only when every close value is the same one.
-        if named, !schemaWords(valueWords) {
+        if named, typos > 0, !schemaWords(valueWords) {
+            typos -= 1
             let close = values.near(valueWords)
             if let first = close.first, close.allSatisfy({ $0.value == first.value }) { return .value(close, phrase: text, partial: false) }
         }

@@ -20,6 +20,9 @@ public struct ValueIndex: Sendable {
     var byWord: [String: [Int]] = [:]
     /// Distinct values seen per column (capped at `perColumn + 1`).
     var distinct: [Int: Int] = [:]
+    /// The table and column each column number stands for (numbers are those of the schema the
+    /// index was built from).
+    var names: [Int: (table: String, column: String)] = [:]
     /// Columns whose values are often lists ("Angus Young, Malcolm Young"): a name in them is
     /// matched inside the text.
     var listColumns: Set<Int> = []
@@ -34,6 +37,7 @@ public struct ValueIndex: Sendable {
             let sql = "SELECT DISTINCT \(quote(column.name)) FROM \(quote(table)) WHERE \(quote(column.name)) IS NOT NULL LIMIT \(perColumn + 1)"
             let rows = try await query(sql)
             index.distinct[ci] = rows.count
+            index.names[ci] = (table, column.name)
             let listy = rows.prefix(perColumn).filter { row in
                 guard case .text(let text)? = row.first else { return false }
                 return text.contains(",") || text.contains("/") || text.contains(";")
@@ -113,5 +117,23 @@ public struct ValueIndex: Sendable {
             previous = current
         }
         return previous[b.count]
+    }
+
+    /// The index renumbered for another schema of the same datasource (one a role narrowed):
+    /// values of tables that schema lacks are left out.
+    func renumbered(for schema: SchemaModel) -> ValueIndex {
+        var number: [String: Int] = [:]
+        for (ci, column) in schema.columnList.enumerated() {
+            number[schema.tables[column.table].name.lowercased() + "\u{0}" + column.name.lowercased()] = ci
+        }
+        func renumber(_ ci: Int) -> Int? {
+            names[ci].flatMap { number[$0.table.lowercased() + "\u{0}" + $0.column.lowercased()] }
+        }
+        var index = ValueIndex()
+        for entry in entries { if let ci = renumber(entry.column) { index.add(column: ci, value: entry.value) } }
+        for (ci, count) in distinct { if let n = renumber(ci) { index.distinct[n] = count } }
+        for ci in listColumns { if let n = renumber(ci) { index.listColumns.insert(n) } }
+        for (ci, name) in names { if let n = renumber(ci) { index.names[n] = name } }
+        return index
     }
 }
