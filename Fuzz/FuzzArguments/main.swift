@@ -30,13 +30,14 @@ func fuzzArguments(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         app: "main", principal: Harness.principal, requestID: .int(1), protocolVersion: "2025-11-25", clientCapabilities: [:],
         logger: Harness.logger, progressToken: nil, logLevel: nil, sink: nil)
     let handler = tool.handler
+    let mapError = tool.mapError
     let outcome: String? = FuzzSupport.blocking {
         do {
             _ = try await handler(arguments, context)
             return nil
-        } catch is ToolError {
-            return nil
         } catch {
+            // What the endpoint does with it: the tool's error map, and a tool error is an answer.
+            if (mapError?(error) ?? error) is ToolError { return nil }
             return "\(type(of: error)): \(error)"
         }
     }
