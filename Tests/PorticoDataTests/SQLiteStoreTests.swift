@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 @testable import PorticoData
@@ -121,6 +122,26 @@ import Testing
         await #expect(throws: CancellationError.self) { _ = try await running.value }
         #expect(ContinuousClock.now - start < .seconds(1))
         #expect(try await store.query("SELECT 1 AS one").first?.int("one") == 1)
+        await store.close()
+    }
+
+    @Test func aCallerCancelledBeforeItsQueryIsQueuedIsNotLeftWaiting() async throws {
+        // The cancellation handler runs before the job is queued; nobody may be left waiting for it.
+        let (store, directory) = try store { $0.inlineReadBudget = .zero }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let finished = Mutex<String?>(nil)
+        Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            let outcome = (try? await store.query("SELECT 1 AS one")).map { _ in "answered" } ?? "cancelled"
+            finished.withLock { $0 = outcome }
+        }
+        // Polled, so a caller left waiting fails the test instead of hanging it.
+        var outcome: String?
+        for _ in 0..<50 where outcome == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            outcome = finished.withLock { $0 }
+        }
+        #expect(outcome == "cancelled")
         await store.close()
     }
 

@@ -8,12 +8,14 @@ import Synchronization
 final class SQLiteJob: @unchecked Sendable {
     enum StopReason: Sendable { case cancelled, deadline }
 
-    private static let queued = 0, running = 1, finished = 2
+    // A job is prepared (its callbacks set) before it is queued; a cancellation that comes first
+    // finds it preparing, and the submitter then fails it instead of queueing it.
+    private static let preparing = 3, queued = 0, running = 1, finished = 2
 
     // Set before the job is submitted; read by the worker that takes it.
     private var work: ((SQLiteConnection) -> Void)?
     private var fail: ((any Error) -> Void)?
-    private let state = Atomic<Int>(SQLiteJob.queued)
+    private let state = Atomic<Int>(SQLiteJob.preparing)
     private let stop = Atomic<Int>(0)  // 0: run on, 1: cancelled, 2: past the deadline
     /// Uptime in nanoseconds past which the statement is interrupted; 0 for none.
     let deadline: UInt64
@@ -47,16 +49,28 @@ final class SQLiteJob: @unchecked Sendable {
                     }
                 }
                 job.fail = { error in continuation.resume(throwing: error) }
-                workers.submit(job)
+                if job.enqueue() {
+                    workers.submit(job)
+                } else {
+                    // Cancelled before it was queued (the cancellation handler ran first): nobody else resumes it.
+                    continuation.resume(throwing: CancellationError())
+                }
             }
         } onCancel: {
             if cancellable { job.cancel() }
         }
     }
 
-    /// Called by the caller's cancellation: a queued job fails at once, a running one is interrupted.
+    /// Moves a prepared job to the queue; `false` when it was cancelled while being prepared.
+    func enqueue() -> Bool {
+        state.compareExchange(expected: Self.preparing, desired: Self.queued, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Called by the caller's cancellation: a queued job fails at once, a running one is interrupted,
+    /// one still being prepared is failed by its submitter.
     func cancel() {
         stop.store(1, ordering: .relaxed)
+        if state.compareExchange(expected: Self.preparing, desired: Self.finished, ordering: .acquiringAndReleasing).exchanged { return }
         if state.compareExchange(expected: Self.queued, desired: Self.finished, ordering: .acquiringAndReleasing).exchanged {
             let fail = self.fail
             release()
