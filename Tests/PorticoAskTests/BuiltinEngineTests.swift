@@ -12,6 +12,7 @@ import Testing
                 .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
                 .init(name: "name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
                 .init(name: "city", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "founded_year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
             ], foreignKeys: []),
         SourceTable(
             name: "players", isView: false,
@@ -22,6 +23,8 @@ import Testing
                 .init(name: "team_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
                 .init(name: "salary", type: "REAL", notNull: false, primaryKey: false, samples: []),
                 .init(name: "joined_on", type: "DATE", notNull: false, primaryKey: false, samples: []),
+                .init(name: "age", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "contract_date", type: "TEXT", notNull: false, primaryKey: false, samples: []),
             ], foreignKeys: [.init(column: "team_id", table: "teams", targetColumn: "id")]),
     ]
 
@@ -86,6 +89,37 @@ import Testing
     @Test func aFollowUpChangesThePreviousQuestion() {
         let sql = Self.sql("and in Porto?", history: ["How many players are in teams from Lisbon?"])
         #expect(sql?.contains("'Porto'") == true && sql?.contains("Lisbon") == false)
+    }
+
+    @Test func severalFunctionsDistinctCountsAndAverageBounds() {
+        #expect(
+            Self.sql("What is the maximum and minimum salary of players?")
+                == #"SELECT MAX(t0."salary") AS value1, MIN(t0."salary") AS value2 FROM "players" t0"#)
+        #expect(Self.sql("How many different cities do teams come from?") == #"SELECT COUNT(DISTINCT t0."city") AS value FROM "teams" t0"#)
+        #expect(Self.sql("What are the distinct cities of teams?") == #"SELECT DISTINCT t0."city" FROM "teams" t0"#)
+        #expect(
+            Self.sql("How many players earn more than the average salary?")
+                == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" > (SELECT AVG("salary") FROM "players")"#)
+    }
+
+    @Test func ordersAgesYearColumnsAndDatesKeptAsText() {
+        #expect(
+            Self.sql("List the last names of players ordered by salary in descending order.")
+                == #"SELECT t0."last_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#)
+        #expect(Self.sql("List the teams alphabetically.") == #"SELECT t0."name" FROM "teams" t0 ORDER BY t0."name", t0."id""#)
+        #expect(Self.sql("Who is the youngest player?")?.hasSuffix(#"ORDER BY t0."age", t0."id" LIMIT 1"#) == true)
+        #expect(Self.sql("Who is the oldest player?")?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
+        #expect(Self.sql("How many players are older than 30?") == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."age" > 30"#)
+        #expect(Self.sql("Which teams were founded after 1990?") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" > 1990"#)
+        #expect(Self.sql("How many players had a contract date per year?", dialect: .postgres)?.contains(#"substr(t0."contract_date", 1, 4) AS year"#) == true)
+    }
+
+    @Test func aPartOfTheQuestionThatWouldBeIgnoredIsRefused() {
+        // Teams have no age and no date: "youngest" cannot rank them, and is not dropped.
+        let youngest = BuiltinEngine.answer(Self.request("What is the name of the youngest team?"))
+        #expect(youngest.candidates.isEmpty && youngest.reason?.contains("'youngest'") == true)
+        let number = BuiltinEngine.answer(Self.request("List the names of teams 7"))
+        #expect(number.candidates.isEmpty && number.reason?.contains("the number 7") == true)
     }
 
     @Test func refusalsSayWhatWasNotUnderstood() {

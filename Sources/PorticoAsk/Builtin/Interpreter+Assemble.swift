@@ -7,6 +7,47 @@ extension Interpreter {
         func isColumns(_ k: Int) -> [Int]? { if k < items.count, case .columns(let cs) = items[k] { return cs } else { return nil } }
         func next(after k: Int, _ accept: (Item) -> Bool) -> Int? { ((k + 1)..<items.count).first { !used.contains($0) && accept(items[$0]) } }
 
+        // 0. Comparisons with an average ("earn more than the average salary", "above average"):
+        // the average here is a bound, not what is measured.
+        var againstAverage: [(op: QueryPlan.Comparison, columns: [Int]?, word: String)] = []
+        for k in items.indices where !used.contains(k) {
+            guard case .compare(let op, let word) = items[k], k + 1 < items.count, items[k + 1] == .average else { continue }
+            used.formUnion([k, k + 1])
+            var columns: [Int]?
+            if let cs = isColumns(k + 2) {
+                columns = cs
+                used.insert(k + 2)
+            } else if isTable(k + 2) != nil, let cs = isColumns(k + 3) {  // "longer than the average track length"
+                columns = cs
+                used.formUnion([k + 2, k + 3])
+            } else if k > 0, !used.contains(k - 1), let cs = isColumns(k - 1) {  // "a salary above average"
+                columns = cs
+                used.insert(k - 1)
+            }
+            againstAverage.append((op, columns, word))
+        }
+        // "sorted by salary", "by salary in descending order": an order, not a grouping.
+        let asksOrder = items.contains { if case .direction = $0 { return true } else { return $0 == .alphabetical || $0 == .orderBy } }
+        let measures = items.contains {
+            switch $0 {
+            case .count, .function, .average, .money, .superlative, .top: return true
+            default: return false
+            }
+        }
+        var orderColumns: [(columns: [Int], at: Int)] = []
+        for (k, item) in items.enumerated() where !used.contains(k) && item == .orderBy {
+            guard let cs = isColumns(k + 1) else { continue }
+            orderColumns.append((cs, k + 1))
+            used.formUnion([k, k + 1])
+        }
+        if asksOrder, !measures {
+            for (k, item) in items.enumerated() where !used.contains(k) && item == .groupMarker {
+                guard let cs = isColumns(k + 1), !cs.contains(where: { schema.column($0).isKey }) else { continue }
+                orderColumns.append((cs, k + 1))
+                used.formUnion([k, k + 1])
+            }
+        }
+
         // 1. Grouping: "each X", "per X", "by X", "for each X", "yearly".
         var grouping: QueryPlan.Grouping?
         var rankedBy: Int?  // "by total spending": the ranking measure, not a grouping
@@ -118,13 +159,21 @@ extension Interpreter {
                 if j + 1 < items.count, case .compare = items[j + 1] { return false }
                 return j == k + 1 || isTable(k + 1) != nil
             }
-            if let j = quantity, let cs = isColumns(j), let c = pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
-                measure = .aggregate(.sum, .column(c))
+            let distinctAt = k + 1 < items.count && items[k + 1] == .distinct ? k + 1 : nil
+            if let d = distinctAt, let cs = isColumns(d + 1), let c = pickColumn(cs, near: []), schema.column(c).references == nil {
+                // "how many different cities": each value once.
+                measure = .aggregate(.countDistinct, .column(c))
+                used.formUnion([d, d + 1])
+            } else if let j = quantity, let cs = isColumns(j), let c = pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
+                // "the average number of days stayed": the column's average, not a count.
+                measure = .aggregate(averageOfCount ? .avg : .sum, .column(c))
+                averageOfCount = false
                 used.insert(j)
                 if let t = isTable(k + 1) { used.insert(k + 1); subject = subject ?? t }
             } else if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
                 counted = t
                 used.insert(j)
+                if let d = distinctAt, d < j { used.insert(d) }  // "how many different genres": rows are counted once anyway
             } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
                 let c = pickNumeric(cs, near: [subject].compactMap { $0 })
             {
@@ -154,6 +203,7 @@ extension Interpreter {
             // "the revenue for each genre", "monthly revenue": money alone is a sum.
             aggregateFunction = .sum
         }
+        var measureAt: Int?
         if aggregateFunction != nil || superlative != nil || rankedBy != nil, measure == nil {
             let start = functionIndex ?? rankedBy ?? superlative?.at ?? 0
             // The measured thing: money, a numeric column, or a table (counted).
@@ -172,6 +222,7 @@ extension Interpreter {
                         + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
                     guard let c = pickNumeric(cs, near: near) else { continue }
                     used.insert(j)
+                    measureAt = j
                     if aggregateFunction == nil, superlative != nil, grouping == nil, let subject, subjectColumn == nil, schema.column(c).table == subject {
                         // "which department has the largest budget": rows ranked by their own column.
                         measure = .column(c)
@@ -208,8 +259,30 @@ extension Interpreter {
             }
             if measure == nil, aggregateFunction != nil, let table = [subject, counted].compactMap({ $0 }).first ?? firstTable(items, used) {
                 // "the total of invoices": the table's own money column.
-                if let money = moneyMeasure(near: [table]) { measure = .aggregate(aggregateFunction ?? .sum, money) }
+                if let money = moneyMeasure(near: [table]) {
+                    measure = .aggregate(aggregateFunction ?? .sum, money)
+                    // "the average invoice total": the word "total" named the amount, not a sum.
+                    for j in items.indices where !used.contains(j) && items[j] == .function(.sum) { used.insert(j) }
+                }
             }
+        }
+
+        // "the maximum and minimum salary", "average, lowest and highest age": several functions of one column.
+        var moreFunctions: [QueryPlan.Function] = []
+        if let k = functionIndex, let at = measureAt, superlative == nil, case .aggregate = measure {
+            for j in (k + 1)..<at where !used.contains(j) {
+                if case .function(let f) = items[j] {
+                    moreFunctions.append(f)
+                    used.insert(j)
+                } else if items[j] == .average {
+                    moreFunctions.append(.avg)
+                    used.insert(j)
+                }
+            }
+        }
+
+        if aggregateFunction != nil, measure == nil, counted == nil, !averageOfCount {
+            throw NotUnderstood(message: "the built-in engine found nothing to \(functionIndex.map { describe(items[$0]) } ?? "aggregate"); name the column")
         }
 
         // 4. The root table.
@@ -234,6 +307,12 @@ extension Interpreter {
 
         // 5. Filters: values, dates, comparisons, text matches, negations.
         let related = [root0, subject, counted, measureTable(measure)].compactMap { $0 }
+        for bound in againstAverage {
+            guard let c = bound.columns.flatMap({ pickNumeric($0, near: related) }) ?? adjectiveColumn(bound.word, in: root0) else {
+                throw NotUnderstood(message: "the built-in engine could not tell which column's average '\(bound.word)' compares with; name the column")
+            }
+            plan.conditions.append(.comparedToAverage(c, bound.op))
+        }
         var k = 0
         while k < items.count {
             defer { k += 1 }
@@ -271,7 +350,10 @@ extension Interpreter {
                 guard let date = dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
                     throw NotUnderstood(message: "the question names the year \(year), but the tables it is about have no date column")
                 }
-                if k > 0, case .compare(let op, _) = items[k - 1] {
+                if k > 0, case .compare(let op, _) = items[k - 1], schema.column(date).isYear {
+                    used.insert(k - 1)
+                    plan.conditions.append(.compare(.column(date), op, .number(Double(year))))
+                } else if k > 0, case .compare(let op, _) = items[k - 1] {
                     used.insert(k - 1)
                     plan.conditions.append(
                         op == .greater
@@ -284,6 +366,9 @@ extension Interpreter {
                 used.insert(k)
                 guard let date = dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)), let year else {
                     throw NotUnderstood(message: "name the year of the month too, e.g. \"in December 2024\"")
+                }
+                if schema.column(date).isYear {
+                    throw NotUnderstood(message: "the tables the question is about keep years, not dates; ask by year")
                 }
                 plan.conditions += monthRange(date, year, month)
             case .compare(let op, let word):
@@ -353,6 +438,12 @@ extension Interpreter {
                 }
             case .or:
                 used.insert(k)
+            case .number(let n, nil):
+                // "the wards on floor 2", "courses with 4 credits": a column equal to the number.
+                let around = [k - 1, k + 1].first { j in j >= 0 && !used.contains(j) && isColumns(j).flatMap { pickNumeric($0, near: related) } != nil }
+                guard let j = around, let c = isColumns(j).flatMap({ pickNumeric($0, near: related) }) else { continue }
+                used.formUnion([k, j])
+                plan.conditions.append(.compare(.column(c), .equal, .number(n)))
             default: continue
             }
         }
@@ -382,7 +473,7 @@ extension Interpreter {
             guard case .columns(let cs) = item else { continue }
             guard let c = pickColumn(cs, near: related) else { continue }
             used.insert(k)
-            if schema.column(c).kind == .date || schema.column(c).isKey { continue }  // "hired", "enrolled": the date column's hint
+            if schema.column(c).isKey || schema.column(c).kind == .date && isConditionColumn(c, plan) { continue }
             let article = k > 0 && [QuestionReader.Item.which].contains(items[k - 1])
             if measure == nil && counted != nil || (measure == .countRows) {
                 // "customers that work for a company": the column has a value.
@@ -414,7 +505,12 @@ extension Interpreter {
                 throw NotUnderstood(message: "the question asks per \(b == .year ? "year" : "month"), but its tables have no date column")
             }
             let hasYear = plan.conditions.contains { isDateCondition($0, date) }
-            grouping = .bucket(date, b == .year ? .year : (hasYear ? .month : .yearMonth))
+            if schema.column(date).isYear {
+                guard b == .year else { throw NotUnderstood(message: "the tables the question is about keep years, not dates; ask per year") }
+                grouping = .column(date)
+            } else {
+                grouping = .bucket(date, b == .year ? .year : (hasYear ? .month : .yearMonth))
+            }
         }
         plan.grouping = grouping
         if case .entity(let t)? = grouping, t != plan.root { plan.root = t }
@@ -423,7 +519,7 @@ extension Interpreter {
         case .column(let c)?:
             // Rows ranked by a column of their own: "the 5 longest tracks".
             plan.shown = schema.tables[schema.column(c).table].labels + [c]
-            plan.order = [(.column(c), descending: superlative?.descending ?? true)]
+            plan.order = [(.column(c), descending: superlative.map { ranksDescending($0.word, $0.descending, column: c) } ?? true)]
             plan.limit = limit ?? 1
             plan.root = schema.column(c).table
             if case .entity? = plan.grouping { plan.grouping = nil }
@@ -435,6 +531,7 @@ extension Interpreter {
                 // The groups need no labels; group by the key alone.
             } else {
                 plan.measures = [m]
+                if case .aggregate(_, let measured) = m { plan.measures += moreFunctions.map { .aggregate($0, measured) } }
                 if let superlative {
                     if plan.grouping == nil, let subjectColumn { plan.grouping = .column(subjectColumn) }
                     if plan.grouping == nil, let subject, subject != measureTable(m) { plan.grouping = .entity(subject); plan.root = subject }
@@ -465,8 +562,16 @@ extension Interpreter {
             if case .entity? = plan.grouping, plan.having.isEmpty { plan.grouping = nil }
             if !plan.having.isEmpty, plan.grouping == nil { plan.grouping = .entity(root0) }
             if case .entity(let t)? = plan.grouping, !plan.having.isEmpty {
+                if let c = shown.first, schema.column(c).table == t, !schema.column(c).isKey, shown.count == 1 {
+                    // "the specialties that have more than 3 doctors": groups of the column's values.
+                    plan.grouping = .column(c)
+                }
                 plan.shown = []
                 plan.root = t
+            }
+            if items.contains(.distinct) {
+                plan.distinct = true
+                if let k = items.firstIndex(of: .distinct) { used.insert(k) }
             }
             if let limit { plan.limit = limit }
         }
@@ -474,6 +579,48 @@ extension Interpreter {
             // Averages over groups need no labels.
             plan.root = t
         }
+        // 8. An order the question asked for: "ordered by salary", "in descending order", "alphabetically".
+        let direction = items.indices.first { k in if case .direction = items[k] { return !used.contains(k) } else { return false } }
+        var descending = false
+        var ofAge = false
+        if let d = direction, case .direction(let desc, let age) = items[d] {
+            descending = desc
+            ofAge = age
+        }
+        for (columns, at) in orderColumns {
+            guard let c = pickColumn(columns, near: [plan.root] + related) else { continue }
+            if plan.grouping != nil, !(plan.grouping.map { covers($0, c) } ?? false) {
+                throw NotUnderstood(message: "the built-in engine can order grouped answers only by what they are grouped by; rephrase")
+            }
+            let down = ofAge && schema.column(c).kind == .date ? !descending : descending
+            plan.order.append((.column(c), descending: down))
+            if plan.distinct, !plan.shown.contains(c) { plan.shown.append(c) }
+            used.insert(at)
+            if let d = direction { used.insert(d) }
+        }
+        if let k = items.firstIndex(of: .alphabetical), !used.contains(k), plan.order.isEmpty, plan.measures.isEmpty {
+            guard let c = (plan.shown.first { schema.column($0).kind == .text }) ?? schema.tables[plan.root].labels.first else {
+                throw NotUnderstood(message: "the built-in engine could not tell what to put in alphabetical order; name the column")
+            }
+            plan.order = [(.column(c), descending: false)]
+            used.insert(k)
+        }
+        if let d = direction, !used.contains(d), plan.order.count == 1 {
+            // "the 5 most expensive tracks, in descending order": the ranking's own way, said again.
+            if plan.order[0].descending == descending { used.insert(d) }
+        }
+        let rankedAsFunction =
+            aggregateFunction == nil
+            && plan.measures.contains {
+                if case .aggregate(.max, _) = $0 { return true } else if case .aggregate(.min, _) = $0 { return true } else { return false }
+            }
+        if let superlative, plan.order.isEmpty, !rankedAsFunction {
+            throw NotUnderstood(message: "the built-in engine could not tell what '\(superlative.word)' ranks by; name the column")
+        }
+        if let k = items.indices.first(where: { !used.contains($0) && mustBePlaced(items[$0]) }) {
+            throw NotUnderstood(message: "the built-in engine could not tell how \(describe(items[k])) applies to the question; rephrase it or name the column")
+        }
+
         // Rank ties and vague words cost certainty.
         if items.contains(.or), !plan.conditions.contains(where: { if case .oneOf(_, let v) = $0 { return v.count > 1 } else { return false } }) {
             confidence -= 0.3
@@ -482,6 +629,37 @@ extension Interpreter {
             throw NotUnderstood(message: "the built-in engine is not sure enough what the question means; rephrase it, name the table, or configure an LLM")
         }
         return Understood(plan: plan, confidence: confidence, title: "")
+    }
+
+    /// Parts of a question that change its answer: when one was given no role, the answer would
+    /// silently ignore it, so the engine refuses instead.
+    func mustBePlaced(_ item: Item) -> Bool {
+        switch item {
+        case .count, .function, .average, .top, .number, .distinct, .orderBy, .direction, .alphabetical, .compare, .year, .month, .value, .text,
+            .negation:
+            return true
+        default:
+            return false
+        }
+    }
+
+    func describe(_ item: Item) -> String {
+        switch item {
+        case .count: return "a count"
+        case .function(let f): return "'\(["SUM": "total", "MIN": "minimum", "MAX": "maximum", "AVG": "average"][f.rawValue] ?? "a count")'"
+        case .average: return "'average'"
+        case .top(let n): return "the top \(n)"
+        case .number(let n, _): return "the number \(n == n.rounded() ? String(Int(n)) : String(n))"
+        case .distinct: return "'distinct'"
+        case .orderBy, .direction, .alphabetical: return "the order asked for"
+        case .compare(_, let word): return "'\(word)'"
+        case .year(let y): return "the year \(y)"
+        case .month: return "the month"
+        case .value(_, let phrase, _): return "'\(phrase)'"
+        case .text(let t): return "'\(t)'"
+        case .negation: return "the negation"
+        default: return "a word"
+        }
     }
 
     var noMoney: String {
@@ -528,7 +706,7 @@ extension Interpreter {
     func isConditionColumn(_ c: Int, _ plan: QueryPlan) -> Bool {
         plan.conditions.contains {
             switch $0 {
-            case .oneOf(let x, _), .like(let x, _), .notNull(let x): return x == c
+            case .oneOf(let x, _), .like(let x, _), .notNull(let x), .comparedToAverage(let x, _): return x == c
             case .compare(.column(let x), _, _): return x == c
             default: return false
             }
@@ -544,6 +722,7 @@ extension Interpreter {
     func dateHint(_ items: [Item]) -> [Int] {
         items.flatMap { item -> [Int] in
             if case .columns(let cs) = item { return cs.filter { schema.column($0).kind == .date } }
+            if case .dateVerb(let cs) = item { return cs }
             return []
         }
     }

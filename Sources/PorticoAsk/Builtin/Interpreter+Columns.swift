@@ -46,7 +46,25 @@ extension Interpreter {
             if let named = dates.first(where: { c in !schema.column(c).words.contains { ["birth", "born", "dob"].contains($0) } }) { return named }
             if let any = dates.first { return any }
         }
+        // A whole-number year column ("Hire_Year") when no table has a date.
+        for t in candidates {
+            if let year = schema.tables[t].columns.first(where: { schema.column($0).isYear }) { return year }
+        }
         return nil
+    }
+
+    /// A whole-number column of ages in `table`, for "older", "youngest".
+    func ageColumn(in table: Int) -> Int? {
+        schema.tables[table].columns.first { c in
+            let column = schema.column(c)
+            return column.kind == .number && !column.isKey && column.words.contains { $0 == "age" || $0 == "ages" }
+        }
+    }
+
+    /// Which way a superlative ranks `column`: "oldest" is the largest age but the earliest date.
+    func ranksDescending(_ word: String, _ descending: Bool, column: Int) -> Bool {
+        if ["oldest", "youngest", "older", "younger"].contains(word), schema.column(column).kind == .number { return word.hasPrefix("old") }
+        return descending
     }
 
     /// The column an adjective or unit points at in `table`: "longest" → a duration, "most
@@ -63,7 +81,9 @@ extension Interpreter {
             lexicon = Lexicon.payColumnWords
         case "largest", "biggest", "smallest", "larger", "bigger", "smaller", "heaviest", "lightest":
             lexicon = Lexicon.sizeColumnWords + Lexicon.moneyColumnWords
-        case "oldest", "youngest", "newest", "latest", "earliest", "recent":
+        case "oldest", "youngest", "newest", "latest", "earliest", "recent", "older", "younger":
+            if ["oldest", "youngest", "older", "younger"].contains(word), let age = ageColumn(in: table) { return age }
+            if ["older", "younger"].contains(word) { return nil }
             let dates = schema.tables[table].columns.filter { schema.column($0).kind == .date }
             if ["oldest", "youngest"].contains(word), let birth = dates.first(where: { schema.column($0).words.contains { ["birth", "born"].contains($0) } }) {
                 return birth

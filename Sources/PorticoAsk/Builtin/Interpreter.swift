@@ -122,9 +122,18 @@ struct Interpreter {
                 }
                 continue
             }
+            if let (words, item) = Self.orderPhrases.first(where: { phrase(i, $0.0) }) {
+                take(i, words.count, item)
+                continue
+            }
+            if ["distinct", "different", "unique"].contains(w) {
+                take(i, 1, .distinct)
+                continue
+            }
             let comparisons: [([String], QueryPlan.Comparison)] = [
                 (["more", "than"], .greater), (["greater", "than"], .greater), (["higher", "than"], .greater), (["larger", "than"], .greater),
-                (["bigger", "than"], .greater), (["longer", "than"], .greater), (["older", "than"], .greater), (["at", "least"], .greaterOrEqual),
+                (["bigger", "than"], .greater), (["longer", "than"], .greater), (["older", "than"], .greater), (["younger", "than"], .less),
+                (["later", "than"], .greater), (["earlier", "than"], .less), (["at", "least"], .greaterOrEqual),
                 (["less", "than"], .less), (["fewer", "than"], .less), (["lower", "than"], .less), (["smaller", "than"], .less),
                 (["shorter", "than"], .less), (["cheaper", "than"], .less), (["at", "most"], .lessOrEqual), (["no", "more", "than"], .lessOrEqual),
                 (["more", "expensive", "than"], .greater), (["over"], .greater), (["above"], .greater), (["exceeding"], .greater),
@@ -265,7 +274,13 @@ struct Interpreter {
                     continue
                 }
                 if let item = schemaItem(words) {
-                    take(i, length, item)
+                    if length == 1, words[0].hasSuffix("ed"), case .columns(let cs) = item,
+                        cs.allSatisfy({ schema.column($0).kind == .date || schema.column($0).isYear })
+                    {
+                        take(i, 1, .dateVerb(cs))
+                    } else {
+                        take(i, length, item)
+                    }
                     continue
                 }
                 if let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: named, typos: &typoLookups) {
@@ -278,6 +293,33 @@ struct Interpreter {
         reader.tokens = t
         return items.sorted { $0.0 < $1.0 }.map(\.1)
     }
+
+    /// Words that order a list, and which way.
+    static let orderPhrases: [([String], Item)] = [
+        (["ordered", "by"], .orderBy), (["sorted", "by"], .orderBy), (["order", "by"], .orderBy), (["sort", "by"], .orderBy),
+        (["in", "order", "of"], .orderBy), (["arranged", "by"], .orderBy), (["ordered", "on"], .orderBy), (["sorted", "on"], .orderBy),
+        (["in", "descending", "order"], .direction(descending: true, ofAge: false)),
+        (["in", "ascending", "order"], .direction(descending: false, ofAge: false)),
+        (["descending"], .direction(descending: true, ofAge: false)), (["ascending"], .direction(descending: false, ofAge: false)),
+        (["desc"], .direction(descending: true, ofAge: false)), (["asc"], .direction(descending: false, ofAge: false)),
+        (["in", "decreasing", "order"], .direction(descending: true, ofAge: false)),
+        (["in", "increasing", "order"], .direction(descending: false, ofAge: false)),
+        (["from", "highest", "to", "lowest"], .direction(descending: true, ofAge: false)),
+        (["from", "the", "highest", "to", "the", "lowest"], .direction(descending: true, ofAge: false)),
+        (["from", "largest", "to", "smallest"], .direction(descending: true, ofAge: false)),
+        (["from", "the", "largest", "to", "the", "smallest"], .direction(descending: true, ofAge: false)),
+        (["from", "most", "to", "least"], .direction(descending: true, ofAge: false)),
+        (["from", "lowest", "to", "highest"], .direction(descending: false, ofAge: false)),
+        (["from", "the", "lowest", "to", "the", "highest"], .direction(descending: false, ofAge: false)),
+        (["from", "smallest", "to", "largest"], .direction(descending: false, ofAge: false)),
+        (["from", "the", "smallest", "to", "the", "largest"], .direction(descending: false, ofAge: false)),
+        (["from", "least", "to", "most"], .direction(descending: false, ofAge: false)),
+        (["from", "oldest", "to", "youngest"], .direction(descending: true, ofAge: true)),
+        (["from", "the", "oldest", "to", "the", "youngest"], .direction(descending: true, ofAge: true)),
+        (["from", "youngest", "to", "oldest"], .direction(descending: false, ofAge: true)),
+        (["from", "the", "youngest", "to", "the", "oldest"], .direction(descending: false, ofAge: true)),
+        (["in", "alphabetical", "order"], .alphabetical), (["alphabetically"], .alphabetical),
+    ]
 
     /// Words for what a column measures, and the column-name words that measure it.
     static let concepts: [String: [String]] = [
@@ -307,6 +349,13 @@ struct Interpreter {
                 return names.count > 1 && !schema.columnList[ci].isPrimary && Lexicon.matches(question: words[0], schema: names.last ?? "")
             }
             if !partial.isEmpty { return .columns(partial) }
+            // A verb of a date or year column: "hired" for hire_date, "founded" for founded_year.
+            let dated = schema.columnList.indices.filter { ci in
+                let c = schema.columnList[ci]
+                guard c.words.count == 2, c.kind == .date || c.isYear, ["date", "year", "on", "at", "time", "yr"].contains(c.words[1]) else { return false }
+                return Lexicon.matches(question: words[0], schema: c.words[0])
+            }
+            if !dated.isEmpty { return .columns(dated) }
             // A word for a kind of measure: "length" for a duration column, "units" for a quantity.
             if let lexicon = Self.concepts[words[0]] {
                 let found = schema.columnList.indices.filter { ci in
@@ -373,7 +422,9 @@ struct Interpreter {
                 plan.conditions += yearRange(date, year)
                 changed = true
             case .month(let month, let year):
-                guard let date = dateColumn(for: plan.root, plan: plan), let year = year ?? previousYear(plan, date) else { continue }
+                guard let date = dateColumn(for: plan.root, plan: plan), !schema.column(date).isYear, let year = year ?? previousYear(plan, date) else {
+                    continue
+                }
                 plan.conditions.removeAll { isDateCondition($0, date) }
                 plan.conditions += monthRange(date, year, month)
                 changed = true
@@ -446,7 +497,8 @@ struct Interpreter {
     }
 
     func yearRange(_ date: Int, _ year: Int) -> [QueryPlan.Condition] {
-        [.compare(.column(date), .greaterOrEqual, .text("\(year)-01-01")), .compare(.column(date), .less, .text("\(year + 1)-01-01"))]
+        if schema.column(date).isYear { return [.compare(.column(date), .equal, .number(Double(year)))] }
+        return [.compare(.column(date), .greaterOrEqual, .text("\(year)-01-01")), .compare(.column(date), .less, .text("\(year + 1)-01-01"))]
     }
 
     func monthRange(_ date: Int, _ year: Int, _ month: Int) -> [QueryPlan.Condition] {

@@ -4,7 +4,11 @@ import Foundation
 /// ordered and limited, over which tables. Compiled to SQL per dialect; the joins follow the
 /// foreign keys from the root table to every table the plan names.
 struct QueryPlan: Sendable, Equatable {
-    enum Function: String, Sendable { case count = "COUNT", sum = "SUM", avg = "AVG", min = "MIN", max = "MAX" }
+    enum Function: String, Sendable {
+        case count = "COUNT", sum = "SUM", avg = "AVG", min = "MIN", max = "MAX"
+        /// COUNT(DISTINCT …): "how many different cities".
+        case countDistinct = "COUNT(DISTINCT"
+    }
     enum Bucket: Sendable, Equatable { case year, month, yearMonth }
 
     /// A value a plan computes.
@@ -40,6 +44,8 @@ struct QueryPlan: Sendable, Equatable {
         case some(table: Int, Condition)
         case any([Condition])
         case all([Condition])
+        /// The column against its average over the whole table: "earn more than the average salary".
+        case comparedToAverage(Int, Comparison)
     }
 
     enum Grouping: Sendable, Equatable {
@@ -105,7 +111,7 @@ struct PlanCompiler {
         func note(_ c: QueryPlan.Condition) {
             switch c {
             case .compare(let e, _, _): note(e)
-            case .oneOf(let col, _), .like(let col, _), .notNull(let col): tables.insert(schema.column(col).table)
+            case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _): tables.insert(schema.column(col).table)
             case .none, .some: break
             case .any(let cs), .all(let cs): cs.forEach(note)
             }
@@ -142,9 +148,10 @@ struct PlanCompiler {
             switch e {
             case .column(let c): return col(c)
             case .countRows: return "COUNT(*)"
+            case .aggregate(.countDistinct, .column(let c)): return "COUNT(DISTINCT \(col(c)))"
             case .aggregate(let f, .column(let c)): return "\(f.rawValue)(\(col(c)))"
             case .aggregate(let f, .product(let a, let b)): return "\(f.rawValue)(\(col(a)) * \(col(b)))"
-            case .bucket(let c, let bucket): return self.bucket(col(c), bucket)
+            case .bucket(let c, let bucket): return self.bucket(c, col(c), bucket)
             }
         }
         func literal(_ l: QueryPlan.Literal) -> String {
@@ -161,6 +168,9 @@ struct PlanCompiler {
                     ? "\(col(c)) = \(literal(.text(values[0])))" : "\(col(c)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
             case .like(let c, let pattern): return "\(col(c)) LIKE \(literal(.text(pattern)))"
             case .notNull(let c): return "\(col(c)) IS NOT NULL"
+            case .comparedToAverage(let c, let op):
+                let column = schema.column(c)
+                return "\(col(c)) \(op.rawValue) (SELECT AVG(\(q(column.name))) FROM \(q(schema.tables[column.table].name)))"
             case .none(let table), .some(let table, _):
                 guard let edge = schema.edges.first(where: { $0.from == table && $0.to == plan.root }), let key = edge.toColumn else { return nil }
                 var inner =
@@ -204,7 +214,7 @@ struct PlanCompiler {
             group.append(col(c))
         case .bucket(let c, let b)?:
             let name = b == .year ? "year" : "month"
-            select.append("\(bucket(col(c), b)) AS \(name)")
+            select.append("\(bucket(c, col(c), b)) AS \(name)")
             group.append(name)
         case nil: break
         }
@@ -239,7 +249,14 @@ struct PlanCompiler {
 
     func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
-    func bucket(_ column: String, _ bucket: QueryPlan.Bucket) -> String {
+    func bucket(_ c: Int, _ column: String, _ bucket: QueryPlan.Bucket) -> String {
+        if schema.column(c).storedAsText {
+            switch bucket {
+            case .year: return "substr(\(column), 1, 4)"
+            case .month: return "substr(\(column), 6, 2)"
+            case .yearMonth: return "substr(\(column), 1, 7)"
+            }
+        }
         switch (dialect, bucket) {
         case (.sqlite, .year): return "strftime('%Y', \(column))"
         case (.sqlite, .month): return "strftime('%m', \(column))"

@@ -24,6 +24,8 @@ struct QuestionReader {
         case bucket(QueryPlan.Bucket)
         case table(Int)
         case columns([Int])
+        /// A verb that names a date column ("hired", "enrolled"): which date a year or month is about.
+        case dateVerb([Int])
         case value([ValueIndex.Entry], phrase: String, partial: Bool)
         case year(Int)
         case month(Int, year: Int?)
@@ -37,6 +39,15 @@ struct QuestionReader {
         case which
         case who
         case average
+        /// "distinct", "different", "unique": each value once, or counted once.
+        case distinct
+        /// "ordered by", "sorted by": the column after it orders a list.
+        case orderBy
+        /// "in descending order", "from highest to lowest"; `ofAge` when the words were about age
+        /// ("from the oldest to the youngest"), which runs the other way on a date.
+        case direction(descending: Bool, ofAge: Bool)
+        /// "alphabetically", "in alphabetical order".
+        case alphabetical
     }
 
     enum TextMatch: Sendable, Equatable { case contains, starts, ends }

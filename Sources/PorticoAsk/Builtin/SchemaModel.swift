@@ -15,6 +15,10 @@ struct SchemaModel: Sendable {
         var references: Int?
         /// A key (primary, foreign or named `…id`): never measured or shown as a value.
         var isKey: Bool
+        /// A date kept as ISO text (a text column named "…date"): bucketed by its characters.
+        var storedAsText = false
+        /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
+        var isYear: Bool { kind == .number && words.contains { $0 == "year" || $0 == "yr" } }
     }
 
     struct Table: Sendable {
@@ -58,10 +62,14 @@ struct SchemaModel: Sendable {
                 let reference = key.flatMap { index[$0.table.lowercased()] }
                 let named = words.last == "id" || words.last == "key" || column.name.lowercased() == "id"
                 let ci = columnList.count
+                var kind = SchemaModel.kind(column.type)
+                // Dates declared as text (SQLite has no date type): ISO strings, compared and cut as text.
+                let textDate = kind == .text && words.contains { ["date", "datetime", "timestamp"].contains($0) }
+                if textDate { kind = .date }
                 columnList.append(
                     Column(
-                        table: t, name: column.name, words: words, kind: SchemaModel.kind(column.type), isPrimary: column.primaryKey,
-                        references: reference, isKey: column.primaryKey || reference != nil || named))
+                        table: t, name: column.name, words: words, kind: kind, isPrimary: column.primaryKey,
+                        references: reference, isKey: column.primaryKey || reference != nil || named, storedAsText: textDate))
                 entry.columns.append(ci)
                 if column.primaryKey, entry.primaryKey == nil { entry.primaryKey = ci }
                 if let reference, let key {
