@@ -122,6 +122,47 @@ import Testing
         #expect(number.candidates.isEmpty && number.reason?.contains("the number 7") == true)
     }
 
+    @Test func twoKeysBetweenTwoTablesAreNamedNotGuessedAndJoinsCountRowsOnce() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "town", isView: false,
+                columns: [
+                    .init(name: "code", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "trip", isView: false,
+                columns: [
+                    .init(name: "trip_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "origin_town", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "destination_town", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "fare", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ],
+                foreignKeys: [
+                    .init(column: "origin_town", table: "town", targetColumn: "code"), .init(column: "destination_town", table: "town", targetColumn: "code"),
+                ]),
+        ]
+        func ask(_ question: String) -> EngineReply {
+            let schema = SchemaModel(tables)
+            var values = ValueIndex()
+            let name = schema.columnList.firstIndex { $0.name == "name" } ?? 0
+            values.add(column: name, value: "Porto")
+            values.names[name] = ("town", "name")
+            var request = EngineRequest(question: question, lang: "en", dialect: .sqlite, schema: "", examples: [], history: [], corrections: [])
+            request.tables = tables
+            request.values = values
+            return BuiltinEngine.answer(request)
+        }
+        let guessed = ask("How many trips go to Porto?")
+        #expect(guessed.candidates.isEmpty && guessed.reason?.contains("trip.origin_town or trip.destination_town") == true)
+        let named = ask("How many trips have a destination town of Porto?")
+        #expect(named.candidates.first?.contains(#"t0."destination_town" = t1."code""#) == true, "\(named.reason ?? "")")
+        // Teams listed through their players appear once each; a count through them counts teams once.
+        let counted = BuiltinEngine.answer(Self.request("How many teams have players older than 30?"))
+        #expect(counted.candidates.first?.hasPrefix(#"SELECT COUNT(DISTINCT t0."id")"#) == true, "\(counted.reason ?? "")")
+        #expect(Self.sql("List the teams with players older than 30.")?.hasPrefix("SELECT DISTINCT") == true)
+    }
+
     @Test func refusalsSayWhatWasNotUnderstood() {
         let unknown = BuiltinEngine.answer(Self.request("How many dragons are there?"))
         #expect(unknown.candidates.isEmpty && unknown.reason?.contains("'dragons'") == true)

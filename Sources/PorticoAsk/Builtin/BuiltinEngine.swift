@@ -30,11 +30,10 @@ public struct BuiltinEngine: AskEngine {
         case .failure(let refusal):
             return EngineReply(candidates: [], reason: refusal.message)
         case .success(let understood):
-            guard let sql = PlanCompiler(schema: schema, dialect: request.dialect).sql(understood.plan) else {
-                return EngineReply(
-                    candidates: [], reason: "the built-in engine could not join the tables the question needs; name fewer tables or configure an LLM")
+            switch PlanCompiler(schema: schema, dialect: request.dialect).compile(understood.plan) {
+            case .success(let sql): return EngineReply(candidates: [sql], chart: understood.plan.chartHint)
+            case .failure(let unwritable): return EngineReply(candidates: [], reason: unwritable.message)
             }
-            return EngineReply(candidates: [sql], chart: understood.plan.chartHint)
         }
     }
 }

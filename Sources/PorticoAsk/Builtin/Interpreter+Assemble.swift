@@ -61,6 +61,18 @@ extension Interpreter {
                 used.insert(k + 1)
             case .columns(let cs):
                 guard let c = pickColumn(cs, near: items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }) else { continue }
+                let ranks = items.contains { if case .superlative = $0 { return true } else { return false } }
+                let counts = items.contains { item in
+                    switch item {
+                    case .count, .function, .average, .money: return true
+                    default: return false
+                    }
+                }
+                if ranks, !counts, schema.column(c).kind == .number, !schema.column(c).isKey {
+                    // "the top 5 flights by distance": rows ranked by their column, not groups.
+                    rankedBy = k + 1
+                    continue
+                }
                 if let target = schema.column(c).references {
                     grouping = .entity(target)
                     groupThrough.append(schema.column(c).table)
@@ -223,7 +235,14 @@ extension Interpreter {
                     guard let c = pickNumeric(cs, near: near) else { continue }
                     used.insert(j)
                     measureAt = j
-                    if aggregateFunction == nil, superlative != nil, grouping == nil, let subject, subjectColumn == nil, schema.column(c).table == subject {
+                    // "the name of the airport with the highest elevation": a column of the same rows asked for first.
+                    let asksRowColumns = items[..<j].indices.contains { i in
+                        !used.contains(i) && (isColumns(i)?.contains { schema.column($0).table == schema.column(c).table && $0 != c } ?? false)
+                    }
+                    let rankedRows = rankedBy == j && tablesBefore(j, items).contains(schema.column(c).table)
+                    if aggregateFunction == nil, superlative != nil, grouping == nil,
+                        subject.map({ subjectColumn == nil && schema.column(c).table == $0 }) ?? (asksRowColumns || rankedRows)
+                    {
                         // "which department has the largest budget": rows ranked by their own column.
                         measure = .column(c)
                     } else {
@@ -322,7 +341,14 @@ extension Interpreter {
                 used.insert(k)
                 var mentionedAt = k - 1
                 if mentionedAt > 0, items[mentionedAt] == .groupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
-                let mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
+                var mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
+                // "a First class seat": the column named just after the value.
+                if mentioned.map({ cs in !entries.contains { cs.contains($0.column) } }) ?? true, !used.contains(k + 1),
+                    let after = isColumns(k + 1), entries.contains(where: { after.contains($0.column) })
+                {
+                    mentioned = after
+                    mentionedAt = k + 1
+                }
                 var entry = preferred(entries, near: related, mentioned: mentioned, table: k > 0 ? isTable(k - 1) : nil)
                 if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
                 let valueTable = schema.column(entry.column).table
@@ -383,12 +409,15 @@ extension Interpreter {
                 if let t = isTable(k + 2) {
                     used.insert(k + 2)
                     plan.having.append(.compare(.countRows, op, .number(n)))
+                    plan.counted = plan.counted ?? t
                     if grouping == nil { grouping = .entity(root0) }
                     plan.through.append(t)
                 } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = pickNumeric(cs, near: related) {
                     if let j = [k + 2, k - 1].first(where: { isColumns($0) != nil }) { used.insert(j) }
                     plan.conditions.append(.compare(.column(c), op, .number(n)))
-                } else if let c = adjectiveColumn(word, in: root0) ?? unit.flatMap({ adjectiveColumn($0, in: root0) }) {
+                } else if let c = (tablesBefore(k, items) + [root0]).lazy.compactMap({ t in
+                    adjectiveColumn(word, in: t) ?? unit.flatMap { self.adjectiveColumn($0, in: t) }
+                }).first {
                     plan.conditions.append(.compare(.column(c), op, .number(convert(n, unit: unit, to: c))))
                 } else {
                     throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(Int(n))' compares; name the column")
@@ -426,7 +455,11 @@ extension Interpreter {
                 }
             case .negation:
                 used.insert(k)
-                if let t = isTable(k + 1) {
+                if let c = isColumns(k + 1).flatMap({ cs in cs.first { schema.column($0).kind == .boolean } }) {
+                    // "airlines that are not low cost".
+                    used.insert(k + 1)
+                    plan.conditions.append(.flag(c, false))
+                } else if let t = isTable(k + 1) {
                     used.insert(k + 1)
                     guard schema.edges.contains(where: { $0.from == t && $0.to == root0 }) else {
                         throw NotUnderstood(message: "the built-in engine cannot tell how \(schema.tables[t].name) relates to \(schema.tables[root0].name)")
@@ -471,11 +504,35 @@ extension Interpreter {
         var shown: [Int] = []
         for (k, item) in items.enumerated() where !used.contains(k) {
             guard case .columns(let cs) = item else { continue }
+            let named = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } } + [root0])
+            if let t = isTable(k + 1), !cs.contains(where: { named.contains(schema.column($0).table) }),
+                cs.allSatisfy({ ["name", "title"].contains(schema.column($0).words.last ?? "") && schema.column($0).words.count == 1 })
+            {
+                // "the names of passengers", who have a first and a last name: their labels.
+                used.insert(k)
+                shown += schema.tables[t].labels
+                continue
+            }
             guard let c = pickColumn(cs, near: related) else { continue }
             used.insert(k)
+            // A key named where two keys join the same tables says which ("flights by destination airport").
+            for key in cs where schema.column(key).references != nil {
+                let edge = schema.edges.first { $0.fromColumn == key }
+                if let edge, schema.edges.contains(where: { $0.from == edge.from && $0.to == edge.to && $0.fromColumn != key }) { plan.via.insert(key) }
+            }
             if schema.column(c).isKey || schema.column(c).kind == .date && isConditionColumn(c, plan) { continue }
+            if schema.column(c).kind == .boolean {
+                // "low cost airlines": a yes/no column named as an adjective is a filter.
+                plan.conditions.append(.flag(c, true))
+                continue
+            }
             let article = k > 0 && [QuestionReader.Item.which].contains(items[k - 1])
-            if measure == nil && counted != nil || (measure == .countRows) {
+            if measure == nil && counted != nil || (measure == .countRows), grouping == nil, let counted, schema.column(c).table != counted,
+                schema.tables[schema.column(c).table].labels.contains(c)
+            {
+                // "the names of airlines and the number of flights they have": one count per airline.
+                grouping = .entity(schema.column(c).table)
+            } else if measure == nil && counted != nil || (measure == .countRows) {
                 // "customers that work for a company": the column has a value.
                 plan.conditions.append(.notNull(c))
             } else if !article {
@@ -496,6 +553,7 @@ extension Interpreter {
         }
         if let counted, measure == nil || measure == .countRows {
             measure = .countRows
+            plan.counted = counted
             if grouping == nil, subject != nil, subject != counted, subjectColumn == nil, superlative != nil { grouping = .entity(subject!) }
             if grouping == nil, let subjectColumn, subject == counted || subject == schema.column(subjectColumn).table { grouping = .column(subjectColumn) }
         }
@@ -518,7 +576,8 @@ extension Interpreter {
         switch measure {
         case .column(let c)?:
             // Rows ranked by a column of their own: "the 5 longest tracks".
-            plan.shown = schema.tables[schema.column(c).table].labels + [c]
+            let asked = shown.filter { schema.column($0).table == schema.column(c).table && $0 != c }
+            plan.shown = (asked.isEmpty ? schema.tables[schema.column(c).table].labels : asked) + [c]
             plan.order = [(.column(c), descending: superlative.map { ranksDescending($0.word, $0.descending, column: c) } ?? true)]
             plan.limit = limit ?? 1
             plan.root = schema.column(c).table
@@ -551,6 +610,15 @@ extension Interpreter {
                 return !covers(.entity(t), c) && !isConditionColumn(c, plan) && !isMeasured(c, m)
             }
             if plan.grouping == nil { plan.shown = [] }
+            // A column the question asked to see that this answer cannot show is not dropped silently.
+            if let dropped = shown.first(where: { c in
+                !plan.shown.contains(c) && !(plan.grouping.map { covers($0, c) } ?? false) && !isConditionColumn(c, plan) && !isMeasured(c, m)
+            }) {
+                throw NotUnderstood(
+                    message:
+                        "the built-in engine could not tell how \(schema.column(dropped).name) fits beside the \(plan.grouping == nil ? "total" : "groups"); rephrase it"
+                )
+            }
         case nil:
             // A list: the columns asked for, else the labels of what is listed.
             if let subjectColumn, shown.isEmpty {
@@ -706,7 +774,7 @@ extension Interpreter {
     func isConditionColumn(_ c: Int, _ plan: QueryPlan) -> Bool {
         plan.conditions.contains {
             switch $0 {
-            case .oneOf(let x, _), .like(let x, _), .notNull(let x), .comparedToAverage(let x, _): return x == c
+            case .oneOf(let x, _), .like(let x, _), .notNull(let x), .comparedToAverage(let x, _), .flag(let x, _): return x == c
             case .compare(.column(let x), _, _): return x == c
             default: return false
             }

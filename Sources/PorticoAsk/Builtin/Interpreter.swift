@@ -37,7 +37,16 @@ struct Interpreter {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
         let items = try recognize(&reader)
-        let unknown = reader.tokens.filter { !$0.used && !Lexicon.stopWords.contains($0.lower) && !Lexicon.softWords.contains($0.lower) }
+        // Words of the column a value was found in say nothing more ("a First class seat", seat_class = 'First').
+        let valueColumnWords = Set(
+            items.flatMap { item -> [String] in
+                guard case .value(let entries, _, _) = item else { return [] }
+                return entries.flatMap { schema.column($0.column).words }
+            })
+        let unknown = reader.tokens.filter {
+            !$0.used && !Lexicon.stopWords.contains($0.lower) && !Lexicon.softWords.contains($0.lower)
+                && !Lexicon.forms($0.lower).contains(where: valueColumnWords.contains)
+        }
         if !unknown.isEmpty {
             let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
             throw NotUnderstood(
@@ -142,6 +151,10 @@ struct Interpreter {
             ]
             if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
                 take(i, words.count, .compare(op, word: words[0]))
+                continue
+            }
+            if phrase(i, ["count", "the", "number", "of"]) || phrase(i, ["count", "the", "total", "number", "of"]) {
+                take(i, phrase(i, ["count", "the", "number", "of"]) ? 4 : 5, .count)
                 continue
             }
             if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]) || phrase(i, ["count", "of"]) || w == "count" {
@@ -339,6 +352,8 @@ struct Interpreter {
         for (ci, column) in schema.columnList.enumerated() {
             var names = column.words
             if names.count > 1, ["id", "key", "on", "at", "no"].contains(names.last ?? "") { names.removeLast() }
+            // A yes/no column is named without its verb: "low cost" for is_low_cost.
+            if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
             if same(words, names) || same(words, column.words) { columns.append(ci) }
         }
         if !columns.isEmpty { return .columns(columns) }

@@ -32,8 +32,16 @@ enum Lexicon {
         if s.count >= 3, q.count >= s.count + 3, q.hasPrefix(s), !notAbbreviations.contains(s) { return true }
         // Verb and noun of one stem: "purchased"/"purchaser", "employed"/"employer".
         let common = zip(q, s).prefix { $0 == $1 }.count
-        return common >= 6 && max(q.count, s.count) - common <= 2
+        if common >= 6 && max(q.count, s.count) - common <= 2 { return true }
+        // A verb and the noun made from it: "departed"/"departure", "arrived"/"arrival", "booked"/"booking".
+        if let synonym = synonyms[q], sf.contains(synonym) { return true }
+        return qf.contains { stem in stem.count >= 4 && nounEndings.contains { s == stem + $0 || s == stem + "e" + $0 } }
     }
+
+    static let nounEndings = ["ure", "al", "ment", "ing", "ion", "ance"]
+
+    /// Words that mean a schema word of another stem.
+    static let synonyms = ["born": "birth", "birthday": "birth", "died": "death", "dob": "birth"]
 
     /// Abbreviations common in column names, and what they stand for.
     static let abbreviations = [
@@ -67,7 +75,8 @@ enum Lexicon {
         "comes", "offer", "offered", "take", "took", "taken", "teach", "teaches", "taught", "study", "studies", "given", "enrolled",
         "hired", "admitted", "total", "everything", "today", "found", "present", "included", "includes", "include",
         "assigned", "belonging", "related", "linked", "associated", "go", "goes", "went", "got", "gets", "spend", "spent", "need",
-        "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders",
+        "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders", "operate", "operates", "operated",
+        "operating", "run", "runs", "ran", "own", "owns", "owned", "record", "keep", "kept", "happen", "happened", "occur", "occurred",
     ]
 
     /// Verbs that ask for a change: the engine only reads, so these are refused outright.

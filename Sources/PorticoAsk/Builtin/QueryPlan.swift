@@ -46,6 +46,8 @@ struct QueryPlan: Sendable, Equatable {
         case all([Condition])
         /// The column against its average over the whole table: "earn more than the average salary".
         case comparedToAverage(Int, Comparison)
+        /// A yes/no column: "low cost airlines" (is_low_cost), "airlines that are not low cost".
+        case flag(Int, Bool)
     }
 
     enum Grouping: Sendable, Equatable {
@@ -72,6 +74,11 @@ struct QueryPlan: Sendable, Equatable {
     var distinct = false
     /// Tables the answer must pass through even when nothing of theirs is shown.
     var through: [Int] = []
+    /// The table whose rows COUNT(*) counts, so a join that repeats them counts each once.
+    var counted: Int?
+    /// Foreign-key columns the question named, for tables joined by more than one key
+    /// (a flight's source and destination airport).
+    var via: Set<Int> = []
 
     static func == (a: QueryPlan, b: QueryPlan) -> Bool {
         a.root == b.root && a.shown == b.shown && a.measures == b.measures && a.grouping == b.grouping && a.conditions == b.conditions
@@ -95,7 +102,15 @@ struct PlanCompiler {
     let schema: SchemaModel
     let dialect: SQLDialect
 
-    func sql(_ plan: QueryPlan) -> String? {
+    /// Why a plan could not be written as SQL.
+    struct Unwritable: Error {
+        let message: String
+    }
+
+    func sql(_ plan: QueryPlan) -> String? { try? compile(plan).get() }
+
+    func compile(_ plan: QueryPlan) -> Result<String, Unwritable> {
+        let cannotJoin = Unwritable(message: "the built-in engine could not join the tables the question needs; name fewer tables or configure an LLM")
         // Every table the plan touches, joined along the shortest key paths from the root.
         var tables = Set(plan.through)
         func note(_ e: QueryPlan.Expression) {
@@ -111,7 +126,8 @@ struct PlanCompiler {
         func note(_ c: QueryPlan.Condition) {
             switch c {
             case .compare(let e, _, _): note(e)
-            case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _): tables.insert(schema.column(col).table)
+            case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
+                tables.insert(schema.column(col).table)
             case .none, .some: break
             case .any(let cs), .all(let cs): cs.forEach(note)
             }
@@ -128,26 +144,71 @@ struct PlanCompiler {
         }
         var alias: [Int: String] = [plan.root: "t0"]
         var joins: [String] = []
+        // The join tree: each joined table's parent, and whether it is on the many side of its key.
+        var parent: [Int: Int] = [:]
+        var fansOut: Set<Int> = []
         for table in tables.sorted() where alias[table] == nil {
-            guard let path = schema.path(from: plan.root, to: table) else { return nil }
+            guard let path = schema.path(from: plan.root, to: table) else { return .failure(cannotJoin) }
             var at = plan.root
-            for edge in path {
+            for found in path {
+                var edge = found
                 let next = edge.from == at ? edge.to : edge.from
                 defer { at = next }
                 if alias[next] != nil { continue }
+                // Two keys between the same tables: the question must have named one.
+                let parallel = schema.edges.filter { $0.from == edge.from && $0.to == edge.to }
+                if parallel.count > 1 {
+                    guard let named = parallel.first(where: { plan.via.contains($0.fromColumn) }) else {
+                        let names = parallel.map { "\(schema.tables[$0.from].name).\(schema.column($0.fromColumn).name)" }
+                        return .failure(
+                            Unwritable(
+                                message: "the question can go through \(names.joined(separator: " or ")); name the one it means "
+                                    + "(e.g. its column's words), or configure an LLM"))
+                    }
+                    edge = named
+                }
                 let name = "t\(alias.count)"
                 alias[next] = name
-                guard let toColumn = edge.toColumn else { return nil }
+                parent[next] = at
+                if edge.to == at, edge.from == next { fansOut.insert(next) }
+                guard let toColumn = edge.toColumn else { return .failure(cannotJoin) }
                 let left = "\(alias[edge.from] ?? name).\(q(schema.column(edge.fromColumn).name))"
                 let right = "\(alias[edge.to] ?? name).\(q(schema.column(toColumn).name))"
                 joins.append("JOIN \(q(schema.tables[next].name)) \(name) ON \(left) = \(right)")
             }
         }
         func col(_ c: Int) -> String { "\(alias[schema.column(c).table] ?? "t0").\(q(schema.column(c).name))" }
+        // Whether the joins repeat a table's rows: a one-to-many step off the way from the root to it.
+        func repeats(_ t: Int) -> Bool {
+            var way: Set<Int> = [t]
+            var at = t
+            while let up = parent[at] {
+                way.insert(up)
+                at = up
+            }
+            return fansOut.contains { !way.contains($0) }
+        }
+        let countedTable = plan.counted ?? (plan.grouping == nil ? plan.root : nil)
+        var countAll = "COUNT(*)"
+        if let t = countedTable, repeats(t), let key = schema.tables[t].primaryKey { countAll = "COUNT(DISTINCT \(col(key)))" }
+        for m in plan.measures {
+            guard case .aggregate(let f, let measured) = m, f != .min, f != .max, f != .countDistinct else { continue }
+            let t: Int
+            switch measured {
+            case .column(let c): t = schema.column(c).table
+            case .product(let c, _): t = schema.column(c).table
+            }
+            if repeats(t) {
+                return .failure(
+                    Unwritable(
+                        message: "the joins this question needs would count \(schema.tables[t].name) rows more than once; "
+                            + "ask about fewer tables or configure an LLM"))
+            }
+        }
         func expression(_ e: QueryPlan.Expression) -> String {
             switch e {
             case .column(let c): return col(c)
-            case .countRows: return "COUNT(*)"
+            case .countRows: return countAll
             case .aggregate(.countDistinct, .column(let c)): return "COUNT(DISTINCT \(col(c)))"
             case .aggregate(let f, .column(let c)): return "\(f.rawValue)(\(col(c)))"
             case .aggregate(let f, .product(let a, let b)): return "\(f.rawValue)(\(col(a)) * \(col(b)))"
@@ -168,6 +229,7 @@ struct PlanCompiler {
                     ? "\(col(c)) = \(literal(.text(values[0])))" : "\(col(c)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
             case .like(let c, let pattern): return "\(col(c)) LIKE \(literal(.text(pattern)))"
             case .notNull(let c): return "\(col(c)) IS NOT NULL"
+            case .flag(let c, let yes): return "\(col(c)) = \(yes ? "TRUE" : "FALSE")"
             case .comparedToAverage(let c, let op):
                 let column = schema.column(c)
                 return "\(col(c)) \(op.rawValue) (SELECT AVG(\(q(column.name))) FROM \(q(schema.tables[column.table].name)))"
@@ -220,12 +282,18 @@ struct PlanCompiler {
         }
         select += plan.shown.map(col)
         for (i, m) in plan.measures.enumerated() { select.append(expression(m) + (plan.measures.count == 1 ? " AS value" : " AS value\(i + 1)")) }
-        if select.isEmpty { return nil }
+        if select.isEmpty { return .failure(cannotJoin) }
         if plan.countGroups, select.isEmpty || plan.measures.isEmpty { select = group.isEmpty ? select : [group[0]] }
-        var sql = "SELECT " + (plan.distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + " FROM \(q(schema.tables[plan.root].name)) t0"
+        // A list whose joins repeat its rows ("passengers who booked a first class seat") shows each once.
+        let distinct = plan.distinct || plan.measures.isEmpty && group.isEmpty && repeats(plan.root)
+        if distinct {
+            // PostgreSQL orders a DISTINCT list only by what it shows.
+            for (e, _) in plan.order where !select.contains(expression(e)) { select.append(expression(e)) }
+        }
+        var sql = "SELECT " + (distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + " FROM \(q(schema.tables[plan.root].name)) t0"
         if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }
         let wheres = plan.conditions.compactMap(condition)
-        guard wheres.count == plan.conditions.count else { return nil }
+        guard wheres.count == plan.conditions.count else { return .failure(cannotJoin) }
         if !wheres.isEmpty { sql += " WHERE " + wheres.joined(separator: " AND ") }
         if !group.isEmpty { sql += " GROUP BY " + group.joined(separator: ", ") }
         let havings = plan.having.compactMap(condition)
@@ -236,7 +304,11 @@ struct PlanCompiler {
                 return text + (descending ? " DESC" : "")
             }
             // Ties in a stable order, the same on every database: by the group's or the row's key.
-            if let tie = group.first ?? schema.tables[plan.root].primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups { keys.append(tie) }
+            if let tie = group.first ?? schema.tables[plan.root].primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups,
+                !distinct || select.contains(tie)
+            {
+                keys.append(tie)
+            }
             sql += " ORDER BY " + keys.joined(separator: ", ")
         } else if case .bucket(_, let b)? = plan.grouping {
             sql += " ORDER BY " + (b == .year ? "year" : "month")
@@ -244,7 +316,7 @@ struct PlanCompiler {
         if let limit = plan.limit { sql += " LIMIT \(limit)" }
         if plan.averageOverGroups { sql = "SELECT AVG(value) AS average FROM (\(sql)) groups" }
         if plan.countGroups { sql = "SELECT COUNT(*) AS value FROM (\(sql)) groups" }
-        return sql
+        return .success(sql)
     }
 
     func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }

@@ -18,7 +18,7 @@ struct SchemaModel: Sendable {
         /// A date kept as ISO text (a text column named "…date"): bucketed by its characters.
         var storedAsText = false
         /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
-        var isYear: Bool { kind == .number && words.contains { $0 == "year" || $0 == "yr" } }
+        var isYear: Bool { kind == .number && words.contains { SchemaModel.yearWords.contains($0) } }
     }
 
     struct Table: Sendable {
@@ -38,6 +38,9 @@ struct SchemaModel: Sendable {
         let to: Int
         let toColumn: Int?
     }
+
+    /// Column-name words of a whole-number year: "Hire_Year", "founded", "established".
+    static let yearWords: Set<String> = ["year", "yr", "founded", "established", "built", "opened", "launched", "started"]
 
     var tables: [Table] = []
     var columnList: [Column] = []
