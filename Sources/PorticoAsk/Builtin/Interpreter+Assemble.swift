@@ -461,10 +461,13 @@ extension Interpreter {
                     plan.conditions.append(.flag(c, false))
                 } else if let t = isTable(k + 1) {
                     used.insert(k + 1)
-                    guard schema.edges.contains(where: { $0.from == t && $0.to == root0 }) else {
+                    // Directly, or through a table that links both ("products never ordered": no order line names them).
+                    let bridges = schema.edges.filter { e in e.to == root0 && schema.edges.contains { $0.from == e.from && $0.to == t } }.map(\.from)
+                    let direct = schema.edges.contains { $0.from == t && $0.to == root0 }
+                    guard direct || Set(bridges).count == 1, let linked = direct ? t : bridges.first else {
                         throw NotUnderstood(message: "the built-in engine cannot tell how \(schema.tables[t].name) relates to \(schema.tables[root0].name)")
                     }
-                    plan.conditions.append(.none(table: t))
+                    plan.conditions.append(.none(table: linked))
                     plan.through.removeAll { $0 == t }
                 } else {
                     throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
@@ -570,6 +573,12 @@ extension Interpreter {
                 grouping = .bucket(date, b == .year ? .year : (hasYear ? .month : .yearMonth))
             }
         }
+        if case .entity(let t)? = grouping, case .aggregate(let f, .column(let c))? = measure, f != .count, schema.column(c).table == t,
+            !averageOfCount
+        {
+            // "the average quantity per order item": one row per group, so the average over all.
+            grouping = nil
+        }
         plan.grouping = grouping
         if case .entity(let t)? = grouping, t != plan.root { plan.root = t }
 
@@ -662,7 +671,8 @@ extension Interpreter {
             }
             let down = ofAge && schema.column(c).kind == .date ? !descending : descending
             plan.order.append((.column(c), descending: down))
-            if plan.distinct, !plan.shown.contains(c) { plan.shown.append(c) }
+            // "the products sorted by price": the price is shown beside them; asked-for columns stay as asked.
+            if plan.distinct || shown.isEmpty && plan.measures.isEmpty, !plan.shown.contains(c) { plan.shown.append(c) }
             used.insert(at)
             if let d = direction { used.insert(d) }
         }

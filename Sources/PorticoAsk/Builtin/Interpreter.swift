@@ -239,6 +239,11 @@ struct Interpreter {
                 takeUnquotedText(i + 2)
                 continue
             }
+            if phrase(i, ["out", "of"]) {
+                // "out of stock": the yes/no column's no.
+                take(i, 2, .negation)
+                continue
+            }
             if ["no", "without", "never", "none", "not"].contains(w) {
                 take(i, 1, .negation)
                 continue

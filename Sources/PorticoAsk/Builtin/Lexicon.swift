@@ -38,7 +38,7 @@ enum Lexicon {
         return qf.contains { stem in stem.count >= 4 && nounEndings.contains { s == stem + $0 || s == stem + "e" + $0 } }
     }
 
-    static let nounEndings = ["ure", "al", "ment", "ing", "ion", "ance"]
+    static let nounEndings = ["ure", "al", "ment", "ing", "ion", "ance", "up"]
 
     /// Words that mean a schema word of another stem.
     static let synonyms = ["born": "birth", "birthday": "birth", "died": "death", "dob": "birth"]

@@ -178,15 +178,26 @@ struct PlanCompiler {
             }
         }
         func col(_ c: Int) -> String { "\(alias[schema.column(c).table] ?? "t0").\(q(schema.column(c).name))" }
-        // Whether the joins repeat a table's rows: a one-to-many step off the way from the root to it.
+        // Whether the joins repeat a table's rows: a one-to-many step off the way from the root to it,
+        // or a many-to-one step on that way after a one-to-many one (customers → orders → lines →
+        // products meets a product once per line).
         func repeats(_ t: Int) -> Bool {
-            var way: Set<Int> = [t]
+            var way: [Int] = [t]
             var at = t
             while let up = parent[at] {
-                way.insert(up)
+                way.append(up)
                 at = up
             }
-            return fansOut.contains { !way.contains($0) }
+            if fansOut.contains(where: { !way.contains($0) }) { return true }
+            var fanned = false
+            for table in way.reversed().dropFirst() {  // from the root's child down to t
+                if fansOut.contains(table) {
+                    fanned = true
+                } else if fanned {
+                    return true
+                }
+            }
+            return false
         }
         let countedTable = plan.counted ?? (plan.grouping == nil ? plan.root : nil)
         var countAll = "COUNT(*)"
