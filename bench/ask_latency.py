@@ -75,6 +75,7 @@ def main() -> None:
     figures["builtin_rows"] = {"questions": len(QUESTIONS) * 5, "correct": int(found.group(1)), "wrong": int(found.group(2)),
                                "median_ms": float(found.group(3)), "p99_ms": float(found.group(4))}
     figures["value_index"] = cold_ask_on_a_large_datasource(binary, data)
+    figures["accuracy"] = accuracy(binary, data)
     draws = []
     for question in CHARTED * 5:
         shown = subprocess.run([binary, "ask", question, "--chart", f"{data}/chart.png", "--data-dir", data], capture_output=True, text=True, check=True).stdout
@@ -86,6 +87,27 @@ def main() -> None:
     llm.stop()
     (out / "ask-latency.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
+
+
+def accuracy(binary: str, data: str) -> list[dict]:
+    """The built-in engine scored with `portico eval` on every question set the tests keep: the dev
+    questions, further Chinook questions, and four databases of other styles built by the tests."""
+    from datasets import airline, hospital, shop, university
+    sets = [("ask-dev (Chinook)", ROOT.parent / "shared" / "datasets" / "chinook" / "ask-dev.jsonl", None),
+            ("chinook-more", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-more.jsonl", None)]
+    for name, module in [("university", university), ("hospital", hospital), ("airline", airline), ("shop", shop)]:
+        path = str(Path(data) / f"{name}.sqlite")
+        module.build(path)
+        subprocess.run([binary, "datasource", "add", "--name", name, "--sqlite", path, "--data-dir", data], check=True, capture_output=True)
+        sets.append((name, module.QUESTIONS, name))
+    scores = []
+    for name, questions, datasource in sets:
+        command = [binary, "eval", str(questions), "--engine", "builtin", "--data-dir", data] + (["--datasource", datasource] if datasource else [])
+        scored = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        found = re.search(r"questions (\d+)\s+correct (\d+) .*wrong (\d+) .*refused (\d+)", scored)
+        scores.append({"set": name, "questions": int(found.group(1)), "correct": int(found.group(2)), "wrong": int(found.group(3)),
+                       "refused": int(found.group(4))})
+    return scores
 
 
 def cold_ask_on_a_large_datasource(binary: str, data: str) -> dict:

@@ -147,6 +147,16 @@ if ask_figures.exists():
         print()
         print(f"The built-in engine answered {b['correct']} of {b['questions']} correctly, {b['wrong']} wrong. A cold `portico ask` on a datasource of "
               f"{a['value_index']['rows']:,} rows (process start, schema, value index of its text columns, answer) took {a['value_index']['cold_ask_ms']:.0f} ms.")
+    if "accuracy" in a:
+        print()
+        print("The built-in engine's accuracy (`portico eval`), per question set; the four databases are built by the tests in other naming")
+        print("styles, their questions written before the engine was run on them (first-run figures in `Tests/EndToEnd/test_builtin_engine.py`):")
+        print()
+        print("| questions | count | correct | wrong | refused |")
+        print("|---|---:|---:|---:|---:|")
+        for row in a["accuracy"]:
+            n = row["questions"]
+            print(f"| {row['set']} | {n} | {row['correct']} ({row['correct'] / n:.0%}) | {row['wrong']} ({row['wrong'] / n:.0%}) | {row['refused']} ({row['refused'] / n:.0%}) |")
 print()
 print("## Targets")
 print()
@@ -168,6 +178,11 @@ if ask_figures.exists():
         b = a["builtin_rows"]
         target("built-in engine median ≤ 20 ms, question to rows", b["median_ms"] <= 20, f"{b['median_ms']:.1f} ms")
         target("built-in engine p99 ≤ 100 ms, question to rows", b["p99_ms"] <= 100, f"{b['p99_ms']:.1f} ms")
+        for row in a.get("accuracy", []):
+            n = row["questions"]
+            bar = 0.85 if row["set"].startswith("ask-dev") else 0.60
+            target(f"built-in engine on {row['set']}: ≥ {bar:.0%} correct, ≤ 5% wrong", row["correct"] >= bar * n and row["wrong"] <= 0.05 * n,
+                   f"{row['correct']}/{n} correct, {row['wrong']} wrong")
         target("value index of a 100k-row datasource < 5 s", a["value_index"]["cold_ask_ms"] < 5000,
                f"a whole cold `portico ask` took {a['value_index']['cold_ask_ms']:.0f} ms")
 notes = Path(__file__).with_name("NOTES.md")
