@@ -99,7 +99,11 @@ extension Interpreter {
         var subject: Int?
         var subjectColumn: Int?  // "which country has the most customers": a column answers
         var limit: Int?
-        if let k = items.firstIndex(where: { $0 == .which || $0 == .who }) {
+        if let k = items.firstIndex(where: { $0 == .which || $0 == .who }), k > 0, let t = isTable(k - 1), !used.contains(k - 1) {
+            // "the artists who have albums": a relative clause about the table before it.
+            subject = t
+            used.insert(k - 1)
+        } else if let k = items.firstIndex(where: { $0 == .which || $0 == .who }) {
             var j = k + 1
             while j < items.count {
                 if case .number(let n, nil) = items[j], n == n.rounded(), n > 0 {
@@ -288,7 +292,8 @@ extension Interpreter {
 
         // "the maximum and minimum salary", "average, lowest and highest age": several functions of one column.
         var moreFunctions: [QueryPlan.Function] = []
-        if let k = functionIndex, let at = measureAt, superlative == nil, case .aggregate = measure {
+        if let k = functionIndex, superlative == nil, case .aggregate = measure {
+            let at = measureAt ?? items.count
             for j in (k + 1)..<at where !used.contains(j) {
                 if case .function(let f) = items[j] {
                     moreFunctions.append(f)
