@@ -110,6 +110,9 @@ import Testing
         #expect(Self.sql("Who is the youngest player?")?.hasSuffix(#"ORDER BY t0."age", t0."id" LIMIT 1"#) == true)
         #expect(Self.sql("Who is the oldest player?")?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
         #expect(Self.sql("How many players are older than 30?") == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."age" > 30"#)
+        #expect(
+            Self.sql("Count the players with a salary between 50000 and 70000.")
+                == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" >= 50000 AND t0."salary" <= 70000"#)
         #expect(Self.sql("Which teams were founded after 1990?") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" > 1990"#)
         #expect(Self.sql("How many players had a contract date per year?", dialect: .postgres)?.contains(#"substr(t0."contract_date", 1, 4) AS year"#) == true)
     }

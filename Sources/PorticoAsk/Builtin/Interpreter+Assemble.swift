@@ -173,6 +173,8 @@ extension Interpreter {
             let quantity = [k + 1, k + 2].first { j in
                 guard let cs = isColumns(j), pickNumeric(cs, near: []) != nil else { return false }
                 if j + 1 < items.count, case .compare = items[j + 1] { return false }
+                if j + 1 < items.count, case .range = items[j + 1] { return false }
+                if j + 1 < items.count, case .number = items[j + 1] { return false }
                 return j == k + 1 || isTable(k + 1) != nil
             }
             let distinctAt = k + 1 < items.count && items[k + 1] == .distinct ? k + 1 : nil
@@ -479,6 +481,16 @@ extension Interpreter {
                 }
             case .or:
                 used.insert(k)
+            case .range(let low, let high):
+                let around = [k - 1, k + 1].first { j in j >= 0 && !used.contains(j) && isColumns(j).flatMap { pickNumeric($0, near: related) } != nil }
+                guard let j = around, let c = isColumns(j).flatMap({ pickNumeric($0, near: related) }) else {
+                    throw NotUnderstood(
+                        message:
+                            "the built-in engine could not tell which column lies between \(describe(.number(low, unit: nil)).dropFirst(11)) and \(describe(.number(high, unit: nil)).dropFirst(11)); name it"
+                    )
+                }
+                used.formUnion([k, j])
+                plan.conditions += [.compare(.column(c), .greaterOrEqual, .number(low)), .compare(.column(c), .lessOrEqual, .number(high))]
             case .number(let n, nil):
                 // "the wards on floor 2", "courses with 4 credits": a column equal to the number.
                 let around = [k - 1, k + 1].first { j in j >= 0 && !used.contains(j) && isColumns(j).flatMap { pickNumeric($0, near: related) } != nil }
@@ -527,6 +539,10 @@ extension Interpreter {
             for key in cs where schema.column(key).references != nil {
                 let edge = schema.edges.first { $0.fromColumn == key }
                 if let edge, schema.edges.contains(where: { $0.from == edge.from && $0.to == edge.to && $0.fromColumn != key }) { plan.via.insert(key) }
+            }
+            if let target = schema.column(c).references, target == schema.column(c).table {
+                // "the managers": rows that other rows of the same table point at; not modelled, so not guessed.
+                throw NotUnderstood(message: "the built-in engine does not follow \(schema.column(c).name), a key to its own table; configure an LLM")
             }
             if schema.column(c).isKey || schema.column(c).kind == .date && isConditionColumn(c, plan) { continue }
             if schema.column(c).kind == .boolean {
@@ -719,7 +735,7 @@ extension Interpreter {
     func mustBePlaced(_ item: Item) -> Bool {
         switch item {
         case .count, .function, .average, .top, .number, .distinct, .orderBy, .direction, .alphabetical, .compare, .year, .month, .value, .text,
-            .negation:
+            .negation, .range:
             return true
         default:
             return false

@@ -239,6 +239,12 @@ struct Interpreter {
                 takeUnquotedText(i + 2)
                 continue
             }
+            if w == "between", i + 3 < t.count, let low = t[i + 1].number, word(i + 2) == "and", let high = t[i + 3].number,
+                !(low >= 1900 && low <= 2100 && low == low.rounded())
+            {
+                take(i, 4, .range(min(low, high), max(low, high)))
+                continue
+            }
             if phrase(i, ["out", "of"]) {
                 // "out of stock": the yes/no column's no.
                 take(i, 2, .negation)

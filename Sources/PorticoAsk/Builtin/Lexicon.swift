@@ -69,7 +69,7 @@ enum Lexicon {
         "value", "values", "entry", "entries", "row", "rows", "record", "records", "item", "items", "detail", "details", "information",
         "data", "table", "kind", "kinds", "type", "types", "one", "number", "amount", "name", "names", "exist", "exists", "existing",
         "recorded", "stored", "known", "individual", "separate", "registered", "available", "listed",
-        "made", "make", "generate", "generated", "generating", "earn", "earned", "bring", "brought", "serve", "serves", "served", "sell",
+        "made", "make", "generate", "generated", "generating", "earn", "earns", "earned", "earning", "bring", "brought", "serve", "serves", "served", "sell",
         "sold", "buy", "bought", "purchase", "purchased", "issue", "issued", "place", "placed", "create", "created", "work", "works",
         "worked", "working", "live", "lives", "living", "located", "based", "belong", "belongs", "contain", "appear", "appears", "come",
         "comes", "offer", "offered", "take", "took", "taken", "teach", "teaches", "taught", "study", "studies", "given", "enrolled",

@@ -30,6 +30,8 @@ struct QuestionReader {
         case year(Int)
         case month(Int, year: Int?)
         case compare(QueryPlan.Comparison, word: String)
+        /// "between 50000 and 70000": both bounds included.
+        case range(Double, Double)
         case number(Double, unit: String?)
         case negation
         case textMatch(TextMatch)
