@@ -156,6 +156,7 @@ import Testing
             request.values = values
             return BuiltinEngine.answer(request)
         }
+        #expect(ask("Which towns have no trips?").candidates.isEmpty, "leaving or arriving: not guessed")
         let guessed = ask("How many trips go to Porto?")
         #expect(guessed.candidates.isEmpty && guessed.reason?.contains("trip.origin_town or trip.destination_town") == true)
         let named = ask("How many trips have a destination town of Porto?")

@@ -471,7 +471,10 @@ extension Interpreter {
                     // Directly, or through a table that links both ("products never ordered": no order line names them).
                     let bridges = schema.edges.filter { e in e.to == root0 && schema.edges.contains { $0.from == e.from && $0.to == t } }.map(\.from)
                     let direct = schema.edges.contains { $0.from == t && $0.to == root0 }
-                    guard direct || Set(bridges).count == 1, let linked = direct ? t : bridges.first else {
+                    guard direct || Set(bridges).count == 1, let linked = direct ? t : bridges.first,
+                        schema.edges.filter({ $0.from == linked && $0.to == root0 }).count == 1
+                    else {
+                        // Also two keys between them ("airports with no flights": leaving or arriving?).
                         throw NotUnderstood(message: "the built-in engine cannot tell how \(schema.tables[t].name) relates to \(schema.tables[root0].name)")
                     }
                     plan.conditions.append(.none(table: linked))
@@ -511,7 +514,7 @@ extension Interpreter {
             let bridge =
                 schema.edges.first { edge in edge.to == root && schema.edges.contains { $0.from == edge.from && $0.to == table } }?.from
                 ?? (schema.edges.contains { $0.from == table && $0.to == root } ? table : nil)
-            guard let bridge, table != plan.root else {
+            guard let bridge, table != plan.root, schema.edges.filter({ $0.from == bridge && $0.to == root }).count == 1 else {
                 throw NotUnderstood(message: "the question asks for two values of \(schema.column(column).name) at once; ask for one, or use 'or'")
             }
             let wanted = indices.map { plan.conditions[$0] }
