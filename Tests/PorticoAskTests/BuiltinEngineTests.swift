@@ -169,6 +169,14 @@ import Testing
         #expect(Self.sql("List the teams which have players older than 30.")?.hasPrefix(#"SELECT DISTINCT t0."name" FROM "teams" t0"#) == true)
     }
 
+    @Test func numbersTooLargeToMeanAnythingAreRefusedNotTrapped() {
+        // Once these trapped converting to Int (a limit) or printed as "inf" in the SQL.
+        for question in ["Which 99999999999999999999999 teams have the most players?", "How many players earn more than 1e400?"] {
+            let reply = BuiltinEngine.answer(Self.request(question))
+            #expect(reply.candidates.isEmpty && reply.reason?.contains("did not understand") == true, "\(question)")
+        }
+    }
+
     @Test func refusalsSayWhatWasNotUnderstood() {
         let unknown = BuiltinEngine.answer(Self.request("How many dragons are there?"))
         #expect(unknown.candidates.isEmpty && unknown.reason?.contains("'dragons'") == true)

@@ -54,6 +54,8 @@ struct QuestionReader {
 
     enum TextMatch: Sendable, Equatable { case contains, starts, ends }
 
+    static let largestNumber = 1e12
+
     var tokens: [Token] = []
     /// Letters outside the Latin alphabet, a sign of a language the engine does not read.
     var foreignLetters = 0
@@ -69,7 +71,9 @@ struct QuestionReader {
             guard !current.isEmpty else { return }
             var token = Token(text: current, lower: current.lowercased())
             let digits = current.replacingOccurrences(of: ",", with: "")
-            if let n = Double(digits), digits.first?.isNumber == true { token.number = n }
+            // Numbers a question can mean; a larger one is not read as a number (it would overflow a limit or a
+            // year, or print as "inf"), so the question is refused for a word the engine did not understand.
+            if let n = Double(digits), digits.first?.isNumber == true, n.isFinite, abs(n) <= Self.largestNumber { token.number = n }
             token.capitalized = !sentenceStart && (current.first?.isUppercase ?? false)
             tokens.append(token)
             sentenceStart = false
