@@ -489,7 +489,7 @@ extension Interpreter {
                 guard let j = around, let c = isColumns(j).flatMap({ pickNumeric($0, near: related) }) else {
                     throw NotUnderstood(
                         message:
-                            "the built-in engine could not tell which column lies between \(describe(.number(low, unit: nil)).dropFirst(11)) and \(describe(.number(high, unit: nil)).dropFirst(11)); name it"
+                            "the built-in engine could not tell which column lies between \(numberText(low)) and \(numberText(high)); name it"
                     )
                 }
                 used.formUnion([k, j])
@@ -751,7 +751,7 @@ extension Interpreter {
         case .function(let f): return "'\(["SUM": "total", "MIN": "minimum", "MAX": "maximum", "AVG": "average"][f.rawValue] ?? "a count")'"
         case .average: return "'average'"
         case .top(let n): return "the top \(n)"
-        case .number(let n, _): return "the number \(n == n.rounded() ? String(Int(n)) : String(n))"
+        case .number(let n, _): return "the number \(numberText(n))"
         case .distinct: return "'distinct'"
         case .orderBy, .direction, .alphabetical: return "the order asked for"
         case .compare(_, let word): return "'\(word)'"
@@ -763,6 +763,8 @@ extension Interpreter {
         default: return "a word"
         }
     }
+
+    func numberText(_ n: Double) -> String { n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n) }
 
     var noMoney: String {
         "the built-in engine found no amount to add up (a column such as total, amount or price × quantity); name the column"
