@@ -21,10 +21,19 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "Directory of the embedded database (env PORTICO_DATA_DIR; default ./portico-data).")
     var dataDir: String?
 
+    @Option(
+        name: .customLong("database-url"),
+        help:
+            "PostgreSQL to keep Portico's data in instead of the embedded database, e.g. postgres://portico:secret@db:5432/portico?sslmode=require (env PORTICO_DATABASE_URL)."
+    )
+    var databaseURL: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env PORTICO_LOG_LEVEL; default info).")
     var logLevel: String?
 
     var resolvedDataDir: String { dataDir ?? Environment.string("PORTICO_DATA_DIR") ?? "./portico-data" }
+
+    var resolvedDatabaseURL: String? { databaseURL ?? Environment.string("PORTICO_DATABASE_URL") }
 
     func makeLogger(label: String = "portico") throws -> Logger {
         let levelName = logLevel ?? Environment.string("PORTICO_LOG_LEVEL") ?? "info"
@@ -40,7 +49,7 @@ struct CommonOptions: ParsableArguments {
     /// Opens the data directory, runs `body`, and closes the database whether or not it threw.
     func withStores<T>(_ body: (PorticoStores) async throws -> T) async throws -> T {
         let logger = try makeLogger()
-        let stores = try await PorticoStores.open(dataDirectory: resolvedDataDir, logger: logger)
+        let stores = try await PorticoStores.open(dataDirectory: resolvedDataDir, databaseURL: resolvedDatabaseURL, logger: logger)
         do {
             let result = try await body(stores)
             await stores.database.close()

@@ -94,6 +94,11 @@ struct Serve: AsyncParsableCommand {
     var shutdownGrace: Int?
 
     @Option(
+        name: .customLong("database-pool-size"),
+        help: "Connections to PostgreSQL this process opens at most, with --database-url (default \(defaults.databasePoolSize)).")
+    var databasePoolSize: Int?
+
+    @Option(
         name: .customLong("inline-read-budget"),
         help:
             "Milliseconds a database read may run on the thread that serves the request before it moves to a reader thread; 0 sends every read there (default \(defaults.inlineReadBudget.components.seconds * 1000 + defaults.inlineReadBudget.components.attoseconds / 1_000_000_000_000_000))."
@@ -107,6 +112,8 @@ struct Serve: AsyncParsableCommand {
         c.port = try Setting.int(port, "port", in: 0...65535) ?? c.port
         c.sqlbotPort = try Setting.int(sqlbotPort, "sqlbot-port", in: 0...65535)
         c.dataDirectory = common.resolvedDataDir
+        c.databaseURL = common.resolvedDatabaseURL
+        c.databasePoolSize = try Setting.int(databasePoolSize, "database-pool-size", in: 2...1000) ?? c.databasePoolSize
         c.publicURL = Setting.string(publicURL, "public-url")
         c.demo = Setting.flag(demo, "demo")
         c.publicDiscovery = Setting.flag(publicDiscovery, "public-discovery")

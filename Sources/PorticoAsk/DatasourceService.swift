@@ -13,6 +13,17 @@ public struct QueryAnswer: Sendable {
     public let tables: [String]
 }
 
+/// Where Portico's own database is: the file or the PostgreSQL URL the `main` datasource reads.
+public struct MainDatabase: Sendable {
+    public let kind: Datasource.Kind
+    public let location: String
+
+    public init(kind: Datasource.Kind, location: String) {
+        self.kind = kind
+        self.location = location
+    }
+}
+
 /// Opens datasources on first use and keeps them open with their schema; checks and runs SQL
 /// through both layers of the guard.
 public final class DatasourceService: Sendable {
@@ -25,8 +36,8 @@ public final class DatasourceService: Sendable {
     }
 
     let store: DatasourceStore
-    /// Portico's own SQLite file, which the `main` datasource reads (read-only, without Portico's tables).
-    let mainPath: String?
+    /// Portico's own database, which the `main` datasource reads (read-only, without Portico's tables).
+    let main: MainDatabase?
     /// The tables of an app's own collections: all that its `main` datasource may read (the file
     /// holds every app's tables), with what the catalog says about them.
     let mainTables: @Sendable (String) async throws -> [CatalogNote]
@@ -49,10 +60,10 @@ public final class DatasourceService: Sendable {
     }
 
     public init(
-        store: DatasourceStore, mainPath: String?, mainTables: @escaping @Sendable (String) async throws -> [CatalogNote], limits: Limits = Limits()
+        store: DatasourceStore, main: MainDatabase?, mainTables: @escaping @Sendable (String) async throws -> [CatalogNote], limits: Limits = Limits()
     ) {
         self.store = store
-        self.mainPath = mainPath
+        self.main = main
         self.mainTables = mainTables
         self.limits = limits
     }
@@ -86,7 +97,7 @@ public final class DatasourceService: Sendable {
 
     /// The app's own database as a datasource, where it can be read as a file.
     func mainDatasource(app: String) -> Datasource? {
-        mainPath.map { Datasource(app: app, name: "main", kind: .sqlite, description: "the app's own collections", location: $0) }
+        main.map { Datasource(app: app, name: "main", kind: $0.kind, description: "the app's own collections", location: $0.location) }
     }
 
     /// The datasource's tables, from the cache unless `refresh`.

@@ -1,6 +1,5 @@
 import Foundation
 public import Logging
-import NIOSSL
 public import PorticoData
 import PostgresNIO
 
@@ -29,20 +28,12 @@ public final class PostgresReadOnlySource: ReadOnlySource {
     let maxBytes: Int
 
     public init(url: String, maxBytes: Int = 4 << 20, logger: Logger = Logger(label: "portico.datasource.postgres")) throws {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""), let host = components.host,
-            !host.isEmpty
-        else { throw DatasourceError("a PostgreSQL datasource needs a URL like postgres://user:password@host:5432/database") }
-        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
-        let tls: PostgresClient.Configuration.TLS
-        switch mode {
-        case "disable": tls = .disable
-        case "require", "verify-ca", "verify-full":
-            tls = .require(TLSConfiguration.makeClientConfiguration().with(verify: mode != "require"))
-        default: tls = .prefer(TLSConfiguration.makeClientConfiguration().with(verify: false))
+        var configuration: PostgresClient.Configuration
+        do {
+            configuration = try PostgresURL.configuration(url, what: "PostgreSQL datasource")
+        } catch {
+            throw DatasourceError(error.description)
         }
-        var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
-            database: String(components.path.drop { $0 == "/" }).nilIfEmpty, tls: tls)
         configuration.options.maximumConnections = 4
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = [("application_name", "portico")]
@@ -263,18 +254,6 @@ public final class PostgresReadOnlySource: ReadOnlySource {
             return DatasourceError("the PostgreSQL datasource cannot be reached: \(error.code)")
         }
     }
-}
-
-extension TLSConfiguration {
-    fileprivate func with(verify: Bool) -> TLSConfiguration {
-        var copy = self
-        if !verify { copy.certificateVerification = .none }
-        return copy
-    }
-}
-
-extension String {
-    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }
 
 extension SQLValue {

@@ -10,16 +10,22 @@ import Synchronization
 /// Across processes the signal is a small file beside the database: announcing appends a byte,
 /// and a stamp is the file's inode and size. The file is looked at (a `stat`) at most once per
 /// `recheckInterval`, not on every request: under load that is one system call a millisecond
-/// instead of one per request. (On PostgreSQL the same role falls to LISTEN/NOTIFY.)
+/// instead of one per request. On PostgreSQL the store passes a `remote` counter that its
+/// `LISTEN` connection moves when another replica announces (with `NOTIFY`, through `publish`).
 public final class ChangeSignal: Sendable {
     /// What the signal looked like at one moment; equal stamps mean nothing was announced between.
     public struct Stamp: Equatable, Sendable {
         let local: UInt64
         let inode: UInt64
         let size: Int64
+        var remote: UInt64 = 0
     }
 
     private let local = Atomic<UInt64>(0)
+    /// Changes heard from other processes by other means than the file (PostgreSQL's `LISTEN`).
+    private let remote: ChangeCounter?
+    /// Tells the other processes of a change announced here.
+    private let publish: (@Sendable () -> Void)?
     /// The file other processes announce through; nil for a signal within this process only.
     public let path: String?
     /// Past this size the file is replaced by a new one (a new inode), so it stays small.
@@ -32,8 +38,13 @@ public final class ChangeSignal: Sendable {
     /// The file as last read, and when.
     private let file = Mutex<(readAt: UInt64, inode: UInt64, size: Int64)?>(nil)
 
-    public init(path: String?, recheckInterval: Duration = .milliseconds(1), clock: @escaping @Sendable () -> UInt64 = ChangeSignal.monotonicNanoseconds) {
+    public init(
+        path: String?, remote: ChangeCounter? = nil, publish: (@Sendable () -> Void)? = nil, recheckInterval: Duration = .milliseconds(1),
+        clock: @escaping @Sendable () -> UInt64 = ChangeSignal.monotonicNanoseconds
+    ) {
         self.path = path
+        self.remote = remote
+        self.publish = publish
         let (seconds, attoseconds) = recheckInterval.components
         self.recheckInterval = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
         self.clock = clock
@@ -41,7 +52,7 @@ public final class ChangeSignal: Sendable {
 
     public func stamp() -> Stamp {
         let local = self.local.load(ordering: .acquiring)
-        guard let path else { return Stamp(local: local, inode: 0, size: 0) }
+        guard let path else { return Stamp(local: local, inode: 0, size: 0, remote: remote?.value ?? 0) }
         let now = clock()
         if let seen = file.withLock({ $0 }), now &- seen.readAt < recheckInterval {
             return Stamp(local: local, inode: seen.inode, size: seen.size)
@@ -64,6 +75,7 @@ public final class ChangeSignal: Sendable {
     /// Marks a change; call it after the change is committed.
     public func announce() {
         local.add(1, ordering: .releasing)
+        publish?()
         guard let path else { return }
         var info = stat()
         if stat(path, &info) == 0, Int64(info.st_size) >= Self.maxFileSize {
@@ -82,4 +94,15 @@ public final class ChangeSignal: Sendable {
         var byte = UInt8(ascii: "\n")
         return write(descriptor, &byte, 1) == 1
     }
+}
+
+/// A count of changes heard from elsewhere; a `ChangeSignal`'s stamps include it.
+public final class ChangeCounter: Sendable {
+    private let count = Atomic<UInt64>(0)
+
+    public init() {}
+
+    public var value: UInt64 { count.load(ordering: .acquiring) }
+
+    public func bump() { count.add(1, ordering: .releasing) }
 }

@@ -25,11 +25,17 @@ public struct Migrator: Sendable {
     /// Returns the versions it applied.
     @discardableResult
     public func migrate(_ database: any Database) async throws -> [Int] {
-        try await database.execute(
-            "CREATE TABLE IF NOT EXISTS portico_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
+        // Replicas that start together take turns: each step holds the flavor's migration lock
+        // (on SQLite, the write lock of the transaction does the same).
+        try await database.transaction { db in
+            if let lock = db.flavor.migrationLock { try await db.execute(lock) }
+            try await db.execute(
+                "CREATE TABLE IF NOT EXISTS portico_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
+        }
         var applied: [Int] = []
         for migration in migrations {
             let done: Bool = try await database.transaction { db in
+                if let lock = db.flavor.migrationLock { try await db.execute(lock) }
                 var check = SQLFragment("SELECT version FROM portico_migrations WHERE version = ")
                 check.append(bind: .int(Int64(migration.version)))
                 if try await !db.query(check).isEmpty { return true }

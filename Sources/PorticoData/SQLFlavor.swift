@@ -105,6 +105,15 @@ public enum SQLFlavor: String, Sendable {
         return f
     }
 
+    /// A statement that keeps other processes' migrations waiting until the transaction it runs
+    /// in ends: a PostgreSQL advisory lock. SQLite needs none (its transactions take the write lock).
+    public var migrationLock: String? {
+        switch self {
+        case .sqlite: nil
+        case .postgres: "SELECT pg_advisory_xact_lock(7406215)"
+        }
+    }
+
     /// `NULLS LAST`/`NULLS FIRST` ordering; SQLite (3.30+) and PostgreSQL both accept the clause.
     public func nulls(last: Bool) -> String { last ? " NULLS LAST" : " NULLS FIRST" }
 }

@@ -162,6 +162,28 @@ public struct SQLFragment: SQLExpression, Sendable {
     /// without going through SQLKit's serializer and its boxed binds on the hot path. The text is
     /// measured first and then written straight into one string.
     public func rendered() -> (sql: String, binds: [SQLValue]) {
+        renderedWithQuestionMarks()
+    }
+
+    /// The SQL text with `$1`, `$2`, ... placeholders (PostgreSQL's form) when `numbered`, else `?`.
+    public func rendered(numbered: Bool) -> (sql: String, binds: [SQLValue]) {
+        guard numbered else { return renderedWithQuestionMarks() }
+        var sql = ""
+        var binds: [SQLValue] = []
+        for part in parts {
+            switch part {
+            case .text(let text): sql += text
+            case .identifier(let name): sql += Self.quote(name)
+            case .bind(.null): sql += "NULL"
+            case .bind(let value):
+                binds.append(value)
+                sql += "$" + String(binds.count)
+            }
+        }
+        return (sql, binds)
+    }
+
+    private func renderedWithQuestionMarks() -> (sql: String, binds: [SQLValue]) {
         var length = 0
         var bindCount = 0
         var quotesInNames = false

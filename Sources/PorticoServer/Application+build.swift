@@ -181,7 +181,11 @@ struct ServerParts {
         _ = MetricsController.registry
         var storeOptions = SQLiteStore.Options()
         storeOptions.inlineReadBudget = configuration.inlineReadBudget
-        let stores = try await PorticoStores.open(dataDirectory: configuration.dataDirectory, options: storeOptions, logger: logger)
+        var postgresOptions = PostgresStore.Options()
+        postgresOptions.poolSize = configuration.databasePoolSize
+        let stores = try await PorticoStores.open(
+            dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL, options: storeOptions, postgresOptions: postgresOptions,
+            logger: logger)
         let masterKey = try MasterKey.load(environment: configuration.masterKey, dataDirectory: configuration.dataDirectory)
         let demo: DemoCredentials? = configuration.demo ? try await DemoSetup.ensure(stores: stores, logger: logger) : nil
         let revocations = RevocationList(database: stores.database, logger: logger)

@@ -9,6 +9,11 @@ public struct ServerConfiguration: Sendable {
     /// A second port serving SQLBot's surface (`/mcp` with package `sqlbot`, its JSON routes, images).
     public var sqlbotPort: Int?
     public var dataDirectory = "./portico-data"
+    /// PostgreSQL (`postgres://user:password@host/database`) instead of the embedded database,
+    /// for replicas that share it.
+    public var databaseURL: String?
+    /// Connections to PostgreSQL this process opens at most.
+    public var databasePoolSize = 12
     /// The address clients use, e.g. `https://portico.example.com`; by default `http://host:port`.
     public var publicURL: String?
     public var demo = false

@@ -14,15 +14,35 @@ public struct PorticoStores: Sendable {
     public let users: UserStore
     public let apiKeys: APIKeyStore
 
-    /// Opens (creating if needed) the embedded database in `dataDirectory` and brings its schema
-    /// up to date. The directory and the database are readable by their owner only.
-    public static func open(dataDirectory: String, options: SQLiteStore.Options = SQLiteStore.Options(), logger: Logger) async throws -> PorticoStores {
+    /// Opens Portico's database and brings its schema up to date: PostgreSQL at `databaseURL`
+    /// when one is given, else the embedded database in `dataDirectory` (created if needed; the
+    /// directory and the file are readable by their owner only). The data directory also holds
+    /// the master key when none is in the environment, and chart images.
+    public static func open(
+        dataDirectory: String, databaseURL: String? = nil, options: SQLiteStore.Options = SQLiteStore.Options(),
+        postgresOptions: PostgresStore.Options = PostgresStore.Options(), logger: Logger
+    ) async throws -> PorticoStores {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDirectory)
-        let path = databasePath(dataDirectory: dataDirectory)
-        let store = try SQLiteStore(path: path, options: options, logger: logger)
-        try await Migrator().migrate(store)
+        let store: any Database
+        if let databaseURL {
+            store = try PostgresStore(url: databaseURL, options: postgresOptions, logger: logger)
+        } else {
+            store = try SQLiteStore(path: databasePath(dataDirectory: dataDirectory), options: options, logger: logger)
+        }
+        do {
+            try await Migrator().migrate(store)
+        } catch {
+            await store.close()
+            throw error
+        }
         return PorticoStores(database: store)
+    }
+
+    /// Where the `main` datasource reads the app's own collections.
+    func mainDatabase(dataDirectory: String) -> MainDatabase {
+        if let postgres = database as? PostgresStore { return MainDatabase(kind: .postgres, location: postgres.url) }
+        return MainDatabase(kind: .sqlite, location: Self.databasePath(dataDirectory: dataDirectory))
     }
 
     /// The embedded database's file in `dataDirectory`.
@@ -67,7 +87,7 @@ extension PorticoStores {
     public func askService(masterKey: MasterKey, dataDirectory: String, client: HTTPClient, images: ImageStore?) -> AskService {
         let catalogs = self.catalogs
         let datasources = DatasourceService(
-            store: DatasourceStore(database: database, masterKey: masterKey), mainPath: Self.databasePath(dataDirectory: dataDirectory),
+            store: DatasourceStore(database: database, masterKey: masterKey), main: mainDatabase(dataDirectory: dataDirectory),
             mainTables: { app in
                 try await catalogs.catalog(app: app).collections.values.map { collection in
                     // A title that says more than the name is worth a comment; one that repeats it is not.

@@ -17,6 +17,29 @@ import pytest
 
 BINARY = os.environ.get("PORTICO_BIN") or str(Path(__file__).resolve().parents[2] / ".build" / "debug" / "portico")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# Where Portico keeps its data in these tests: its embedded SQLite file (the default) or, with
+# PORTICO_TEST_BACKEND=postgres, a fresh database per data directory in the throwaway cluster
+# whose URL is PORTICO_TEST_POSTGRES_URL (`make test` runs the suite both ways).
+BACKEND = os.environ.get("PORTICO_TEST_BACKEND", "sqlite")
+_databases: dict[str, str] = {}
+
+
+def database_url(data_dir: str) -> str | None:
+    """The PostgreSQL database of a data directory, created on first use; None on SQLite."""
+    if BACKEND != "postgres":
+        return None
+    key = os.path.realpath(data_dir)
+    if key not in _databases:
+        cluster = os.environ["PORTICO_TEST_POSTGRES_URL"]
+        name = "portico_e2e_" + os.urandom(6).hex()
+        subprocess.run(["psql", cluster, "-q", "-v", "ON_ERROR_STOP=1", "-c", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+        _databases[key] = re.sub(r"/chinook(\?|$)", f"/{name}\\1", cluster)
+    return _databases[key]
+
+
+def storage_env(data_dir: str) -> dict:
+    url = database_url(data_dir)
+    return {"PORTICO_DATABASE_URL": url} if url else {}
 
 
 def free_port() -> int:
@@ -28,7 +51,7 @@ def free_port() -> int:
 def run_cli(*args: str, data_dir: str, stdin: str | None = None, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(
         [BINARY, *args, "--data-dir", data_dir],
-        input=stdin, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+        input=stdin, capture_output=True, text=True, timeout=120, env={**os.environ, **storage_env(data_dir), **(env or {})},
     )
     if check and result.returncode != 0:
         raise AssertionError(f"portico {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
@@ -96,7 +119,7 @@ def start_server(*extra_args: str, data_dir: str | None = None, demo: bool = Tru
     if demo:
         args.append("--demo")
     log = open(log_path, "w")
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, **(env or {})})
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, **storage_env(data_dir), **(env or {})})
     banner_lines: list[str] = []
     deadline = time.time() + 120
     while time.time() < deadline:
