@@ -165,11 +165,15 @@ public final class DatasourceService: Sendable {
         for table in guarded.tables {
             if let refusal = allowTable(table) { throw DatasourceError(refusal) }
         }
+        var runnable = guarded.sql
+        if datasource.dialect == .postgres {
+            runnable = IdentifierCase.quotingMixedCase(runnable, names: tables.flatMap { [$0.name] + $0.columns.map(\.name) })
+        }
         let rows = try await source.source.query(
-            guarded.sql, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout,
+            runnable, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout,
             visibleTables: visible)
         return QueryAnswer(
-            datasource: datasource.name, sql: guarded.sql, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
+            datasource: datasource.name, sql: runnable, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
     }
 
     func source(app: String, name: String) async throws -> OpenSource {

@@ -103,15 +103,18 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 
     public let kind: Kind
     public let constraint: Constraint?
+    /// The column a constraint failure is about, when the database names one.
+    public let column: String?
     /// What the database said.
     public let message: String
     public let sql: String
 
-    public init(kind: Kind, message: String, sql: String, constraint: Constraint? = nil) {
+    public init(kind: Kind, message: String, sql: String, constraint: Constraint? = nil, column: String? = nil) {
         self.kind = kind
         self.message = message
         self.sql = sql
         self.constraint = constraint
+        self.column = column
     }
 
     public var description: String { message }

@@ -50,6 +50,11 @@ extension RecordService {
                 }
                 q.append(" RETURNING *")
                 guard let row = try await db.query(q).first else { throw DataError.invalid("the database did not return the new record") }
+                if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }), assignment.columns[key.name] != nil,
+                    let catchUp = db.flavor.keyCatchUp(table: collection.tableName, column: key.name)
+                {
+                    try await db.execute(catchUp)
+                }
                 try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
                 if let association = target.association, association.field.type == .belongsToMany {
                     try await Self.linkJunction(association, targetRow: row, catalog: catalog, db: db)
@@ -199,11 +204,9 @@ extension RecordService {
         }
     }
 
-    /// A constraint failure in the collection's words. The column comes from the database's
-    /// message (`... constraint failed: Table.column` on SQLite) when it names one.
+    /// A constraint failure in the collection's words, naming the field when the database named its column.
     static func explain(_ error: StoreError, collection: CollectionSchema) -> String {
-        let named = error.message.split(separator: ":").last?.split(separator: ",").first?.split(separator: ".").last.map { $0.trimmingSpaces() }
-        let field = named.flatMap { collection.field($0)?.name }
+        let field = error.column.flatMap { collection.field($0)?.name }
         switch error.constraint {
         case .notNull?:
             return "'\(field ?? "a required field")' of '\(collection.name)' is required and cannot be null"

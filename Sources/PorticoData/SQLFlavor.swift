@@ -105,6 +105,23 @@ public enum SQLFlavor: String, Sendable {
         return f
     }
 
+    /// After rows were written with their own keys: moves the key generator of `table` past the
+    /// largest key, so the next record without one gets a new key. SQLite's `INTEGER PRIMARY KEY`
+    /// always takes the largest plus one; PostgreSQL's identity column has a sequence of its own.
+    public func keyCatchUp(table: String, column: String) -> SQLFragment? {
+        guard self == .postgres else { return nil }
+        var f = SQLFragment("SELECT setval(pg_get_serial_sequence(")
+        f.append(bind: .text(SQLFragment.quote(table)))
+        f.append(", ")
+        f.append(bind: .text(column))
+        f.append("), COALESCE((SELECT MAX(")
+        f.append(identifier: column)
+        f.append(") FROM ")
+        f.append(identifier: table)
+        f.append("), 0) + 1, false)")
+        return f
+    }
+
     /// A statement that keeps other processes' migrations waiting until the transaction it runs
     /// in ends: a PostgreSQL advisory lock. SQLite needs none (its transactions take the write lock).
     public var migrationLock: String? {

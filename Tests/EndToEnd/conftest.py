@@ -42,6 +42,57 @@ def storage_env(data_dir: str) -> dict:
     return {"PORTICO_DATABASE_URL": url} if url else {}
 
 
+def store_rows(data_dir: str, sql: str, postgres_sql: str | None = None) -> list[tuple]:
+    """Rows of a query run straight on the server's own database, read-only, behind Portico's
+    back: its SQLite file, or its PostgreSQL database (then `postgres_sql` when given, for SQL
+    that differs, such as quoted mixed-case names). Values from PostgreSQL come back as int,
+    float or str."""
+    url = database_url(data_dir)
+    if url is None:
+        import sqlite3
+
+        db = sqlite3.connect(f"file:{Path(data_dir) / 'portico.sqlite'}?mode=ro", uri=True)
+        try:
+            return [tuple(r) for r in db.execute(sql).fetchall()]
+        finally:
+            db.close()
+    out = subprocess.run(
+        ["psql", url, "-X", "-q", "-At", "-F", "\x1f", "-v", "ON_ERROR_STOP=1", "-c", "SET default_transaction_read_only = on; " + (postgres_sql or sql)],
+        check=True, capture_output=True, text=True,
+    ).stdout
+
+    def value(text: str):
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+
+    return [tuple(value(v) for v in line.split("\x1f")) for line in out.splitlines() if line]
+
+
+# Chinook's mixed-case names, which Portico quotes in SQL it runs on PostgreSQL (where unquoted
+# names fold to lower case); `as_run` writes a test's SQL the way the answer shows it ran.
+CHINOOK_NAMES = (
+    "Album AlbumId Artist ArtistId Customer CustomerId Employee EmployeeId Genre GenreId Invoice InvoiceId InvoiceDate InvoiceLine "
+    "InvoiceLineId MediaType MediaTypeId Playlist PlaylistId PlaylistTrack Track TrackId BillingCountry BillingCity Total Title Name "
+    "Country City UnitPrice Quantity Milliseconds Composer FirstName LastName SupportRepId"
+).split()
+
+
+def as_run(sql: str) -> str:
+    if BACKEND != "postgres":
+        return sql
+    return re.sub(r'(?<![\w"])(' + "|".join(CHINOOK_NAMES) + r')(?![\w"(])', r'"\1"', sql)
+
+
+def year_of(column: str, messages: list[dict]) -> str:
+    """The year of a date column in the dialect the model was told about, as a model writes it."""
+    system = " ".join(m["content"] for m in messages if m["role"] == "system")
+    return f"to_char({column}, 'YYYY')" if "PostgreSQL" in system else f"strftime('%Y', {column})"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

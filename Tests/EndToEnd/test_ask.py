@@ -8,22 +8,30 @@ import asyncio
 import base64
 import io
 import json
-import sqlite3
 import tempfile
 
 import httpx2
 import pytest
-from conftest import run_cli, start_server
+from conftest import BACKEND, as_run, run_cli, start_server, store_rows, year_of
 from fake_llm import FakeLLM, question_of
 from PIL import Image
 from test_official_client import connect
 
+BACKEND_DIALECT = "PostgreSQL" if BACKEND == "postgres" else "SQLite"
 TOP5 = "SELECT BillingCountry AS country, ROUND(SUM(Total), 2) AS revenue FROM Invoice GROUP BY BillingCountry ORDER BY revenue DESC LIMIT 5"
-TOP5_2012 = (
-    "SELECT BillingCountry AS country, ROUND(SUM(Total), 2) AS revenue FROM Invoice WHERE strftime('%Y', InvoiceDate) = '2024' "
-    "GROUP BY BillingCountry ORDER BY revenue DESC LIMIT 5"
-)
-PER_YEAR = "SELECT strftime('%Y', InvoiceDate) AS year, ROUND(SUM(Total), 2) AS revenue FROM Invoice GROUP BY year ORDER BY year"
+
+
+def top5_in_2024(messages: list[dict]) -> str:
+    return (
+        f"SELECT BillingCountry AS country, ROUND(SUM(Total), 2) AS revenue FROM Invoice WHERE {year_of('InvoiceDate', messages)} = '2024' "
+        "GROUP BY BillingCountry ORDER BY revenue DESC LIMIT 5"
+    )
+
+
+def per_year(messages: list[dict]) -> str:
+    return f"SELECT {year_of('InvoiceDate', messages)} AS year, ROUND(SUM(Total), 2) AS revenue FROM Invoice GROUP BY year ORDER BY year"
+
+
 GENRE_SHARE = "SELECT g.Name AS genre, COUNT(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.Name ORDER BY tracks DESC LIMIT 5"
 
 
@@ -37,10 +45,10 @@ def responder(messages: list[dict]) -> str:
         # A follow-up only makes sense with the chat's history.
         earlier = [m["content"] for m in messages if m["role"] == "assistant"]
         assert any("BillingCountry" in e for e in earlier), messages
-        return json.dumps({"sql": TOP5_2012, "chart": "bar", "title": "Top countries, 2024"})
+        return json.dumps({"sql": top5_in_2024(messages), "chart": "bar", "title": "Top countries, 2024"})
     if question.startswith("Revenue per year"):
         return "<think>The user wants a time series. {\"sql\": \"DELETE FROM Invoice\"} would be wrong.</think>\n" + json.dumps(
-            {"sql": PER_YEAR, "chart": "line", "title": "Revenue per year"})
+            {"sql": per_year(messages), "chart": "line", "title": "Revenue per year"})
     if question.startswith("Share of tracks"):
         return json.dumps({"sql": GENRE_SHARE, "chart": "pie", "title": "Tracks by genre"})
     if question.startswith("How many albums"):
@@ -84,8 +92,7 @@ def run(coro):
 
 
 def invoice_count(server) -> int:
-    with sqlite3.connect(f"file:{server.data_dir}/portico.sqlite?mode=ro", uri=True) as db:
-        return db.execute("SELECT COUNT(*) FROM Invoice").fetchone()[0]
+    return store_rows(server.data_dir, "SELECT COUNT(*) FROM Invoice", 'SELECT COUNT(*) FROM "Invoice"')[0][0]
 
 
 def png_colors(data: bytes) -> tuple[tuple[int, int], dict]:
@@ -114,7 +121,7 @@ def test_a_question_gets_sql_rows_a_chart_and_a_follow_up(asker, llm, mode):
             assert not r.is_error, r.content
             answer = r.structured_content
             assert answer["engine"] == "llm:fake"
-            assert answer["sql"] == TOP5
+            assert answer["sql"] == as_run(TOP5)
             assert answer["columns"] == ["country", "revenue"]
             assert [row[0] for row in answer["rows"]] == ["USA", "Canada", "France", "Brazil", "Germany"]
             assert answer["rows"][0][1] == pytest.approx(523.06)
@@ -140,7 +147,7 @@ def test_a_question_gets_sql_rows_a_chart_and_a_follow_up(asker, llm, mode):
 
             # The prompt: schema, dialect, fenced samples, the question.
             system = llm.requests[-1]["messages"][0]["content"]
-            assert "SQLite" in system and "TABLE Invoice (" in system and "BillingCountry" in system
+            assert ("PostgreSQL" if BACKEND == "postgres" else "SQLite") in system and "TABLE Invoice (" in system and "BillingCountry" in system
             assert "<data>" in system and "e.g." in system
             assert llm.requests[-1]["model"] == "fake-sql-1" and llm.requests[-1]["temperature"] == 0
             assert llm.headers[-1]["Authorization"] == "Bearer sk-test-123"
@@ -150,7 +157,7 @@ def test_a_question_gets_sql_rows_a_chart_and_a_follow_up(asker, llm, mode):
             r2 = await client.call_tool("ask", {"question": "and only in 2024?", "chat_id": chat})
             assert not r2.is_error, r2.content
             follow = r2.structured_content
-            assert follow["chat_id"] == chat and follow["sql"] == TOP5_2012
+            assert follow["chat_id"] == chat and follow["sql"] == as_run(top5_in_2024(llm.requests[-1]["messages"]))
             assert follow["chart"]["type"] == "bar" and follow["title"] == "Top countries, 2024"
             assert follow["rows"] != answer["rows"]
             # The history went to the model: the first question and its SQL.
@@ -186,7 +193,8 @@ def test_the_model_gets_two_corrections_with_the_error(asker, llm):
             assert r.structured_content["rows"] == [[347]]
             assert len(llm.requests) - before == 3
             corrections = [m["content"] for m in llm.requests[-1]["messages"] if m["content"].startswith("That query failed")]
-            assert "no such column: AlbumTitle" in corrections[0]
+            # The database's own words: SQLite's, or PostgreSQL's (which folds the unknown name to lower case).
+            assert "no such column: AlbumTitle" in corrections[0] or 'column "albumtitle" does not exist' in corrections[0], corrections[0]
             assert "Albums" in corrections[1] and "not in this datasource" in corrections[1]
             before = len(llm.requests)
             r = await client.call_tool("ask", {"question": "Never right: how many?"})
@@ -295,14 +303,14 @@ def test_llm_commands_check_what_they_store(tmp_path):
 def test_the_command_line_asks_and_scores(asker, llm, tmp_path):
     chart = tmp_path / "top5.png"
     out = asker.cli("ask", "Which 5 countries generated the most revenue?", "--chart", str(chart), env={"FAKE_LLM_KEY": "sk-test-123"}).stdout
-    assert "Engine: llm:fake" in out and TOP5 in out and "USA" in out
+    assert "Engine: llm:fake" in out and as_run(TOP5) in out and "USA" in out
     size, colors = png_colors(chart.read_bytes())
     assert size == (960, 560) and colors.get(BLUE, 0) > 20_000
     questions = tmp_path / "q.jsonl"
     questions.write_text("\n".join(json.dumps(q) for q in [
         {"id": "a", "question": "How many albums are there?", "sql": "SELECT COUNT(*) FROM Album"},
         {"id": "b", "question": "Which 5 countries generated the most revenue?", "sql": TOP5},
-        {"id": "c", "question": "Revenue per year", "sql": "SELECT strftime('%Y', InvoiceDate), SUM(Total) FROM Invoice GROUP BY 1 ORDER BY 1 DESC"},
+        {"id": "c", "question": "Revenue per year", "sql": f"SELECT {year_of('InvoiceDate', [{'role': 'system', 'content': BACKEND_DIALECT}])}, SUM(Total) FROM Invoice GROUP BY 1 ORDER BY 1 DESC"},
         {"id": "d", "question": "Weather in Paris?", "sql": "SELECT 1"},
     ]) + "\n")
     out = asker.cli("eval", str(questions), "--verbose", env={"FAKE_LLM_KEY": "sk-test-123"}).stdout

@@ -9,7 +9,7 @@ import shutil
 
 import httpx2
 import pytest
-from conftest import start_server
+from conftest import BACKEND, as_run, start_server, year_of
 from fake_llm import FakeLLM, question_of
 from playwright.sync_api import sync_playwright
 
@@ -24,7 +24,7 @@ def responder(messages):
         return json.dumps({"sql": TOP5, "title": "Top 5 countries by revenue"})
     if "only in 2024" in question:
         assert any("countries" in m["content"] for m in messages if m["role"] == "user")
-        return json.dumps({"sql": TOP5.replace("GROUP BY", "WHERE InvoiceDate LIKE '2024%' GROUP BY"), "title": "Top 5 countries, 2024"})
+        return json.dumps({"sql": TOP5.replace("GROUP BY", f"WHERE {year_of('InvoiceDate', messages)} = '2024' GROUP BY"), "title": "Top 5 countries, 2024"})
     return "```sql\nDELETE FROM Invoice\n```"
 
 
@@ -50,13 +50,13 @@ def test_ask_follow_up_and_refusal_in_the_browser(s, artifacts, javascript):
         page.fill("#password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url("**/console/ask")
-        assert page.locator("#datasource option").first.inner_text() == "main (sqlite)"
+        assert page.locator("#datasource option").first.inner_text() == f"main ({BACKEND})"
 
         page.fill("#question", "Which 5 countries generated the most revenue?")
         page.click("button.primary")
         page.wait_for_selector("#answer")
         assert page.inner_text("#engine") == "llm:fake"
-        assert page.inner_text("#sql") == TOP5
+        assert page.inner_text("#sql") == as_run(TOP5)
         cells = page.locator("#rows tr td").all_inner_texts()
         assert cells[:2] == ["USA", "523.06"]
         chart = page.locator("#chart")

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, start_server
+from conftest import BACKEND, run_cli, start_server, store_rows
 from test_official_client import connect
 
 ASK_TOOLS = {"ask", "datasources_list", "datasource_describe", "sql_query"}
@@ -21,13 +21,9 @@ def run(coro):
     return asyncio.run(coro)
 
 
-def direct(server, sql: str) -> list[tuple]:
-    """The same SQL run by Python's sqlite3 on the server's file, read-only: the expected answer."""
-    db = sqlite3.connect(f"file:{Path(server.data_dir) / 'portico.sqlite'}?mode=ro", uri=True)
-    try:
-        return [tuple(r) for r in db.execute(sql).fetchall()]
-    finally:
-        db.close()
+def direct(server, sql: str, postgres_sql: str | None = None) -> list[tuple]:
+    """The same SQL run on the server's own database behind its back, read-only: the expected answer."""
+    return store_rows(server.data_dir, sql, postgres_sql)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -57,9 +53,11 @@ def test_describe_and_query_the_apps_own_data(server, mode):
             assert not r.is_error, r.content
             sc = r.structured_content
             assert sc["columns"] == ["BillingCountry", "revenue"]
-            assert [tuple(row) for row in sc["rows"]] == direct(server, sql)
+            quoted = 'SELECT "BillingCountry", ROUND(SUM("Total"), 2) AS revenue FROM "Invoice" GROUP BY "BillingCountry" ORDER BY revenue DESC LIMIT 5'
+            assert [tuple(row) for row in sc["rows"]] == direct(server, sql, quoted)
             assert sc["rows"][0][0] == "USA"
-            assert sc["sql"] == sql and sc["truncated"] is False and sc["rowCount"] == 5
+            # On PostgreSQL the mixed-case names are quoted, as they must be there to be found; the answer shows the SQL that ran.
+            assert sc["sql"] == (quoted if BACKEND == "postgres" else sql) and sc["truncated"] is False and sc["rowCount"] == 5
     run(go())
 
 
@@ -100,7 +98,9 @@ ATTACKS = [
 def test_the_attack_corpus_neither_runs_nor_changes_anything(server, sql, expected):
     scratch = tempfile.mkdtemp(prefix="portico-attack-")
     sql = sql.format(dir=scratch)
-    before = direct(server, "SELECT (SELECT count(*) FROM Album), (SELECT count(*) FROM sqlite_master)")
+    census = "SELECT (SELECT count(*) FROM Album), (SELECT count(*) FROM sqlite_master)"
+    postgres_census = 'SELECT (SELECT count(*) FROM "Album"), (SELECT count(*) FROM information_schema.tables)'
+    before = direct(server, census, postgres_census)
 
     async def go():
         async with connect(server, "auto") as client:
@@ -110,7 +110,7 @@ def test_the_attack_corpus_neither_runs_nor_changes_anything(server, sql, expect
             assert expected.lower() in text.lower(), text
             assert "password" not in text.lower() or "portico_users" in sql
     run(go())
-    assert direct(server, "SELECT (SELECT count(*) FROM Album), (SELECT count(*) FROM sqlite_master)") == before
+    assert direct(server, census, postgres_census) == before
     assert os.listdir(scratch) == [], "nothing was written outside the database either"
 
 
@@ -130,7 +130,10 @@ def test_an_external_sqlite_datasource_from_the_command_line(tmp_path):
         listed = run_cli("datasource", "list", data_dir=server.data_dir).stdout
         assert "sales\tsqlite" in listed and "warehouse\tpostgres" in listed
         assert "hunter2" not in listed, "a datasource password is never printed"
-        assert "hunter2" not in (Path(server.data_dir) / "portico.sqlite").read_bytes().decode("latin-1"), "and never stored in clear"
+        stored = store_rows(server.data_dir, "SELECT name, kind, sealed_location, description FROM portico_datasources")
+        assert len(stored) == 2 and "hunter2" not in repr(stored), "and never stored in clear"
+        if BACKEND == "sqlite":
+            assert "hunter2" not in (Path(server.data_dir) / "portico.sqlite").read_bytes().decode("latin-1"), "not even in free pages"
         dup = run_cli("datasource", "add", "--name", "sales", "--sqlite", str(external), data_dir=server.data_dir, check=False)
         assert dup.returncode != 0 and "already has a datasource named 'sales'" in dup.stderr
         bad = run_cli("datasource", "add", "--name", "main", "--sqlite", str(external), data_dir=server.data_dir, check=False)

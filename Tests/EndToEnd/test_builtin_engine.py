@@ -4,14 +4,13 @@ questions; the same answers on PostgreSQL; refusals that run nothing; follow-ups
 
 import json
 import re
-import sqlite3
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, start_server
+from conftest import BACKEND, run_cli, start_server, store_rows
 from datasets import airline, company, hospital, shop, university
 from test_official_client import connect, run
 from test_postgres_datasource import pg_url  # noqa: F401 (fixture)
@@ -58,6 +57,12 @@ def evaluate(demo, questions: Path, datasource: str | None = None) -> str:
     return demo.cli("eval", str(questions), "--engine", "builtin", *extra, "--verbose").stdout
 
 
+# The gold SQL of the Chinook sets is SQLite's (strftime), so they are scored on the embedded
+# database; on PostgreSQL, test_the_dev_questions_get_the_same_answers_on_postgresql covers the engine.
+sqlite_gold = pytest.mark.skipif(BACKEND == "postgres", reason="the gold SQL of this set is SQLite's dialect")
+
+
+@sqlite_gold
 def test_dev_questions_meet_the_targets(demo):
     out = evaluate(demo, DEV)
     correct, wrong = score(out)
@@ -73,6 +78,7 @@ def test_a_database_in_another_style_meets_the_same_bar(demo, module, refusal):
         assert re.search(refusal, out), out
 
 
+@sqlite_gold
 def test_further_questions_meet_the_generality_bar(demo):
     out = evaluate(demo, MORE)
     correct, wrong = score(out)
@@ -120,12 +126,12 @@ REFUSED = [
 
 @pytest.mark.parametrize("question,why", REFUSED)
 def test_refusals_run_nothing_and_say_why(demo, question, why):
-    database = Path(demo.data_dir) / "portico.sqlite"
-    before = sqlite3.connect(database).execute("SELECT COUNT(*) FROM Customer").fetchone()
+    count = ("SELECT COUNT(*) FROM Customer", 'SELECT COUNT(*) FROM "Customer"')
+    before = store_rows(demo.data_dir, *count)
     result = run_cli("ask", question, "--engine", "builtin", data_dir=demo.data_dir, check=False)
     assert result.returncode != 0
     assert why in result.stderr and "SQL:" not in result.stdout, result.stderr
-    assert sqlite3.connect(database).execute("SELECT COUNT(*) FROM Customer").fetchone() == before
+    assert store_rows(demo.data_dir, *count) == before
 
 
 def test_follow_ups_change_the_previous_question(demo):

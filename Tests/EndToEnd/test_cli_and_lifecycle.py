@@ -13,7 +13,7 @@ import time
 import httpx2
 import pytest
 
-from conftest import BINARY, free_port, run_cli, start_server
+from conftest import BINARY, free_port, run_cli, start_server, storage_env
 
 
 @pytest.mark.parametrize("args", [[], ["serve"], ["user"], ["user", "create"], ["user", "list"], ["user", "set-password"], ["apikey"], ["apikey", "create"], ["apikey", "list"], ["apikey", "revoke"]])
@@ -78,7 +78,7 @@ def test_demo_is_idempotent_and_settings_come_from_the_environment(tmp_path):
         first.stop()
     port = free_port()
     second = subprocess.Popen([BINARY, "serve", "--demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "PORTICO_PORT": str(port), "PORTICO_DATA_DIR": d})
+                              env={**os.environ, **storage_env(d), "PORTICO_PORT": str(port), "PORTICO_DATA_DIR": d})
     try:
         deadline = time.time() + 60
         ok = False

@@ -12,7 +12,7 @@ import time
 import httpx2
 import pytest
 
-from conftest import start_server
+from conftest import BACKEND, start_server
 from mcp_http import initialize, modern_request, post
 
 
@@ -97,8 +97,12 @@ def test_wide_filters_get_errors_that_say_what_to_change(s, reader):
         deep = {"$or": [deep] + [{"Name": f"x{level}-{i}"} for i in range(99)]}
     r = call(s, reader, "resource_list", {"resource": "Track", "filter": deep})
     result = r.json()["result"]
-    assert result["isError"] is True
-    assert "too complex" in result["content"][0]["text"] and "fewer conditions" in result["content"][0]["text"]
+    if BACKEND == "postgres":
+        # PostgreSQL has room for this one (500 conditions five levels deep): it is answered.
+        assert not result.get("isError") and [t["TrackId"] for t in result["structuredContent"]["data"]] == [1], result
+    else:
+        assert result["isError"] is True
+        assert "too complex" in result["content"][0]["text"] and "fewer conditions" in result["content"][0]["text"]
     assert healthy(s)
 
 
@@ -260,5 +264,6 @@ def test_metrics_count_requests_by_method_tool_and_outcome(s, reader):
     assert 'portico_mcp_requests_total{method="tools/call",tool="resource_get",outcome="ok"}' in text
     assert 'portico_mcp_requests_total{method="tools/call",tool="resource_get",outcome="tool_error"}' in text
     assert 'portico_mcp_request_duration_seconds_bucket{method="tools/call",tool="resource_get",le=' in text
-    for name in ("portico_db_queue_wait_seconds", "portico_db_write_queue_depth", "portico_mcp_streams_open", "portico_mcp_sessions_active"):
+    database = ["portico_db_queue_wait_seconds", "portico_db_queue_depth"] + (["portico_db_write_queue_depth"] if BACKEND == "sqlite" else [])
+    for name in database + ["portico_mcp_streams_open", "portico_mcp_sessions_active"]:
         assert name in text, name

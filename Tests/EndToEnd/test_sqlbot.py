@@ -13,7 +13,7 @@ import tempfile
 
 import httpx2
 import pytest
-from conftest import free_port, start_server
+from conftest import as_run, free_port, start_server
 from fake_llm import FakeLLM, question_of
 from mcp import Client
 from mcp_http import modern_request
@@ -72,7 +72,7 @@ def test_mcp_start_then_mcp_question_over_mcp_without_credentials(bot, mode):
                 "mcp_question", {"token": token, "chat_id": chat, "question": "Which 5 countries earn most?", "stream": False, "lang": "zh-CN"})
             assert not r.is_error, r.content
             answer = r.structured_content
-            assert answer["success"] is True and answer["sql"] == TOP5 and answer["chat_id"] == chat
+            assert answer["success"] is True and answer["sql"] == as_run(TOP5) and answer["chat_id"] == chat
             assert isinstance(answer["record_id"], int) and answer["title"] == "收入最高的国家"
             assert answer["data"]["fields"] == ["country", "revenue"]
             assert answer["data"]["data"][0] == {"country": "USA", "revenue": pytest.approx(523.06)}
@@ -88,7 +88,7 @@ def test_mcp_start_then_mcp_question_over_mcp_without_credentials(bot, mode):
             text = streamed.content[0].text
             # SQLBot's streamed form: the answer id and the question quoted, the SQL fence, the table.
             assert re.match(r"> 响应ID: \d+\n> Which 5 countries earn most\?\n\n```sql\n", text), text
-            assert "```sql\n" + TOP5 in text and "| country | revenue |" in text and "| USA | 523.06 |" in text
+            assert "```sql\n" + as_run(TOP5) in text and "| country | revenue |" in text and "| USA | 523.06 |" in text
             assert "![" not in text, "no chart image without return_img"
             assert not [c for c in streamed.content if c.type == "image"]
             pictured = await client.call_tool(
@@ -120,7 +120,7 @@ def test_an_api_key_works_as_token_or_as_the_request_credential(bot):
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bot.api_key}"}, timeout=30)
         async with Client(streamable_http_client(bot.extra["sqlbot"] + "/mcp", http_client=http), mode="auto") as client:
             r = await client.call_tool("mcp_question", {"question": "Which 5 countries earn most?", "stream": False})
-            assert r.structured_content["success"] and r.structured_content["sql"] == TOP5
+            assert r.structured_content["success"] and r.structured_content["sql"] == as_run(TOP5)
         narrow = bot.new_key(scopes="read:data")
         async with anonymous(bot, "auto") as client:
             r = await client.call_tool("mcp_question", {"token": narrow, "question": "Which 5 countries earn most?"})
@@ -144,7 +144,7 @@ def test_the_json_routes_stream_and_answer_as_sqlbot_does(bot):
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         body = r.read().decode()
     # What SQLBot writes for mcp_question with stream on (its in_chat=False path), chunk by chunk.
-    assert re.match(r"> 响应ID: \d+\n> Which 5 countries earn most\?\n\n```sql\n" + re.escape(TOP5) + r"\n```\n\n\| country \| revenue \|", body), body
+    assert re.match(r"> 响应ID: \d+\n> Which 5 countries earn most\?\n\n```sql\n" + re.escape(as_run(TOP5)) + r"\n```\n\n\| country \| revenue \|", body), body
     url = re.search(r"!\[column\]\((http[^)]+)\)$", body).group(1)
     assert httpx2.get(url).headers["content-type"] == "image/png"
     with httpx2.stream("POST", f"{base}/mcp/mcp_question", json={"token": token, "question": "What is the weather?", "lang": "en"}, timeout=30) as r:

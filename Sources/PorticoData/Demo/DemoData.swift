@@ -59,6 +59,11 @@ public enum DemoData {
                     try await db.execute(q)
                     index += perStatement
                 }
+                if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }),
+                    let catchUp = db.flavor.keyCatchUp(table: collection.tableName, column: key.name)
+                {
+                    try await db.execute(catchUp)
+                }
             }
             return ()
         }

@@ -1,6 +1,8 @@
 import Foundation
 public import Logging
+import Metrics
 import NIOCore
+import PorticoJSON
 import PostgresNIO
 import Synchronization
 
@@ -22,6 +24,11 @@ public final class PostgresStore: Database {
 
     let client: PostgresClient
     private let runner: Task<Void, Never>
+    /// Statements waiting for a connection (`portico_db_queue_depth{pool="postgres"}`), and how
+    /// long they waited (`portico_db_queue_wait_seconds`).
+    private let waiting = Atomic<Int>(0)
+    private let depth = Gauge(label: "portico_db_queue_depth", dimensions: [("pool", "postgres")])
+    private let wait = Metrics.Timer(label: "portico_db_queue_wait_seconds", dimensions: [("pool", "postgres")], preferredDisplayUnit: .seconds)
     private let listener: PostgresChangeListener
 
     public struct Options: Sendable {
@@ -120,15 +127,20 @@ public final class PostgresStore: Database {
     /// `acquireTimeout` (the database is down, or every connection is busy that long).
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let acquired = Flag()
+        let counted = Flag()
+        let started = ContinuousClock.now
+        depth.record(waiting.add(1, ordering: .relaxed).newValue)
         return try await withThrowingTaskGroup(of: Outcome<T>.self) { group in
             group.addTask {
                 do {
                     return .done(
                         try await self.client.withConnection { connection in
                             acquired.value.store(true, ordering: .releasing)
+                            self.stoppedWaiting(counted, after: ContinuousClock.now - started)
                             return try await body(connection)
                         })
                 } catch {
+                    self.stoppedWaiting(counted, after: nil)
                     throw Self.storeError(error, sql: "")
                 }
             }
@@ -142,6 +154,7 @@ public final class PostgresStore: Database {
                 case .done(let value): return value
                 case .timer where acquired.value.load(ordering: .acquiring): continue
                 case .timer:
+                    self.stoppedWaiting(counted, after: nil)
                     throw StoreError(
                         kind: .unavailable,
                         message: "no database connection within \(options.acquireTimeout.components.seconds) s (PostgreSQL at \(location) is unreachable or every connection is busy)",
@@ -149,6 +162,17 @@ public final class PostgresStore: Database {
                 }
             }
             throw CancellationError()
+        }
+    }
+
+    /// A statement stopped waiting for a connection: it got one after `wait`, or gave up (nil).
+    /// Counted once, whichever of the connection and the deadline comes first.
+    private func stoppedWaiting(_ counted: Flag, after wait: Duration?) {
+        guard !counted.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        depth.record(waiting.add(-1, ordering: .relaxed).newValue)
+        if let wait {
+            let (seconds, attoseconds) = wait.components
+            self.wait.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
     }
 
@@ -288,9 +312,15 @@ public final class PostgresStore: Database {
             }
         }
         let detail = error.serverInfo?[.detail].map { message + " (" + $0 + ")" } ?? message
+        // A unique violation names its columns only in the detail: `Key ("Title")=(...) already exists.`
+        let keyColumn = error.serverInfo?[.detail].flatMap { detail -> String? in
+            guard detail.hasPrefix("Key ("), let close = detail.firstIndex(of: ")") else { return nil }
+            let columns = detail[detail.index(detail.startIndex, offsetBy: 5)..<close]
+            return columns.split(separator: ",").first.map { String($0.trimmingSpaces()).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        }
         switch state {
-        case "23505": return StoreError(kind: .constraint, message: detail, sql: sql, constraint: .unique)
-        case "23502": return StoreError(kind: .constraint, message: detail, sql: sql, constraint: .notNull)
+        case "23505": return StoreError(kind: .constraint, message: detail, sql: sql, constraint: .unique, column: keyColumn)
+        case "23502": return StoreError(kind: .constraint, message: detail, sql: sql, constraint: .notNull, column: error.serverInfo?[.columnName])
         case "23503": return StoreError(kind: .constraint, message: detail, sql: sql, constraint: .foreignKey)
         case "23514": return StoreError(kind: .constraint, message: detail, sql: sql, constraint: .check)
         case let s where s.hasPrefix("23"): return StoreError(kind: .constraint, message: detail, sql: sql, constraint: .other)

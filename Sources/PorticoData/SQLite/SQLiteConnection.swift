@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import PorticoJSON
 import Synchronization
 
 /// One SQLite connection, used by one thread at a time (its worker), with a cache of prepared
@@ -281,7 +282,9 @@ extension StoreError {
                 case 1: .check
                 default: .other
                 }
-            self.init(kind: .constraint, message: message, sql: sql, constraint: constraint)
+            // SQLite names the column as `... constraint failed: Table.column[, Table.other]`.
+            let column = message.split(separator: ":").last?.split(separator: ",").first?.split(separator: ".").last.map { $0.trimmingSpaces() }
+            self.init(kind: .constraint, message: message, sql: sql, constraint: constraint, column: column)
         case SQLITE_BUSY, SQLITE_LOCKED:
             self.init(kind: .busy, message: "the database is busy (another process holds its write lock): \(message)", sql: sql)
         case SQLITE_READONLY:
