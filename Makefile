@@ -65,12 +65,16 @@ fuzz-short: build-deps
 fuzz: build-deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} SWIFT=$(SWIFT) bash Fuzz/run.sh
 
-# The tests run with a throwaway PostgreSQL cluster (Tests/pg_cluster.sh), stopped however they end.
+# The tests run with a throwaway PostgreSQL cluster (Tests/pg_cluster.sh), stopped however they end:
+# the Swift tests (the store tests on both databases), then the end-to-end suite twice, with
+# Portico's own data in its embedded SQLite file and in PostgreSQL.
 test: build $(VENV)/.installed test-deps
 	@cluster=$$(mktemp -d) && bash Tests/pg_cluster.sh start $$cluster && \
 	export PORTICO_TEST_POSTGRES_URL=$$(cat $$cluster/url) && \
 	{ $(SWIFT) test --skip-build && \
-	  PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd; status=$$?; \
+	  PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd && \
+	  echo "the end-to-end suite again, with Portico's own data on PostgreSQL" && \
+	  PORTICO_TEST_BACKEND=postgres PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd; status=$$?; \
 	  bash Tests/pg_cluster.sh stop $$cluster; exit $$status; }
 	$(MAKE) fuzz-short
 

@@ -13,8 +13,8 @@ import Testing
         return RecordService(database: f.store, catalogs: f.catalogs, budget: budget)
     }
 
-    @Test func appendsDeeperThanThreeRelationsAreRefused() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func appendsDeeperThanThreeRelationsAreRefused(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         let three = try await f.list("Author") { $0.appends = ["posts.author.posts"] }
         #expect(three.first?["posts"]?.arrayValue?.first?["author"]?["posts"]?.arrayValue?.isEmpty == false)
@@ -27,8 +27,8 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(1))
     }
 
-    @Test func attachedRecordsAreCappedPerParentAndInAll() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func attachedRecordsAreCappedPerParentAndInAll(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         var request = RecordRequest(resource: "Author")
         request.appends = ["posts"]
@@ -44,8 +44,8 @@ import Testing
         #expect(inAll["meta"]?["notes"]?.serializedString.contains("stopped at 2 related records in all") == true)
     }
 
-    @Test func resultsStopAtTheByteBudgetCountingAppends() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func resultsStopAtTheByteBudgetCountingAppends(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         var request = RecordRequest(resource: "Author")
         request.appends = ["posts"]
@@ -59,8 +59,8 @@ import Testing
         #expect(kept.allSatisfy { $0["posts"]?.arrayValue != nil }, "every kept record has its appends")
     }
 
-    @Test func pagesPastTheLimitAreRefusedNotOverflowed() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func pagesPastTheLimitAreRefusedNotOverflowed(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         await #expect {
             _ = try await f.list {
@@ -76,8 +76,8 @@ import Testing
         #expect(last.isEmpty)
     }
 
-    @Test func wideFiltersAreRefusedWithWhatToChange() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func wideFiltersAreRefusedWithWhatToChange(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         let wideOr: JSON = ["$or": .array((0..<101).map { ["id": .int(Int64($0))] })]
         await #expect { _ = try await f.list(filter: wideOr) } throws: { ($0 as? DataError)?.message.contains("use $in") == true }

@@ -4,8 +4,8 @@ import Testing
 @testable import PorticoData
 
 @Suite struct FilterCompilerTests {
-    @Test func operatorsSelectTheRightRows() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func operatorsSelectTheRightRows(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         #expect(try await f.ids(filter: ["title": "Hello world"]) == [1])
         #expect(try await f.ids(filter: ["id": ["$in": [2, 4]]]) == [2, 4])
@@ -25,8 +25,8 @@ import Testing
         #expect(try await f.ids(filter: ["id": ["$notIn": [1, 2, 3]]]) == [4, 5])
     }
 
-    @Test func dateOperatorsUseWholeSpans() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func dateOperatorsUseWholeSpans(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         #expect(try await f.ids(filter: ["published": ["$dateOn": "2024-01-15"]]) == [1])
         #expect(try await f.ids(filter: ["published": ["$dateOn": "2024"]]) == [1, 2, 5])
@@ -36,8 +36,8 @@ import Testing
         #expect(try await f.ids(filter: ["published": ["$dateBetween": ["2023-12-31", "2024-01-31"]]]) == [1, 3])
     }
 
-    @Test func relationPathsBecomeSubqueries() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func relationPathsBecomeSubqueries(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         #expect(try await f.ids(filter: ["author.name": "Ada"]) == [1, 2])
         #expect(try await f.ids(filter: ["author": ["name": ["$startsWith": "B"]]]) == [3])
@@ -77,8 +77,8 @@ import Testing
         }
     }
 
-    @Test func valuesAreBoundNeverSpliced() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func valuesAreBoundNeverSpliced(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         let hostile = "x' OR '1'='1"
         #expect(try await f.ids(filter: ["title": .string(hostile)]) == [])
@@ -96,8 +96,8 @@ import Testing
         fragment.rendered().sql
     }
 
-    @Test func sortFieldsAndAppendsAreChecked() async throws {
-        let f = try await Fixture.make()
+    @Test(arguments: Backend.available) func sortFieldsAndAppendsAreChecked(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         let sorted = try await f.list(sort: ["-score", "title"]).compactMap { $0["id"]?.intValue }
         #expect(sorted == [4, 1, 2, 5, 3], "descending with NULLs last, id breaks ties")

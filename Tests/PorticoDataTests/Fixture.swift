@@ -1,20 +1,47 @@
 import Foundation
 import Logging
+import Testing
 import PorticoJSON
 
 @testable import PorticoData
 
-/// A temporary SQLite database with two small related collections.
+/// The databases the store tests run on: SQLite always, PostgreSQL when the cluster `make test`
+/// starts is there (`PORTICO_TEST_POSTGRES_URL`).
+enum Backend: String, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    static let available: [Backend] = [.sqlite] + (clusterURL == nil ? [] : [.postgres])
+
+    static var clusterURL: String? { ProcessInfo.processInfo.environment["PORTICO_TEST_POSTGRES_URL"] }
+
+    var testDescription: String { rawValue }
+
+    /// A fresh, empty PostgreSQL database in the test cluster; its URL.
+    static func freshPostgresDatabase() async throws -> String {
+        guard let cluster = clusterURL else { throw StoreError(kind: .unavailable, message: "PORTICO_TEST_POSTGRES_URL is not set", sql: "") }
+        let name = "portico_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        let admin = try PostgresStore(url: cluster, logger: Logger(label: "test"))
+        try await admin.execute("CREATE DATABASE \(name)")
+        await admin.close()
+        return cluster.replacingOccurrences(of: "/chinook", with: "/" + name)
+    }
+}
+
+/// A temporary database with two small related collections.
 struct Fixture {
     let directory: URL
-    let store: SQLiteStore
+    let store: any Database
     let catalogs: CatalogStore
     let records: RecordService
 
-    static func make() async throws -> Fixture {
+    static func make(_ backend: Backend = .sqlite) async throws -> Fixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store = try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: Logger(label: "test"))
+        let store: any Database =
+            switch backend {
+            case .sqlite: try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: Logger(label: "test"))
+            case .postgres: try PostgresStore(url: try await Backend.freshPostgresDatabase(), logger: Logger(label: "test"))
+            }
         try await Migrator().migrate(store)
         let catalogs = CatalogStore(database: store)
         let author = CollectionSchema(
@@ -36,16 +63,19 @@ struct Fixture {
                 Field(name: "author", type: .belongsTo, relation: Relation(target: "Author", foreignKey: "authorId", sourceKey: "authorId", targetKey: "id")),
             ])
         try await catalogs.create(app: "main", collections: [post, author])
-        try await store.execute("INSERT INTO \"Author\" (id, name, active) VALUES (1, 'Ada', 1), (2, 'Brian', 0), (3, 'Chen_%', NULL)")
+        try await store.execute("INSERT INTO \"Author\" (id, name, active) VALUES (1, 'Ada', TRUE), (2, 'Brian', FALSE), (3, 'Chen_%', NULL)")
         try await store.execute(
             """
-            INSERT INTO "Post" (id, title, score, published, authorId) VALUES
+            INSERT INTO "Post" (id, title, score, published, "authorId") VALUES
             (1, 'Hello world', 4.5, '2024-01-15 10:00:00', 1),
             (2, 'Second post', 3.0, '2024-02-01 00:00:00', 1),
             (3, 'Brian writes', NULL, '2023-12-31 23:59:59', 2),
             (4, '100% sure', 5.0, NULL, 3),
             (5, 'orphan', 1.0, '2024-03-03 12:00:00', NULL)
             """)
+        for (table, key) in [("Author", "id"), ("Post", "id")] {
+            if let catchUp = store.flavor.keyCatchUp(table: table, column: key) { try await store.execute(catchUp) }
+        }
         return Fixture(directory: directory, store: store, catalogs: catalogs, records: RecordService(database: store, catalogs: catalogs))
     }
 

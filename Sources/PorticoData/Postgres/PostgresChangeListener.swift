@@ -73,7 +73,7 @@ final class PostgresChangeListener: Sendable {
                         for try await _ in notifications { heard.bump() }
                     }
                 }
-            } catch is CancellationError {
+            } catch where Task.isCancelled {
                 break
             } catch {
                 if failures.add(1, ordering: .relaxed).oldValue == 0 {

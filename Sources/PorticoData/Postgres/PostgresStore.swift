@@ -78,6 +78,10 @@ public final class PostgresStore: Database {
         listener.start()
     }
 
+    /// Whether this process hears other replicas' changes as they happen (else caches re-read
+    /// stored state every second until it does again).
+    public var isListeningForChanges: Bool { listener.listening.load(ordering: .acquiring) }
+
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)

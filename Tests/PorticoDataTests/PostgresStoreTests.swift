@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import OrderedCollections
+import PorticoJSON
+import Testing
+
+@testable import PorticoData
+
+/// Portico's own store on a real PostgreSQL (the cluster `make test` starts): what replicas that
+/// share one database rely on.
+@Suite(.enabled(if: Backend.clusterURL != nil))
+struct PostgresStoreTests {
+    let logger = Logger(label: "test")
+
+    @Test func replicasStartingTogetherMigrateOnce() async throws {
+        let url = try await Backend.freshPostgresDatabase()
+        let stores = try (0..<3).map { _ in try PostgresStore(url: url, logger: logger) }
+        let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for store in stores { group.addTask { try await Migrator().migrate(store) } }
+            return try await group.reduce(into: [Int]()) { $0 += $1 }
+        }
+        #expect(applied.sorted() == Migrator.core.map(\.version), "each migration applied by exactly one of the three")
+        let rows = try await stores[0].query("SELECT version FROM portico_migrations ORDER BY version")
+        #expect(rows.compactMap { $0.int("version") } == Migrator.core.map { Int64($0.version) })
+        for store in stores { await store.close() }
+    }
+
+    @Test func constraintFailuresAreClassifiedWithTheirColumn() async throws {
+        let f = try await Fixture.make(.postgres)
+        defer { Task { await f.close() } }
+        do {
+            try await f.store.execute(#"INSERT INTO "Author" (id, name) VALUES (1, 'again')"#)
+            Issue.record("a duplicate key was accepted")
+        } catch let error as StoreError {
+            #expect(error.kind == .constraint && error.constraint == .unique && error.column == "id", "\(error)")
+        }
+        do {
+            try await f.store.execute(#"INSERT INTO "Author" (id, name) VALUES (9, NULL)"#)
+            Issue.record("a null name was accepted")
+        } catch let error as StoreError {
+            #expect(error.kind == .constraint && error.constraint == .notNull && error.column == "name", "\(error)")
+        }
+        do {
+            try await f.store.execute(#"INSERT INTO "Post" (id, title, "authorId") VALUES (9, 'x', 999)"#)
+            Issue.record("a dangling key was accepted")
+        } catch let error as StoreError {
+            #expect(error.kind == .constraint && error.constraint == .foreignKey, "\(error)")
+        }
+    }
+
+    @Test func aRecordCreatedAfterRowsWithTheirOwnKeysGetsANewKey() async throws {
+        let f = try await Fixture.make(.postgres)
+        defer { Task { await f.close() } }
+        var request = RecordRequest(resource: "Author")
+        request.values = ["name": "Dana"]
+        let created = try await f.records.create(app: "main", request, access: .unrestricted)
+        #expect(created["data"]?["id"] == 4)
+        request.values = ["id": 10, "name": "Eve"]
+        _ = try await f.records.create(app: "main", request, access: .unrestricted)
+        request.values = ["name": "Finn"]
+        #expect(try await f.records.create(app: "main", request, access: .unrestricted)["data"]?["id"] == 11)
+    }
+
+    @Test func aFailedTransactionLeavesNothingBehind() async throws {
+        let f = try await Fixture.make(.postgres)
+        defer { Task { await f.close() } }
+        await #expect(throws: StoreError.self) {
+            try await f.store.transaction { db in
+                try await db.execute(#"INSERT INTO "Author" (id, name) VALUES (20, 'kept?')"#)
+                try await db.execute(#"INSERT INTO "Author" (id, name) VALUES (20, 'duplicate')"#)
+            }
+        }
+        #expect(try await f.store.query(#"SELECT id FROM "Author" WHERE id = 20"#).isEmpty)
+    }
+
+    @Test func aChangeAnnouncedByOneReplicaIsSeenByAnother() async throws {
+        let url = try await Backend.freshPostgresDatabase()
+        let a = try PostgresStore(url: url, logger: logger)
+        let b = try PostgresStore(url: url, logger: logger)
+        defer {
+            Task {
+                await a.close()
+                await b.close()
+            }
+        }
+        // Wait until b listens (its counter moves once when listening starts).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !b.isListeningForChanges, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(b.isListeningForChanges)
+        let before = b.changes.stamp()
+        a.changes.announce()
+        var seen = false
+        let heardBy = ContinuousClock.now + .seconds(1)
+        while ContinuousClock.now < heardBy {
+            if b.changes.stamp() != before {
+                seen = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(seen, "b heard a's change within a second")
+    }
+
+    @Test func anUnreachableDatabaseFailsFastAsUnavailable() async throws {
+        // A port nothing listens on.
+        var options = PostgresStore.Options()
+        options.acquireTimeout = .seconds(1)
+        options.connectTimeout = .seconds(1)
+        let store = try PostgresStore(url: "postgres://nobody@127.0.0.1:9/none?sslmode=disable", options: options, logger: logger)
+        let started = ContinuousClock.now
+        do {
+            _ = try await store.query("SELECT 1")
+            Issue.record("a query on an unreachable database succeeded")
+        } catch let error as StoreError {
+            #expect(error.kind == .unavailable, "\(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(4))
+        await store.close()
+    }
+
+    @Test func badURLsSayWhatAURLLooksLike() {
+        #expect(throws: StoreError.self) { try PostgresStore(url: "mysql://x@y/z", logger: logger) }
+        #expect(throws: StoreError.self) { try PostgresStore(url: "postgres://x@y/z?sslmode=sometimes", logger: logger) }
+    }
+}
