@@ -5,6 +5,9 @@ public enum AuthOutcome: Sendable {
     case anonymous
     /// Credentials were presented and refused; the reason is safe to show the client.
     case rejected(String)
+    /// The credentials could not be checked because the database cannot be reached; the request
+    /// should be retried, not dropped (HTTP 503).
+    case unavailable(String)
 }
 
 /// What a request presented to prove who it is.

@@ -267,7 +267,7 @@ public final class AuthorizationServer: Sendable {
             insert.append(
                 joining: [
                     .bind(.text(Secrets.sha256Hex(code))), .bind(.text(grantID)), .bind(.text(request.client.clientID)),
-                    .bind(.text(request.redirectURI)), .bind(.text(request.codeChallenge)), .bind(.int(now + configuration.codeLifetime)),
+                    .bind(.text(request.redirectURI)), .bind(.text(request.codeChallenge)), .bind(.int(now + self.configuration.codeLifetime)),
                 ], separator: ", ")
             insert.append(")")
             try await db.execute(insert)

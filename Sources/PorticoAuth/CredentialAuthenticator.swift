@@ -43,6 +43,8 @@ public struct CredentialAuthenticator: Authenticator {
                         scopes: nil, role: try await roles.role(users, app: app, userID: user.id)))
             }
             return .anonymous
+        } catch let error as StoreError where error.kind == .unavailable {
+            return .unavailable("the credentials could not be checked: the database cannot be reached right now; try again shortly")
         } catch {
             return .rejected("the credentials could not be checked right now; try again")
         }

@@ -56,7 +56,7 @@ public protocol Database: Sendable {
     func query(_ statement: SQLFragment) async throws -> [Row]
 
     /// Runs `body` inside a transaction on one connection; commits when it returns, rolls back when it throws.
-    func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T
 
     /// Closes every connection.
     func close() async

@@ -61,6 +61,8 @@ extension RPCError {
     public static let unsupportedProtocolVersionCode = -32022
     /// A request stopped by `notifications/cancelled`; outside the JSON-RPC reserved range.
     public static let requestCancelledCode = -32800
+    /// The server cannot serve the request now (its database is unreachable): HTTP 503 with `Retry-After`.
+    public static let unavailableCode = -32050
     /// Implementation-defined server error: a batch entry not run because the batch's response budget was spent.
     public static let batchBudgetCode = -32011
 
@@ -82,6 +84,10 @@ extension RPCError {
 
     public static func internalError(_ detail: String) -> RPCError {
         RPCError(code: internalErrorCode, message: "Internal error", data: .string(detail))
+    }
+
+    public static func unavailable(_ detail: String) -> RPCError {
+        RPCError(code: unavailableCode, message: "Service unavailable", data: .string(detail))
     }
 
     public static func unauthorized(_ detail: String) -> RPCError {

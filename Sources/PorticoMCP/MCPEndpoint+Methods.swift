@@ -231,7 +231,9 @@ extension MCPEndpoint {
         } catch {
             inflight.remove(token)
             outcome = .toolError
-            if let mapped = tool.mapError?(error) as? ToolError { return .error(mapped.message) }
+            let mapped = tool.mapError?(error)
+            if let mapped = mapped as? ToolError { return .error(mapped.message) }
+            if let mapped = mapped as? RPCError { throw mapped }
             logger.error("tool failed", metadata: ["tool": "\(tool.name)", "error": "\(error)"])
             return .error("\(tool.name) failed: \(error)")
         }

@@ -104,11 +104,11 @@ extension MCPEndpoint {
         case .authenticated(let p):
             if let refusal = mcpScopeRefusal(p, request, id: isBatch ? nil : requests.first?.id) { return refusal }
             principal = p
-        case .anonymous, .rejected:
+        case .anonymous, .rejected, .unavailable:
             let discoveryOnly =
                 configuration.publicDiscovery
                 && requests.allSatisfy { ["initialize", "tools/list", "ping"].contains($0.method) }
-                && { if case .rejected = request.auth { return false } else { return true } }()
+                && { if case .anonymous = request.auth { return true } else { return false } }()
             if !discoveryOnly {
                 return unauthorized(request, id: isBatch ? nil : requests.first?.id)
             }
@@ -199,6 +199,7 @@ extension MCPEndpoint {
         if let error = response.error {
             status = Self.status(for: error, modern: false)
             if status == .unauthorized { return unauthorized(request, id: requests.first?.id) }
+            if status == .serviceUnavailable { headers[.retryAfter] = Self.retryAfterSeconds }
             if status == .forbidden { headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request) }
         }
         return .json(status: status, headers: headers, body: response.serialized)
@@ -321,6 +322,7 @@ extension MCPEndpoint {
             if let error = response.error {
                 status = Self.status(for: error, modern: true)
                 if status == .unauthorized { return unauthorized(request, id: req.id) }
+                if status == .serviceUnavailable { headers[.retryAfter] = Self.retryAfterSeconds }
                 if status == .forbidden { headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request) }
             }
             return .json(status: status, headers: headers, body: response.serialized)

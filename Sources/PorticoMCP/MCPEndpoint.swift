@@ -289,6 +289,9 @@ public final class MCPEndpoint: Sendable {
         return headers
     }
 
+    /// How long a client should wait before retrying a request refused with 503.
+    static let retryAfterSeconds = "5"
+
     static func errorResponse(_ status: HTTPResponse.Status, id: RequestID?, _ error: RPCError, headers extra: HTTPFields = HTTPFields()) -> MCPHTTPResponse {
         var headers = jsonHeaders()
         headers.append(contentsOf: extra)
@@ -323,6 +326,11 @@ public final class MCPEndpoint: Sendable {
     }
 
     func unauthorized(_ request: MCPHTTPRequest, id: RequestID?) -> MCPHTTPResponse {
+        if case .unavailable(let reason) = request.auth {
+            var headers = HTTPFields()
+            headers[.retryAfter] = Self.retryAfterSeconds
+            return Self.errorResponse(.serviceUnavailable, id: id, .unavailable(reason), headers: headers)
+        }
         var challenge = "Bearer resource_metadata=\"\(request.resourceMetadataURL)\", scope=\"mcp\""
         var detail = "Unauthorized operation: send 'Authorization: Bearer <API key or access token>'"
         if case .rejected(let reason) = request.auth {
@@ -346,6 +354,8 @@ public final class MCPEndpoint: Sendable {
             return modern ? .badRequest : .ok
         case RPCError.methodNotFoundCode:
             return modern ? .notFound : .ok
+        case RPCError.unavailableCode:
+            return .serviceUnavailable
         default:
             return .ok
         }

@@ -7,9 +7,11 @@ final class AppDirectory: Sendable {
         self.load = load
     }
 
+    /// Whether `app` exists. While the database cannot be read, the apps last seen stand (and
+    /// `main` always exists), so the request goes on to fail as unavailable rather than unknown.
     func exists(_ app: String) async -> Bool {
         if let names = cache.fresh(maxAge: .seconds(5)), names.contains(app) { return true }
-        guard let names = try? await Set(load()) else { return false }
+        guard let names = try? await Set(load()) else { return app == "main" || cache.last?.contains(app) == true }
         cache.store(names)
         return names.contains(app)
     }

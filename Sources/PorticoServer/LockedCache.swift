@@ -11,6 +11,9 @@ final class LockedCache<Value: Sendable>: Sendable {
         }
     }
 
+    /// The value however old it is.
+    var last: Value? { state.withLock { $0.value } }
+
     func store(_ value: Value) {
         state.withLock { $0 = (value, .now) }
     }

@@ -177,6 +177,7 @@ public struct SQLBotPackage: Sendable {
             switch await accounts.verify(token, app) {
             case .authenticated(let principal): resolved = principal
             case .rejected(let reason): throw SQLBotError(403, "Could not validate credentials: \(reason). Call mcp_start again for a new token")
+            case .unavailable(let reason): throw SQLBotError(503, reason)
             case .anonymous: throw SQLBotError(403, "Could not validate credentials: the token is unknown or has expired; call mcp_start again")
             }
         } else if let principal, !principal.isAnonymous {

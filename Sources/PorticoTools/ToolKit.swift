@@ -122,6 +122,9 @@ enum ToolErrors {
             return error.kind == .forbidden ? ToolError("Permission denied: \(error.message)") : ToolError(error.message)
         case let error as SQLGuardError: return ToolError("The SQL was refused: \(error.message)")
         case let error as DatasourceError: return ToolError(error.message)
+        case let error as StoreError where error.kind == .unavailable:
+            // Not the caller's mistake and not a tool result: the request is refused with 503 to be retried.
+            return RPCError.unavailable(error.guidance + "; try again shortly")
         case let error as StoreError where error.kind != .cancelled:
             if error.message.contains("not authorized") {
                 return ToolError("The database refused the SQL: it reads something outside the datasource or calls a function that is not allowed")

@@ -16,6 +16,12 @@ final class PostgresChangeListener: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
     /// Whether the `LISTEN` is in place now.
     let listening = Atomic<Bool>(false)
+    /// Called when the listening connection is lost (the database is going away).
+    private let lostHandler = Mutex<(@Sendable () -> Void)?>(nil)
+    var onLost: (@Sendable () -> Void)? {
+        get { lostHandler.withLock { $0 } }
+        set { lostHandler.withLock { $0 = newValue } }
+    }
     /// Attempts to listen that failed since it last worked.
     private let failures = Atomic<Int>(0)
     /// Announcements being sent.
@@ -76,6 +82,7 @@ final class PostgresChangeListener: Sendable {
             } catch where Task.isCancelled {
                 break
             } catch {
+                if listening.load(ordering: .acquiring) { onLost?() }
                 if failures.add(1, ordering: .relaxed).oldValue == 0 {
                     logger.warning(
                         "cannot listen for changes of other replicas; caches re-read stored state every second until it can",

@@ -27,6 +27,13 @@ public final class PostgresStore: Database {
     /// Statements waiting for a connection (`portico_db_queue_depth{pool="postgres"}`), and how
     /// long they waited (`portico_db_queue_wait_seconds`).
     private let waiting = Atomic<Int>(0)
+    /// Set when a statement found no connection within its deadline, cleared when one is had
+    /// again: while it is set, statements wait only `downAcquireTimeout`, so requests made during
+    /// an outage are answered within a fraction of a second, and the first after it succeeds.
+    private let seemsDown = Atomic<Bool>(false)
+    /// The callers waiting for a statement now, so they can be let go when the database goes away.
+    private let running = Mutex<[Int: any Abandonable]>([:])
+    private let nextRaceID = Atomic<Int>(0)
     private let depth = Gauge(label: "portico_db_queue_depth", dimensions: [("pool", "postgres")])
     private let wait = Metrics.Timer(label: "portico_db_queue_wait_seconds", dimensions: [("pool", "postgres")], preferredDisplayUnit: .seconds)
     private let listener: PostgresChangeListener
@@ -39,6 +46,8 @@ public final class PostgresStore: Database {
         /// How long a statement may wait for a free connection (or for the database to come back)
         /// before it fails as unavailable.
         public var acquireTimeout: Duration = .seconds(5)
+        /// The same while the database has just been found unreachable.
+        public var downAcquireTimeout: Duration = .milliseconds(300)
         /// The longest one statement may run (PostgreSQL's `statement_timeout`).
         public var statementTimeout: Duration = .seconds(30)
         /// Rows one statement may return; a backstop behind the callers' own limits.
@@ -74,8 +83,16 @@ public final class PostgresStore: Database {
         runner = Task { await client.run() }
         let listener = PostgresChangeListener(client: client, channel: Self.channel, logger: logger)
         self.listener = listener
+        let lost = LostConnectionRelay()
         changes = ChangeSignal(path: nil, remote: listener.heard, publish: { listener.publish() })
+        lost.store = self
+        listener.onLost = { lost.store?.connectionLost() }
         listener.start()
+    }
+
+    /// Lets the listener tell the store without owning it.
+    final class LostConnectionRelay: @unchecked Sendable {
+        weak var store: PostgresStore?
     }
 
     /// Whether this process hears other replicas' changes as they happen (else caches re-read
@@ -101,23 +118,20 @@ public final class PostgresStore: Database {
         }
     }
 
-    public func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         if let transaction = Self.currentTransaction, transaction.store === self {
             return try await body(transaction)  // already inside one: join it
         }
-        return try await withoutActuallyEscaping(body) { body in
-            let box = UncheckedBody(body: body)
-            return try await withConnection { connection in
-                let transaction = Transaction(store: self, connection: connection)
-                _ = try await transaction.run("BEGIN", [])
-                do {
-                    let result = try await Self.$currentTransaction.withValue(transaction) { try await box.body(transaction) }
-                    _ = try await transaction.run("COMMIT", [])
-                    return result
-                } catch {
-                    _ = try? await transaction.run("ROLLBACK", [])
-                    throw error
-                }
+        return try await withConnection { connection in
+            let transaction = Transaction(store: self, connection: connection)
+            _ = try await transaction.run("BEGIN", [])
+            do {
+                let result = try await Self.$currentTransaction.withValue(transaction) { try await body(transaction) }
+                _ = try await transaction.run("COMMIT", [])
+                return result
+            } catch {
+                _ = try? await transaction.run("ROLLBACK", [])
+                throw error
             }
         }
     }
@@ -128,44 +142,169 @@ public final class PostgresStore: Database {
     }
 
     /// `body` with a connection of the pool; fails as unavailable when none can be had within
-    /// `acquireTimeout` (the database is down, or every connection is busy that long).
+    /// `acquireTimeout` (the database is down, or every connection is busy that long). The pool
+    /// keeps trying to connect while the database is down and a request waiting for it is not
+    /// always let go at once, so the caller does not wait for it: it is answered when the deadline
+    /// passes, and `body` never runs once the caller has been answered.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        let acquired = Flag()
-        let counted = Flag()
+        let race = AcquireRace<T>(body: body)
+        let id = nextRaceID.add(1, ordering: .relaxed).newValue
+        running.withLock { $0[id] = race }
+        defer { _ = running.withLock { $0.removeValue(forKey: id) } }
         let started = ContinuousClock.now
         depth.record(waiting.add(1, ordering: .relaxed).newValue)
-        return try await withThrowingTaskGroup(of: Outcome<T>.self) { group in
-            group.addTask {
-                do {
-                    return .done(
-                        try await self.client.withConnection { connection in
-                            acquired.value.store(true, ordering: .releasing)
-                            self.stoppedWaiting(counted, after: ContinuousClock.now - started)
-                            return try await body(connection)
-                        })
-                } catch {
-                    self.stoppedWaiting(counted, after: nil)
-                    throw Self.storeError(error, sql: "")
+        let counted = Flag()
+        let client = self.client
+        let work = Task {
+            do {
+                // The caller is answered as soon as the body is done, not once the pool has taken the
+                // connection back (which waits on a connection the database has just closed).
+                try await client.withConnection { connection in
+                    // The body is run (and let go of) inside `run` before the caller is answered:
+                    // a transaction's body must not outlive the call that lent it.
+                    guard let result = await self.run(race, on: connection, waitingSince: started, counted: counted) else { throw CancellationError() }
+                    race.finish(result)
+                }
+            } catch {
+                race.finish(.failure(Self.storeError(error, sql: "")))
+            }
+            self.stoppedWaiting(counted, after: nil)
+        }
+        let timeout = seemsDown.load(ordering: .relaxed) ? options.downAcquireTimeout : options.acquireTimeout
+        let unavailable = StoreError(
+            kind: .unavailable,
+            message: "no database connection within \(timeout) (PostgreSQL at \(location) is unreachable or every connection is busy)",
+            sql: "")
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            if race.giveUp(unavailable) {
+                self.seemsDown.store(true, ordering: .relaxed)
+                work.cancel()
+                return
+            }
+            // The statement is running. If the database is found gone meanwhile, a statement on a
+            // connection it dropped may never end: its caller is let go within a second or two.
+            var seenDown = 0
+            while true {
+                try await Task.sleep(for: .seconds(1))
+                seenDown = self.seemsDown.load(ordering: .relaxed) ? seenDown + 1 : 0
+                if seenDown >= 2 {
+                    race.abandon(StoreError(kind: .unavailable, message: "the connection to PostgreSQL at \(self.location) was lost", sql: ""))
+                    work.cancel()
+                    return
                 }
             }
-            group.addTask {
-                try await Task.sleep(for: self.options.acquireTimeout)
-                return .timer
+        }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                race.start(continuation)
             }
-            defer { group.cancelAll() }
-            while let outcome = try await group.next() {
-                switch outcome {
-                case .done(let value): return value
-                case .timer where acquired.value.load(ordering: .acquiring): continue
-                case .timer:
-                    self.stoppedWaiting(counted, after: nil)
-                    throw StoreError(
-                        kind: .unavailable,
-                        message: "no database connection within \(options.acquireTimeout.components.seconds) s (PostgreSQL at \(location) is unreachable or every connection is busy)",
-                        sql: "")
-                }
+        } onCancel: {
+            // The caller is let go even if its statement is running: a statement on a connection
+            // the database dropped may never end by itself.
+            race.abandon(CancellationError())
+            work.cancel()
+        }
+    }
+
+    /// The database closed a connection of this process (it is shutting down or restarting):
+    /// statements running on the others will fail or never end, so their callers are answered
+    /// now as unavailable, and the next statements wait only briefly for a new connection.
+    func connectionLost() {
+        seemsDown.store(true, ordering: .relaxed)
+        let races = running.withLock { Array($0.values) }
+        let error = StoreError(kind: .unavailable, message: "the connection to PostgreSQL at \(location) was lost", sql: "")
+        for race in races { race.abandon(error) }
+    }
+
+    /// Runs the caller's body on the connection just acquired; nil when the caller was already answered.
+    private func run<T: Sendable>(_ race: AcquireRace<T>, on connection: PostgresConnection, waitingSince started: ContinuousClock.Instant, counted: Flag)
+        async -> Result<T, any Error>?
+    {
+        guard let body = race.claim() else { return nil }
+        stoppedWaiting(counted, after: ContinuousClock.now - started)
+        do {
+            let value = try await body(connection)
+            // A statement that ran to its end: the database is there.
+            if seemsDown.load(ordering: .relaxed) { seemsDown.store(false, ordering: .relaxed) }
+            return .success(value)
+        } catch {
+            return .failure(Self.storeError(error, sql: ""))
+        }
+    }
+
+    /// Whichever comes first of a connection and the deadline (or the caller's cancellation)
+    /// answers the caller, once.
+    final class AcquireRace<T: Sendable>: Abandonable, @unchecked Sendable {
+        private let lock = NSLock()
+        private var body: (@Sendable (PostgresConnection) async throws -> T)?
+        private var continuation: CheckedContinuation<T, any Error>?
+        /// An outcome that came before the caller started waiting.
+        private var early: Result<T, any Error>?
+        private var acquired = false
+        private var answered = false
+
+        init(body: @escaping @Sendable (PostgresConnection) async throws -> T) {
+            self.body = body
+        }
+
+        func start(_ continuation: CheckedContinuation<T, any Error>) {
+            lock.lock()
+            if let early {
+                lock.unlock()
+                continuation.resume(with: early)
+                return
             }
-            throw CancellationError()
+            self.continuation = continuation
+            lock.unlock()
+        }
+
+        /// The body, for the connection just acquired; nil when the caller was already answered.
+        func claim() -> (@Sendable (PostgresConnection) async throws -> T)? {
+            lock.lock()
+            defer { lock.unlock() }
+            guard !answered else { return nil }
+            acquired = true
+            defer { body = nil }
+            return body
+        }
+
+        /// Answers the caller with `error` unless a connection was acquired; whether it did.
+        func giveUp(_ error: any Error) -> Bool {
+            lock.lock()
+            guard !acquired, !answered else {
+                lock.unlock()
+                return false
+            }
+            body = nil
+            lock.unlock()
+            answer(.failure(error))
+            return true
+        }
+
+        func finish(_ result: Result<T, any Error>) {
+            answer(result)
+        }
+
+        /// Answers the caller with `error` whether or not its statement is running.
+        func abandon(_ error: any Error) {
+            answer(.failure(error))
+        }
+
+        private func answer(_ result: Result<T, any Error>) {
+            lock.lock()
+            guard !answered else {
+                lock.unlock()
+                return
+            }
+            answered = true
+            body = nil
+            let continuation = self.continuation
+            self.continuation = nil
+            if continuation == nil { early = result }
+            lock.unlock()
+            continuation?.resume(with: result)
         }
     }
 
@@ -180,18 +319,12 @@ public final class PostgresStore: Database {
         }
     }
 
+    protocol Abandonable: AnyObject, Sendable {
+        func abandon(_ error: any Error)
+    }
+
     final class Flag: Sendable {
         let value = Atomic<Bool>(false)
-    }
-
-    enum Outcome<T: Sendable>: Sendable {
-        case done(T)
-        case timer
-    }
-
-    /// The transaction body, which runs before `transaction` returns, carried into the pool's closure.
-    struct UncheckedBody<T>: @unchecked Sendable {
-        let body: (any Database) async throws -> T
     }
 
     /// The transaction the current task runs in, so every statement of the task joins it.
@@ -223,7 +356,7 @@ public final class PostgresStore: Database {
             }
         }
 
-        func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T {
+        func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
             try await body(self)
         }
 

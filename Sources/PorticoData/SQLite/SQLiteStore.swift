@@ -149,7 +149,7 @@ public final class SQLiteStore: Database {
         return try await write(sql, binds)
     }
 
-    public func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         if let transaction = Self.currentTransaction, transaction.store === self {
             return try await body(transaction)  // already inside one: join it
         }
@@ -242,7 +242,7 @@ public final class SQLiteStore: Database {
             }
         }
 
-        func transaction<T: Sendable>(_ body: @Sendable (any Database) async throws -> T) async throws -> T {
+        func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
             try await body(self)
         }
 
