@@ -35,9 +35,10 @@ $(VENV)/.installed: Tests/EndToEnd/requirements.txt
 	touch $@
 
 # Debian packages the tests use, installed when missing: chromium for the browser tests, wrk
-# for the load tests, PostgreSQL for the datasource tests.
+# for the load tests, PostgreSQL for the datasource tests and as Portico's own database, nginx to
+# balance replicas.
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then echo "sudo -n"; fi)
-TEST_PACKAGES := chromium fonts-dejavu-core wrk postgresql
+TEST_PACKAGES := chromium fonts-dejavu-core wrk postgresql nginx
 test-deps:
 	@$(call install_missing,$(TEST_PACKAGES),the tests)
 

@@ -64,6 +64,8 @@ public final class TokenKeys: Sendable {
     }
 
     static let purpose = "portico.signing-key"
+    /// The broadcast that tells every replica a new key is active.
+    public static let rotatedMessage = "signing_keys_rotated"
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// Loads the keys, creating the first one or rotating an old one as needed.
@@ -116,6 +118,8 @@ public final class TokenKeys: Sendable {
             try await db.execute(insert)
         }
         loaded.withLock { $0 = nil }  // sign with the new key from now on
+        // Every replica loads the new key now (they would within minutes anyway).
+        database.changes.broadcast(Self.rotatedMessage)
         logger.info("rotated the token signing key", metadata: ["kid": "\(kid)"])
     }
 

@@ -24,8 +24,10 @@ public final class ChangeSignal: Sendable {
     private let local = Atomic<UInt64>(0)
     /// Changes heard from other processes by other means than the file (PostgreSQL's `LISTEN`).
     private let remote: ChangeCounter?
-    /// Tells the other processes of a change announced here.
-    private let publish: (@Sendable () -> Void)?
+    /// Tells the other processes of a change announced here (nil message) or sends them a message.
+    private let publish: (@Sendable (String?) -> Void)?
+    /// Who hears messages (`broadcast`): every replica's, this one's included.
+    private let listeners = Mutex<[@Sendable (String) -> Void]>([])
     /// The file other processes announce through; nil for a signal within this process only.
     public let path: String?
     /// Past this size the file is replaced by a new one (a new inode), so it stays small.
@@ -39,7 +41,7 @@ public final class ChangeSignal: Sendable {
     private let file = Mutex<(readAt: UInt64, inode: UInt64, size: Int64)?>(nil)
 
     public init(
-        path: String?, remote: ChangeCounter? = nil, publish: (@Sendable () -> Void)? = nil, recheckInterval: Duration = .milliseconds(1),
+        path: String?, remote: ChangeCounter? = nil, publish: (@Sendable (String?) -> Void)? = nil, recheckInterval: Duration = .milliseconds(1),
         clock: @escaping @Sendable () -> UInt64 = ChangeSignal.monotonicNanoseconds
     ) {
         self.path = path
@@ -75,7 +77,7 @@ public final class ChangeSignal: Sendable {
     /// Marks a change; call it after the change is committed.
     public func announce() {
         local.add(1, ordering: .releasing)
-        publish?()
+        publish?(nil)
         guard let path else { return }
         var info = stat()
         if stat(path, &info) == 0, Int64(info.st_size) >= Self.maxFileSize {
@@ -93,6 +95,29 @@ public final class ChangeSignal: Sendable {
         defer { close(descriptor) }
         var byte = UInt8(ascii: "\n")
         return write(descriptor, &byte, 1) == 1
+    }
+}
+
+extension ChangeSignal {
+    /// Sends `message` to every process that shares the database, this one included (through
+    /// PostgreSQL's `NOTIFY` when there is one, else within this process only); each hears it
+    /// through `onMessage`. Used for what must reach a client whichever replica holds its stream.
+    public func broadcast(_ message: String) {
+        if let publish {
+            publish(message)
+        } else {
+            deliver(message)
+        }
+    }
+
+    /// Registers a listener for broadcast messages.
+    public func onMessage(_ listener: @escaping @Sendable (String) -> Void) {
+        listeners.withLock { $0.append(listener) }
+    }
+
+    /// A message heard: passed to every listener.
+    public func deliver(_ message: String) {
+        for listener in listeners.withLock({ $0 }) { listener(message) }
     }
 }
 

@@ -196,6 +196,12 @@ struct ServerParts {
         let baseURL = configuration.baseURL(port: port)
         let keys = TokenKeys(database: stores.database, masterKey: masterKey, logger: logger, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400))
         try await keys.refresh()
+        stores.database.changes.onMessage { [logger] message in
+            guard message == TokenKeys.rotatedMessage else { return }
+            Task {
+                do { try await keys.refresh() } catch { logger.warning("could not load the rotated signing keys", metadata: ["error": "\(error)"]) }
+            }
+        }
         let httpClient = HTTPClientMetadataFetcher.makeClient()
         var oauthConfiguration = AuthorizationServer.Configuration(issuer: baseURL)
         oauthConfiguration.accessTokenLifetime = configuration.accessTokenLifetime
@@ -210,7 +216,7 @@ struct ServerParts {
         let catalogs = stores.catalogs
         let images = try ImageStore(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"))
         let asker = stores.askService(masterKey: masterKey, dataDirectory: configuration.dataDirectory, client: httpClient, images: images)
-        let toolsChanged = ToolsChangedRelay()
+        let toolsChanged = ToolsChangedRelay(changes: stores.database.changes)
         let registry = ToolRegistry(
             packages: [
                 DataPackage(records: stores.records).package,
@@ -291,7 +297,22 @@ struct ServerParts {
 /// Lets the users package, built before the endpoint, announce `tools/list_changed` through it.
 final class ToolsChangedRelay: @unchecked Sendable {
     // Set once during start-up, before the server accepts requests; read afterwards.
-    var endpoint: MCPEndpoint?
+    var endpoint: MCPEndpoint? {
+        didSet {
+            let endpoint = self.endpoint
+            changes.onMessage { message in
+                guard message.hasPrefix(Self.prefix), let userID = Int64(message.dropFirst(Self.prefix.count)) else { return }
+                endpoint?.notifyToolsListChanged(userID: userID)
+            }
+        }
+    }
+    /// The user's streams may be on any replica: the change goes to all of them.
+    let changes: ChangeSignal
+    static let prefix = "tools_list_changed:"
 
-    func notify(userID: Int64) { endpoint?.notifyToolsListChanged(userID: userID) }
+    init(changes: ChangeSignal) {
+        self.changes = changes
+    }
+
+    func notify(userID: Int64) { changes.broadcast(Self.prefix + String(userID)) }
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from conftest import BACKEND, start_server
+from conftest import BACKEND, BINARY, start_server
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="replica and database-fault tests run in the PostgreSQL pass")
 
@@ -104,3 +104,218 @@ def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_b
         assert httpx2.get(f"{server.base}/readyz").status_code == 200
     finally:
         server.stop()
+
+
+class Replicas:
+    """Three `portico serve` processes on one PostgreSQL database with the same master key, behind
+    Debian's nginx balancing round-robin (no sticky sessions), all started at once."""
+
+    def __init__(self, cluster: Cluster, count: int = 3):
+        import base64
+
+        self.cluster = cluster
+        self.env = {**os.environ, "PORTICO_DATABASE_URL": cluster.url, "PORTICO_MASTER_KEY": base64.b64encode(os.urandom(32)).decode()}
+        self.dir = tempfile.mkdtemp(prefix="portico-replicas-")
+        os.chmod(self.dir, 0o777)
+        self.port = free_port()
+        self.ports = [free_port() for _ in range(count)]
+        self.logs = [Path(self.dir, f"replica-{i}.log") for i in range(count)]
+        self.processes = []
+        for i, port in enumerate(self.ports):
+            data = Path(self.dir, f"data-{i}")
+            self.processes.append(subprocess.Popen(
+                [BINARY, "serve", "--port", str(port), "--data-dir", str(data), "--public-url", self.base],
+                stdout=subprocess.DEVNULL, stderr=open(self.logs[i], "w"), env=self.env))
+        for port in self.ports:
+            wait_until(lambda: healthy(f"http://127.0.0.1:{port}"), 60, f"replica on {port} came up")
+        upstreams = "".join(f"    server 127.0.0.1:{p};\n" for p in self.ports)
+        Path(self.dir, "nginx.conf").write_text(f"""worker_processes 1;
+error_log {self.dir}/nginx-error.log;
+pid {self.dir}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+  log_format upstream '$request_method $uri $status $upstream_addr';
+  access_log {self.dir}/access.log upstream;
+  client_body_temp_path {self.dir}/body;
+  proxy_temp_path {self.dir}/proxy;
+  fastcgi_temp_path {self.dir}/fastcgi;
+  uwsgi_temp_path {self.dir}/uwsgi;
+  scgi_temp_path {self.dir}/scgi;
+  upstream portico {{
+{upstreams}    keepalive 16;
+  }}
+  server {{
+    listen 127.0.0.1:{self.port};
+    location / {{
+      proxy_pass http://portico;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_buffering off;
+      proxy_read_timeout 300s;
+    }}
+  }}
+}}
+""")
+        self.nginx = subprocess.Popen(["nginx", "-p", self.dir, "-c", f"{self.dir}/nginx.conf", "-g", "daemon off;"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_until(lambda: healthy(self.base), 20, "nginx came up")
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp(self) -> str:
+        return f"{self.base}/api/mcp"
+
+    def replica(self, i: int) -> str:
+        return f"http://127.0.0.1:{self.ports[i]}"
+
+    def cli(self, *args: str, stdin: str | None = None) -> str:
+        result = subprocess.run([BINARY, *args, "--data-dir", str(Path(self.dir, "cli"))], input=stdin, capture_output=True, text=True,
+                                timeout=120, env=self.env)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def upstreams_seen(self) -> set[str]:
+        return {line.split()[-1] for line in Path(self.dir, "access.log").read_text().splitlines() if line.strip()}
+
+    def stop(self):
+        self.nginx.terminate()
+        for p in self.processes:
+            p.terminate()
+        for p in [self.nginx, *self.processes]:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthy(base: str) -> bool:
+    try:
+        return httpx2.get(f"{base}/healthz", timeout=2).status_code == 200
+    except httpx2.TransportError:
+        return False
+
+
+def wait_until(condition, seconds: float, what: str):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+def bearer(key: str) -> dict:
+    return {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def ping(base: str, key: str) -> int:
+    return httpx2.post(f"{base}/api/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=bearer(key), timeout=10).status_code
+
+
+@pytest.fixture
+def replicas(cluster):
+    r = Replicas(cluster)
+    yield r
+    r.stop()
+
+
+def test_three_replicas_behind_nginx_serve_as_one(replicas):
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.auth import OAuthClientMetadata
+    from oauth_helpers import REDIRECT, HeadlessUser, MemoryStorage
+
+    # Started together, they applied each migration exactly once between them.
+    applied = [line for log in replicas.logs for line in log.read_text().splitlines() if "applied migration" in line]
+    versions = sorted(int(re.search(r"version=(\d+)", line).group(1)) for line in applied)
+    assert versions == [1, 2, 3, 4], applied
+
+    replicas.cli("user", "create", "ada", "--role", "admin", "--password-stdin", stdin="a long admin password\n")
+    replicas.cli("user", "create", "olive", "--role", "viewer", "--password-stdin", stdin="correct horse battery staple\n")
+    admin_key = replicas.cli("apikey", "create", "--user", "ada").strip().splitlines()[-1]
+
+    # An OAuth sign-in through nginx: discovery, registration, the login and consent pages, the
+    # token, then an MCP session whose requests land on every replica in turn.
+    user = HeadlessUser("olive", "correct horse battery staple")
+    storage = MemoryStorage()
+    provider = OAuthClientProvider(
+        server_url=replicas.mcp, client_metadata=OAuthClientMetadata(client_name="replicas-e2e", redirect_uris=[REDIRECT]),
+        storage=storage, redirect_handler=user.redirect_handler, callback_handler=user.callback_handler)
+
+    async def session():
+        async with httpx2.AsyncClient(auth=provider, timeout=30) as http:
+            async with Client(streamable_http_client(replicas.mcp, http_client=http), mode="legacy") as client:
+                for _ in range(4):
+                    names = {t.name for t in (await client.list_tools()).tools}
+                    assert "resource_list" in names and "resource_create" not in names, names
+                    await client.send_ping()
+
+    asyncio.run(session())
+    assert user.consents == 1 and storage.tokens.access_token
+    mcp_upstreams = {line.split()[-1] for line in Path(replicas.dir, "access.log").read_text().splitlines() if " /api/mcp " in line}
+    assert len(mcp_upstreams) == 3, f"the session's requests were served by every replica: {mcp_upstreams}"
+    token = storage.tokens.access_token
+    assert all(ping(replicas.replica(i), token) == 200 for i in range(3)), "the token works on every replica"
+
+    # A role change made on one replica reaches the user's event stream held by another.
+    olive_key = replicas.cli("apikey", "create", "--user", "olive").strip().splitlines()[-1]
+    with httpx2.Client(headers=bearer(olive_key), timeout=20) as c:
+        r = c.post(f"{replicas.replica(0)}/api/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}}})
+        session_id = r.headers["mcp-session-id"]
+    received: list[bytes] = []
+    opened = threading.Event()
+
+    def listen():
+        headers = {**bearer(olive_key), "Mcp-Session-Id": session_id, "Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+        with httpx2.Client(timeout=20) as c, c.stream("GET", f"{replicas.replica(1)}/api/mcp", headers=headers) as r:
+            for chunk in r.iter_raw():
+                received.append(chunk)
+                opened.set()
+                if b"list_changed" in b"".join(received):
+                    return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert opened.wait(10), "the event stream opened on replica 1"
+    changed_at = time.time()
+    r = httpx2.post(f"{replicas.replica(2)}/api/mcp?packages=users", headers=bearer(admin_key), timeout=20, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "update_user", "arguments": {"id": "main/olive", "user": {"type": "member"}}}})
+    assert r.json()["result"]["content"][0]["text"] == "Successfully updated user", r.text
+    listener.join(10)
+    assert b"notifications/tools/list_changed" in b"".join(received), "replica 1 told the stream of a change made on replica 2"
+    assert time.time() - changed_at < 2
+
+    # A key revoked on one replica stops working on all of them within a second.
+    key_id = admin_key.split("_")[1]
+    assert all(ping(replicas.replica(i), admin_key) == 200 for i in range(3))
+    r = httpx2.post(f"{replicas.replica(0)}/api/mcp?packages=apikeys", headers=bearer(admin_key), timeout=20, json={
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "api_keys_list", "arguments": {}}})
+    assert r.status_code == 200
+    replicas.cli("apikey", "revoke", key_id)
+    revoked_at = time.time()
+    wait_until(lambda: all(ping(replicas.replica(i), admin_key) == 401 for i in range(3)), 1.0, "the revoked key refused by every replica")
+    print(f"FIGURE key revocation seen by all three replicas in {time.time() - revoked_at:.3f} s")
+
+    # A signing key rotated from the command line is published by every replica at once.
+    before = {k["kid"] for k in httpx2.get(f"{replicas.replica(0)}/oauth/jwks.json").json()["keys"]}
+    replicas.cli("keys", "rotate")
+    wait_until(lambda: all(len({k["kid"] for k in httpx2.get(f"{replicas.replica(i)}/oauth/jwks.json").json()["keys"]} - before) == 1
+                               for i in range(3)), 2.0, "every replica publishes the new key")
+    assert all(ping(replicas.replica(i), token) == 200 for i in range(3)), "tokens signed before the rotation stay valid"

@@ -22,6 +22,12 @@ final class PostgresChangeListener: Sendable {
         get { lostHandler.withLock { $0 } }
         set { lostHandler.withLock { $0 = newValue } }
     }
+    /// Called with the payload of each message heard.
+    private let messageHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
+    var onMessage: (@Sendable (String) -> Void)? {
+        get { messageHandler.withLock { $0 } }
+        set { messageHandler.withLock { $0 = newValue } }
+    }
     /// Attempts to listen that failed since it last worked.
     private let failures = Atomic<Int>(0)
     /// Announcements being sent.
@@ -52,14 +58,16 @@ final class PostgresChangeListener: Sendable {
         task.withLock { $0?.cancel() }
     }
 
-    func publish() {
+    /// Sends a change announcement (nil) or a message on the channel, to every replica.
+    func publish(_ message: String?) {
         let (client, channel, logger) = (self.client, self.channel, self.logger)
+        let payload = message ?? ""
         let id = nextID.add(1, ordering: .relaxed).newValue
         // Registered under the lock, so the task's own removal comes after it.
         pending.withLock { pending in
             pending[id] = Task {
                 do {
-                    try await client.query(PostgresQuery(unsafeSQL: "NOTIFY \(channel)"), logger: logger)
+                    try await client.query("SELECT pg_notify(\(channel), \(payload))", logger: logger)
                 } catch {
                     logger.warning("could not announce a change to the other replicas", metadata: ["error": "\(String(reflecting: error))"])
                 }
@@ -76,7 +84,10 @@ final class PostgresChangeListener: Sendable {
                         listening.store(true, ordering: .releasing)
                         heard.bump()
                         if failures.exchange(0, ordering: .relaxed) > 0 { logger.notice("listening for changes of other replicas again") }
-                        for try await _ in notifications { heard.bump() }
+                        for try await notification in notifications {
+                            heard.bump()
+                            if !notification.payload.isEmpty { onMessage?(notification.payload) }
+                        }
                     }
                 }
             } catch where Task.isCancelled {

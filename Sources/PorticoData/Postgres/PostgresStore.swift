@@ -84,7 +84,9 @@ public final class PostgresStore: Database {
         let listener = PostgresChangeListener(client: client, channel: Self.channel, logger: logger)
         self.listener = listener
         let lost = LostConnectionRelay()
-        changes = ChangeSignal(path: nil, remote: listener.heard, publish: { listener.publish() })
+        let changes = ChangeSignal(path: nil, remote: listener.heard, publish: { listener.publish($0) })
+        self.changes = changes
+        listener.onMessage = { changes.deliver($0) }
         lost.store = self
         listener.onLost = { lost.store?.connectionLost() }
         listener.start()
