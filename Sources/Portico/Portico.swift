@@ -12,7 +12,10 @@ struct Portico: AsyncParsableCommand {
         abstract: "Opens an organisation's data to AI agents over the Model Context Protocol.",
         discussion: "Every option can also be set in the environment as PORTICO_<OPTION>, e.g. PORTICO_PORT=9000 or PORTICO_DATA_DIR=/var/lib/portico.",
         version: porticoVersion,
-        subcommands: [Serve.self, UserCommand.self, APIKeyCommand.self, AppCommand.self, KeysCommand.self, DatasourceCommand.self, LLMCommand.self, AskCommand.self, EvalCommand.self],
+        subcommands: [
+            Serve.self, UserCommand.self, APIKeyCommand.self, AppCommand.self, KeysCommand.self, DatasourceCommand.self, LLMCommand.self, AskCommand.self,
+            EvalCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self,
+        ],
         defaultSubcommand: nil)
 }
 
@@ -47,9 +50,9 @@ struct CommonOptions: ParsableArguments {
     }
 
     /// Opens the data directory, runs `body`, and closes the database whether or not it threw.
-    func withStores<T>(_ body: (PorticoStores) async throws -> T) async throws -> T {
+    func withStores<T>(migrate: Bool = true, _ body: (PorticoStores) async throws -> T) async throws -> T {
         let logger = try makeLogger()
-        let stores = try await PorticoStores.open(dataDirectory: resolvedDataDir, databaseURL: resolvedDatabaseURL, logger: logger)
+        let stores = try await PorticoStores.open(dataDirectory: resolvedDataDir, databaseURL: resolvedDatabaseURL, migrate: migrate, logger: logger)
         do {
             let result = try await body(stores)
             await stores.database.close()

@@ -74,8 +74,20 @@ public final class CatalogStore: Sendable {
         invalidate(app: app)
     }
 
+    /// Creates the tables of the app's stored collections (their definitions already in
+    /// `portico_collections` and `portico_fields`, as after an import), in this database's flavor.
+    public func createTables(app: String) async throws {
+        let catalog = try await load(app: app)
+        try await database.transaction { db in
+            for collection in Self.dependencyOrder(Array(catalog.collections.values)) {
+                for statement in DDL.createTable(collection, flavor: db.flavor) { try await db.execute(statement) }
+            }
+        }
+        invalidate(app: app)
+    }
+
     /// Collections sorted so that each comes after the ones its belongsTo fields point at.
-    static func dependencyOrder(_ collections: [CollectionSchema]) -> [CollectionSchema] {
+    public static func dependencyOrder(_ collections: [CollectionSchema]) -> [CollectionSchema] {
         var remaining = collections
         var ordered: [CollectionSchema] = []
         var placed = Set<String>()

@@ -22,6 +22,20 @@ public struct Migrator: Sendable {
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
 
+    /// The migrations the database has not seen yet.
+    public func pending(_ database: any Database) async throws -> [Migration] {
+        let tables: [Row]
+        switch database.flavor {
+        case .sqlite: tables = try await database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'portico_migrations'")
+        case .postgres:
+            tables = try await database.query(
+                "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'portico_migrations'")
+        }
+        guard !tables.isEmpty else { return migrations }
+        let applied = Set(try await database.query("SELECT version FROM portico_migrations").compactMap { $0.int("version") })
+        return migrations.filter { !applied.contains(Int64($0.version)) }
+    }
+
     /// Returns the versions it applied.
     @discardableResult
     public func migrate(_ database: any Database) async throws -> [Int] {

@@ -12,20 +12,25 @@ public struct DemoCredentials: Sendable {
 
 /// `--demo`: the Chinook collections, an `admin` user and an API key, created once.
 enum DemoSetup {
+    /// In one transaction that holds the migration lock, so replicas started together with
+    /// `--demo` on one PostgreSQL database install it once.
     static func ensure(stores: PorticoStores, logger: Logger) async throws -> DemoCredentials {
-        var credentials = DemoCredentials(created: false, adminName: "admin")
-        if try await !DemoData.isInstalled(catalogs: stores.catalogs) {
-            try await DemoData.install(database: stores.database, catalogs: stores.catalogs, logger: logger)
-            credentials.created = true
+        try await stores.database.transaction { db in
+            if let lock = db.flavor.migrationLock { try await db.execute(lock) }
+            var credentials = DemoCredentials(created: false, adminName: "admin")
+            if try await !DemoData.isInstalled(catalogs: stores.catalogs) {
+                try await DemoData.install(database: stores.database, catalogs: stores.catalogs, logger: logger)
+                credentials.created = true
+            }
+            if try await stores.users.find(name: "admin") == nil {
+                let password = Secrets.random(20)
+                let admin = try await stores.users.create(name: "admin", email: nil, password: password, role: .admin)
+                let (_, token) = try await stores.apiKeys.create(userID: admin.id, name: "demo", scopes: nil, expiresIn: nil)
+                credentials.adminPassword = password
+                credentials.apiKey = token
+                credentials.created = true
+            }
+            return credentials
         }
-        if try await stores.users.find(name: "admin") == nil {
-            let password = Secrets.random(20)
-            let admin = try await stores.users.create(name: "admin", email: nil, password: password, role: .admin)
-            let (_, token) = try await stores.apiKeys.create(userID: admin.id, name: "demo", scopes: nil, expiresIn: nil)
-            credentials.adminPassword = password
-            credentials.apiKey = token
-            credentials.created = true
-        }
-        return credentials
     }
 }

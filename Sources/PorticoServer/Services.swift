@@ -20,7 +20,7 @@ public struct PorticoStores: Sendable {
     /// the master key when none is in the environment, and chart images.
     public static func open(
         dataDirectory: String, databaseURL: String? = nil, options: SQLiteStore.Options = SQLiteStore.Options(),
-        postgresOptions: PostgresStore.Options = PostgresStore.Options(), logger: Logger
+        postgresOptions: PostgresStore.Options = PostgresStore.Options(), migrate: Bool = true, logger: Logger
     ) async throws -> PorticoStores {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDirectory)
@@ -31,7 +31,7 @@ public struct PorticoStores: Sendable {
             store = try SQLiteStore(path: databasePath(dataDirectory: dataDirectory), options: options, logger: logger)
         }
         do {
-            try await Migrator().migrate(store)
+            if migrate { try await Migrator().migrate(store) }
         } catch {
             await store.close()
             throw error

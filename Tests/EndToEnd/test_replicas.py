@@ -50,8 +50,10 @@ def cluster():
 
 
 def call(client: httpx2.Client, url: str, name: str, arguments: dict, request_id: int = 1) -> httpx2.Response:
-    return client.post(url, json={"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}},
-                       headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json"})
+    r = client.post(url, json={"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}},
+                    headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json"})
+    assert r.status_code in (200, 503), r.text
+    return r
 
 
 def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_back(cluster):
@@ -110,7 +112,7 @@ class Replicas:
     """Three `portico serve` processes on one PostgreSQL database with the same master key, behind
     Debian's nginx balancing round-robin (no sticky sessions), all started at once."""
 
-    def __init__(self, cluster: Cluster, count: int = 3):
+    def __init__(self, cluster: Cluster, count: int = 3, demo: bool = False):
         import base64
 
         self.cluster = cluster
@@ -124,7 +126,7 @@ class Replicas:
         for i, port in enumerate(self.ports):
             data = Path(self.dir, f"data-{i}")
             self.processes.append(subprocess.Popen(
-                [BINARY, "serve", "--port", str(port), "--data-dir", str(data), "--public-url", self.base],
+                [BINARY, "serve", "--port", str(port), "--data-dir", str(data), "--public-url", self.base] + (["--demo"] if demo else []),
                 stdout=subprocess.DEVNULL, stderr=open(self.logs[i], "w"), env=self.env))
         for port in self.ports:
             wait_until(lambda: healthy(f"http://127.0.0.1:{port}"), 60, f"replica on {port} came up")
@@ -319,3 +321,107 @@ def test_three_replicas_behind_nginx_serve_as_one(replicas):
     wait_until(lambda: all(len({k["kid"] for k in httpx2.get(f"{replicas.replica(i)}/oauth/jwks.json").json()["keys"]} - before) == 1
                                for i in range(3)), 2.0, "every replica publishes the new key")
     assert all(ping(replicas.replica(i), token) == 200 for i in range(3)), "tokens signed before the rotation stay valid"
+
+
+@pytest.fixture
+def demo_replicas(cluster):
+    r = Replicas(cluster, demo=True)
+    yield r
+    r.stop()
+
+
+def test_killing_a_replica_under_write_load_loses_no_acknowledged_write(demo_replicas):
+    replicas = demo_replicas
+    # Three replicas started together with --demo installed the sample once.
+    imports = [line for log in replicas.logs for line in log.read_text().splitlines() if "imported the Chinook sample" in line]
+    assert len(imports) == 1, imports
+    key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
+    acknowledged: list[int] = []
+    failures: dict[int, int] = {0: 0, 1: 0, 2: 0}
+    stop = threading.Event()
+
+    def writer(n: int):
+        with httpx2.Client(headers=bearer(key), timeout=10) as c:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                target = (n + i) % 3
+                try:
+                    r = c.post(f"{replicas.replica(target)}/api/mcp", json={"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+                        "name": "resource_create", "arguments": {"resource": "Genre", "values": {"Name": f"w{n}-{i}"}}}})
+                    data = r.json()["result"]["structuredContent"]["data"]
+                    acknowledged.append(data["GenreId"])
+                except (httpx2.TransportError, KeyError, ValueError, TypeError):
+                    failures[target] += 1
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(2)
+    replicas.processes[0].kill()
+    killed_at = len(acknowledged)
+    time.sleep(2)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    after_kill = len(acknowledged) - killed_at
+    print(f"FIGURE {len(acknowledged)} writes acknowledged by three replicas, {after_kill} after one was killed; failed calls per replica {failures}")
+    assert killed_at >= 20 and after_kill >= 20, "the other two kept taking writes"
+    assert failures[1] == 0 and failures[2] == 0, failures
+    out = subprocess.run(["psql", replicas.cluster.url, "-At", "-c", 'SELECT "GenreId" FROM "Genre"'], check=True, capture_output=True, text=True).stdout
+    stored = {int(line) for line in out.split()}
+    assert set(acknowledged) <= stored, f"lost: {sorted(set(acknowledged) - stored)[:10]}"
+    assert len(set(acknowledged)) == len(acknowledged), "no key was handed out twice"
+
+
+def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
+    sqlite = {"PORTICO_DATABASE_URL": ""}  # this test's laptop keeps its data in SQLite, whatever the pass
+    laptop = start_server(env=sqlite)
+    try:
+        key = laptop.api_key
+        laptop.cli("user", "create", "olive", "--role", "member", "--password-stdin", stdin="correct horse battery staple\n", env=sqlite)
+        with laptop.http() as c:
+            r = call(c, laptop.mcp, "resource_create", {"resource": "Genre", "values": {"Name": "Laptop genre"}})
+            assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 26
+    finally:
+        laptop.stop()
+    dump = tmp_path / "all.jsonl"
+    exported = subprocess.run([BINARY, "export", str(dump), "--data-dir", laptop.data_dir], capture_output=True, text=True, env={**os.environ, **sqlite})
+    assert exported.returncode == 0 and "Exported" in exported.stderr, exported.stderr
+    assert oct(os.stat(dump).st_mode & 0o777) == "0o600", "the export holds hashed and sealed secrets: owner only"
+    master = Path(laptop.data_dir, "master.key").read_text().strip()
+    target_env = {**os.environ, "PORTICO_DATABASE_URL": cluster.url, "PORTICO_MASTER_KEY": master}
+    target_dir = str(tmp_path / "target")
+
+    def portico(*args):
+        return subprocess.run([BINARY, *args, "--data-dir", target_dir], capture_output=True, text=True, env=target_env, timeout=120)
+
+    dry = portico("migrate")
+    assert dry.returncode == 0 and dry.stdout.count("pending\t") == 4 and "--apply" in dry.stdout, dry.stdout + dry.stderr
+    assert "pending\t" in portico("migrate").stdout, "a dry run changes nothing"
+    applied = portico("migrate", "--apply")
+    assert "Applied 4 migrations" in applied.stdout, applied.stdout + applied.stderr
+    assert "up to date" in portico("migrate").stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"table": "portico_users", "columns": [], "rows": []}\n')
+    assert "export header" in portico("import", str(bad)).stderr
+    imported = portico("import", str(dump))
+    assert imported.returncode == 0 and "Imported" in imported.stdout, imported.stderr
+    again = portico("import", str(dump))
+    assert again.returncode != 0 and "empty database" in again.stderr, "a second import is refused and changes nothing"
+
+    server = start_server(data_dir=target_dir, demo=False, env={"PORTICO_DATABASE_URL": cluster.url, "PORTICO_MASTER_KEY": master})
+    try:
+        with server.http(key=key) as c:
+            r = call(c, server.mcp, "resource_list", {"resource": "Artist", "pageSize": 1})
+            assert r.json()["result"]["structuredContent"]["meta"]["count"] == 275, "the laptop's API key and data work on PostgreSQL"
+            r = call(c, server.mcp, "resource_get", {"resource": "Genre", "filterByTk": 26})
+            assert r.json()["result"]["structuredContent"]["data"]["Name"] == "Laptop genre"
+            r = call(c, server.mcp, "resource_create", {"resource": "Genre", "values": {"Name": "Server genre"}})
+            assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 27, "new records continue after the imported keys"
+            r = call(c, server.mcp, "resource_list", {"resource": "Track", "filter": {"album.artist.Name": "AC/DC"}, "pageSize": 1})
+            assert r.json()["result"]["structuredContent"]["meta"]["count"] == 18, "relations came across"
+        users = subprocess.run([BINARY, "user", "list", "--data-dir", target_dir], capture_output=True, text=True, env=target_env).stdout
+        assert "olive" in users and "admin" in users
+    finally:
+        server.stop()

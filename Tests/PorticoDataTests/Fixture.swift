@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import Testing
 import PorticoJSON
+import Testing
 
 @testable import PorticoData
 

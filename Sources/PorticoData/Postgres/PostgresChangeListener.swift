@@ -90,7 +90,7 @@ final class PostgresChangeListener: Sendable {
                         }
                     }
                 }
-            } catch where Task.isCancelled {
+            } catch  where Task.isCancelled {
                 break
             } catch {
                 if listening.load(ordering: .acquiring) { onLost?() }

@@ -1,0 +1,202 @@
+import Foundation
+public import PorticoData
+import PorticoJSON
+
+/// Moves a whole instance from one database to another (a laptop's SQLite file to PostgreSQL,
+/// or back): `export` writes every row Portico keeps — its own tables and the collections'
+/// tables — as JSON lines; `importing` loads them into a database that has nothing yet. Secrets
+/// travel as they are stored (hashed, or sealed with the master key), so the target must be
+/// served with the same master key.
+public enum InstanceTransfer {
+    /// Portico's own tables, in an order that satisfies their foreign keys. Sign-in failures are
+    /// left behind (they expire in minutes); collections' definitions travel as rows here, and
+    /// their tables are created from them in the target's flavor.
+    static let ownTables = [
+        "portico_settings", "portico_apps", "portico_users", "portico_user_details", "portico_app_users", "portico_api_keys",
+        "portico_oauth_clients", "portico_oauth_grants", "portico_oauth_codes", "portico_oauth_refresh_tokens", "portico_signing_keys",
+        "portico_web_sessions", "portico_revocations", "portico_datasources", "portico_llms", "portico_chats", "portico_chat_records",
+        "portico_collections", "portico_fields",
+    ]
+    /// Integer keys assigned by the database, caught up after the rows are in.
+    static let ownKeys = [("portico_users", "id"), ("portico_chats", "id"), ("portico_chat_records", "id")]
+    static let rowsPerLine = 500
+    static let format = "portico-export"
+
+    public struct Summary: Sendable {
+        public var tables = 0
+        public var rows = 0
+    }
+
+    /// Writes the instance to `write`, one JSON object per line: a header, then each table's
+    /// columns and rows in chunks.
+    public static func export(_ stores: PorticoStores, write: (String) throws -> Void) async throws -> Summary {
+        let database = stores.database
+        let version = try await database.query("SELECT MAX(version) AS v FROM portico_migrations").first?.int("v") ?? 0
+        try write(JSON.object(["format": .string(format), "version": 1, "migration": .int(version)]).serializedString)
+        var summary = Summary()
+        var tables = ownTables.map { (name: $0, collection: nil as CollectionSchema?) }
+        for app in try await stores.appNames() {
+            let catalog = try await stores.catalogs.catalog(app: app)
+            tables += CatalogStore.dependencyOrder(Array(catalog.collections.values)).map { ($0.tableName, $0) }
+        }
+        for (table, _) in tables {
+            var select = SQLFragment("SELECT * FROM ")
+            select.append(identifier: table)
+            let rows = try await database.query(select)
+            summary.tables += 1
+            summary.rows += rows.count
+            let columns = rows.first?.columns ?? []
+            var start = 0
+            repeat {
+                let chunk = rows[start..<min(start + rowsPerLine, rows.count)]
+                let line: JSON = [
+                    "table": .string(table), "columns": JSON(columns),
+                    "rows": .array(chunk.map { row in .array(row.values.map(\.jsonValue)) }),
+                ]
+                try write(line.serializedString)
+                start += rowsPerLine
+            } while start < rows.count
+        }
+        return summary
+    }
+
+    public struct ImportError: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    /// Loads an export into `stores`, whose database must hold no users and no collections yet
+    /// (just migrated). All or nothing: one transaction.
+    public static func importing(_ stores: PorticoStores, lines: some Sequence<String>) async throws -> Summary {
+        let database = stores.database
+        let users = try await database.query("SELECT COUNT(*) AS n FROM portico_users").first?.int("n") ?? 0
+        let collections = try await database.query("SELECT COUNT(*) AS n FROM portico_collections").first?.int("n") ?? 0
+        guard users == 0, collections == 0 else {
+            throw ImportError(
+                description:
+                    "the target already has \(users) users and \(collections) collections; import into a new, empty database (it is migrated when first opened)"
+            )
+        }
+        var parsed: [(table: String, columns: [String], rows: [[JSON]])] = []
+        var sawHeader = false
+        for (index, line) in lines.enumerated() where !line.trimmingSpaces().isEmpty {
+            let json: JSON
+            do {
+                json = try JSONParser.parse(line, maxDepth: 64)
+            } catch {
+                throw ImportError(description: "line \(index + 1) is not JSON: \(error)")
+            }
+            if json["format"]?.stringValue == format {
+                sawHeader = true
+                continue
+            }
+            guard sawHeader else { throw ImportError(description: "the file does not start with a Portico export header; make it with `portico export FILE`") }
+            guard let table = json["table"]?.stringValue, let columns = json["columns"]?.arrayValue?.compactMap(\.stringValue),
+                let rows = json["rows"]?.arrayValue?.compactMap(\.arrayValue)
+            else { throw ImportError(description: "line \(index + 1) is not a table chunk ({table, columns, rows})") }
+            guard table.hasPrefix("portico_") ? ownTables.contains(table) : true else {
+                throw ImportError(description: "line \(index + 1) names an unknown table of Portico's, \(table)")
+            }
+            guard rows.allSatisfy({ $0.count == columns.count }) else {
+                throw ImportError(description: "line \(index + 1): a row of \(table) does not have its \(columns.count) columns")
+            }
+            parsed.append((table, columns, rows))
+        }
+        guard sawHeader else { throw ImportError(description: "the file is empty; make it with `portico export FILE`") }
+        let chunks = parsed
+        let summary = try await database.transaction { db in
+            var summary = Summary()
+            // What the migrations wrote (the main app, settings) gives way to what was exported.
+            for table in ["portico_apps", "portico_settings", "portico_signing_keys", "portico_revocations"] {
+                try await db.execute("DELETE FROM \(table)")
+            }
+            var types: [String: [String: String]] = [:]
+            var createdTables = false
+            for (table, columns, rows) in chunks {
+                if !table.hasPrefix("portico_"), !createdTables {
+                    // The collections' definitions are in: make their tables, in this database's flavor.
+                    for app in try await db.query("SELECT name FROM portico_apps").compactMap({ $0.string("name") }) {
+                        try await stores.catalogs.createTables(app: app)
+                    }
+                    createdTables = true
+                }
+                if types[table] == nil { types[table] = try await columnTypes(table, db: db) }
+                let kinds = columns.map { types[table]?[$0.lowercased()] ?? "" }
+                for row in rows {
+                    var insert = SQLFragment("INSERT INTO ")
+                    insert.append(identifier: table)
+                    insert.append(" (")
+                    insert.append(joining: columns.map { SQLFragment.identifier($0) }, separator: ", ")
+                    insert.append(") VALUES (")
+                    insert.append(joining: zip(row, kinds).map { SQLFragment.bind(value($0, columnType: $1)) }, separator: ", ")
+                    insert.append(")")
+                    try await db.execute(insert)
+                }
+                summary.tables += 1
+                summary.rows += rows.count
+            }
+            if !createdTables {
+                for app in try await db.query("SELECT name FROM portico_apps").compactMap({ $0.string("name") }) {
+                    try await stores.catalogs.createTables(app: app)
+                }
+            }
+            // Keys the database assigns continue after the imported ones.
+            var keys = ownKeys
+            for app in try await db.query("SELECT name FROM portico_apps").compactMap({ $0.string("name") }) {
+                for collection in try await stores.catalogs.catalog(app: app).collections.values {
+                    if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }) { keys.append((collection.tableName, key.name)) }
+                }
+            }
+            for (table, column) in keys {
+                if let catchUp = db.flavor.keyCatchUp(table: table, column: column) { try await db.execute(catchUp) }
+            }
+            return summary
+        }
+        for app in try await stores.appNames() { stores.catalogs.invalidate(app: app) }
+        database.changes.announce()
+        return summary
+    }
+
+    /// The declared type of each column of `table`, by lower-cased column name.
+    static func columnTypes(_ table: String, db: any Database) async throws -> [String: String] {
+        switch db.flavor {
+        case .sqlite:
+            var q = SQLFragment("SELECT name, type FROM pragma_table_info(")
+            q.append(bind: .text(table))
+            q.append(")")
+            let rows = try await db.query(q)
+            return Dictionary(rows.compactMap { row in row.string("name").map { ($0.lowercased(), (row.string("type") ?? "").lowercased()) } }) { a, _ in a }
+        case .postgres:
+            var q = SQLFragment(
+                "SELECT column_name::text AS name, data_type::text AS type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = "
+            )
+            q.append(bind: .text(table))
+            let rows = try await db.query(q)
+            return Dictionary(rows.compactMap { row in row.string("name").map { ($0.lowercased(), (row.string("type") ?? "").lowercased()) } }) { a, _ in a }
+        }
+    }
+
+    /// A value from the file, as the target column takes it: SQLite keeps booleans as 0 and 1,
+    /// PostgreSQL as true and false.
+    static func value(_ json: JSON, columnType: String) -> SQLValue {
+        switch json {
+        case .null: return .null
+        case .bool(let b): return columnType.contains("bool") ? .bool(b) : .int(b ? 1 : 0)
+        case .int(let i): return columnType.contains("bool") ? .bool(i != 0) : .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .text(s)
+        default: return .text(json.serializedString)
+        }
+    }
+}
+
+extension SQLValue {
+    fileprivate var jsonValue: JSON {
+        switch self {
+        case .null: .null
+        case .int(let i): .int(i)
+        case .double(let d): d.isFinite ? .double(d) : .string(String(d))
+        case .bool(let b): .bool(b)
+        case .text(let s): .string(s)
+        }
+    }
+}
