@@ -4,6 +4,7 @@ import HTTPTypes
 import Logging
 import PorticoAuth
 import PorticoJSON
+import Synchronization
 
 extension MCPEndpoint {
     /// What the dispatcher needs to know about the request beyond its message.
@@ -218,7 +219,10 @@ extension MCPEndpoint {
         switch method {
         case "notifications/cancelled":
             guard let raw = params?["requestId"], let id = RequestID(json: raw) else { return }
-            let cancelled = inflight.cancel(inflightKey(exchange, id))
+            let key = inflightKey(exchange, id)
+            let cancelled = inflight.cancel(key)
+            // Not running here: the request may be running on another replica.
+            if !cancelled { cancellationRelay.withLock { $0 }?(key) }
             exchange.request.logger.debug("cancellation requested", metadata: ["requestId": "\(id)", "found": "\(cancelled)"])
         default:
             break  // notifications/initialized, roots/list_changed, ...: nothing to do

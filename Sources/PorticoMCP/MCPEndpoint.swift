@@ -75,6 +75,9 @@ public final class MCPEndpoint: Sendable {
     /// The members every modern-era result ends with (`resultType` and the server's identity).
     let modernResultMembers: JSONObject
 
+    /// Where cancellations of calls not running here go (`relayCancellations`).
+    let cancellationRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
+
     public init(configuration: Configuration, registry: ToolRegistry, signer: SessionSigner, ledger: any SessionLedger, policy: AccessPolicy = AccessPolicy()) {
         modernResultMembers = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.json]]
         self.configuration = configuration
@@ -156,6 +159,17 @@ public final class MCPEndpoint: Sendable {
 
     /// Tells a user's sessions that their tool list changed (their role or a key's scopes did),
     /// on the server-message streams open on this replica; `nil` tells every session.
+    /// Sends a cancellation this replica could not act on (the call runs elsewhere) to the others;
+    /// they pass it to `cancelRelayed`. Set once at start-up.
+    public func relayCancellations(_ send: @escaping @Sendable (String) -> Void) {
+        cancellationRelay.withLock { $0 = send }
+    }
+
+    /// A cancellation relayed from another replica: stops the call if it runs here.
+    public func cancelRelayed(_ key: String) {
+        inflight.cancel(key)
+    }
+
     public func notifyToolsListChanged(userID: Int64?) {
         let frame = EventStream.frame(RPCNotification(method: "notifications/tools/list_changed", params: [:]).json)
         for nonce in streams.sessions(of: userID) { streams.send(nonce: nonce, frame) }

@@ -94,6 +94,26 @@ final class Probe: Sendable {
         #expect(probe.cancelled.withLock { $0 })
     }
 
+    @Test func aCancellationSentToAnotherReplicaStopsTheCallWhereItRuns() async throws {
+        // Two replicas: same session secret, cancellations they cannot act on relayed to both.
+        let a = endpoint(), b = endpoint()
+        for replica in [a, b] { replica.relayCancellations { key in for other in [a, b] { other.cancelRelayed(key) } } }
+        let initialize = await a.handle(request(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#))
+        guard case .json(_, let headers, _) = initialize, let session = headers[.mcpSessionID] else { throw TestFailure("no session") }
+        let call = Task {
+            await a.handle(request(#"{"jsonrpc":"2.0","id":"slow-2","method":"tools/call","params":{"name":"slow"}}"#, headers: [(.mcpSessionID, session)]))
+        }
+        while !probe.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        let start = ContinuousClock.now
+        let ack = await b.handle(
+            request(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-2"}}"#, headers: [(.mcpSessionID, session)]))
+        #expect(ack.status == .accepted)
+        let (_, body) = try json(await call.value)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(body["error"]?["code"] == .int(-32800))
+        #expect(probe.cancelled.withLock { $0 })
+    }
+
     @Test func cancellationFromAnotherSessionDoesNothing() async throws {
         let endpoint = endpoint()
         let call = Task { await endpoint.handle(request(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}"#)) }
