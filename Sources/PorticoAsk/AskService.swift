@@ -205,7 +205,7 @@ public struct AskService: Sendable {
                 progress("running the SQL on \(name)")
                 do {
                     let result = try await datasources.query(app: request.app, datasource: name, sql: candidate, allowTable: request.refuseTable)
-                    return try finish(request, engine: engine.name, reply: reply, result: result, chatID: chatID, progress: progress)
+                    return try await finish(request, engine: engine.name, reply: reply, result: result, chatID: chatID, progress: progress)
                 } catch let error as SQLGuardError where error.isMistake {
                     failure = failure ?? (candidate, error.message)
                 } catch let error as SQLGuardError {
@@ -230,7 +230,7 @@ public struct AskService: Sendable {
     }
 
     func finish(_ request: AskRequest, engine: String, reply: EngineReply, result: QueryAnswer, chatID: Int64?, progress: @Sendable (String) -> Void)
-        throws -> AskAnswer
+        async throws -> AskAnswer
     {
         let title = reply.title.map { String($0.prefix(120)) } ?? String(request.question.prefix(120))
         let (spec, data) = ChartChoice.choose(columns: result.columns, rows: result.rows, hint: reply.chart, title: title)
@@ -242,7 +242,7 @@ public struct AskService: Sendable {
             let started = ContinuousClock.now
             png = renderer.png(spec, data)
             chartTime = ContinuousClock.now - started
-            if let png, let images { imageName = try images.save(png: png) }
+            if let png, let images { imageName = try await images.save(png: png) }
         }
         return AskAnswer(
             engine: engine, datasource: result.datasource, title: title, summary: Self.summary(result, spec: spec), sql: result.sql,

@@ -179,5 +179,12 @@ public struct Migrator: Sendable {
                 "CREATE INDEX portico_chat_records_chat ON portico_chat_records (chat_id)",
             ]
         },
+        Migration(version: 5, name: "chart images shared by replicas") { _ in
+            [
+                // Used on PostgreSQL, where replicas share the database; PNGs as base64 text, kept 24 hours.
+                "CREATE TABLE portico_images (name TEXT PRIMARY KEY, png TEXT NOT NULL, created_at BIGINT NOT NULL)",
+                "CREATE INDEX portico_images_created ON portico_images (created_at)",
+            ]
+        },
     ]
 }

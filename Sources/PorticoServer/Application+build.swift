@@ -214,7 +214,10 @@ struct ServerParts {
         let throttle = LoginThrottle(database: stores.database)
         let apps = AppDirectory(load: { try await stores.appNames() })
         let catalogs = stores.catalogs
-        let images = try ImageStore(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"))
+        // Replicas on PostgreSQL keep chart images in it, so any replica serves any image.
+        let images = try ImageStore(
+            directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"),
+            database: stores.database.flavor == .postgres ? stores.database : nil)
         let asker = stores.askService(masterKey: masterKey, dataDirectory: configuration.dataDirectory, client: httpClient, images: images)
         let toolsChanged = ToolsChangedRelay(changes: stores.database.changes)
         let registry = ToolRegistry(

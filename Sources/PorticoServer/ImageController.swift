@@ -9,7 +9,7 @@ struct ImageController {
     func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         router.get("images/{name}") { _, context in
             let name = try context.parameters.require("name")
-            guard let png = images.load(name) else {
+            guard let png = try await images.load(name) else {
                 return Response(
                     status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
                     body: .init(byteBuffer: ByteBuffer(string: "no such image, or it has expired; ask the question again for a new one\n")))

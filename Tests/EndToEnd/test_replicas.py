@@ -246,7 +246,7 @@ def test_three_replicas_behind_nginx_serve_as_one(replicas):
     # Started together, they applied each migration exactly once between them.
     applied = [line for log in replicas.logs for line in log.read_text().splitlines() if "applied migration" in line]
     versions = sorted(int(re.search(r"version=(\d+)", line).group(1)) for line in applied)
-    assert versions == [1, 2, 3, 4], applied
+    assert versions == [1, 2, 3, 4, 5], applied
 
     replicas.cli("user", "create", "ada", "--role", "admin", "--password-stdin", stdin="a long admin password\n")
     replicas.cli("user", "create", "olive", "--role", "viewer", "--password-stdin", stdin="correct horse battery staple\n")
@@ -336,6 +336,15 @@ def test_killing_a_replica_under_write_load_loses_no_acknowledged_write(demo_rep
     imports = [line for log in replicas.logs for line in log.read_text().splitlines() if "imported the Chinook sample" in line]
     assert len(imports) == 1, imports
     key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
+    # A chart drawn by one replica is served by every one (images are kept in the database).
+    r = httpx2.post(f"{replicas.replica(0)}/api/mcp", headers=bearer(key), timeout=60, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "ask", "arguments": {"question": "How many tracks are there per genre?"}}})
+    image_url = r.json()["result"]["structuredContent"]["image_url"]
+    assert image_url.startswith(replicas.base + "/images/"), r.text[:500]
+    path = image_url[len(replicas.base):]
+    for i in range(3):
+        image = httpx2.get(replicas.replica(i) + path, timeout=10)
+        assert image.status_code == 200 and image.content.startswith(b"\x89PNG"), (i, image.status_code)
     acknowledged: list[int] = []
     failures: dict[int, int] = {0: 0, 1: 0, 2: 0}
     stop = threading.Event()
@@ -397,10 +406,10 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
         return subprocess.run([BINARY, *args, "--data-dir", target_dir], capture_output=True, text=True, env=target_env, timeout=120)
 
     dry = portico("migrate")
-    assert dry.returncode == 0 and dry.stdout.count("pending\t") == 4 and "--apply" in dry.stdout, dry.stdout + dry.stderr
+    assert dry.returncode == 0 and dry.stdout.count("pending\t") == 5 and "--apply" in dry.stdout, dry.stdout + dry.stderr
     assert "pending\t" in portico("migrate").stdout, "a dry run changes nothing"
     applied = portico("migrate", "--apply")
-    assert "Applied 4 migrations" in applied.stdout, applied.stdout + applied.stderr
+    assert "Applied 5 migrations" in applied.stdout, applied.stdout + applied.stderr
     assert "up to date" in portico("migrate").stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"table": "portico_users", "columns": [], "rows": []}\n')

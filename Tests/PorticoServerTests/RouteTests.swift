@@ -108,7 +108,7 @@ import Testing
     @Test func imagesAreServedByNameAndOnlyByName() async throws {
         try await Self.withServer { built in
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
-            let name = try built.parts.images.save(png: png)
+            let name = try await built.parts.images.save(png: png)
             try await built.application.test(.router) { client in
                 try await client.execute(uri: "/images/\(name)", method: .get) { response in
                     #expect(response.status == .ok)
