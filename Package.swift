@@ -135,7 +135,11 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))]
         ),
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON"], swiftSettings: upcoming),
-        .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData"], swiftSettings: upcoming),
+        // What the store tests of several targets share: the databases they run on.
+        .target(
+            name: "PorticoTestSupport", dependencies: ["PorticoData", .product(name: "Logging", package: "swift-log")], path: "Tests/Support",
+            swiftSettings: upcoming),
+        .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData", "PorticoTestSupport"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoAuth", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming),
@@ -160,7 +164,9 @@ let package = Package(
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",
-            dependencies: ["PorticoAuth", "PorticoData", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "PorticoAuth", "PorticoData", "PorticoTestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: upcoming
         ),
     ]

@@ -3,6 +3,7 @@ import JWTKit
 import Logging
 import PorticoData
 import PorticoJSON
+import PorticoTestSupport
 import Testing
 
 @testable import PorticoAuth
@@ -17,14 +18,14 @@ import Testing
         }
     }
 
-    @Test func aValidTokenPasses() async throws {
-        let f = try await AuthFixture.make()
+    @Test(arguments: Backend.available) func aValidTokenPasses(_ backend: Backend) async throws {
+        let f = try await AuthFixture.make(backend)
         defer { Task { await f.close() } }
         #expect(await verdict(f, try await f.keys.sign(f.claims())) == "ok")
     }
 
-    @Test func refusesForgedAndMisaddressedTokens() async throws {
-        let f = try await AuthFixture.make()
+    @Test(arguments: Backend.available) func refusesForgedAndMisaddressedTokens(_ backend: Backend) async throws {
+        let f = try await AuthFixture.make(backend)
         defer { Task { await f.close() } }
         let good = try await f.keys.sign(f.claims())
         let parts = good.split(separator: ".").map(String.init)
@@ -52,8 +53,8 @@ import Testing
         #expect(await verdict(f, "") != "ok")
     }
 
-    @Test func revokedTokensAndGrantsAreRefused() async throws {
-        let f = try await AuthFixture.make()
+    @Test(arguments: Backend.available) func revokedTokensAndGrantsAreRefused(_ backend: Backend) async throws {
+        let f = try await AuthFixture.make(backend)
         defer { Task { await f.close() } }
         let claims = f.claims(gid: "g1")
         let token = try await f.keys.sign(claims)
@@ -66,8 +67,8 @@ import Testing
         #expect(await verdict(f, other).contains("revoked"))
     }
 
-    @Test func rotationKeepsOldTokensValidAndSignsWithTheNewKey() async throws {
-        let f = try await AuthFixture.make()
+    @Test(arguments: Backend.available) func rotationKeepsOldTokensValidAndSignsWithTheNewKey(_ backend: Backend) async throws {
+        let f = try await AuthFixture.make(backend)
         defer { Task { await f.close() } }
         let before = try await f.keys.sign(f.claims())
         let kidBefore = try JSONParser.parse(Base64URL.decode(String(before.split(separator: ".")[0]))!)["kid"]
@@ -83,8 +84,8 @@ import Testing
         #expect(jwks.allSatisfy { $0["alg"] == "ES256" && $0["kty"] == "EC" && $0["d"] == nil }, "only public keys are published")
     }
 
-    @Test func aKeyRotatedByAnotherReplicaIsPickedUp() async throws {
-        let f = try await AuthFixture.make()
+    @Test(arguments: Backend.available) func aKeyRotatedByAnotherReplicaIsPickedUp(_ backend: Backend) async throws {
+        let f = try await AuthFixture.make(backend)
         defer { Task { await f.close() } }
         let master = try MasterKey.load(environment: nil, dataDirectory: f.directory.path)
         let otherReplica = TokenKeys(database: f.store, masterKey: master, logger: .init(label: "b"))
@@ -103,8 +104,8 @@ import Testing
         #expect(try await eager.verify(newest).sub.value == "user:1", "an unknown kid triggers one reload")
     }
 
-    @Test func signingKeysAreSealedAtRest() async throws {
-        let f = try await AuthFixture.make()
+    @Test(arguments: Backend.available) func signingKeysAreSealedAtRest(_ backend: Backend) async throws {
+        let f = try await AuthFixture.make(backend)
         defer { Task { await f.close() } }
         let rows = try await f.store.query("SELECT sealed_private_key FROM portico_signing_keys")
         let sealed = rows.first?.string("sealed_private_key") ?? ""

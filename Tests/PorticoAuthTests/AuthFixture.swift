@@ -3,13 +3,14 @@ import JWTKit
 import Logging
 import PorticoData
 import PorticoJSON
+import PorticoTestSupport
 
 @testable import PorticoAuth
 
-/// An authorization server over a temporary SQLite database.
+/// An authorization server over a temporary database of either kind.
 struct AuthFixture {
     let directory: URL
-    let store: SQLiteStore
+    let store: any Database
     let server: AuthorizationServer
     let keys: TokenKeys
     let users: UserStore
@@ -17,11 +18,11 @@ struct AuthFixture {
 
     static let issuer = "http://127.0.0.1:9999"
 
-    static func make(fetcher: (any ClientMetadataFetcher)? = nil) async throws -> AuthFixture {
+    static func make(_ backend: Backend = .sqlite, fetcher: (any ClientMetadataFetcher)? = nil) async throws -> AuthFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-auth-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logger = Logger(label: "test")
-        let store = try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: logger)
+        let store = try await backend.makeStore(in: directory, logger: logger)
         try await Migrator().migrate(store)
         let master = try MasterKey.load(environment: nil, dataDirectory: directory.path)
         let keys = TokenKeys(database: store, masterKey: master, logger: logger)

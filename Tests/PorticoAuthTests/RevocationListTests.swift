@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PorticoData
+import PorticoTestSupport
 import Testing
 
 @testable import PorticoAuth
@@ -21,8 +22,8 @@ import Testing
         #expect(sessions.contains("session:6"))
     }
 
-    @Test func churnedSessionsStayBoundedWhileTokensStay() async throws {
-        let fixture = try await AuthFixture.make()
+    @Test(arguments: Backend.available) func churnedSessionsStayBoundedWhileTokensStay(_ backend: Backend) async throws {
+        let fixture = try await AuthFixture.make(backend)
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         let list = RevocationList(database: fixture.store, logger: Logger(label: "test"), maxEndedSessions: 50)
         try await list.revoke("token:kept", expiresAt: Int64(Date().timeIntervalSince1970) + 3600)

@@ -1,5 +1,6 @@
 import Foundation
 import PorticoJSON
+import PorticoTestSupport
 import Testing
 
 @testable import PorticoData

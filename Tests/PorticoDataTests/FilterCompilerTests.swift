@@ -1,4 +1,5 @@
 import PorticoJSON
+import PorticoTestSupport
 import Testing
 
 @testable import PorticoData

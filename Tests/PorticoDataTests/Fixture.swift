@@ -1,31 +1,9 @@
 import Foundation
 import Logging
 import PorticoJSON
-import Testing
+import PorticoTestSupport
 
 @testable import PorticoData
-
-/// The databases the store tests run on: SQLite always, PostgreSQL when the cluster `make test`
-/// starts is there (`PORTICO_TEST_POSTGRES_URL`).
-enum Backend: String, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
-
-    static let available: [Backend] = [.sqlite] + (clusterURL == nil ? [] : [.postgres])
-
-    static var clusterURL: String? { ProcessInfo.processInfo.environment["PORTICO_TEST_POSTGRES_URL"] }
-
-    var testDescription: String { rawValue }
-
-    /// A fresh, empty PostgreSQL database in the test cluster; its URL.
-    static func freshPostgresDatabase() async throws -> String {
-        guard let cluster = clusterURL else { throw StoreError(kind: .unavailable, message: "PORTICO_TEST_POSTGRES_URL is not set", sql: "") }
-        let name = "portico_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
-        let admin = try PostgresStore(url: cluster, logger: Logger(label: "test"))
-        try await admin.execute("CREATE DATABASE \(name)")
-        await admin.close()
-        return cluster.replacingOccurrences(of: "/chinook", with: "/" + name)
-    }
-}
 
 /// A temporary database with two small related collections.
 struct Fixture {
@@ -37,11 +15,7 @@ struct Fixture {
     static func make(_ backend: Backend = .sqlite) async throws -> Fixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store: any Database =
-            switch backend {
-            case .sqlite: try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: Logger(label: "test"))
-            case .postgres: try PostgresStore(url: try await Backend.freshPostgresDatabase(), logger: Logger(label: "test"))
-            }
+        let store = try await backend.makeStore(in: directory)
         try await Migrator().migrate(store)
         let catalogs = CatalogStore(database: store)
         let author = CollectionSchema(

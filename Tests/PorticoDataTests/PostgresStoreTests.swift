@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OrderedCollections
 import PorticoJSON
+import PorticoTestSupport
 import Testing
 
 @testable import PorticoData
