@@ -112,7 +112,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                     truncated = true
                     break
                 }
-                let values = row.map(Self.value)
+                let values = row.map { PostgresStore.value($0, numericAsDouble: true) }
                 bytes += values.reduce(0) { $0 + $1.byteCount }
                 out.append(values)
             }
@@ -206,38 +206,6 @@ public final class PostgresReadOnlySource: ReadOnlySource {
 
     static func quote(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    /// A cell as a plain value: integers, numbers, booleans and text as they are; dates and
-    /// times as ISO text; anything else as its text form.
-    static func value(_ cell: PostgresCell) -> SQLValue {
-        guard cell.bytes != nil else { return .null }
-        switch cell.dataType {
-        case .int2, .int4, .int8, .oid:
-            return (try? cell.decode(Int64.self)).map(SQLValue.int) ?? .null
-        case .float4, .float8:
-            return (try? cell.decode(Double.self)).map(SQLValue.double) ?? .null
-        case .numeric:
-            if let decimal = try? cell.decode(Decimal.self) {
-                let text = "\(decimal)"
-                return Double(text).map(SQLValue.double) ?? .text(text)
-            }
-            return .null
-        case .bool:
-            return (try? cell.decode(Bool.self)).map(SQLValue.bool) ?? .null
-        case .date, .timestamp, .timestamptz:
-            guard let date = try? cell.decode(Date.self) else { return .null }
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions =
-                cell.dataType == .date ? [.withFullDate] : [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate]
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            return .text(formatter.string(from: date).replacingOccurrences(of: "T", with: " "))
-        case .uuid:
-            return (try? cell.decode(UUID.self)).map { .text($0.uuidString.lowercased()) } ?? .null
-        default:
-            if let text = try? cell.decode(String.self) { return .text(text) }
-            return .text("(a value of type \(cell.dataType))")
-        }
     }
 
     /// PostgreSQL's refusals in the store's terms, with its own message.

@@ -1,4 +1,4 @@
-import PorticoJSON
+public import PorticoJSON
 
 /// Turns stored values into the JSON a client sees, by field type.
 enum RowMapping {
@@ -50,5 +50,18 @@ enum RowMapping {
             sizes.append(size)
         }
         return (records, sizes)
+    }
+}
+
+extension SQLValue {
+    /// The value as JSON: integers, numbers, text and null as they are (a non-finite number as its text).
+    public var json: JSON {
+        switch self {
+        case .null: .null
+        case .int(let i): .int(i)
+        case .double(let d): d.isFinite ? .double(d) : .string(String(d))
+        case .bool(let b): .bool(b)
+        case .text(let s): .string(s)
+        }
     }
 }

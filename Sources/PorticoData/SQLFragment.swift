@@ -167,7 +167,12 @@ public struct SQLFragment: SQLExpression, Sendable {
 
     /// The SQL text with `$1`, `$2`, ... placeholders (PostgreSQL's form) when `numbered`, else `?`.
     public func rendered(numbered: Bool) -> (sql: String, binds: [SQLValue]) {
-        guard numbered else { return renderedWithQuestionMarks() }
+        numbered ? renderedPlainly(numbered: true) : renderedWithQuestionMarks()
+    }
+
+    /// Rendering part by part, for numbered placeholders and for names with quotes in them
+    /// (doubling quotes changes lengths, so the one-pass writer below does not apply).
+    private func renderedPlainly(numbered: Bool) -> (sql: String, binds: [SQLValue]) {
         var sql = ""
         var binds: [SQLValue] = []
         for part in parts {
@@ -177,7 +182,7 @@ public struct SQLFragment: SQLExpression, Sendable {
             case .bind(.null): sql += "NULL"
             case .bind(let value):
                 binds.append(value)
-                sql += "$" + String(binds.count)
+                sql += numbered ? "$" + String(binds.count) : "?"
             }
         }
         return (sql, binds)
@@ -197,23 +202,10 @@ public struct SQLFragment: SQLExpression, Sendable {
             case .bind: bindCount += 1
             }
         }
+        // Names with quotes in them are rare enough for the plain way.
+        guard !quotesInNames else { return renderedPlainly(numbered: false) }
         var binds: [SQLValue] = []
         binds.reserveCapacity(bindCount)
-        guard !quotesInNames else {
-            // Doubling quotes changes lengths; such names are rare enough for the plain way.
-            var sql = ""
-            for part in parts {
-                switch part {
-                case .text(let text): sql += text
-                case .identifier(let name): sql += Self.quote(name)
-                case .bind(.null): sql += "NULL"
-                case .bind(let value):
-                    sql += "?"
-                    binds.append(value)
-                }
-            }
-            return (sql, binds)
-        }
         let sql = String(unsafeUninitializedCapacity: length + bindCount) { out in
             var at = 0
             func write(_ text: String) {

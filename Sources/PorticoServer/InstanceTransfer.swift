@@ -51,7 +51,7 @@ public enum InstanceTransfer {
                 let chunk = rows[start..<min(start + rowsPerLine, rows.count)]
                 let line: JSON = [
                     "table": .string(table), "columns": JSON(columns),
-                    "rows": .array(chunk.map { row in .array(row.values.map(\.jsonValue)) }),
+                    "rows": .array(chunk.map { row in .array(row.values.map(\.json)) }),
                 ]
                 try write(line.serializedString)
                 start += rowsPerLine
@@ -185,18 +185,6 @@ public enum InstanceTransfer {
         case .double(let d): return .double(d)
         case .string(let s): return .text(s)
         default: return .text(json.serializedString)
-        }
-    }
-}
-
-extension SQLValue {
-    fileprivate var jsonValue: JSON {
-        switch self {
-        case .null: .null
-        case .int(let i): .int(i)
-        case .double(let d): d.isFinite ? .double(d) : .string(String(d))
-        case .bool(let b): .bool(b)
-        case .text(let s): .string(s)
         }
     }
 }

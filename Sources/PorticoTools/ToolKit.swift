@@ -134,16 +134,3 @@ enum ToolErrors {
         }
     }
 }
-
-extension SQLValue {
-    /// The value as JSON: integers, numbers, text and null as they are.
-    var json: JSON {
-        switch self {
-        case .null: .null
-        case .int(let i): .int(i)
-        case .double(let d): d.isFinite ? .double(d) : .string(String(d))
-        case .bool(let b): .bool(b)
-        case .text(let s): .string(s)
-        }
-    }
-}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import httpx2
 
@@ -53,3 +54,26 @@ def sse_events(text: str) -> list[dict]:
         if data and data[0]:
             events.append(json.loads("\n".join(data)))
     return events
+
+
+class StreamListener:
+    """Holds a session's GET event stream open in a thread until `marker` arrives (or 20 s pass)."""
+
+    def __init__(self, url: str, headers: dict, marker: bytes):
+        self.received: list[bytes] = []
+        self.opened = threading.Event()
+        self.url, self.headers, self.marker = url, {**headers, "Accept": "text/event-stream"}, marker
+        self.thread = threading.Thread(target=self._listen, daemon=True)
+        self.thread.start()
+
+    def _listen(self):
+        with httpx2.Client(timeout=20) as c, c.stream("GET", self.url, headers=self.headers) as r:
+            for chunk in r.iter_raw():
+                self.received.append(chunk)
+                self.opened.set()
+                if self.marker in b"".join(self.received):
+                    return
+
+    def wait(self, seconds: float = 10) -> bytes:
+        self.thread.join(seconds)
+        return b"".join(self.received)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from conftest import BACKEND, BINARY, start_server
+from conftest import BACKEND, BINARY, free_port, start_server
+from mcp_http import StreamListener
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="replica and database-fault tests run in the PostgreSQL pass")
 
@@ -181,9 +182,6 @@ http {{
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    def upstreams_seen(self) -> set[str]:
-        return {line.split()[-1] for line in Path(self.dir, "access.log").read_text().splitlines() if line.strip()}
-
     def stop(self):
         self.nginx.terminate()
         for p in self.processes:
@@ -193,14 +191,6 @@ http {{
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def healthy(base: str) -> bool:
@@ -281,27 +271,14 @@ def test_three_replicas_behind_nginx_serve_as_one(replicas):
         r = c.post(f"{replicas.replica(0)}/api/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}}})
         session_id = r.headers["mcp-session-id"]
-    received: list[bytes] = []
-    opened = threading.Event()
-
-    def listen():
-        headers = {**bearer(olive_key), "Mcp-Session-Id": session_id, "Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-        with httpx2.Client(timeout=20) as c, c.stream("GET", f"{replicas.replica(1)}/api/mcp", headers=headers) as r:
-            for chunk in r.iter_raw():
-                received.append(chunk)
-                opened.set()
-                if b"list_changed" in b"".join(received):
-                    return
-
-    listener = threading.Thread(target=listen, daemon=True)
-    listener.start()
-    assert opened.wait(10), "the event stream opened on replica 1"
+    stream = StreamListener(f"{replicas.replica(1)}/api/mcp", {**bearer(olive_key), "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"},
+                            b"list_changed")
+    assert stream.opened.wait(10), "the event stream opened on replica 1"
     changed_at = time.time()
     r = httpx2.post(f"{replicas.replica(2)}/api/mcp?packages=users", headers=bearer(admin_key), timeout=20, json={
         "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "update_user", "arguments": {"id": "main/olive", "user": {"type": "member"}}}})
     assert r.json()["result"]["content"][0]["text"] == "Successfully updated user", r.text
-    listener.join(10)
-    assert b"notifications/tools/list_changed" in b"".join(received), "replica 1 told the stream of a change made on replica 2"
+    assert b"notifications/tools/list_changed" in stream.wait(), "replica 1 told the stream of a change made on replica 2"
     assert time.time() - changed_at < 2
 
     # A key revoked on one replica stops working on all of them within a second.

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import httpx2
 
-from mcp_http import initialize, post
+from mcp_http import StreamListener, initialize, post
 from test_client_credentials import ALL, call
 
 
@@ -44,26 +43,12 @@ def test_role_change_is_announced_with_tools_list_changed(server):
         session, _ = initialize(c, server.mcp)
         names = [t["name"] for t in post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"Mcp-Session-Id": session}).json()["result"]["tools"]]
         assert "resource_create" not in names
-    received: list[bytes] = []
-    opened = threading.Event()
-
-    def listen():
-        with httpx2.Client(headers={"Authorization": f"Bearer {rita_key}"}, timeout=20) as c:
-            with c.stream("GET", server.mcp, headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"}) as r:
-                for chunk in r.iter_raw():
-                    received.append(chunk)
-                    opened.set()
-                    if b"list_changed" in b"".join(received):
-                        return
-
-    t = threading.Thread(target=listen, daemon=True)
-    t.start()
-    assert opened.wait(10)
+    stream = StreamListener(server.mcp, {"Authorization": f"Bearer {rita_key}", "Mcp-Session-Id": session}, b"list_changed")
+    assert stream.opened.wait(10)
     with server.http() as c:
         r = call(c, server.mcp, "update_user", {"id": "main/rita", "user": {"type": "member"}}, headers=ALL)
         assert r.json()["result"]["content"][0]["text"] == "Successfully updated user"
-    t.join(10)
-    assert b"notifications/tools/list_changed" in b"".join(received)
+    assert b"notifications/tools/list_changed" in stream.wait()
     time.sleep(5.5)  # roles are cached for five seconds
     with server.http(key=rita_key) as c:
         names = [t["name"] for t in post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()["result"]["tools"]]

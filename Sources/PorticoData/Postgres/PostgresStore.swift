@@ -3,7 +3,7 @@ public import Logging
 import Metrics
 import NIOCore
 import PorticoJSON
-import PostgresNIO
+public import PostgresNIO
 import Synchronization
 
 /// Portico's stores on PostgreSQL, for replicas that share one database: a bounded pool of
@@ -405,8 +405,10 @@ public final class PostgresStore: Database {
     }
 
     /// A cell as a plain value, as SQLite would give it back: integers, numbers, booleans and
-    /// text as they are; dates as `YYYY-MM-DD`, times as `YYYY-MM-DD HH:MM:SS`; JSON as its text.
-    static func value(_ cell: PostgresCell) -> SQLValue {
+    /// text as they are; dates as `YYYY-MM-DD`, times as `YYYY-MM-DD HH:MM:SS` (UTC); JSON as its
+    /// text; anything else as its text form. A whole NUMERIC is an integer unless
+    /// `numericAsDouble` (datasources give every NUMERIC as a number).
+    public static func value(_ cell: PostgresCell, numericAsDouble: Bool = false) -> SQLValue {
         guard cell.bytes != nil else { return .null }
         switch cell.dataType {
         case .int2, .int4, .int8, .oid:
@@ -416,7 +418,7 @@ public final class PostgresStore: Database {
         case .numeric:
             guard let decimal = try? cell.decode(Decimal.self) else { return .null }
             let text = "\(decimal)"
-            if let integer = Int64(text) { return .int(integer) }
+            if !numericAsDouble, let integer = Int64(text) { return .int(integer) }
             return Double(text).map(SQLValue.double) ?? .text(text)
         case .bool:
             return (try? cell.decode(Bool.self)).map(SQLValue.bool) ?? .null
@@ -431,8 +433,7 @@ public final class PostgresStore: Database {
             return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         default:
             if let text = try? cell.decode(String.self) { return .text(text) }
-            if var bytes = cell.bytes, let text = bytes.readString(length: bytes.readableBytes) { return .text(text) }
-            return .null
+            return .text("(a value of type \(cell.dataType))")
         }
     }
 
