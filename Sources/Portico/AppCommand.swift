@@ -6,13 +6,14 @@ import PorticoServer
 
 struct AppCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "app", abstract: "Manage apps (isolated tenants; `main` always exists).", subcommands: [Create.self, List.self])
+        commandName: "app", abstract: "Manage apps (isolated tenants; `main` always exists).", subcommands: [Create.self, List.self, Remove.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an app, served at /api/__app/<name>/mcp.")
         @OptionGroup var common: CommonOptions
         @Argument(help: "The app name (letters, digits, - and _).") var name: String
         @Option(help: "A user to make the app's admin.") var admin: String?
+        @Flag(help: "Fill the new app with the Chinook sample collections.") var demo = false
 
         func run() async throws {
             guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
@@ -21,12 +22,36 @@ struct AppCommand: AsyncParsableCommand {
             try await common.withStores { stores in
                 guard try await !stores.appNames().contains(name) else { throw ValidationError("app '\(name)' already exists") }
                 try await stores.createApp(name)
+                if demo { try await DemoData.install(app: name, catalogs: stores.catalogs, logger: try common.makeLogger()) }
                 if let admin {
                     guard let user = try await stores.users.find(name: admin) else { throw ValidationError("there is no user named '\(admin)'") }
                     try await stores.users.setRole(app: name, userID: user.id, role: .admin)
                 }
             }
             print("Created app \(name); its MCP endpoint is /api/__app/\(name)/mcp.")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove an app with its database (every collection and row in it), memberships, datasources and chats.")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The app to remove.") var name: String
+        @Flag(help: "Remove it even though users still belong to it.") var force = false
+
+        func run() async throws {
+            guard name != "main" else { throw ValidationError("app 'main' always exists and cannot be removed") }
+            try await common.withStores { stores in
+                guard try await stores.appNames().contains(name) else {
+                    throw ValidationError("there is no app named '\(name)'; `portico app list` shows them")
+                }
+                let members = try await stores.memberCount(app: name)
+                guard members == 0 || force else {
+                    throw ValidationError("app '\(name)' still has \(members) member(s); remove them first, or pass --force to remove the app with them")
+                }
+                try await stores.removeApp(name)
+            }
+            print("Removed app \(name) and its database.")
         }
     }
 

@@ -116,7 +116,7 @@ extension CommonOptions {
         try await withStores { stores in
             let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
-            let asker = stores.askService(masterKey: masterKey, dataDirectory: resolvedDataDir, client: client, images: nil)
+            let asker = stores.askService(masterKey: masterKey, client: client, images: nil)
             do {
                 let result = try await body(asker)
                 await asker.datasources.close()

@@ -55,10 +55,10 @@ struct CommonOptions: ParsableArguments {
         let stores = try await PorticoStores.open(dataDirectory: resolvedDataDir, databaseURL: resolvedDatabaseURL, migrate: migrate, logger: logger)
         do {
             let result = try await body(stores)
-            await stores.database.close()
+            await stores.close()
             return result
         } catch {
-            await stores.database.close()
+            await stores.close()
             throw error
         }
     }

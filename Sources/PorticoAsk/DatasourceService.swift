@@ -36,10 +36,10 @@ public final class DatasourceService: Sendable {
     }
 
     let store: DatasourceStore
-    /// Portico's own database, which the `main` datasource reads (read-only, without Portico's tables).
-    let main: MainDatabase?
-    /// The tables of an app's own collections: all that its `main` datasource may read (the file
-    /// holds every app's tables), with what the catalog says about them.
+    /// Each app's own database, which its `main` datasource reads (read-only, without Portico's tables).
+    let main: (@Sendable (String) -> MainDatabase)?
+    /// The tables of an app's own collections: all that its `main` datasource may read (the
+    /// app's database holds its collections' definitions too), with what the catalog says about them.
     let mainTables: @Sendable (String) async throws -> [CatalogNote]
     public let limits: Limits
     private let open = Mutex<[String: OpenSource]>([:])
@@ -60,7 +60,8 @@ public final class DatasourceService: Sendable {
     }
 
     public init(
-        store: DatasourceStore, main: MainDatabase?, mainTables: @escaping @Sendable (String) async throws -> [CatalogNote], limits: Limits = Limits()
+        store: DatasourceStore, main: (@Sendable (String) -> MainDatabase)?, mainTables: @escaping @Sendable (String) async throws -> [CatalogNote],
+        limits: Limits = Limits()
     ) {
         self.store = store
         self.main = main
@@ -97,7 +98,7 @@ public final class DatasourceService: Sendable {
 
     /// The app's own database as a datasource, where it can be read as a file.
     func mainDatasource(app: String) -> Datasource? {
-        main.map { Datasource(app: app, name: "main", kind: $0.kind, description: "the app's own collections", location: $0.location) }
+        main.map { $0(app) }.map { Datasource(app: app, name: "main", kind: $0.kind, description: "the app's own collections", location: $0.location) }
     }
 
     /// The datasource's tables, from the cache unless `refresh`.
@@ -155,13 +156,13 @@ public final class DatasourceService: Sendable {
         let datasource = source.datasource
         let visible = try await visibleTables(app: app, name: name)
         var tables = try await self.tables(of: source, visible: visible, refresh: false)
-        let checked = try? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name)).check(sql)
+        let checked = try? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name), schemas: datasource.schemas).check(sql)
         if checked == nil, source.readAt.withLock({ $0.map { ContinuousClock.now - $0 >= Self.rereadInterval } ?? true }) {
             // Perhaps a table created since the schema was read: read it again (not more often than
             // every few seconds), then check once more, which says what is wrong if it still is.
             tables = try await self.tables(of: source, visible: visible, refresh: true)
         }
-        let guarded = try checked ?? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name)).check(sql)
+        let guarded = try checked ?? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name), schemas: datasource.schemas).check(sql)
         for table in guarded.tables {
             if let refusal = allowTable(table) { throw DatasourceError(refusal) }
         }

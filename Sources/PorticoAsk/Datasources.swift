@@ -24,6 +24,15 @@ public struct Datasource: Sendable {
     }
 
     public var dialect: SQLDialect { kind == .sqlite ? .sqlite : .postgres }
+
+    /// The schemas its SQL may name tables in: SQLite's `main`; on PostgreSQL, the one its
+    /// URL's `search_path` names (an app's own schema), else `public`.
+    public var schemas: Set<String> {
+        switch kind {
+        case .sqlite: ["main"]
+        case .postgres: [PostgresURL.searchPath(location)?.lowercased() ?? "public"]
+        }
+    }
 }
 
 /// Refusals of the datasource registry and of queries, in words the caller can act on.

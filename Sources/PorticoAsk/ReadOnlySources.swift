@@ -36,7 +36,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         }
         configuration.options.maximumConnections = 4
         configuration.options.connectTimeout = .seconds(5)
-        configuration.options.additionalStartupParameters = [("application_name", "portico")]
+        configuration.options.additionalStartupParameters.append(("application_name", "portico"))
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger

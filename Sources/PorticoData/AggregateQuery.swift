@@ -36,7 +36,7 @@ extension RecordService {
         where items.count > Self.maxQueryItems {
             throw DataError.invalid("\(name) has \(items.count) entries; at most \(Self.maxQueryItems) per query")
         }
-        var builder = AggregateBuilder(collection: collection, catalog: catalog, flavor: database.flavor, access: access)
+        var builder = AggregateBuilder(collection: collection, catalog: catalog, flavor: flavor, access: access)
         let plan = try builder.plan(request)
         var limit = request.limit ?? budget.maxRows
         var notes: [String] = []
@@ -52,7 +52,7 @@ extension RecordService {
         q.append(bind: .int(Int64(limit + 1)))
         q.append(" OFFSET ")
         q.append(bind: .int(Int64(offset)))
-        let rows = try await database.query(q)
+        let rows = try await catalog.database.query(q)
         var truncated = rows.count > limit
         if truncated { notes.append("more rows match; raise offset to read further") }
         // Sizes are counted as rows are turned into objects; building stops at the byte budget.

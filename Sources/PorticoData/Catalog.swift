@@ -4,13 +4,16 @@ import Synchronization
 public struct Catalog: Sendable {
     public let app: String
     public let collections: [String: CollectionSchema]
+    /// The app's database, where these collections' tables are.
+    public let database: any Database
     /// Different for every catalog made, so what is derived from one can be kept against it.
     public let version: UInt64
 
     private static let versions = Atomic<UInt64>(0)
 
-    public init(app: String, collections: [CollectionSchema]) {
+    public init(app: String, collections: [CollectionSchema], database: any Database) {
         self.app = app
+        self.database = database
         version = Self.versions.add(1, ordering: .relaxed).newValue
         var byName: [String: CollectionSchema] = [:]
         for collection in collections { byName[collection.name] = collection }

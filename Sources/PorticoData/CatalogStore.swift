@@ -1,13 +1,19 @@
 import Foundation
 import PorticoJSON
 
-/// Reads and writes collection definitions, and keeps each app's catalog in memory.
+/// Reads and writes collection definitions, each app's in its own database, and keeps each
+/// app's catalog in memory.
 public final class CatalogStore: Sendable {
-    let database: any Database
+    public let databases: AppDatabases
     private let cache = LockedValue<[String: Catalog]>([:])
 
-    public init(database: any Database) {
-        self.database = database
+    public init(databases: AppDatabases) {
+        self.databases = databases
+    }
+
+    /// A store whose apps all keep their collections in `database` (tests and tools of one app).
+    public convenience init(database: any Database) {
+        self.init(databases: AppDatabases(primary: database, layout: .shared, logger: database.logger))
     }
 
     /// The app's collections, loaded once and kept until a schema change.
@@ -29,6 +35,7 @@ public final class CatalogStore: Sendable {
         var fieldsQuery = SQLFragment("SELECT collection, name, definition FROM portico_fields WHERE app = ")
         fieldsQuery.append(bind: .text(app))
         fieldsQuery.append(" ORDER BY collection, position")
+        let database = try await databases.database(app: app)
         let collectionRows = try await database.query(collectionsQuery)
         let fieldRows = try await database.query(fieldsQuery)
         var fieldsByCollection: [String: [Field]] = [:]
@@ -41,14 +48,14 @@ public final class CatalogStore: Sendable {
             guard let name = row.string("name"), let table = row.string("table_name") else { return nil }
             return CollectionSchema(name: name, title: row.string("title"), tableName: table, fields: fieldsByCollection[name] ?? [])
         }
-        return Catalog(app: app, collections: collections)
+        return Catalog(app: app, collections: collections, database: database)
     }
 
     /// Creates collections (their tables, indexes and metadata) in one transaction, in an order
     /// that satisfies their foreign keys.
     public func create(app: String, collections: [CollectionSchema]) async throws {
         let ordered = Self.dependencyOrder(collections)
-        try await database.transaction { db in
+        try await databases.database(app: app).transaction { db in
             for collection in ordered {
                 for statement in DDL.createTable(collection, flavor: db.flavor) { try await db.execute(statement) }
                 var insert = SQLFragment("INSERT INTO portico_collections (app, name, title, table_name, created_at) VALUES (")
@@ -78,7 +85,7 @@ public final class CatalogStore: Sendable {
     /// `portico_collections` and `portico_fields`, as after an import), in this database's flavor.
     public func createTables(app: String) async throws {
         let catalog = try await load(app: app)
-        try await database.transaction { db in
+        try await databases.database(app: app).transaction { db in
             for collection in Self.dependencyOrder(Array(catalog.collections.values)) {
                 for statement in DDL.createTable(collection, flavor: db.flavor) { try await db.execute(statement) }
             }

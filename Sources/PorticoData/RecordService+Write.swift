@@ -30,7 +30,7 @@ extension RecordService {
         let collection = target.collection
         let assignment = draft
         let created: JSONObject = try await writing(collection) {
-            try await database.transaction { db in
+            try await catalog.database.transaction { db in
                 if let association = target.association, association.field.type == .belongsToMany {
                     try await Self.requireExists(association, db: db)
                 }
@@ -83,7 +83,7 @@ extension RecordService {
         let condition = try conditions(request, target: target, catalog: catalog)
         let collection = target.collection
         let rows: [Row] = try await writing(collection) {
-            try await database.transaction { db in
+            try await catalog.database.transaction { db in
                 var rows: [Row]
                 if assignment.columns.isEmpty {
                     var q = SQLFragment("SELECT * FROM ")
@@ -135,7 +135,7 @@ extension RecordService {
             q.append(table: collection.tableName, as: Self.rootAlias)
             if let condition { q.append(" WHERE "); q.append(condition) }
             q.append(" RETURNING 1 AS deleted")
-            return try await database.query(q).count
+            return try await catalog.database.query(q).count
         }
         return ["data": JSON(count)]
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 public import PorticoJSON
+import Synchronization
 
 /// Caps on what one call returns, so an agent's context is never flooded.
 public struct ResultBudget: Sendable {
@@ -63,13 +63,14 @@ public struct RecordRequest: Sendable {
 
 /// NocoBase's record actions over a collection's SQL table.
 public struct RecordService: Sendable {
-    public let database: any Database
     public let catalogs: CatalogStore
+    /// The SQL dialect of every app's database.
+    let flavor: SQLFlavor
     public let budget: ResultBudget
     private let plans = PlanCache()
 
-    public init(database: any Database, catalogs: CatalogStore, budget: ResultBudget = ResultBudget()) {
-        self.database = database
+    public init(catalogs: CatalogStore, budget: ResultBudget = ResultBudget()) {
+        flavor = catalogs.databases.primary.flavor
         self.catalogs = catalogs
         self.budget = budget
     }
@@ -81,7 +82,7 @@ public struct RecordService: Sendable {
             catalog: catalog.version, collection: collection.name, fields: request.fields, appends: request.appends, except: request.except,
             sort: request.sort)
         if let plan = plans.entries.withLock({ $0[key] }) { return plan }
-        let plan = try SelectPlan(request: request, collection: collection, catalog: catalog, flavor: database.flavor)
+        let plan = try SelectPlan(request: request, collection: collection, catalog: catalog, flavor: flavor)
         plans.entries.withLock { entries in
             if entries.count >= PlanCache.limit { entries.removeAll(keepingCapacity: true) }
             entries[key] = plan
@@ -112,7 +113,7 @@ public struct RecordService: Sendable {
         let limit = paginate ? pageSize : budget.maxRows + 1
         // page ≤ maxPage and pageSize ≤ maxPageSize, so this cannot overflow.
         let offset = paginate ? (page - 1) * pageSize : 0
-        let rows = try await database.query(plan.select(where: condition, limit: limit, offset: offset, flavor: database.flavor))
+        let rows = try await catalog.database.query(plan.select(where: condition, limit: limit, offset: offset, flavor: flavor))
         var truncated = false
         var shown = rows[...]
         if !paginate, rows.count > budget.maxRows {
@@ -121,7 +122,7 @@ public struct RecordService: Sendable {
             notes.append("more than \(budget.maxRows) records match; use pagination or a narrower filter")
         }
         let meter = ResultMeter(budget: budget)
-        let records = try await plan.records(from: Array(shown), service: self, access: access, meter: meter)
+        let records = try await plan.records(from: Array(shown), database: catalog.database, access: access, meter: meter)
         if meter.cutByBytes {
             truncated = true
             notes.append(
@@ -134,7 +135,8 @@ public struct RecordService: Sendable {
         if paginate {
             // A short first page already says how many match; otherwise ask (a window count
             // would make SQLite materialise every matching row).
-            let count: Int64 = page == 1 && rows.count < pageSize ? Int64(rows.count) : try await self.count(target.collection, where: condition)
+            let count: Int64 =
+                page == 1 && rows.count < pageSize ? Int64(rows.count) : try await self.count(target.collection, where: condition, in: catalog.database)
             var meta: JSONObject = [
                 "count": .int(count), "page": JSON(page), "pageSize": JSON(pageSize),
                 "totalPage": .int((count + Int64(pageSize) - 1) / Int64(pageSize)),
@@ -152,9 +154,9 @@ public struct RecordService: Sendable {
         let (catalog, target) = try await resolve(app: app, request, access: access, for: .get)
         let plan = try self.plan(request, collection: target.collection, catalog: catalog)
         let condition = try conditions(request, target: target, catalog: catalog)
-        let rows = try await database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: database.flavor))
+        let rows = try await catalog.database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: flavor))
         let meter = ResultMeter(budget: budget)
-        let records = try await plan.records(from: rows, service: self, access: access, meter: meter)
+        let records = try await plan.records(from: rows, database: catalog.database, access: access, meter: meter)
         if records.isEmpty, !rows.isEmpty {
             throw DataError.invalid(
                 "the record is larger than \(budget.maxBytes / 1024) KiB with the fields and appends asked for; ask for fewer fields (fields, except) or fewer appends"
@@ -166,7 +168,7 @@ public struct RecordService: Sendable {
         return .object(result)
     }
 
-    func count(_ collection: CollectionSchema, where condition: SQLFragment?) async throws -> Int64 {
+    func count(_ collection: CollectionSchema, where condition: SQLFragment?, in database: any Database) async throws -> Int64 {
         var q = SQLFragment("SELECT COUNT(*) AS n FROM ")
         q.append(table: collection.tableName, as: Self.rootAlias)
         if let condition {
@@ -264,7 +266,7 @@ public struct RecordService: Sendable {
         if let tk = request.filterByTk, !tk.isNull {
             parts.append(try keyCondition(tk, collection: target.collection))
         }
-        let compiler = FilterCompiler(catalog: catalog, flavor: database.flavor)
+        let compiler = FilterCompiler(catalog: catalog, flavor: flavor)
         if let filter = try compiler.compile(request.filter, on: target.collection, alias: Self.rootAlias) {
             parts.append(filter)
         }

@@ -191,12 +191,12 @@ struct SelectPlan: Sendable {
 
     /// The records of `rows` with their appends, as many as fit the byte budget. Sizes are
     /// counted as the records are built; appends are fetched only for the records still kept.
-    func records(from rows: [Row], service: RecordService, access: RecordAccess, meter: ResultMeter) async throws -> [JSONObject] {
+    func records(from rows: [Row], database: any Database, access: RecordAccess, meter: ResultMeter) async throws -> [JSONObject] {
         var (records, sizes) = RowMapping.measuredRecords(rows, collection: collection, columns: outputColumns)
         var kept = meter.fitting(sizes)
         for node in appends {
             guard kept > 0 else { break }
-            try await attach(node, parentRows: rows[..<kept], records: &records, sizes: &sizes, service: service, access: access, meter: meter)
+            try await attach(node, parentRows: rows[..<kept], records: &records, sizes: &sizes, database: database, access: access, meter: meter)
             kept = min(kept, meter.fitting(sizes))
         }
         return Array(records[..<kept])
@@ -206,7 +206,7 @@ struct SelectPlan: Sendable {
     /// appends; each parent's size grows by what it receives.
     func attach(
         _ node: AppendNode, parentRows: ArraySlice<Row>, records: inout [JSONObject], sizes: inout [Int],
-        service: RecordService, access: RecordAccess, meter: ResultMeter
+        database: any Database, access: RecordAccess, meter: ResultMeter
     ) async throws {
         try access.require(node.target.name, .list)
         try Task.checkCancellation()
@@ -226,7 +226,7 @@ struct SelectPlan: Sendable {
                 break
             }
             let chunk = Array(keys[start..<min(start + 500, keys.count)])
-            var rows = try await service.database.query(relatedQuery(node, keys: chunk, limit: remaining + 1, perParent: meter.maxPerParent + 1))
+            var rows = try await database.query(relatedQuery(node, keys: chunk, limit: remaining + 1, perParent: meter.maxPerParent + 1))
             if rows.count > remaining {
                 rows.removeLast(rows.count - remaining)
                 meter.cutInAll.insert(node.path)
@@ -234,7 +234,7 @@ struct SelectPlan: Sendable {
             meter.attach(rows.count)
             var (childRecords, childSizes) = RowMapping.measuredRecords(rows, collection: node.target, columns: node.outputColumns)
             for child in node.children {
-                try await attach(child, parentRows: rows[...], records: &childRecords, sizes: &childSizes, service: service, access: access, meter: meter)
+                try await attach(child, parentRows: rows[...], records: &childRecords, sizes: &childSizes, database: database, access: access, meter: meter)
             }
             for (index, row) in rows.enumerated() {
                 guard let key = row[linkColumn] else { continue }

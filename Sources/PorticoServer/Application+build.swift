@@ -67,7 +67,7 @@ public struct PorticoApplication {
         parts.sqlbotEndpoint?.closeStreams()
         try? await parts.httpClient.shutdown()
         await parts.asker.datasources.close()
-        await parts.stores.database.close()
+        await parts.stores.close()
     }
 }
 
@@ -218,7 +218,7 @@ struct ServerParts {
         let images = try ImageStore(
             directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"),
             database: stores.database.flavor == .postgres ? stores.database : nil)
-        let asker = stores.askService(masterKey: masterKey, dataDirectory: configuration.dataDirectory, client: httpClient, images: images)
+        let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images)
         let toolsChanged = ToolsChangedRelay(changes: stores.database.changes)
         let registry = ToolRegistry(
             packages: [

@@ -19,7 +19,7 @@ enum DemoSetup {
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
             var credentials = DemoCredentials(created: false, adminName: "admin")
             if try await !DemoData.isInstalled(catalogs: stores.catalogs) {
-                try await DemoData.install(database: stores.database, catalogs: stores.catalogs, logger: logger)
+                try await DemoData.install(catalogs: stores.catalogs, logger: logger)
                 credentials.created = true
             }
             if try await stores.users.find(name: "admin") == nil {

@@ -17,6 +17,8 @@ public enum InstanceTransfer {
         "portico_web_sessions", "portico_revocations", "portico_datasources", "portico_llms", "portico_chats", "portico_chat_records",
         "portico_collections", "portico_fields",
     ]
+    /// The tables of Portico's in an app's own database.
+    static let appTables = ["portico_collections", "portico_fields"]
     /// Integer keys assigned by the database, caught up after the rows are in.
     static let ownKeys = [("portico_users", "id"), ("portico_chats", "id"), ("portico_chat_records", "id")]
     static let rowsPerLine = 500
@@ -34,28 +36,36 @@ public enum InstanceTransfer {
         let version = try await database.query("SELECT MAX(version) AS v FROM portico_migrations").first?.int("v") ?? 0
         try write(JSON.object(["format": .string(format), "version": 1, "migration": .int(version)]).serializedString)
         var summary = Summary()
-        var tables = ownTables.map { (name: $0, collection: nil as CollectionSchema?) }
-        for app in try await stores.appNames() {
+        // The instance's own tables and app main's collections, in the instance's database; then each
+        // other app's definitions and collections, from its own database, marked with the app.
+        var groups: [(app: String?, database: any Database, tables: [String])] = []
+        let mainCatalog = try await stores.catalogs.catalog(app: "main")
+        groups.append((nil, database, ownTables + CatalogStore.dependencyOrder(Array(mainCatalog.collections.values)).map(\.tableName)))
+        for app in try await stores.appNames() where app != "main" {
             let catalog = try await stores.catalogs.catalog(app: app)
-            tables += CatalogStore.dependencyOrder(Array(catalog.collections.values)).map { ($0.tableName, $0) }
+            let own = (catalog.database as AnyObject) === (database as AnyObject) ? [] : appTables
+            groups.append((app, catalog.database, own + CatalogStore.dependencyOrder(Array(catalog.collections.values)).map(\.tableName)))
         }
-        for (table, _) in tables {
-            var select = SQLFragment("SELECT * FROM ")
-            select.append(identifier: table)
-            let rows = try await database.query(select)
-            summary.tables += 1
-            summary.rows += rows.count
-            let columns = rows.first?.columns ?? []
-            var start = 0
-            repeat {
-                let chunk = rows[start..<min(start + rowsPerLine, rows.count)]
-                let line: JSON = [
-                    "table": .string(table), "columns": JSON(columns),
-                    "rows": .array(chunk.map { row in .array(row.values.map(\.json)) }),
-                ]
-                try write(line.serializedString)
-                start += rowsPerLine
-            } while start < rows.count
+        for (app, source, tables) in groups {
+            for table in tables {
+                var select = SQLFragment("SELECT * FROM ")
+                select.append(identifier: table)
+                let rows = try await source.query(select)
+                summary.tables += 1
+                summary.rows += rows.count
+                let columns = rows.first?.columns ?? []
+                var start = 0
+                repeat {
+                    let chunk = rows[start..<min(start + rowsPerLine, rows.count)]
+                    var line: JSONObject = [
+                        "table": .string(table), "columns": JSON(columns),
+                        "rows": .array(chunk.map { row in .array(row.values.map(\.json)) }),
+                    ]
+                    if let app { line["app"] = .string(app) }
+                    try write(JSON.object(line).serializedString)
+                    start += rowsPerLine
+                } while start < rows.count
+            }
         }
         return summary
     }
@@ -76,7 +86,7 @@ public enum InstanceTransfer {
                     "the target already has \(users) users and \(collections) collections; import into a new, empty database (it is migrated when first opened)"
             )
         }
-        var parsed: [(table: String, columns: [String], rows: [[JSON]])] = []
+        var parsed: [Chunk] = []
         var sawHeader = false
         for (index, line) in lines.enumerated() where !line.trimmingSpaces().isEmpty {
             let json: JSON
@@ -93,66 +103,87 @@ public enum InstanceTransfer {
             guard let table = json["table"]?.stringValue, let columns = json["columns"]?.arrayValue?.compactMap(\.stringValue),
                 let rows = json["rows"]?.arrayValue?.compactMap(\.arrayValue)
             else { throw ImportError(description: "line \(index + 1) is not a table chunk ({table, columns, rows})") }
-            guard table.hasPrefix("portico_") ? ownTables.contains(table) : true else {
+            let app = json["app"]?.stringValue
+            guard table.hasPrefix("portico_") ? (app == nil ? ownTables : appTables).contains(table) : true else {
                 throw ImportError(description: "line \(index + 1) names an unknown table of Portico's, \(table)")
             }
             guard rows.allSatisfy({ $0.count == columns.count }) else {
                 throw ImportError(description: "line \(index + 1): a row of \(table) does not have its \(columns.count) columns")
             }
-            parsed.append((table, columns, rows))
+            parsed.append(Chunk(app: app, table: table, columns: columns, rows: rows))
         }
         guard sawHeader else { throw ImportError(description: "the file is empty; make it with `portico export FILE`") }
-        let chunks = parsed
-        let summary = try await database.transaction { db in
-            var summary = Summary()
+        let chunks = parsed.filter { $0.app == nil }
+        var summary = try await database.transaction { db in
             // What the migrations wrote (the main app, settings) gives way to what was exported.
             for table in ["portico_apps", "portico_settings", "portico_signing_keys", "portico_revocations"] {
                 try await db.execute("DELETE FROM \(table)")
             }
-            var types: [String: [String: String]] = [:]
-            var createdTables = false
-            for (table, columns, rows) in chunks {
-                if !table.hasPrefix("portico_"), !createdTables {
-                    // The collections' definitions are in: make their tables, in this database's flavor.
-                    for app in try await db.query("SELECT name FROM portico_apps").compactMap({ $0.string("name") }) {
-                        try await stores.catalogs.createTables(app: app)
-                    }
-                    createdTables = true
-                }
-                if types[table] == nil { types[table] = try await columnTypes(table, db: db) }
-                let kinds = columns.map { types[table]?[$0.lowercased()] ?? "" }
-                for row in rows {
-                    var insert = SQLFragment("INSERT INTO ")
-                    insert.append(identifier: table)
-                    insert.append(" (")
-                    insert.append(joining: columns.map { SQLFragment.identifier($0) }, separator: ", ")
-                    insert.append(") VALUES (")
-                    insert.append(joining: zip(row, kinds).map { SQLFragment.bind(value($0, columnType: $1)) }, separator: ", ")
-                    insert.append(")")
-                    try await db.execute(insert)
-                }
-                summary.tables += 1
-                summary.rows += rows.count
-            }
-            if !createdTables {
-                for app in try await db.query("SELECT name FROM portico_apps").compactMap({ $0.string("name") }) {
-                    try await stores.catalogs.createTables(app: app)
-                }
-            }
+            var summary = try await load(chunks, app: "main", into: db, stores: stores)
             // Keys the database assigns continue after the imported ones.
-            var keys = ownKeys
-            for app in try await db.query("SELECT name FROM portico_apps").compactMap({ $0.string("name") }) {
-                for collection in try await stores.catalogs.catalog(app: app).collections.values {
-                    if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }) { keys.append((collection.tableName, key.name)) }
-                }
-            }
-            for (table, column) in keys {
+            for (table, column) in ownKeys {
                 if let catchUp = db.flavor.keyCatchUp(table: table, column: column) { try await db.execute(catchUp) }
             }
             return summary
         }
+        // Each other app into its own database, one transaction each.
+        var apps: [String] = []
+        for chunk in parsed { if let app = chunk.app, !apps.contains(app) { apps.append(app) } }
+        for app in apps {
+            let appChunks = parsed.filter { $0.app == app }
+            let appDatabase = try await stores.apps.database(app: app)
+            let loaded = try await appDatabase.transaction { db in try await load(appChunks, app: app, into: db, stores: stores) }
+            summary.tables += loaded.tables
+            summary.rows += loaded.rows
+        }
         for app in try await stores.appNames() { stores.catalogs.invalidate(app: app) }
         database.changes.announce()
+        return summary
+    }
+
+    struct Chunk: Sendable {
+        var app: String?
+        var table: String
+        var columns: [String]
+        var rows: [[JSON]]
+    }
+
+    /// Inserts the chunks into `db` (inside its transaction): the definitions first, then the
+    /// app's collection tables made from them, then their rows, with their keys caught up.
+    static func load(_ chunks: [Chunk], app: String, into db: any Database, stores: PorticoStores) async throws -> Summary {
+        var summary = Summary()
+        var types: [String: [String: String]] = [:]
+        var createdTables = false
+        for chunk in chunks {
+            if !chunk.table.hasPrefix("portico_"), !createdTables {
+                // The collections' definitions are in: make their tables, in this database's flavor.
+                try await stores.catalogs.createTables(app: app)
+                createdTables = true
+            }
+            let table = chunk.table
+            if types[table] == nil { types[table] = try await columnTypes(table, db: db) }
+            let kinds = chunk.columns.map { types[table]?[$0.lowercased()] ?? "" }
+            for row in chunk.rows {
+                var insert = SQLFragment("INSERT INTO ")
+                insert.append(identifier: table)
+                insert.append(" (")
+                insert.append(joining: chunk.columns.map { SQLFragment.identifier($0) }, separator: ", ")
+                insert.append(") VALUES (")
+                insert.append(joining: zip(row, kinds).map { SQLFragment.bind(value($0, columnType: $1)) }, separator: ", ")
+                insert.append(")")
+                try await db.execute(insert)
+            }
+            summary.tables += 1
+            summary.rows += chunk.rows.count
+        }
+        if !createdTables { try await stores.catalogs.createTables(app: app) }
+        for collection in try await stores.catalogs.catalog(app: app).collections.values {
+            if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }),
+                let catchUp = db.flavor.keyCatchUp(table: collection.tableName, column: key.name)
+            {
+                try await db.execute(catchUp)
+            }
+        }
         return summary
     }
 

@@ -9,6 +9,8 @@ public import PorticoData
 public struct PorticoStores: Sendable {
     public let database: any Database
     public let settings: Settings
+    /// Each app's database (`main`'s is `database`).
+    public let apps: AppDatabases
     public let catalogs: CatalogStore
     public let records: RecordService
     public let users: UserStore
@@ -25,10 +27,13 @@ public struct PorticoStores: Sendable {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDirectory)
         let store: any Database
+        let layout: AppDatabases.Layout
         if let databaseURL {
             store = try PostgresStore(url: databaseURL, options: postgresOptions, logger: logger)
+            layout = .schemas(url: databaseURL, options: postgresOptions)
         } else {
             store = try SQLiteStore(path: databasePath(dataDirectory: dataDirectory), options: options, logger: logger)
+            layout = .files(directory: dataDirectory, options: options)
         }
         do {
             if migrate { try await Migrator().migrate(store) }
@@ -36,13 +41,17 @@ public struct PorticoStores: Sendable {
             await store.close()
             throw error
         }
-        return PorticoStores(database: store)
+        return PorticoStores(database: store, apps: AppDatabases(primary: store, layout: layout, logger: logger))
     }
 
-    /// Where the `main` datasource reads the app's own collections.
-    func mainDatabase(dataDirectory: String) -> MainDatabase {
-        if let postgres = database as? PostgresStore { return MainDatabase(kind: .postgres, location: postgres.url) }
-        return MainDatabase(kind: .sqlite, location: Self.databasePath(dataDirectory: dataDirectory))
+    /// Where an app's `main` datasource reads its own collections: the app's file, or the
+    /// PostgreSQL database with the app's schema as its search path.
+    func mainDatabase(app: String) -> MainDatabase {
+        let (flavor, location, schema) = apps.location(app: app)
+        switch flavor {
+        case .sqlite: return MainDatabase(kind: .sqlite, location: location)
+        case .postgres: return MainDatabase(kind: .postgres, location: schema.map { PostgresURL.withSearchPath(location, schema: $0) } ?? location)
+        }
     }
 
     /// The embedded database's file in `dataDirectory`.
@@ -50,13 +59,20 @@ public struct PorticoStores: Sendable {
         URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
     }
 
-    public init(database: any Database) {
+    public init(database: any Database, apps: AppDatabases) {
         self.database = database
+        self.apps = apps
         settings = Settings(database: database)
-        catalogs = CatalogStore(database: database)
-        records = RecordService(database: database, catalogs: catalogs)
+        catalogs = CatalogStore(databases: apps)
+        records = RecordService(catalogs: catalogs)
         users = UserStore(database: database)
         apiKeys = APIKeyStore(database: database, users: users)
+    }
+
+    /// Closes every app's database, then the instance's.
+    public func close() async {
+        await apps.close()
+        await database.close()
     }
 
     /// The secret that signs MCP session ids: created once, stored sealed with the master key,
@@ -67,12 +83,38 @@ public struct PorticoStores: Sendable {
         return try masterKey.open(sealed, purpose: purpose)
     }
 
-    /// Creates an app (its name doubles as its title).
+    /// Creates an app (its name doubles as its title) and its database.
     public func createApp(_ name: String) async throws {
         var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")
         insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(Int64(Date().timeIntervalSince1970)))], separator: ", ")
         insert.append(")")
         try await database.execute(insert)
+        _ = try await apps.database(app: name)
+        database.changes.announce()
+    }
+
+    /// Removes an app: its memberships, datasources and chats, its OAuth grants (revoked), then
+    /// its database with every collection in it.
+    public func removeApp(_ name: String) async throws {
+        // Its OAuth grants end with it (kept, revoked, as every ended grant is).
+        var revoke = SQLFragment("UPDATE portico_oauth_grants SET revoked_at = ")
+        revoke.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+        revoke.append(" WHERE revoked_at IS NULL AND app = ")
+        revoke.append(bind: .text(name))
+        try await database.execute(revoke)
+        var delete = SQLFragment("DELETE FROM portico_apps WHERE name = ")
+        delete.append(bind: .text(name))
+        try await database.execute(delete)
+        try await apps.remove(app: name)
+        catalogs.invalidate(app: name)
+        database.changes.announce()
+    }
+
+    /// How many users belong to the app.
+    public func memberCount(app: String) async throws -> Int64 {
+        var q = SQLFragment("SELECT COUNT(*) AS n FROM portico_app_users WHERE app = ")
+        q.append(bind: .text(app))
+        return try await database.query(q).first?.int("n") ?? 0
     }
 
     /// The apps that exist.
@@ -84,10 +126,10 @@ public struct PorticoStores: Sendable {
 extension PorticoStores {
     /// The Ask pipeline over this data directory: its datasources (`main` reads the app's own
     /// collections), the configured LLMs and the chats; images go to `images` when given.
-    public func askService(masterKey: MasterKey, dataDirectory: String, client: HTTPClient, images: ImageStore?) -> AskService {
+    public func askService(masterKey: MasterKey, client: HTTPClient, images: ImageStore?) -> AskService {
         let catalogs = self.catalogs
         let datasources = DatasourceService(
-            store: DatasourceStore(database: database, masterKey: masterKey), main: mainDatabase(dataDirectory: dataDirectory),
+            store: DatasourceStore(database: database, masterKey: masterKey), main: { [self] app in mainDatabase(app: app) },
             mainTables: { app in
                 try await catalogs.catalog(app: app).collections.values.map { collection in
                     // A title that says more than the name is worth a comment; one that repeats it is not.

@@ -11,7 +11,7 @@ import Testing
     func service(_ f: Fixture, _ configure: (inout ResultBudget) -> Void) -> RecordService {
         var budget = ResultBudget()
         configure(&budget)
-        return RecordService(database: f.store, catalogs: f.catalogs, budget: budget)
+        return RecordService(catalogs: f.catalogs, budget: budget)
     }
 
     @Test(arguments: Backend.available) func appendsDeeperThanThreeRelationsAreRefused(_ backend: Backend) async throws {

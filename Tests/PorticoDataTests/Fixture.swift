@@ -50,7 +50,7 @@ struct Fixture {
         for (table, key) in [("Author", "id"), ("Post", "id")] {
             if let catchUp = store.flavor.keyCatchUp(table: table, column: key) { try await store.execute(catchUp) }
         }
-        return Fixture(directory: directory, store: store, catalogs: catalogs, records: RecordService(database: store, catalogs: catalogs))
+        return Fixture(directory: directory, store: store, catalogs: catalogs, records: RecordService(catalogs: catalogs))
     }
 
     func list(_ resource: String = "Post", filter: JSON? = nil, sort: [String]? = nil, configure: (inout RecordRequest) -> Void = { _ in }) async throws

@@ -19,9 +19,9 @@ public enum DemoData {
         "PlaylistTrack.TrackId": ("track", "playlistTracks"),
     ]
 
-    /// Whether the demo collections are already there (a second `--demo` start reuses them).
-    public static func isInstalled(catalogs: CatalogStore) async throws -> Bool {
-        try await catalogs.catalog(app: "main").collections["Album"] != nil
+    /// Whether the demo collections are already in the app (a second `--demo` start reuses them).
+    public static func isInstalled(catalogs: CatalogStore, app: String = "main") async throws -> Bool {
+        try await catalogs.catalog(app: app).collections["Album"] != nil
     }
 
     /// The bundled script.
@@ -29,12 +29,13 @@ public enum DemoData {
         Bundle.module.url(forResource: "Chinook_Sqlite", withExtension: "sql", subdirectory: "chinook")
     }
 
-    /// Creates the Chinook collections in app `main` and loads their rows in one transaction.
-    public static func install(database: any Database, catalogs: CatalogStore, logger: Logger) async throws {
+    /// Creates the Chinook collections in the app and loads their rows in one transaction.
+    public static func install(app: String = "main", catalogs: CatalogStore, logger: Logger) async throws {
         guard let url = scriptURL() else { throw StoreError(kind: .other, message: "the Chinook script is missing from the resource bundle", sql: "") }
         let script = try ChinookScript(text: String(contentsOf: url, encoding: .utf8))
         let collections = schemas(from: script)
-        try await catalogs.create(app: "main", collections: collections)
+        try await catalogs.create(app: app, collections: collections)
+        let database = try await catalogs.databases.database(app: app)
         let started = Date()
         var total = 0
         try await database.transaction { db in
@@ -70,7 +71,8 @@ public enum DemoData {
         for collection in collections { total += script.rows[collection.name]?.values.count ?? 0 }
         logger.info(
             "imported the Chinook sample",
-            metadata: ["collections": "\(collections.count)", "rows": "\(total)", "seconds": "\(String(format: "%.2f", Date().timeIntervalSince(started)))"])
+            metadata: [
+                "app": "\(app)","collections": "\(collections.count)", "rows": "\(total)", "seconds": "\(String(format: "%.2f", Date().timeIntervalSince(started)))"])
     }
 
     static func schemas(from script: ChinookScript) -> [CollectionSchema] {

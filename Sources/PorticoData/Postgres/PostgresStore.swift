@@ -36,7 +36,9 @@ public final class PostgresStore: Database {
     private let nextRaceID = Atomic<Int>(0)
     private let depth = Gauge(label: "portico_db_queue_depth", dimensions: [("pool", "postgres")])
     private let wait = Metrics.Timer(label: "portico_db_queue_wait_seconds", dimensions: [("pool", "postgres")], preferredDisplayUnit: .seconds)
-    private let listener: PostgresChangeListener
+    /// Hears other replicas' changes; only the instance's own store listens (an app's store
+    /// shares its signal).
+    private let listener: PostgresChangeListener?
 
     public struct Options: Sendable {
         /// Connections this process opens at most (one of them listens for changes).
@@ -52,6 +54,9 @@ public final class PostgresStore: Database {
         public var statementTimeout: Duration = .seconds(30)
         /// Rows one statement may return; a backstop behind the callers' own limits.
         public var maxRowsPerStatement = 200_000
+        /// The schema plain table names resolve in (PostgreSQL's `search_path`); the URL's
+        /// default when nil. An app's store names its own schema only.
+        public var searchPath: String?
 
         public init() {}
     }
@@ -59,7 +64,9 @@ public final class PostgresStore: Database {
     /// The channel replicas announce changes on.
     static let channel = "portico_changes"
 
-    public init(url: String, options: Options = Options(), logger: Logger) throws {
+    /// Opens a pool on `url`. The instance's store listens for other replicas' changes; a store
+    /// given `changes` (an app's, on its own schema) announces and hears through that signal.
+    public init(url: String, options: Options = Options(), changes shared: ChangeSignal? = nil, logger: Logger) throws {
         var configuration: PostgresClient.Configuration
         do {
             configuration = try PostgresURL.configuration(url, what: "--database-url")
@@ -68,12 +75,15 @@ public final class PostgresStore: Database {
         }
         configuration.options.maximumConnections = max(2, options.poolSize)
         configuration.options.connectTimeout = options.connectTimeout
-        configuration.options.additionalStartupParameters = [
+        configuration.options.additionalStartupParameters += [
             ("application_name", "portico"),
             ("statement_timeout", "\(Self.milliseconds(options.statementTimeout))"),
             // Portico's tables are found by their plain names, and times are read as UTC.
             ("TimeZone", "UTC"),
         ]
+        if let searchPath = options.searchPath {
+            configuration.options.additionalStartupParameters.append(("search_path", SQLFragment.quote(searchPath)))
+        }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
@@ -81,6 +91,11 @@ public final class PostgresStore: Database {
         self.url = url
         location = PostgresURL.redacted(url)
         runner = Task { await client.run() }
+        if let shared {
+            listener = nil
+            changes = shared
+            return
+        }
         let listener = PostgresChangeListener(client: client, channel: Self.channel, logger: logger)
         self.listener = listener
         let lost = LostConnectionRelay()
@@ -99,7 +114,7 @@ public final class PostgresStore: Database {
 
     /// Whether this process hears other replicas' changes as they happen (else caches re-read
     /// stored state every second until it does again).
-    public var isListeningForChanges: Bool { listener.listening.load(ordering: .acquiring) }
+    public var isListeningForChanges: Bool { listener?.listening.load(ordering: .acquiring) ?? false }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
@@ -139,7 +154,7 @@ public final class PostgresStore: Database {
     }
 
     public func close() async {
-        await listener.stop()
+        await listener?.stop()
         runner.cancel()
     }
 

@@ -30,9 +30,55 @@ public enum PostgresURL {
             throw Invalid(description: "sslmode must be disable, allow, prefer, require, verify-ca or verify-full; got '\(mode)'")
         }
         let database = String(components.path.drop { $0 == "/" })
-        return PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
             database: database.isEmpty ? nil : database, tls: tls)
+        configuration.options.additionalStartupParameters = try settings(components)
+        return configuration
+    }
+
+    /// The `-c name=value` settings of the URL's `options`.
+    static func settings(_ components: URLComponents) throws(Invalid) -> [(String, String)] {
+        guard let options = components.queryItems?.first(where: { $0.name == "options" })?.value else { return [] }
+        var settings: [(String, String)] = []
+        var words = options.split(separator: " ").map(String.init)[...]
+        while let word = words.popFirst() {
+            var setting = word
+            if word == "-c" {
+                guard let next = words.popFirst() else { throw Invalid(description: "options ends with -c; write options=-c name=value") }
+                setting = next
+            } else if word.hasPrefix("-c") {
+                setting = String(word.dropFirst(2))
+            } else {
+                throw Invalid(description: "options takes -c name=value settings; got '\(word)'")
+            }
+            guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
+                throw Invalid(description: "options takes -c name=value settings; got '-c \(setting)'")
+            }
+            settings.append((String(setting[..<equals]), String(setting[setting.index(after: equals)...])))
+        }
+        return settings
+    }
+
+    /// `url` with its `search_path` set to `schema` (through `options`).
+    public static func withSearchPath(_ url: String, schema: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        var items = (components.queryItems ?? []).filter { $0.name != "options" }
+        items.append(URLQueryItem(name: "options", value: "-c search_path=\(SQLFragment.quote(schema))"))
+        components.queryItems = items
+        return components.string ?? url
+    }
+
+    /// The schema the URL's `search_path` setting names first, if it names one.
+    public static func searchPath(_ url: String) -> String? {
+        guard let components = URLComponents(string: url), let settings = try? settings(components),
+            let path = settings.last(where: { $0.0 == "search_path" })?.1
+        else { return nil }
+        let first = path.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        if first.hasPrefix("\""), first.hasSuffix("\""), first.count >= 2 {
+            return String(first.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+        }
+        return first.isEmpty ? nil : first.lowercased()
     }
 
     /// The URL with its password replaced, for messages and logs.

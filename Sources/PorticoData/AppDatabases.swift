@@ -1,0 +1,167 @@
+import Foundation
+public import Logging
+import Synchronization
+
+/// Where each app's collections live: the app → database provider. App `main` keeps its
+/// collections in the instance's own database (beside Portico's tables, where they have always
+/// been); every other app has a database of its own — a file `apps/<app>.sqlite` in the data
+/// directory on SQLite, a schema `app_<app>` on PostgreSQL, reached through a pool whose
+/// `search_path` names that schema only. An app's database holds its collections' tables and
+/// their definitions (`portico_collections`, `portico_fields`), so a schema change is one
+/// transaction in one database, and no SQL Portico builds for one app can name another's table.
+public final class AppDatabases: Sendable {
+    public enum Layout: Sendable {
+        /// One SQLite file per app in `directory`.
+        case files(directory: String, options: SQLiteStore.Options)
+        /// One schema per app in the PostgreSQL database at `url`.
+        case schemas(url: String, options: PostgresStore.Options)
+        /// Every app's collections in the instance's database (tests of the data layer alone).
+        case shared
+    }
+
+    /// The instance's database, which is also app `main`'s.
+    public let primary: any Database
+    public let layout: Layout
+    let logger: Logger
+    private let opened = Mutex<[String: any Database]>([:])
+
+    public init(primary: any Database, layout: Layout, logger: Logger) {
+        self.primary = primary
+        self.layout = layout
+        self.logger = logger
+    }
+
+    /// The app's database, opened on first use (and made, with its definition tables, if it is
+    /// not there yet: `portico app create` makes it, an import or another replica may not have).
+    public func database(app: String) async throws -> any Database {
+        if app == Self.mainApp { return primary }
+        if case .shared = layout { return primary }
+        if let open = opened.withLock({ $0[app] }) { return open }
+        var exists = SQLFragment("SELECT 1 AS present FROM portico_apps WHERE name = ")
+        exists.append(bind: .text(app))
+        guard try await !primary.query(exists).isEmpty else {
+            throw StoreError(kind: .other, message: "there is no app named '\(app)'; `portico app list` shows the apps", sql: "")
+        }
+        let database = try open(app: app)
+        do {
+            try await prepare(database, app: app)
+        } catch {
+            await database.close()
+            throw error
+        }
+        let (kept, extra) = opened.withLock { opened -> (any Database, (any Database)?) in
+            if let other = opened[app] { return (other, database) }
+            opened[app] = database
+            return (database, nil)
+        }
+        if let extra { await extra.close() }
+        return kept
+    }
+
+    /// Closes and deletes the app's database: its file, or its schema with every table in it.
+    public func remove(app: String) async throws {
+        guard app != Self.mainApp else { throw StoreError(kind: .other, message: "app 'main' always exists", sql: "") }
+        let open = opened.withLock { $0.removeValue(forKey: app) }
+        await open?.close()
+        switch layout {
+        case .files(let directory, _):
+            let path = Self.filePath(directory: directory, app: app)
+            for suffix in ["", "-wal", "-shm", "-changes"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        case .shared:
+            break
+        case .schemas:
+            try await primary.execute("DROP SCHEMA IF EXISTS \(SQLFragment.quote(Self.schemaName(app: app))) CASCADE")
+        }
+    }
+
+    /// Where the app's database is, for the `main` datasource that reads it: its file, or the
+    /// PostgreSQL URL with its schema.
+    public func location(app: String) -> (kind: SQLFlavor, location: String, schema: String?) {
+        switch layout {
+        case .files(let directory, _):
+            let path = app == Self.mainApp ? (primary as? SQLiteStore)?.path ?? "" : Self.filePath(directory: directory, app: app)
+            return (.sqlite, path, nil)
+        case .schemas(let url, _):
+            return (.postgres, url, app == Self.mainApp ? nil : Self.schemaName(app: app))
+        case .shared:
+            return (primary.flavor, (primary as? SQLiteStore)?.path ?? (primary as? PostgresStore)?.url ?? "", nil)
+        }
+    }
+
+    public func close() async {
+        let all = opened.withLock { opened in
+            defer { opened.removeAll() }
+            return Array(opened.values)
+        }
+        for database in all { await database.close() }
+    }
+
+    static let mainApp = "main"
+
+    /// `apps/<app>.sqlite` in the data directory (app names are letters, digits, `-` and `_`).
+    public static func filePath(directory: String, app: String) -> String {
+        URL(fileURLWithPath: directory).appendingPathComponent("apps").appendingPathComponent("\(app).sqlite").path
+    }
+
+    /// `app_<app>`; a name too long for PostgreSQL's 63-byte identifiers keeps its start and
+    /// gains a digest of the whole, so two long names never share a schema.
+    public static func schemaName(app: String) -> String {
+        let plain = "app_" + app
+        guard plain.utf8.count > 63 else { return plain }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in app.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        var prefix = ""
+        for character in plain where prefix.utf8.count + character.utf8.count <= 46 { prefix.append(character) }
+        return prefix + "_" + String(hash, radix: 16)
+    }
+
+    func open(app: String) throws -> any Database {
+        switch layout {
+        case .files(let directory, var options):
+            let folder = URL(fileURLWithPath: directory).appendingPathComponent("apps").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // An app's file serves fewer callers than the instance's: fewer reader threads.
+            options.readers = min(options.readers, 2)
+            options.inlineReaders = min(options.inlineReaders, 2)
+            return try SQLiteStore(path: Self.filePath(directory: directory, app: app), options: options, logger: logger)
+        case .schemas(let url, var options):
+            options.searchPath = Self.schemaName(app: app)
+            options.poolSize = max(2, options.poolSize / 2)
+            return try PostgresStore(url: url, options: options, changes: primary.changes, logger: logger)
+        case .shared:
+            return primary
+        }
+    }
+
+    /// Makes the app's schema (on PostgreSQL) and its definition tables, once, under the
+    /// migration lock so replicas opening it together do not race.
+    func prepare(_ database: any Database, app: String) async throws {
+        if case .schemas = layout {
+            try await primary.transaction { db in
+                if let lock = db.flavor.migrationLock { try await db.execute(lock) }
+                try await db.execute("CREATE SCHEMA IF NOT EXISTS \(SQLFragment.quote(Self.schemaName(app: app)))")
+            }
+        }
+        try await database.transaction { db in
+            if let lock = db.flavor.migrationLock { try await db.execute(lock) }
+            for statement in Self.definitionTables { try await db.execute(statement) }
+        }
+    }
+
+    /// The collections' definitions in an app's own database: the instance's tables of the same
+    /// names, without the reference to `portico_apps` (which lives in the instance's database).
+    static let definitionTables = [
+        """
+        CREATE TABLE IF NOT EXISTS portico_collections (app TEXT NOT NULL, name TEXT NOT NULL,
+          title TEXT, table_name TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (app, name))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS portico_fields (app TEXT NOT NULL, collection TEXT NOT NULL, name TEXT NOT NULL, position INTEGER NOT NULL,
+          definition TEXT NOT NULL, PRIMARY KEY (app, collection, name),
+          FOREIGN KEY (app, collection) REFERENCES portico_collections (app, name) ON DELETE CASCADE)
+        """,
+    ]
+}
