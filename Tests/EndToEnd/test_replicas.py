@@ -366,9 +366,13 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
     try:
         key = laptop.api_key
         laptop.cli("user", "create", "olive", "--role", "member", "--password-stdin", stdin="correct horse battery staple\n", env=sqlite)
+        laptop.cli("app", "create", "eu", "--demo", "--admin", "admin", env=sqlite)
         with laptop.http() as c:
             r = call(c, laptop.mcp, "resource_create", {"resource": "Genre", "values": {"Name": "Laptop genre"}})
             assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 26
+            eu = f"{laptop.base}/api/__app/eu/mcp"
+            r = call(c, eu, "resource_update", {"resource": "Genre", "filterByTk": 1, "values": {"Name": "Rock (eu)"}})
+            assert r.json()["result"]["structuredContent"]["data"][0]["Name"] == "Rock (eu)", r.text
     finally:
         laptop.stop()
     dump = tmp_path / "all.jsonl"
@@ -407,6 +411,18 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
             assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 27, "new records continue after the imported keys"
             r = call(c, server.mcp, "resource_list", {"resource": "Track", "filter": {"album.artist.Name": "AC/DC"}, "pageSize": 1})
             assert r.json()["result"]["structuredContent"]["meta"]["count"] == 18, "relations came across"
+            # App eu came across into a schema of its own, with its own rows.
+            eu = f"{server.base}/api/__app/eu/mcp"
+            r = call(c, eu, "resource_get", {"resource": "Genre", "filterByTk": 1})
+            assert r.json()["result"]["structuredContent"]["data"]["Name"] == "Rock (eu)", r.text
+            r = call(c, server.mcp, "resource_get", {"resource": "Genre", "filterByTk": 1})
+            assert r.json()["result"]["structuredContent"]["data"]["Name"] == "Rock"
+            r = call(c, eu, "resource_create", {"resource": "Genre", "values": {"Name": "EU genre"}})
+            assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 26, "eu's keys continue after its own rows"
+        out = subprocess.run(
+            ["psql", cluster.url, "-At", "-c", 'SELECT "Name" FROM app_eu."Genre" WHERE "GenreId" = 1'], check=True, capture_output=True, text=True
+        ).stdout
+        assert out.strip() == "Rock (eu)"
         users = subprocess.run([BINARY, "user", "list", "--data-dir", target_dir], capture_output=True, text=True, env=target_env).stdout
         assert "olive" in users and "admin" in users
     finally:
