@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "PorticoMCP",
             dependencies: [
-                "PorticoJSON", "PorticoAuth",
+                "PorticoJSON", "PorticoAuth", "PorticoData",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -141,7 +141,8 @@ let package = Package(
             swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData", "PorticoTestSupport"], swiftSettings: upcoming),
         .testTarget(
-            name: "PorticoAskTests", dependencies: ["PorticoAsk", "PorticoAuth", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
+            name: "PorticoAskTests",
+            dependencies: ["PorticoAsk", "PorticoAuth", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming),
         .testTarget(
             name: "PorticoToolsTests",
@@ -165,7 +166,8 @@ let package = Package(
         .testTarget(
             name: "PorticoAuthTests",
             dependencies: [
-                "PorticoAuth", "PorticoData", "PorticoTestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+                "PorticoAuth", "PorticoData", "PorticoTestSupport", .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming
         ),

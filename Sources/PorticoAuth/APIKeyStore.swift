@@ -29,6 +29,8 @@ public struct APIKey: Sendable, Hashable {
 /// the row, the secret is compared by SHA-256 digest in constant time.
 public final class APIKeyStore: Sendable {
     let database: any Database
+    /// The time expiry is judged by.
+    public let clock: WallClock
     let users: UserStore
     private let lastUsedWrites = Mutex<[String: Int64]>([:])
     /// Keys as last read, by id, with the change stamp seen before the read (`ChangeSignal`).
@@ -43,7 +45,8 @@ public final class APIKeyStore: Sendable {
         var readAt: Int64
     }
 
-    public init(database: any Database, users: UserStore) {
+    public init(database: any Database, users: UserStore, clock: WallClock = .system) {
+        self.clock = clock
         self.database = database
         self.users = users
     }
@@ -55,7 +58,7 @@ public final class APIKeyStore: Sendable {
         if let expiresIn, expiresIn > 100 * 31_536_000 { throw DataError.invalid("expiry must be within 100 years") }
         let id = Secrets.random(12, alphabet: Array("abcdefghijkmnpqrstuvwxyz23456789".utf8))
         let secret = Secrets.random(40)
-        let now = Int64(Date().timeIntervalSince1970)
+        let now = clock.seconds
         let key = APIKey(
             id: id, userID: user.id, userName: user.name, name: name, scopes: scopes, createdAt: now, expiresAt: expiresIn.map { now + $0 }, revokedAt: nil,
             lastUsedAt: nil)
@@ -84,7 +87,7 @@ public final class APIKeyStore: Sendable {
     @discardableResult
     public func revoke(id: String, userID: Int64? = nil) async throws -> Bool {
         var q = SQLFragment("UPDATE portico_api_keys SET revoked_at = ")
-        q.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+        q.append(bind: .int(clock.seconds))
         q.append(" WHERE id = ")
         q.append(bind: .text(id))
         q.append(" AND revoked_at IS NULL")
@@ -123,7 +126,7 @@ public final class APIKeyStore: Sendable {
     /// change signal as the caller read it, when it reads it for other caches too.
     public func check(token: String, stamp: ChangeSignal.Stamp? = nil) async throws -> Result<APIKey, KeyRefusal> {
         guard let (id, secret) = Self.parse(token) else { return .failure(.malformed) }
-        let now = Int64(Date().timeIntervalSince1970)
+        let now = clock.seconds
         let stamp = stamp ?? database.changes.stamp()
         let found: KnownKey
         if let cached = known.withLock({ $0[id] }), cached.stamp == stamp, now - cached.readAt < Self.knownKeyLifetime {

@@ -43,7 +43,7 @@ extension AuthorizationServer {
         guard let code = fields["code"], let verifier = fields["code_verifier"] else {
             throw OAuthError.invalidRequest("code and code_verifier are required")
         }
-        let now = Self.now
+        let now = self.now
         let (row, grantID) = try await redeem(
             Secrets.sha256Hex(code), in: "portico_oauth_codes", keyColumn: "code_hash", returning: "client_id, redirect_uri, code_challenge, expires_at",
             now: now, reused: "the authorization code was already used; the tokens issued with it are now revoked",
@@ -91,7 +91,7 @@ extension AuthorizationServer {
     /// usable; only a token that was already spent counts as a replay.
     func refresh(_ fields: [String: String], client: OAuthClient) async throws -> JSON {
         guard let token = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
-        let now = Self.now
+        let now = self.now
         let hash = Secrets.sha256Hex(token)
         var lookup = SQLFragment("SELECT grant_id, expires_at, used_at FROM portico_oauth_refresh_tokens WHERE token_hash = ")
         lookup.append(bind: .text(hash))
@@ -159,7 +159,7 @@ extension AuthorizationServer {
 
     /// Signs an access token (and, for code and refresh grants, rotates in a new refresh token).
     func issue(grant: Grant, client: OAuthClient, withRefresh: Bool) async throws -> JSON {
-        let now = Date()
+        let now = clock.date
         let lifetime = client.accessTokenLifetime ?? configuration.accessTokenLifetime
         var userName: String?
         if let userID = grant.userID { userName = try await users.find(id: userID)?.name }
@@ -182,13 +182,13 @@ extension AuthorizationServer {
             var insert = SQLFragment("INSERT INTO portico_oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at) VALUES (")
             insert.append(
                 joining: [
-                    .bind(.text(Secrets.sha256Hex(refresh))), .bind(.text(grantID)), .bind(.int(Self.now)),
-                    .bind(.int(Self.now + configuration.refreshTokenLifetime)),
+                    .bind(.text(Secrets.sha256Hex(refresh))), .bind(.text(grantID)), .bind(.int(self.now)),
+                    .bind(.int(self.now + configuration.refreshTokenLifetime)),
                 ], separator: ", ")
             insert.append(")")
             try await database.execute(insert)
             var touch = SQLFragment("UPDATE portico_oauth_grants SET last_used_at = ")
-            touch.append(bind: .int(Self.now))
+            touch.append(bind: .int(self.now))
             touch.append(" WHERE id = ")
             touch.append(bind: .text(grantID))
             try await database.execute(touch)
@@ -247,12 +247,12 @@ extension AuthorizationServer {
     /// Revokes a grant: its refresh tokens stop working at once, its access tokens on every replica within a second.
     public func revokeGrant(_ id: String) async throws {
         var q = SQLFragment("UPDATE portico_oauth_grants SET revoked_at = ")
-        q.append(bind: .int(Self.now))
+        q.append(bind: .int(self.now))
         q.append(" WHERE id = ")
         q.append(bind: .text(id))
         q.append(" AND revoked_at IS NULL")
         try await database.execute(q)
-        try await revocations.revoke("grant:\(id)", expiresAt: Self.now + configuration.refreshTokenLifetime, immediate: true)
+        try await revocations.revoke("grant:\(id)", expiresAt: self.now + configuration.refreshTokenLifetime, immediate: true)
     }
 
     /// Revokes every grant of a client (when the client is deleted).
@@ -343,7 +343,7 @@ extension AuthorizationServer {
         }
         let clientID = "dcr_" + Secrets.random(20)
         let secret = method == "none" ? nil : Secrets.random(48)
-        let now = Self.now
+        let now = self.now
         let client = OAuthClient(
             clientID: clientID, owner: "main", name: clientID, displayName: name, secretHash: secret.map(Secrets.sha256Hex),
             redirectURIs: redirectURIs, grantTypes: grantTypes, allowedScopes: nil, ipAllowlist: [], authMethod: method,

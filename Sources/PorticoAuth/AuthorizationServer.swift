@@ -49,13 +49,17 @@ public final class AuthorizationServer: Sendable {
     let appNames: @Sendable () async throws -> [String]
     let metadataFetcher: (any ClientMetadataFetcher)?
     let policy = AccessPolicy()
+    /// The time expiry is judged by.
+    public let clock: WallClock
     let logger: Logger
     private let documentCache = Mutex<[String: (client: OAuthClient, until: Int64)]>([:])
 
     public init(
         configuration: Configuration, database: any Database, users: UserStore, keys: TokenKeys, revocations: RevocationList,
-        appNames: @escaping @Sendable () async throws -> [String], metadataFetcher: (any ClientMetadataFetcher)?, logger: Logger
+        appNames: @escaping @Sendable () async throws -> [String], metadataFetcher: (any ClientMetadataFetcher)?, logger: Logger,
+        clock: WallClock = .system
     ) {
+        self.clock = clock
         self.configuration = configuration
         self.database = database
         clients = OAuthClientStore(database: database)
@@ -67,7 +71,7 @@ public final class AuthorizationServer: Sendable {
         self.logger = logger
     }
 
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var now: Int64 { clock.seconds }
     var issuer: String { configuration.issuer }
 
     // MARK: Resources (the MCP endpoints tokens are issued for)
@@ -99,7 +103,7 @@ public final class AuthorizationServer: Sendable {
     public func client(id: String) async throws(OAuthError) -> OAuthClient? {
         if let client = try? await clients.find(clientID: id) { return client }
         guard ClientMetadataDocument.isDocumentURL(id) else { return nil }
-        if let cached = documentCache.withLock({ $0[id] }), cached.until > Self.now { return cached.client }
+        if let cached = documentCache.withLock({ $0[id] }), cached.until > self.now { return cached.client }
         guard let metadataFetcher else { throw .invalidClient("client ID metadata documents are not enabled") }
         let document: JSON
         do {
@@ -107,10 +111,10 @@ public final class AuthorizationServer: Sendable {
         } catch {
             throw .invalidClient("the client metadata document at \(id) could not be fetched: \(error)")
         }
-        let client = try ClientMetadataDocument.client(from: document, url: id, now: Self.now)
+        let client = try ClientMetadataDocument.client(from: document, url: id, now: self.now)
         documentCache.withLock { cache in
             if cache.count > 1000 { cache.removeAll() }
-            cache[id] = (client, Self.now + 300)
+            cache[id] = (client, self.now + 300)
         }
         return client
     }
@@ -253,7 +257,7 @@ public final class AuthorizationServer: Sendable {
         let grantedScopes = ScopeSet(granted)
         let grantID = Secrets.random(24)
         let code = Secrets.random(43)
-        let now = Self.now
+        let now = self.now
         try await database.transaction { db in
             var grant = SQLFragment("INSERT INTO portico_oauth_grants (id, client_id, user_id, app, scopes, resource, created_at) VALUES (")
             grant.append(

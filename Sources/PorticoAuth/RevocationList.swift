@@ -10,6 +10,8 @@ import Synchronization
 public final class RevocationList: Sendable {
     let database: any Database
     let logger: Logger
+    /// The time expiry is judged by.
+    public let clock: WallClock
     private let state: Mutex<State>
     private let outbox = Mutex<[(id: String, revokedAt: Int64, expiresAt: Int64)]>([])
     /// Ended MCP sessions remembered at most; past it the oldest are forgotten.
@@ -77,7 +79,8 @@ public final class RevocationList: Sendable {
     /// Ten thousand ended sessions cover days of ordinary use and about two seconds of a client
     /// opening and ending sessions as fast as it can, in some 400 KB; a larger bound only costs
     /// memory (a hundred thousand held 5 MB more at the peak of the session-per-call benchmark).
-    public init(database: any Database, logger: Logger, maxEndedSessions: Int = 10_000) {
+    public init(database: any Database, logger: Logger, maxEndedSessions: Int = 10_000, clock: WallClock = .system) {
+        self.clock = clock
         self.database = database
         self.logger = logger
         self.maxEndedSessions = maxEndedSessions
@@ -95,11 +98,11 @@ public final class RevocationList: Sendable {
     /// the row is written before returning; otherwise with the next batch.
     public func revoke(_ id: String, expiresAt: Int64, immediate: Bool = false) async throws {
         state.withLock { $0.insert(id, expiresAt: expiresAt) }
-        outbox.withLock { $0.append((id, Self.now, expiresAt)) }
+        outbox.withLock { $0.append((id, self.now, expiresAt)) }
         if immediate { try await flush() }
     }
 
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var now: Int64 { clock.seconds }
 
     /// Writes pending revocations in one statement.
     public func flush() async throws {
@@ -133,11 +136,11 @@ public final class RevocationList: Sendable {
         var q = SQLFragment("SELECT id, revoked_at, expires_at FROM portico_revocations WHERE revoked_at >= ")
         q.append(bind: .int(since))
         q.append(" AND expires_at > ")
-        q.append(bind: .int(Self.now))
+        q.append(bind: .int(self.now))
         let rows = try await database.query(q)
         state.withLock { state in
             for row in rows {
-                if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? Self.now) }
+                if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? self.now) }
                 if let at = row.int("revoked_at"), at > state.watermark { state.watermark = at }
             }
         }
@@ -145,7 +148,7 @@ public final class RevocationList: Sendable {
 
     /// Forgets entries that have expired anyway, here and in the database.
     public func purge() async throws {
-        let now = Self.now
+        let now = self.now
         state.withLock { state in
             state.revoked = state.revoked.filter { $0.value > now }
             state.sessions.removeExpired(now: now)

@@ -23,9 +23,13 @@ public struct AccessTokenClaims: JWTPayload, Sendable {
     public var gid: String?
     public var name: String?
 
-    public func verify(using algorithm: some JWTAlgorithm) async throws {
-        try exp.verifyNotExpired()
-        try nbf.verifyNotBefore()
+    /// The signature only: `TokenKeys.verify` checks the lifetime against its clock.
+    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+    /// Expiry and not-before, at `date`.
+    func verifyLifetime(at date: Date) throws {
+        try exp.verifyNotExpired(currentDate: date)
+        try nbf.verifyNotBefore(currentDate: date)
     }
 }
 
@@ -50,11 +54,14 @@ public final class TokenKeys: Sendable {
     }
 
     private let loaded = Mutex<Loaded?>(nil)
+    /// The time expiry is judged by.
+    public let clock: WallClock
 
     public init(
         database: any Database, masterKey: MasterKey, logger: Logger, rotationInterval: Int64 = 30 * 86400, maxTokenLifetime: Int64 = 86400,
-        reloadInterval: Duration = .seconds(5)
+        reloadInterval: Duration = .seconds(5), clock: WallClock = .system
     ) {
+        self.clock = clock
         self.reloadInterval = reloadInterval
         self.database = database
         self.masterKey = masterKey
@@ -66,14 +73,14 @@ public final class TokenKeys: Sendable {
     static let purpose = "portico.signing-key"
     /// The broadcast that tells every replica a new key is active.
     public static let rotatedMessage = "signing_keys_rotated"
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var now: Int64 { clock.seconds }
 
     /// Loads the keys, creating the first one or rotating an old one as needed.
     public func refresh() async throws {
         let select = "SELECT kid, sealed_private_key, public_jwk, created_at, retired_at FROM portico_signing_keys ORDER BY created_at DESC, kid"
         var rows = try await database.query(select)
         let active = rows.first { $0.int("retired_at") == nil }
-        if active == nil || Self.now - (active?.int("created_at") ?? 0) >= rotationInterval {
+        if active == nil || self.now - (active?.int("created_at") ?? 0) >= rotationInterval {
             try await rotate()
             rows = try await database.query(select)
         }
@@ -82,7 +89,7 @@ public final class TokenKeys: Sendable {
         var activeKid: String?
         for row in rows {
             guard let kid = row.string("kid"), let sealed = row.string("sealed_private_key"), let jwk = row.string("public_jwk") else { continue }
-            if let retired = row.int("retired_at"), retired + maxTokenLifetime < Self.now { continue }
+            if let retired = row.int("retired_at"), retired + maxTokenLifetime < self.now { continue }
             let pem = String(decoding: try masterKey.open(sealed, purpose: Self.purpose), as: UTF8.self)
             let key = try ES256PrivateKey(pem: pem)
             await collection.add(ecdsa: key, kid: JWKIdentifier(string: kid))
@@ -107,12 +114,12 @@ public final class TokenKeys: Sendable {
         let sealed = try masterKey.seal(Array(signing.pemRepresentation.utf8), purpose: Self.purpose)
         try await database.transaction { db in
             var retire = SQLFragment("UPDATE portico_signing_keys SET retired_at = ")
-            retire.append(bind: .int(Self.now))
+            retire.append(bind: .int(self.now))
             retire.append(" WHERE retired_at IS NULL")
             try await db.execute(retire)
             var insert = SQLFragment("INSERT INTO portico_signing_keys (kid, algorithm, sealed_private_key, public_jwk, created_at) VALUES (")
             insert.append(
-                joining: [.bind(.text(kid)), .bind(.text("ES256")), .bind(.text(sealed)), .bind(.text(jwk.serializedString)), .bind(.int(Self.now))],
+                joining: [.bind(.text(kid)), .bind(.text("ES256")), .bind(.text(sealed)), .bind(.text(jwk.serializedString)), .bind(.int(self.now))],
                 separator: ", ")
             insert.append(")")
             try await db.execute(insert)
@@ -141,6 +148,12 @@ public final class TokenKeys: Sendable {
 
     /// Checks the signature (by `kid`), expiry and not-before; the caller checks issuer and audience.
     public func verify(_ token: String) async throws -> AccessTokenClaims {
+        let claims = try await verifySignature(token)
+        try claims.verifyLifetime(at: clock.date)
+        return claims
+    }
+
+    func verifySignature(_ token: String) async throws -> AccessTokenClaims {
         let state = try await current()
         do {
             return try await state.collection.verify(token, as: AccessTokenClaims.self)

@@ -15,10 +15,13 @@ public struct User: Sendable, Hashable {
 /// Users, their passwords (bcrypt) and their roles per app.
 public struct UserStore: Sendable {
     let database: any Database
+    /// The time expiry is judged by.
+    public let clock: WallClock
     /// bcrypt cost: about 60 ms per hash on this class of machine.
     public static let bcryptCost: UInt8 = 10
 
-    public init(database: any Database) {
+    public init(database: any Database, clock: WallClock = .system) {
+        self.clock = clock
         self.database = database
     }
 
@@ -40,7 +43,7 @@ public struct UserStore: Sendable {
         guard Role.builtIn.contains(role) else { throw DataError.invalid("unknown role '\(role.name)'; built-in roles: admin, member, viewer") }
         if try await find(name: name) != nil { throw DataError(.conflict, "a user named '\(name)' already exists") }
         let hash = try await password.asyncMap { try await Self.hash($0) }
-        let now = Int64(Date().timeIntervalSince1970)
+        let now = clock.seconds
         let user = try await database.transaction { db in
             var insert = SQLFragment("INSERT INTO portico_users (name, email, password_hash, created_at) VALUES (")
             insert.append(

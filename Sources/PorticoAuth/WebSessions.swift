@@ -10,23 +10,26 @@ public struct WebSessions: Sendable {
     let users: UserStore
     let csrfKey: SymmetricKey
     public let lifetime: Int64
+    /// The time expiry is judged by.
+    public let clock: WallClock
 
     public static let cookieName = "portico_session"
 
-    public init(database: any Database, users: UserStore, masterKey: MasterKey, lifetime: Int64 = 12 * 3600) {
+    public init(database: any Database, users: UserStore, masterKey: MasterKey, lifetime: Int64 = 12 * 3600, clock: WallClock = .system) {
+        self.clock = clock
         self.database = database
         self.users = users
         csrfKey = masterKey.derived("portico.csrf")
         self.lifetime = lifetime
     }
 
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var now: Int64 { clock.seconds }
 
     /// Starts a session; returns the cookie value.
     public func start(userID: Int64) async throws -> String {
         let id = Secrets.random(43)
         var q = SQLFragment("INSERT INTO portico_web_sessions (id_hash, user_id, created_at, expires_at) VALUES (")
-        q.append(joining: [.bind(.text(Secrets.sha256Hex(id))), .bind(.int(userID)), .bind(.int(Self.now)), .bind(.int(Self.now + lifetime))], separator: ", ")
+        q.append(joining: [.bind(.text(Secrets.sha256Hex(id))), .bind(.int(userID)), .bind(.int(self.now)), .bind(.int(self.now + lifetime))], separator: ", ")
         q.append(")")
         try await database.execute(q)
         return id
@@ -37,7 +40,7 @@ public struct WebSessions: Sendable {
         guard id.count == 43 else { return nil }
         var q = SQLFragment("SELECT user_id, expires_at FROM portico_web_sessions WHERE id_hash = ")
         q.append(bind: .text(Secrets.sha256Hex(id)))
-        guard let row = try await database.query(q).first, (row.int("expires_at") ?? 0) > Self.now, let userID = row.int("user_id") else { return nil }
+        guard let row = try await database.query(q).first, (row.int("expires_at") ?? 0) > self.now, let userID = row.int("user_id") else { return nil }
         guard let user = try await users.find(id: userID), !user.disabled else { return nil }
         return user
     }
@@ -78,24 +81,27 @@ public struct LoginThrottle: Sendable {
     public var addressLimit = 20
     public var window: Int64 = 900
     public var lockout: Int64 = 900
+    /// The time expiry is judged by.
+    public let clock: WallClock
 
-    public init(database: any Database) {
+    public init(database: any Database, clock: WallClock = .system) {
         self.database = database
+        self.clock = clock
     }
 
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var now: Int64 { clock.seconds }
 
     /// Seconds until sign-in may be tried again, or `nil` when it may be tried now.
     public func lockedFor(keys: [String]) async throws -> Int64? {
         var q = SQLFragment("SELECT MAX(locked_until) AS until FROM portico_login_failures WHERE key IN (")
         q.append(joining: keys.map { .bind(.text($0)) }, separator: ", ")
         q.append(")")
-        guard let until = try await database.query(q).first?.int("until"), until > Self.now else { return nil }
-        return until - Self.now
+        guard let until = try await database.query(q).first?.int("until"), until > self.now else { return nil }
+        return until - self.now
     }
 
     public func recordFailure(keys: [String]) async throws {
-        let now = Self.now
+        let now = self.now
         for key in keys {
             var q = SQLFragment("INSERT INTO portico_login_failures (key, failures, first_at) VALUES (")
             q.append(joining: [.bind(.text(key)), .bind(.int(1)), .bind(.int(now))], separator: ", ")

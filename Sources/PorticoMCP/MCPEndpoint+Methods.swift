@@ -121,7 +121,7 @@ extension MCPEndpoint {
         metrics.sessionsInitialized.increment()
         let issued = signer.issue(
             protocolVersion: negotiated, app: exchange.request.app,
-            bindingKey: exchange.principal?.bindingKey ?? "anonymous", capabilities: flags, now: Self.now)
+            bindingKey: exchange.principal?.bindingKey ?? "anonymous", capabilities: flags, now: self.now)
         let result: JSON = [
             "protocolVersion": .string(negotiated),
             "capabilities": handshakeCapabilities,

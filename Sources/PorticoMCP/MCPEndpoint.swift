@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 public import PorticoAuth
+public import PorticoData
 import PorticoJSON
 import Synchronization
 
@@ -78,7 +79,14 @@ public final class MCPEndpoint: Sendable {
     /// Where cancellations of calls not running here go (`relayCancellations`).
     let cancellationRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
 
-    public init(configuration: Configuration, registry: ToolRegistry, signer: SessionSigner, ledger: any SessionLedger, policy: AccessPolicy = AccessPolicy()) {
+    /// The time session ids expire by.
+    public let clock: WallClock
+
+    public init(
+        configuration: Configuration, registry: ToolRegistry, signer: SessionSigner, ledger: any SessionLedger, policy: AccessPolicy = AccessPolicy(),
+        clock: WallClock = .system
+    ) {
+        self.clock = clock
         modernResultMembers = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.json]]
         self.configuration = configuration
         self.registry = registry
@@ -192,7 +200,7 @@ public final class MCPEndpoint: Sendable {
         configuration.allowedOrigins.contains(origin.lowercased())
     }
 
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var now: Int64 { clock.seconds }
 
     // MARK: GET and DELETE
 
@@ -279,7 +287,7 @@ public final class MCPEndpoint: Sendable {
     func resolveSession(_ request: MCPHTTPRequest, principal: Principal?) -> SessionLookup {
         guard let id = request.headers.value(.mcpSessionID) else { return .none }
         guard request.headers.occurrences(of: .mcpSessionID) == 1,
-            let session = signer.verify(id, now: Self.now),
+            let session = signer.verify(id, now: self.now),
             !ledger.isEnded(session.nonce),
             session.app == request.app,
             session.binding == signer.binding(of: principal?.bindingKey ?? "anonymous")

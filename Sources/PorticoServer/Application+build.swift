@@ -185,16 +185,18 @@ struct ServerParts {
         postgresOptions.poolSize = configuration.databasePoolSize
         let stores = try await PorticoStores.open(
             dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL, options: storeOptions, postgresOptions: postgresOptions,
-            logger: logger)
+            clock: configuration.clock, logger: logger)
         let masterKey = try MasterKey.load(environment: configuration.masterKey, dataDirectory: configuration.dataDirectory)
         let demo: DemoCredentials? = configuration.demo ? try await DemoSetup.ensure(stores: stores, logger: logger) : nil
-        let revocations = RevocationList(database: stores.database, logger: logger)
+        let clock = configuration.clock
+        let revocations = RevocationList(database: stores.database, logger: logger, clock: clock)
         try await revocations.refresh()
         let signer = SessionSigner(secret: try await stores.sessionSecret(masterKey: masterKey))
 
         let port = configuration.port
         let baseURL = configuration.baseURL(port: port)
-        let keys = TokenKeys(database: stores.database, masterKey: masterKey, logger: logger, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400))
+        let keys = TokenKeys(
+            database: stores.database, masterKey: masterKey, logger: logger, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400), clock: clock)
         try await keys.refresh()
         stores.database.changes.onMessage { [logger] message in
             guard message == TokenKeys.rotatedMessage else { return }
@@ -209,9 +211,9 @@ struct ServerParts {
             configuration: oauthConfiguration, database: stores.database, users: stores.users, keys: keys, revocations: revocations,
             appNames: { try await stores.appNames() },
             metadataFetcher: HTTPClientMetadataFetcher(client: httpClient, allowPrivateHosts: configuration.allowPrivateClientMetadata),
-            logger: logger)
-        let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey)
-        let throttle = LoginThrottle(database: stores.database)
+            logger: logger, clock: clock)
+        let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, clock: clock)
+        let throttle = LoginThrottle(database: stores.database, clock: clock)
         let apps = AppDirectory(load: { try await stores.appNames() })
         let catalogs = stores.catalogs
         // Replicas on PostgreSQL keep chart images in it, so any replica serves any image.
@@ -244,7 +246,7 @@ struct ServerParts {
         endpointConfiguration.maxBatchEntries = configuration.maxBatchMessages
         endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
-        let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations)
+        let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations, clock: clock)
         toolsChanged.endpoint = endpoint
         // A client's `notifications/cancelled` may reach another replica than the call it names.
         let changes = stores.database.changes
@@ -263,7 +265,7 @@ struct ServerParts {
             // SQLBot's surface on its own port: its tools only, callers without credentials
             // allowed in (mcp_start signs them in), the same connection guard and limits.
             sqlbotBaseURL = configuration.publicURL == nil ? configuration.baseURL(port: sqlbotPort) : baseURL
-            let tokens = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, lifetime: 8 * 3600)
+            let tokens = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, lifetime: 8 * 3600, clock: clock)
             let users = stores.users
             let accounts = SQLBotPackage.Accounts(
                 login: { username, password, address in
@@ -294,7 +296,7 @@ struct ServerParts {
             sqlbot = package
             sqlbotEndpoint = MCPEndpoint(
                 configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [package.package], defaultPackages: ["sqlbot"]), signer: signer,
-                ledger: revocations)
+                ledger: revocations, clock: clock)
         }
         return ServerParts(
             stores: stores, demo: demo, revocations: revocations, keys: keys, httpClient: httpClient, authorizationServer: authorizationServer,

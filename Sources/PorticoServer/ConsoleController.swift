@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PorticoAuth
+import PorticoData
 import PorticoJSON
 
 /// The signed-in user's console: their API keys (create, revoke) and connected applications (disconnect).
@@ -104,7 +105,7 @@ struct ConsoleController: Sendable {
     }
 
     func console(user: User, session: String, message: String? = nil, error: String? = nil, newKey: String? = nil) async throws -> Response {
-        let now = Int64(Date().timeIntervalSince1970)
+        let now = keys.clock.seconds
         let userKeys = try await keys.list(userID: user.id)
         let grants = try await server.grants(userID: user.id)
         var clientNames: [String: String] = [:]

@@ -1,5 +1,6 @@
 import Foundation
 import PorticoAuth
+public import PorticoData
 
 /// How `portico serve` runs: where it listens, where its data lives, what it calls itself, and
 /// its limits. The defaults here are the only ones: the command line shows and uses them.
@@ -17,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     /// The address clients use, e.g. `https://portico.example.com`; by default `http://host:port`.
     public var publicURL: String?
     public var demo = false
+    /// The time tokens, codes, sessions and keys expire by (tests move it).
+    public var clock = WallClock.system
     public var publicDiscovery = false
     /// Extra origins browsers may call the MCP endpoint from.
     public var allowedOrigins: [String] = []

@@ -15,6 +15,8 @@ public struct PorticoStores: Sendable {
     public let records: RecordService
     public let users: UserStore
     public let apiKeys: APIKeyStore
+    /// The time expiry is judged by.
+    public let clock: WallClock
 
     /// Opens Portico's database and brings its schema up to date: PostgreSQL at `databaseURL`
     /// when one is given, else the embedded database in `dataDirectory` (created if needed; the
@@ -22,7 +24,7 @@ public struct PorticoStores: Sendable {
     /// the master key when none is in the environment, and chart images.
     public static func open(
         dataDirectory: String, databaseURL: String? = nil, options: SQLiteStore.Options = SQLiteStore.Options(),
-        postgresOptions: PostgresStore.Options = PostgresStore.Options(), migrate: Bool = true, logger: Logger
+        postgresOptions: PostgresStore.Options = PostgresStore.Options(), migrate: Bool = true, clock: WallClock = .system, logger: Logger
     ) async throws -> PorticoStores {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDirectory)
@@ -41,7 +43,7 @@ public struct PorticoStores: Sendable {
             await store.close()
             throw error
         }
-        return PorticoStores(database: store, apps: AppDatabases(primary: store, layout: layout, logger: logger))
+        return PorticoStores(database: store, apps: AppDatabases(primary: store, layout: layout, logger: logger), clock: clock)
     }
 
     /// Where an app's `main` datasource reads its own collections: the app's file, or the
@@ -59,14 +61,15 @@ public struct PorticoStores: Sendable {
         URL(fileURLWithPath: dataDirectory).appendingPathComponent("portico.sqlite").path
     }
 
-    public init(database: any Database, apps: AppDatabases) {
+    public init(database: any Database, apps: AppDatabases, clock: WallClock = .system) {
         self.database = database
+        self.clock = clock
         self.apps = apps
         settings = Settings(database: database)
         catalogs = CatalogStore(databases: apps)
         records = RecordService(catalogs: catalogs)
-        users = UserStore(database: database)
-        apiKeys = APIKeyStore(database: database, users: users)
+        users = UserStore(database: database, clock: clock)
+        apiKeys = APIKeyStore(database: database, users: users, clock: clock)
     }
 
     /// Closes every app's database, then the instance's.
@@ -86,7 +89,7 @@ public struct PorticoStores: Sendable {
     /// Creates an app (its name doubles as its title) and its database.
     public func createApp(_ name: String) async throws {
         var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")
-        insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(Int64(Date().timeIntervalSince1970)))], separator: ", ")
+        insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(clock.seconds))], separator: ", ")
         insert.append(")")
         try await database.execute(insert)
         _ = try await apps.database(app: name)
@@ -98,7 +101,7 @@ public struct PorticoStores: Sendable {
     public func removeApp(_ name: String) async throws {
         // Its OAuth grants end with it (kept, revoked, as every ended grant is).
         var revoke = SQLFragment("UPDATE portico_oauth_grants SET revoked_at = ")
-        revoke.append(bind: .int(Int64(Date().timeIntervalSince1970)))
+        revoke.append(bind: .int(clock.seconds))
         revoke.append(" WHERE revoked_at IS NULL AND app = ")
         revoke.append(bind: .text(name))
         try await database.execute(revoke)

@@ -210,7 +210,7 @@ public struct APIKeysPackage: Sendable {
                     annotations: .read, requiredScope: Scope(.read, .apikey), access: .admin(.apikeys, write: false)
                 ) { _, context in
                     guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
-                    let now = Int64(Date().timeIntervalSince1970)
+                    let now = keys.clock.seconds
                     return Casdoor.result(
                         .array(
                             try await keys.list(userID: userID).map { key in

@@ -18,20 +18,20 @@ struct AuthFixture {
 
     static let issuer = "http://127.0.0.1:9999"
 
-    static func make(_ backend: Backend = .sqlite, fetcher: (any ClientMetadataFetcher)? = nil) async throws -> AuthFixture {
+    static func make(_ backend: Backend = .sqlite, fetcher: (any ClientMetadataFetcher)? = nil, clock: WallClock = .system) async throws -> AuthFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-auth-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logger = Logger(label: "test")
         let store = try await backend.makeStore(in: directory, logger: logger)
         try await Migrator().migrate(store)
         let master = try MasterKey.load(environment: nil, dataDirectory: directory.path)
-        let keys = TokenKeys(database: store, masterKey: master, logger: logger)
+        let keys = TokenKeys(database: store, masterKey: master, logger: logger, clock: clock)
         try await keys.refresh()
-        let users = UserStore(database: store)
-        let revocations = RevocationList(database: store, logger: logger)
+        let users = UserStore(database: store, clock: clock)
+        let revocations = RevocationList(database: store, logger: logger, clock: clock)
         let server = AuthorizationServer(
             configuration: .init(issuer: issuer), database: store, users: users, keys: keys, revocations: revocations,
-            appNames: { ["main", "other"] }, metadataFetcher: fetcher, logger: logger)
+            appNames: { ["main", "other"] }, metadataFetcher: fetcher, logger: logger, clock: clock)
         return AuthFixture(directory: directory, store: store, server: server, keys: keys, users: users, revocations: revocations)
     }
 

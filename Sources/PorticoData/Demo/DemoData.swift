@@ -72,7 +72,9 @@ public enum DemoData {
         logger.info(
             "imported the Chinook sample",
             metadata: [
-                "app": "\(app)","collections": "\(collections.count)", "rows": "\(total)", "seconds": "\(String(format: "%.2f", Date().timeIntervalSince(started)))"])
+                "app": "\(app)", "collections": "\(collections.count)", "rows": "\(total)",
+                "seconds": "\(String(format: "%.2f", Date().timeIntervalSince(started)))",
+            ])
     }
 
     static func schemas(from script: ChinookScript) -> [CollectionSchema] {
