@@ -157,6 +157,48 @@ if ask_figures.exists():
         for row in a["accuracy"]:
             n = row["questions"]
             print(f"| {row['set']} | {n} | {row['correct']} ({row['correct'] / n:.0%}) | {row['wrong']} ({row['wrong'] / n:.0%}) | {row['refused']} ({row['refused'] / n:.0%}) |")
+pg_rounds_file = out / "pg-rounds.txt"
+if pg_rounds_file.exists():
+    pg_rounds = int(pg_rounds_file.read_text().strip())
+
+    def pg(setup, kind):
+        runs = sorted((single(f"pg-{setup}-{kind}-{n}") for n in range(1, pg_rounds + 1)), key=lambda v: v["rps"])
+        median = dict(runs[len(runs) // 2])
+        median["spread"] = [round(v["rps"]) for v in runs]
+        median["jsonrpc_errors"] = sum(v["jsonrpc_errors"] + v["non2xx"] for v in runs)
+        return median
+
+    setups = {
+        "direct": "one replica, direct",
+        "nginx1": "one replica behind nginx",
+        "nginx2": "two replicas behind nginx (round-robin)",
+    }
+    pgr = {(s_, k): pg(s_, k) for s_ in setups for k in ("get", "list")}
+    print()
+    print("## PostgreSQL: one replica, and two behind nginx")
+    print()
+    print(f"The same two loads ({connections} connections, {pg_rounds} rounds of {duration} s, median round) against Portico with")
+    print("`--database-url` on a local PostgreSQL cluster (`Tests/pg_cluster.sh`: fsync off, so the figures are the request path's, not")
+    print("the disk's); replicas pinned to core 0, wrk to core 1, PostgreSQL and nginx (one worker, keepalive to the replicas) unpinned.")
+    print("SQLite is Portico's row of the table above, from the same run.")
+    print()
+    print("| setup | get | get p50 / p99 ms | list | list p50 / p99 ms | per replica (get · list) | errors |")
+    print("|---|---:|---|---:|---|---|---:|")
+    print(f"| SQLite, one process | {get['rps']:,.0f}/s | {ms(get['p50_us'])} / {ms(get['p99_us'])} | {lst['rps']:,.0f}/s | {ms(lst['p50_us'])} / {ms(lst['p99_us'])} | | {get['jsonrpc_errors'] + lst['jsonrpc_errors']} |")
+    for key, label in setups.items():
+        g, l_ = pgr[(key, "get")], pgr[(key, "list")]
+        n = 2 if key == "nginx2" else 1
+        print(f"| PostgreSQL, {label} | {g['rps']:,.0f}/s {g['spread']} | {ms(g['p50_us'])} / {ms(g['p99_us'])} | {l_['rps']:,.0f}/s {l_['spread']} |"
+              f" {ms(l_['p50_us'])} / {ms(l_['p99_us'])} | {g['rps'] / n:,.0f} · {l_['rps'] / n:,.0f} | {g['jsonrpc_errors'] + l_['jsonrpc_errors']} |")
+    d, one, two = pgr[("direct", "get")], pgr[("nginx1", "get")], pgr[("nginx2", "get")]
+    dl, onel, twol = pgr[("direct", "list")], pgr[("nginx1", "list")], pgr[("nginx2", "list")]
+    print()
+    print(f"- One PostgreSQL replica against SQLite: get {d['rps'] / get['rps']:.0%}, list {dl['rps'] / lst['rps']:.0%} of the embedded database's throughput.")
+    print(f"- nginx in front of one replica: get {one['rps'] / d['rps']:.0%}, list {onel['rps'] / dl['rps']:.0%} of going direct.")
+    print(f"- A second replica behind nginx: get {two['rps'] / one['rps']:.2f}×, list {twol['rps'] / onel['rps']:.2f}× one replica behind nginx. On this two-core")
+    print("  machine both replicas share core 0 and PostgreSQL and nginx share the cores with wrk, so a second replica adds")
+    print("  no CPU: scaling here is bounded by the machine, not by Portico (replicas share nothing but the database). On separate")
+    print("  machines each replica brings its own cores; the database's CPU is then the shared limit.")
 print()
 print("## Targets")
 print()

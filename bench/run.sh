@@ -3,6 +3,7 @@
 # same SQLite data:
 #   - MCP Toolbox for Databases (PyPI toolbox-server, a Go binary) serving two sqlite-sql tools,
 #   - the official `mcp` package's high-level server (formerly FastMCP).
+# Then Portico on PostgreSQL: one replica, and two behind nginx (bench/postgres.sh).
 # Every server is pinned to core 0 and wrk to core 1; the loads alternate between the servers for
 # several rounds, so all see the same machine, and the report takes each load's median round.
 # Then bench/callgrind.sh counts the instructions of one tools/call, the tracked hot-path cost.
@@ -109,6 +110,9 @@ peak_kb $TOOLBOX_PID > "$OUT/toolbox-peak-kb.txt"
 kill $PORTICO_PID $FASTMCP_PID $TOOLBOX_PID 2>/dev/null || true
 wait 2>/dev/null || true
 PORTICO_PID= FASTMCP_PID= TOOLBOX_PID=
+
+echo "PostgreSQL: one replica, one behind nginx, two behind nginx"
+bash bench/postgres.sh "$BIN" "$OUT"
 
 echo "question tools: sql_query, ask (LLM engine against a scripted server) and chart drawing"
 taskset -c "$SERVER_CPU" .venv/bin/python bench/ask_latency.py "$BIN" "$OUT" > "$OUT/ask-latency.txt"
