@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "PorticoServerTests",
             dependencies: [
-                "PorticoServer", "PorticoAsk", "PorticoAuth",
+                "PorticoServer", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -281,6 +281,35 @@ def test_three_replicas_behind_nginx_serve_as_one(replicas):
     assert b"notifications/tools/list_changed" in stream.wait(), "replica 1 told the stream of a change made on replica 2"
     assert time.time() - changed_at < 2
 
+    # A slow call running on replica 0 is cancelled by a notifications/cancelled sent to replica 1
+    # (the client's next request landed elsewhere): the call ends at once with "Request cancelled".
+    slow = ("WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1000000000) "
+            "SELECT count(*) FROM c")
+    with httpx2.Client(headers=bearer(admin_key), timeout=30) as c:
+        from mcp_http import initialize
+        session, _ = initialize(c, f"{replicas.replica(0)}/api/mcp?packages=ask")
+        headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        answer = {}
+
+        def call():
+            started = time.time()
+            r = c.post(f"{replicas.replica(0)}/api/mcp?packages=ask", headers=headers, json={
+                "jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "sql_query", "arguments": {"sql": slow}}})
+            answer["seconds"], answer["response"] = time.time() - started, r
+
+        runner = threading.Thread(target=call)
+        runner.start()
+        time.sleep(1.5)
+        r = c.post(f"{replicas.replica(1)}/api/mcp", headers=headers, json={
+            "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77, "reason": "the user gave up"}})
+        assert r.status_code == 202, r.text
+        cancelled_at = time.time()
+        runner.join(30)
+        body = answer["response"].json()
+        assert body.get("error", {}).get("code") == -32800, body
+        assert answer["seconds"] < 5, f"the call ran {answer['seconds']:.1f} s; the statement alone would run 10 s"
+        print(f"FIGURE a call on replica 0 cancelled from replica 1, answered {time.time() - cancelled_at:.3f} s after the cancellation")
+
     # A key revoked on one replica stops working on all of them within a second.
     key_id = admin_key.split("_")[1]
     assert all(ping(replicas.replica(i), admin_key) == 200 for i in range(3))

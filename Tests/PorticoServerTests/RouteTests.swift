@@ -6,19 +6,26 @@ import Logging
 import NIOCore
 import PorticoAsk
 import PorticoAuth
+import PorticoData
+import PorticoTestSupport
 import Testing
 
 @testable import PorticoServer
 
 /// The routes of both listeners, driven in process through HummingbirdTesting's router
-/// framework: no socket, the real stores in a throwaway data directory.
+/// framework: no socket, the real stores in a throwaway data directory (and, on PostgreSQL, a
+/// fresh database of the test cluster).
 @Suite struct RouteTests {
     /// A server over a fresh data directory, closed and removed afterwards.
-    static func withServer(sqlbot: Bool = false, _ body: (PorticoApplication) async throws -> Void) async throws {
+    static func withServer(
+        _ backend: Backend = .sqlite, sqlbot: Bool = false, clock: WallClock = .system, _ body: (PorticoApplication) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-routes-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = ServerConfiguration()
         configuration.dataDirectory = directory
+        configuration.clock = clock
+        if backend == .postgres { configuration.databaseURL = try await Backend.freshPostgresDatabase() }
         configuration.port = 8080
         if sqlbot { configuration.sqlbotPort = 8001 }
         var logger = Logger(label: "portico.tests")
@@ -38,8 +45,8 @@ import Testing
         return try #require(object as? [String: Any])
     }
 
-    @Test func healthAndReadiness() async throws {
-        try await Self.withServer { built in
+    @Test(arguments: Backend.available) func healthAndReadiness(_ backend: Backend) async throws {
+        try await Self.withServer(backend) { built in
             try await built.application.test(.router) { client in
                 try await client.execute(uri: "/healthz", method: .get) { response in
                     #expect(response.status == .ok)
@@ -54,8 +61,8 @@ import Testing
         }
     }
 
-    @Test func mcpWithoutCredentialsPointsAtTheResourceMetadata() async throws {
-        try await Self.withServer { built in
+    @Test(arguments: Backend.available) func mcpWithoutCredentialsPointsAtTheResourceMetadata(_ backend: Backend) async throws {
+        try await Self.withServer(backend) { built in
             try await built.application.test(.router) { client in
                 let body = #"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
                 try await client.execute(
@@ -78,8 +85,8 @@ import Testing
         }
     }
 
-    @Test func anAPIKeyListsTheDefaultTools() async throws {
-        try await Self.withServer { built in
+    @Test(arguments: Backend.available) func anAPIKeyListsTheDefaultTools(_ backend: Backend) async throws {
+        try await Self.withServer(backend) { built in
             let user = try await built.parts.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .admin)
             let (_, token) = try await built.parts.stores.apiKeys.create(userID: user.id, name: "t", scopes: nil, expiresIn: nil)
             try await built.application.test(.router) { client in
@@ -105,8 +112,32 @@ import Testing
         }
     }
 
-    @Test func imagesAreServedByNameAndOnlyByName() async throws {
-        try await Self.withServer { built in
+    @Test(arguments: Backend.available) func anAPIKeyStopsWorkingWhenTheServersClockPassesItsExpiry(_ backend: Backend) async throws {
+        let time = ManualClock()
+        try await Self.withServer(backend, clock: time.clock) { built in
+            let user = try await built.parts.stores.users.create(name: "bo", email: nil, password: "correct horse battery", role: .admin)
+            let (_, token) = try await built.parts.stores.apiKeys.create(userID: user.id, name: "hour", scopes: nil, expiresIn: 3600)
+            try await built.application.test(.router) { client in
+                func ping() async throws -> (HTTPResponse.Status, String) {
+                    try await client.execute(
+                        uri: "/api/mcp", method: .post,
+                        headers: [.contentType: "application/json", .accept: "application/json, text/event-stream", .authorization: "Bearer \(token)"],
+                        body: ByteBuffer(string: #"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+                    ) { response in (response.status, String(buffer: response.body)) }
+                }
+                #expect(try await ping().0 == .ok)
+                time.advance(seconds: 3599)
+                #expect(try await ping().0 == .ok)
+                time.advance(seconds: 1)
+                let (status, body) = try await ping()
+                #expect(status == .unauthorized)
+                #expect(body.contains("expired"), "\(body)")
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available) func imagesAreServedByNameAndOnlyByName(_ backend: Backend) async throws {
+        try await Self.withServer(backend) { built in
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
             let name = try await built.parts.images.save(png: png)
             try await built.application.test(.router) { client in
@@ -125,8 +156,8 @@ import Testing
         }
     }
 
-    @Test func sqlbotStartSignsInAndRefusesAWrongPassword() async throws {
-        try await Self.withServer(sqlbot: true) { built in
+    @Test(arguments: Backend.available) func sqlbotStartSignsInAndRefusesAWrongPassword(_ backend: Backend) async throws {
+        try await Self.withServer(backend, sqlbot: true) { built in
             _ = try await built.parts.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .member)
             let sqlbot = try #require(built.sqlbotApplication)
             try await sqlbot.test(.router) { client in
