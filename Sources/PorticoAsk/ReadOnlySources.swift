@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import PorticoData
 import PostgresNIO
+import Synchronization
 
 /// A database opened for questions only: the guard's second layer.
 public protocol ReadOnlySource: Sendable {
@@ -48,6 +49,17 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         runner.cancel()
     }
 
+    /// The server process of each pooled connection, by connection id, read once per connection.
+    private let backends = Mutex<[PostgresConnection.ID: Int32]>([:])
+
+    func backendID(of connection: PostgresConnection) async throws -> Int32 {
+        if let known = backends.withLock({ $0[connection.id] }) { return known }
+        var pid: Int32 = 0
+        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: logger) { pid = try row.decode(Int32.self) }
+        backends.withLock { $0[connection.id] = pid }
+        return pid
+    }
+
     /// How long getting a connection may take before the datasource counts as unreachable (the
     /// pool would otherwise keep retrying while the caller waits).
     static let connectDeadline: Duration = .seconds(5)
@@ -78,7 +90,29 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                 do {
                     let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
                     try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"), logger: logger)
-                    let result = try await body(connection)
+                    // A caller that goes away (a cancelled tool call) stops the statement on the server
+                    // at once, instead of when it ends or times out.
+                    let backend = try await backendID(of: connection)
+                    let client = self.client
+                    let logger = self.logger
+                    let canceller = Mutex<Task<Void, Never>?>(nil)
+                    let outcome: Result<T, any Error>
+                    do {
+                        outcome = .success(
+                            try await withTaskCancellationHandler {
+                                try await body(connection)
+                            } onCancel: {
+                                canceller.withLock {
+                                    $0 = Task { _ = try? await client.query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend(\(backend))"), logger: logger) }
+                                }
+                            })
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    // The connection goes back to the pool only once a cancellation sent for this
+                    // statement is done, so it cannot reach the next caller's.
+                    if let sent = canceller.withLock({ $0 }) { await sent.value }
+                    let result = try outcome.get()
                     try await connection.query("ROLLBACK", logger: logger)
                     return result
                 } catch {

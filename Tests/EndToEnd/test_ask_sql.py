@@ -228,3 +228,36 @@ def test_another_apps_main_datasource_sees_only_its_own_collections(server):
             r = await client.call_tool("sql_query", {"sql": "SELECT count(*) FROM Album"})
             assert r.is_error and "not in this datasource" in r.content[0].text, r.content
     run(go())
+
+
+def test_a_slow_query_stops_when_its_call_is_cancelled(server):
+    """notifications/cancelled stops the statement itself (SQLite's interrupt, PostgreSQL's
+    pg_cancel_backend), so the call is answered at once instead of at the 10 s query limit."""
+    import threading
+
+    from mcp_http import initialize
+
+    slow = "SELECT count(*) FROM Track a, Track b, Track c"  # 4 × 10^10 rows
+    with server.http() as c:
+        session, _ = initialize(c, server.mcp)
+        headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        answer = {}
+
+        def call():
+            started = time.time()
+            r = c.post(server.mcp, headers=headers, json={
+                "jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "sql_query", "arguments": {"sql": slow}}})
+            answer["seconds"], answer["body"] = time.time() - started, r.json()
+
+        runner = threading.Thread(target=call)
+        runner.start()
+        time.sleep(1.0)
+        r = c.post(server.mcp, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
+        assert r.status_code == 202
+        runner.join(30)
+        assert answer["body"].get("error", {}).get("code") == -32800, answer["body"]
+        assert answer["seconds"] < 4, f"the call ran {answer['seconds']:.1f} s after being cancelled at 1 s"
+        # The server is not left busy: the next query answers at once.
+        r = c.post(server.mcp, headers=headers, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "sql_query", "arguments": {"sql": "SELECT count(*) FROM Genre"}}})
+        assert r.json()["result"]["structuredContent"]["rows"] == [[25]], r.text
