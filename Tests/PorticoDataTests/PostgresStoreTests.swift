@@ -119,6 +119,33 @@ struct PostgresStoreTests {
         await store.close()
     }
 
+    @Test func aCancelledCallersStatementStopsOnTheServer() async throws {
+        let url = try await Backend.freshPostgresDatabase()
+        let store = try PostgresStore(url: url, logger: logger)
+        defer { Task { await store.close() } }
+        let sleeper = Task { try await store.query("SELECT pg_sleep(20) AS slept") }
+        func sleeping() async throws -> Int64 {
+            try await store.query("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(20)%' AND state = 'active'").first?.int("n")
+                ?? -1
+        }
+        var started = false
+        for _ in 0..<100 where !started {
+            started = try await sleeping() == 1
+            if !started { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(started, "the statement is running")
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        var stopped = false
+        let deadline = ContinuousClock.now + .seconds(3)
+        while !stopped, ContinuousClock.now < deadline {
+            stopped = try await sleeping() == 0
+            if !stopped { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(stopped, "the server stopped the abandoned statement instead of running it for 20 s")
+        #expect(try await store.query("SELECT 1 AS one").first?.int("one") == 1, "the pool serves the next caller")
+    }
+
     @Test func badURLsSayWhatAURLLooksLike() {
         #expect(throws: StoreError.self) { try PostgresStore(url: "mysql://x@y/z", logger: logger) }
         #expect(throws: StoreError.self) { try PostgresStore(url: "postgres://x@y/z?sslmode=sometimes", logger: logger) }

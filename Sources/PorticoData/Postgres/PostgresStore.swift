@@ -242,12 +242,56 @@ public final class PostgresStore: Database {
         guard let body = race.claim() else { return nil }
         stoppedWaiting(counted, after: ContinuousClock.now - started)
         do {
-            let value = try await body(connection)
+            // A caller that goes away (cancelled, past its deadline) stops its statement on the
+            // server, so abandoned statements do not hold connections until `statement_timeout`.
+            let backend = try await backendID(of: connection)
+            let canceller = Mutex<Task<Void, Never>?>(nil)
+            let outcome: Result<T, any Error>
+            do {
+                outcome = .success(
+                    try await withTaskCancellationHandler {
+                        try await body(connection)
+                    } onCancel: {
+                        canceller.withLock { $0 = self.cancelStatement(of: backend) }
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            // The connection goes back to the pool only once the cancellation is done, so it
+            // cannot stop the next caller's statement.
+            if let sent = canceller.withLock({ $0 }) { await sent.value }
+            let value = try outcome.get()
             // A statement that ran to its end: the database is there.
             if seemsDown.load(ordering: .relaxed) { seemsDown.store(false, ordering: .relaxed) }
             return .success(value)
         } catch {
             return .failure(Self.storeError(error, sql: ""))
+        }
+    }
+
+    /// The server process of each connection, read once per connection.
+    private let backends = Mutex<[PostgresConnection.ID: Int32]>([:])
+
+    func backendID(of connection: PostgresConnection) async throws -> Int32 {
+        if let known = backends.withLock({ $0[connection.id] }) { return known }
+        var pid: Int32 = 0
+        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: logger) { pid = try row.decode(Int32.self) }
+        backends.withLock { $0[connection.id] = pid }
+        return pid
+    }
+
+    /// Asks the server to stop the statement its process `backend` runs, on another connection;
+    /// gives up after two seconds (the database may be the reason the caller went away).
+    private func cancelStatement(of backend: Int32) -> Task<Void, Never> {
+        let client = self.client
+        let logger = self.logger
+        return Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { _ = try? await client.query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend(\(backend))"), logger: logger) }
+                group.addTask { try? await Task.sleep(for: .seconds(2)) }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 
