@@ -53,9 +53,14 @@ public final class DatasourceService: Sendable {
         /// The text values the built-in engine matches words against, read on first use.
         let values = Mutex<ValueIndex?>(nil)
 
+        /// The SQLite file's identity when it was opened: an app's file removed and made again
+        /// by another process is opened anew.
+        let file: FileIdentity?
+
         init(datasource: Datasource, source: any ReadOnlySource) {
             self.datasource = datasource
             self.source = source
+            file = datasource.kind == .sqlite ? FileIdentity(path: datasource.location) : nil
         }
     }
 
@@ -182,7 +187,7 @@ public final class DatasourceService: Sendable {
         if let source = open.withLock({ $0[key] }) {
             // A registered datasource is looked up again on every use, so removing or replacing it
             // (from the command line, another process) takes effect at once.
-            if name == "main" { return source }
+            if name == "main", source.datasource.kind == .postgres || FileIdentity(path: source.datasource.location) == source.file { return source }
             if let current = try await store.find(app: app, name: name), current.location == source.datasource.location, current.kind == source.datasource.kind
             {
                 return source

@@ -23,7 +23,9 @@ public final class AppDatabases: Sendable {
     public let primary: any Database
     public let layout: Layout
     let logger: Logger
-    private let opened = Mutex<[String: any Database]>([:])
+    /// Each open app database, with its file's identity on SQLite (a file removed and made again
+    /// by another process, `portico app remove` then `create`, is a new database).
+    private let opened = Mutex<[String: (database: any Database, file: FileIdentity?)]>([:])
 
     public init(primary: any Database, layout: Layout, logger: Logger) {
         self.primary = primary
@@ -36,7 +38,17 @@ public final class AppDatabases: Sendable {
     public func database(app: String) async throws -> any Database {
         if app == Self.mainApp { return primary }
         if case .shared = layout { return primary }
-        if let open = opened.withLock({ $0[app] }) { return open }
+        if let open = opened.withLock({ $0[app] }) {
+            guard case .files(let directory, _) = layout, open.file != FileIdentity(path: Self.filePath(directory: directory, app: app)) else {
+                return open.database
+            }
+            // The file this process opened was removed (and perhaps made again) by another.
+            let stale = opened.withLock { opened -> (any Database)? in
+                guard let current = opened[app], current.file == open.file else { return nil }
+                return opened.removeValue(forKey: app)?.database
+            }
+            await stale?.close()
+        }
         var exists = SQLFragment("SELECT 1 AS present FROM portico_apps WHERE name = ")
         exists.append(bind: .text(app))
         guard try await !primary.query(exists).isEmpty else {
@@ -49,9 +61,11 @@ public final class AppDatabases: Sendable {
             await database.close()
             throw error
         }
+        var file: FileIdentity?
+        if case .files(let directory, _) = layout { file = FileIdentity(path: Self.filePath(directory: directory, app: app)) }
         let (kept, extra) = opened.withLock { opened -> (any Database, (any Database)?) in
-            if let other = opened[app] { return (other, database) }
-            opened[app] = database
+            if let other = opened[app] { return (other.database, database) }
+            opened[app] = (database, file)
             return (database, nil)
         }
         if let extra { await extra.close() }
@@ -62,7 +76,7 @@ public final class AppDatabases: Sendable {
     public func remove(app: String) async throws {
         guard app != Self.mainApp else { throw StoreError(kind: .other, message: "app 'main' always exists", sql: "") }
         let open = opened.withLock { $0.removeValue(forKey: app) }
-        await open?.close()
+        await open?.database.close()
         switch layout {
         case .files(let directory, _):
             let path = Self.filePath(directory: directory, app: app)
@@ -91,7 +105,7 @@ public final class AppDatabases: Sendable {
     public func close() async {
         let all = opened.withLock { opened in
             defer { opened.removeAll() }
-            return Array(opened.values)
+            return opened.values.map(\.database)
         }
         for database in all { await database.close() }
     }
@@ -164,4 +178,18 @@ public final class AppDatabases: Sendable {
           FOREIGN KEY (app, collection) REFERENCES portico_collections (app, name) ON DELETE CASCADE)
         """,
     ]
+}
+
+/// A file's device and inode: the same path naming a new file has a new identity.
+public struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// The file at `path` now; nil when there is none.
+    public init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
 }

@@ -2,10 +2,11 @@ import Foundation
 import PorticoJSON
 
 /// Reads and writes collection definitions, each app's in its own database, and keeps each
-/// app's catalog in memory.
+/// app's catalog in memory until a change is announced (`ChangeSignal`: a schema change or an
+/// app created or removed, in this process, from the command line or on another replica).
 public final class CatalogStore: Sendable {
     public let databases: AppDatabases
-    private let cache = LockedValue<[String: Catalog]>([:])
+    private let cache = LockedValue<[String: (catalog: Catalog, stamp: ChangeSignal.Stamp)]>([:])
 
     public init(databases: AppDatabases) {
         self.databases = databases
@@ -16,11 +17,12 @@ public final class CatalogStore: Sendable {
         self.init(databases: AppDatabases(primary: database, layout: .shared, logger: database.logger))
     }
 
-    /// The app's collections, loaded once and kept until a schema change.
+    /// The app's collections, loaded once and kept until a change is announced.
     public func catalog(app: String) async throws -> Catalog {
-        if let cached = cache.withLock({ $0[app] }) { return cached }
+        let stamp = databases.primary.changes.stamp()
+        if let cached = cache.withLock({ $0[app] }), cached.stamp == stamp { return cached.catalog }
         let catalog = try await load(app: app)
-        cache.withLock { $0[app] = catalog }
+        cache.withLock { $0[app] = (catalog, stamp) }
         return catalog
     }
 
@@ -52,7 +54,8 @@ public final class CatalogStore: Sendable {
     }
 
     /// Creates collections (their tables, indexes and metadata) in one transaction, in an order
-    /// that satisfies their foreign keys.
+    /// that satisfies their foreign keys, and announces the change (a caller that runs this inside
+    /// a transaction of its own announces again once that one commits).
     public func create(app: String, collections: [CollectionSchema]) async throws {
         let ordered = Self.dependencyOrder(collections)
         try await databases.database(app: app).transaction { db in
@@ -79,6 +82,7 @@ public final class CatalogStore: Sendable {
             }
         }
         invalidate(app: app)
+        databases.primary.changes.announce()
     }
 
     /// Creates the tables of the app's stored collections (their definitions already in

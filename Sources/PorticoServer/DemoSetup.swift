@@ -15,7 +15,7 @@ enum DemoSetup {
     /// In one transaction that holds the migration lock, so replicas started together with
     /// `--demo` on one PostgreSQL database install it once.
     static func ensure(stores: PorticoStores, logger: Logger) async throws -> DemoCredentials {
-        try await stores.database.transaction { db in
+        let credentials = try await stores.database.transaction { db in
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
             var credentials = DemoCredentials(created: false, adminName: "admin")
             if try await !DemoData.isInstalled(catalogs: stores.catalogs) {
@@ -32,5 +32,8 @@ enum DemoSetup {
             }
             return credentials
         }
+        // Announced once committed, so no cache anywhere keeps the catalog as it was before.
+        if credentials.created { stores.database.changes.announce() }
+        return credentials
     }
 }

@@ -125,3 +125,23 @@ def test_removing_an_app_needs_force_while_it_has_members_and_drops_its_database
             break
         time.sleep(0.25)
     assert status == 404
+
+    # Made again under the same name, it is a new, empty app: the running server let go of the
+    # database it had open (the old file or schema) and of its catalog.
+    instance.cli("app", "create", "tmp", "--admin", "admin")
+    deadline = time.time() + 10
+    while time.time() < deadline and status != 200:
+        status = httpx2.post(
+            tmp, headers={"Authorization": f"Bearer {instance.api_key}", "Accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        ).status_code
+        time.sleep(0.25)
+    assert status == 200
+
+    async def empty():
+        async with connect(instance, "auto", url=tmp) as client:
+            r = await client.call_tool("resource_list", {"resource": "Genre"})
+            assert r.is_error and "Genre" in r.content[0].text, r.content
+            r = await client.call_tool("datasource_describe", {})
+            assert not r.is_error and r.structured_content["tables"] == [], r.content
+    run(empty())
