@@ -20,8 +20,8 @@ struct AppCommand: AsyncParsableCommand {
                 throw ValidationError("an app name is 1 to 64 letters, digits, '-' or '_'")
             }
             try await common.withStores { stores in
-                guard try await !stores.appNames().contains(name) else { throw ValidationError("app '\(name)' already exists") }
-                try await stores.createApp(name)
+                guard try await !stores.apps.names().contains(name) else { throw ValidationError("app '\(name)' already exists") }
+                try await stores.apps.create(name)
                 if demo { try await DemoData.install(app: name, catalogs: stores.catalogs, logger: try common.makeLogger()) }
                 if let admin {
                     guard let user = try await stores.users.find(name: admin) else { throw ValidationError("there is no user named '\(admin)'") }
@@ -42,14 +42,14 @@ struct AppCommand: AsyncParsableCommand {
         func run() async throws {
             guard name != "main" else { throw ValidationError("app 'main' always exists and cannot be removed") }
             try await common.withStores { stores in
-                guard try await stores.appNames().contains(name) else {
+                guard try await stores.apps.names().contains(name) else {
                     throw ValidationError("there is no app named '\(name)'; `portico app list` shows them")
                 }
-                let members = try await stores.memberCount(app: name)
+                let members = try await stores.apps.memberCount(app: name)
                 guard members == 0 || force else {
                     throw ValidationError("app '\(name)' still has \(members) member(s); remove them first, or pass --force to remove the app with them")
                 }
-                try await stores.removeApp(name)
+                try await stores.apps.remove(name)
             }
             print("Removed app \(name) and its database.")
         }
@@ -60,7 +60,7 @@ struct AppCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            for name in try await common.withStores({ try await $0.appNames() }) { print(name) }
+            for name in try await common.withStores({ try await $0.apps.names() }) { print(name) }
         }
     }
 }

@@ -65,7 +65,7 @@ extension CommonOptions {
     /// The datasource registry of this data directory, for an app that must exist.
     func withDatasources<T>(app: String, _ body: (DatasourceStore) async throws -> T) async throws -> T {
         try await withStores { stores in
-            guard try await stores.appNames().contains(app) else { throw ValidationError("there is no app named '\(app)'") }
+            guard try await stores.apps.names().contains(app) else { throw ValidationError("there is no app named '\(app)'") }
             let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
             do {
                 return try await body(DatasourceStore(database: stores.database, masterKey: masterKey))

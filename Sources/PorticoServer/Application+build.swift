@@ -209,12 +209,12 @@ struct ServerParts {
         oauthConfiguration.accessTokenLifetime = configuration.accessTokenLifetime
         let authorizationServer = AuthorizationServer(
             configuration: oauthConfiguration, database: stores.database, users: stores.users, keys: keys, revocations: revocations,
-            appNames: { try await stores.appNames() },
+            appNames: { try await stores.apps.names() },
             metadataFetcher: HTTPClientMetadataFetcher(client: httpClient, allowPrivateHosts: configuration.allowPrivateClientMetadata),
             logger: logger, clock: clock)
         let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, clock: clock)
         let throttle = LoginThrottle(database: stores.database, clock: clock)
-        let apps = AppDirectory(load: { try await stores.appNames() })
+        let apps = AppDirectory(load: { try await stores.apps.names() })
         let catalogs = stores.catalogs
         // Replicas on PostgreSQL keep chart images in it, so any replica serves any image.
         let images = try ImageStore(

@@ -41,7 +41,7 @@ public enum InstanceTransfer {
         var groups: [(app: String?, database: any Database, tables: [String])] = []
         let mainCatalog = try await stores.catalogs.catalog(app: "main")
         groups.append((nil, database, ownTables + CatalogStore.dependencyOrder(Array(mainCatalog.collections.values)).map(\.tableName)))
-        for app in try await stores.appNames() where app != "main" {
+        for app in try await stores.apps.names() where app != "main" {
             let catalog = try await stores.catalogs.catalog(app: app)
             let own = (catalog.database as AnyObject) === (database as AnyObject) ? [] : appTables
             groups.append((app, catalog.database, own + CatalogStore.dependencyOrder(Array(catalog.collections.values)).map(\.tableName)))
@@ -131,12 +131,12 @@ public enum InstanceTransfer {
         for chunk in parsed { if let app = chunk.app, !apps.contains(app) { apps.append(app) } }
         for app in apps {
             let appChunks = parsed.filter { $0.app == app }
-            let appDatabase = try await stores.apps.database(app: app)
+            let appDatabase = try await stores.apps.databases.database(app: app)
             let loaded = try await appDatabase.transaction { db in try await load(appChunks, app: app, into: db, stores: stores) }
             summary.tables += loaded.tables
             summary.rows += loaded.rows
         }
-        for app in try await stores.appNames() { stores.catalogs.invalidate(app: app) }
+        for app in try await stores.apps.names() { stores.catalogs.invalidate(app: app) }
         database.changes.announce()
         return summary
     }

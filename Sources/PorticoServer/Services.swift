@@ -9,8 +9,8 @@ public import PorticoData
 public struct PorticoStores: Sendable {
     public let database: any Database
     public let settings: Settings
-    /// Each app's database (`main`'s is `database`).
-    public let apps: AppDatabases
+    /// The apps and each app's database (`main`'s is `database`).
+    public let apps: AppRegistry
     public let catalogs: CatalogStore
     public let records: RecordService
     public let users: UserStore
@@ -49,7 +49,7 @@ public struct PorticoStores: Sendable {
     /// Where an app's `main` datasource reads its own collections: the app's file, or the
     /// PostgreSQL database with the app's schema as its search path.
     func mainDatabase(app: String) -> MainDatabase {
-        let (flavor, location, schema) = apps.location(app: app)
+        let (flavor, location, schema) = apps.databases.location(app: app)
         switch flavor {
         case .sqlite: return MainDatabase(kind: .sqlite, location: location)
         case .postgres: return MainDatabase(kind: .postgres, location: schema.map { PostgresURL.withSearchPath(location, schema: $0) } ?? location)
@@ -64,7 +64,7 @@ public struct PorticoStores: Sendable {
     public init(database: any Database, apps: AppDatabases, clock: WallClock = .system) {
         self.database = database
         self.clock = clock
-        self.apps = apps
+        self.apps = AppRegistry(databases: apps, clock: clock)
         settings = Settings(database: database)
         catalogs = CatalogStore(databases: apps)
         records = RecordService(catalogs: catalogs)
@@ -74,7 +74,7 @@ public struct PorticoStores: Sendable {
 
     /// Closes every app's database, then the instance's.
     public func close() async {
-        await apps.close()
+        await apps.databases.close()
         await database.close()
     }
 
@@ -84,45 +84,6 @@ public struct PorticoStores: Sendable {
         let purpose = "portico.mcp-session-secret"
         let sealed = try await settings.valueOrCreate("mcp.session_secret") { try masterKey.seal(Secrets.randomBytes(32), purpose: purpose) }
         return try masterKey.open(sealed, purpose: purpose)
-    }
-
-    /// Creates an app (its name doubles as its title) and its database.
-    public func createApp(_ name: String) async throws {
-        var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")
-        insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(clock.seconds))], separator: ", ")
-        insert.append(")")
-        try await database.execute(insert)
-        _ = try await apps.database(app: name)
-        database.changes.announce()
-    }
-
-    /// Removes an app: its memberships, datasources and chats, its OAuth grants (revoked), then
-    /// its database with every collection in it.
-    public func removeApp(_ name: String) async throws {
-        // Its OAuth grants end with it (kept, revoked, as every ended grant is).
-        var revoke = SQLFragment("UPDATE portico_oauth_grants SET revoked_at = ")
-        revoke.append(bind: .int(clock.seconds))
-        revoke.append(" WHERE revoked_at IS NULL AND app = ")
-        revoke.append(bind: .text(name))
-        try await database.execute(revoke)
-        var delete = SQLFragment("DELETE FROM portico_apps WHERE name = ")
-        delete.append(bind: .text(name))
-        try await database.execute(delete)
-        try await apps.remove(app: name)
-        catalogs.invalidate(app: name)
-        database.changes.announce()
-    }
-
-    /// How many users belong to the app.
-    public func memberCount(app: String) async throws -> Int64 {
-        var q = SQLFragment("SELECT COUNT(*) AS n FROM portico_app_users WHERE app = ")
-        q.append(bind: .text(app))
-        return try await database.query(q).first?.int("n") ?? 0
-    }
-
-    /// The apps that exist.
-    public func appNames() async throws -> [String] {
-        try await database.query("SELECT name FROM portico_apps ORDER BY name").compactMap { $0.string("name") }
     }
 }
 

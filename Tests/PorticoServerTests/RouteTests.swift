@@ -136,6 +136,26 @@ import Testing
         }
     }
 
+    @Test(arguments: Backend.available) func removingAnAppRevokesTheGrantsForItsEndpoint(_ backend: Backend) async throws {
+        try await Self.withServer(backend) { built in
+            let stores = built.parts.stores
+            try await stores.apps.create("eu")
+            #expect(try await stores.apps.names() == ["eu", "main"])
+            try await stores.database.execute(
+                """
+                INSERT INTO portico_oauth_grants (id, client_id, user_id, app, scopes, resource, created_at)
+                VALUES ('g-eu', 'c', NULL, 'eu', 'mcp', 'http://x/api/__app/eu/mcp', 0),
+                       ('g-main', 'c', NULL, 'main', 'mcp', 'http://x/api/mcp', 0)
+                """)
+            try await stores.apps.remove("eu")
+            #expect(try await stores.apps.names() == ["main"])
+            let revoked = try await stores.database.query("SELECT id FROM portico_revocations WHERE id LIKE 'grant:%' ORDER BY id")
+            #expect(revoked.compactMap { $0.string("id") } == ["grant:g-eu"], "only the removed app's grant")
+            let ended = try await stores.database.query("SELECT id FROM portico_oauth_grants WHERE revoked_at IS NOT NULL")
+            #expect(ended.compactMap { $0.string("id") } == ["g-eu"])
+        }
+    }
+
     @Test(arguments: Backend.available) func imagesAreServedByNameAndOnlyByName(_ backend: Backend) async throws {
         try await Self.withServer(backend) { built in
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]

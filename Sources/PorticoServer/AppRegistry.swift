@@ -1,0 +1,50 @@
+public import PorticoAuth
+public import PorticoData
+
+/// The apps that exist (`portico_apps`, in the instance's database), each made with its own
+/// database and removed with it.
+public struct AppRegistry: Sendable {
+    /// Each app's database (`main`'s is the instance's).
+    public let databases: AppDatabases
+    let clock: WallClock
+    var database: any Database { databases.primary }
+
+    public init(databases: AppDatabases, clock: WallClock = .system) {
+        self.databases = databases
+        self.clock = clock
+    }
+
+    /// The apps that exist, by name.
+    public func names() async throws -> [String] {
+        try await database.query("SELECT name FROM portico_apps ORDER BY name").compactMap { $0.string("name") }
+    }
+
+    /// Creates an app (its name doubles as its title) and its database.
+    public func create(_ name: String) async throws {
+        var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")
+        insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(clock.seconds))], separator: ", ")
+        insert.append(")")
+        try await database.execute(insert)
+        _ = try await databases.database(app: name)
+        database.changes.announce()
+    }
+
+    /// Removes an app: its OAuth grants (revoked, so tokens for its endpoint stop everywhere),
+    /// memberships, datasources and chats, then its database with every collection in it.
+    public func remove(_ name: String) async throws {
+        try await AuthorizationServer.revokeGrants(
+            app: name, database: database, revocations: RevocationList(database: database, logger: database.logger, clock: clock), clock: clock)
+        var delete = SQLFragment("DELETE FROM portico_apps WHERE name = ")
+        delete.append(bind: .text(name))
+        try await database.execute(delete)
+        try await databases.remove(app: name)
+        database.changes.announce()
+    }
+
+    /// How many users belong to the app.
+    public func memberCount(app: String) async throws -> Int64 {
+        var q = SQLFragment("SELECT COUNT(*) AS n FROM portico_app_users WHERE app = ")
+        q.append(bind: .text(app))
+        return try await database.query(q).first?.int("n") ?? 0
+    }
+}
