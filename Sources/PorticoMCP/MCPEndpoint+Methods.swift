@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PorticoAuth
 import PorticoJSON
+import Synchronization
 
 extension MCPEndpoint {
     var handshakeCapabilities: JSON {
@@ -57,7 +58,9 @@ extension MCPEndpoint {
                     throw RPCError.invalidParams("'level' must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 if let nonce = exchange.session?.nonce {
-                    sessionLogLevels.withLock { $0[nonce] = level }
+                    remember(level, for: nonce)
+                    // The session's next request may reach another replica.
+                    peerRelay.withLock { $0 }?(Self.logLevelPrefix + nonce + "=" + level.rawValue)
                 }
                 return (.result(id: message.id, [:]), nil)
             default:

@@ -222,7 +222,7 @@ extension MCPEndpoint {
             let key = inflightKey(exchange, id)
             let cancelled = inflight.cancel(key)
             // Not running here: the request may be running on another replica.
-            if !cancelled { cancellationRelay.withLock { $0 }?(key) }
+            if !cancelled { peerRelay.withLock { $0 }?(Self.cancelPrefix + key) }
             exchange.request.logger.debug("cancellation requested", metadata: ["requestId": "\(id)", "found": "\(cancelled)"])
         default:
             break  // notifications/initialized, roots/list_changed, ...: nothing to do

@@ -76,8 +76,8 @@ public final class MCPEndpoint: Sendable {
     /// The members every modern-era result ends with (`resultType` and the server's identity).
     let modernResultMembers: JSONObject
 
-    /// Where cancellations of calls not running here go (`relayCancellations`).
-    let cancellationRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Where messages for the other replicas go (`relayToPeers`).
+    let peerRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// The time session ids expire by.
     public let clock: WallClock
@@ -165,19 +165,38 @@ public final class MCPEndpoint: Sendable {
     /// Sessions that made a request on this replica in the last five minutes.
     public var activeSessions: Int { metrics.activeSessionCount(within: MCPMetrics.activeWindow) }
 
+    /// Where this endpoint sends what the other replicas must know of a session: a cancellation it
+    /// could not act on (the call runs elsewhere) and a session's log level. Every replica passes
+    /// what it hears to `receivedFromPeer` (its own messages included). Set once at start-up.
+    public func relayToPeers(_ send: @escaping @Sendable (String) -> Void) {
+        peerRelay.withLock { $0 = send }
+    }
+
+    static let cancelPrefix = "cancel:"
+    static let logLevelPrefix = "log_level:"
+
+    /// A message from `relayToPeers` on some replica: a cancellation stops the call if it runs
+    /// here; a log level applies to the session's later calls here. Others are not this endpoint's.
+    public func receivedFromPeer(_ message: String) {
+        if message.hasPrefix(Self.cancelPrefix) {
+            inflight.cancel(String(message.dropFirst(Self.cancelPrefix.count)))
+        } else if message.hasPrefix(Self.logLevelPrefix) {
+            let rest = message.dropFirst(Self.logLevelPrefix.count)
+            guard let equals = rest.lastIndex(of: "="), let level = LogLevel(rawValue: String(rest[rest.index(after: equals)...])) else { return }
+            remember(level, for: String(rest[..<equals]))
+        }
+    }
+
+    /// A session's log level, kept for its later calls (bounded: past the bound the table starts again).
+    func remember(_ level: LogLevel, for nonce: String) {
+        sessionLogLevels.withLock { levels in
+            if levels.count >= 10_000, levels[nonce] == nil { levels.removeAll(keepingCapacity: true) }
+            levels[nonce] = level
+        }
+    }
+
     /// Tells a user's sessions that their tool list changed (their role or a key's scopes did),
     /// on the server-message streams open on this replica; `nil` tells every session.
-    /// Sends a cancellation this replica could not act on (the call runs elsewhere) to the others;
-    /// they pass it to `cancelRelayed`. Set once at start-up.
-    public func relayCancellations(_ send: @escaping @Sendable (String) -> Void) {
-        cancellationRelay.withLock { $0 = send }
-    }
-
-    /// A cancellation relayed from another replica: stops the call if it runs here.
-    public func cancelRelayed(_ key: String) {
-        inflight.cancel(key)
-    }
-
     public func notifyToolsListChanged(userID: Int64?) {
         let frame = EventStream.frame(RPCNotification(method: "notifications/tools/list_changed", params: [:]).json)
         for nonce in streams.sessions(of: userID) { streams.send(nonce: nonce, frame) }

@@ -248,13 +248,10 @@ struct ServerParts {
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
         let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations, clock: clock)
         toolsChanged.endpoint = endpoint
-        // A client's `notifications/cancelled` may reach another replica than the call it names.
+        // A client's `notifications/cancelled` or `logging/setLevel` may reach another replica than the call it names.
         let changes = stores.database.changes
-        endpoint.relayCancellations { key in changes.broadcast(ToolsChangedRelay.cancelPrefix + key) }
-        changes.onMessage { [weak endpoint] message in
-            guard message.hasPrefix(ToolsChangedRelay.cancelPrefix) else { return }
-            endpoint?.cancelRelayed(String(message.dropFirst(ToolsChangedRelay.cancelPrefix.count)))
-        }
+        endpoint.relayToPeers { message in changes.broadcast(message) }
+        changes.onMessage { [weak endpoint] message in endpoint?.receivedFromPeer(message) }
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
         let secureCookies = baseURL.hasPrefix("https://")
 
@@ -321,7 +318,6 @@ final class ToolsChangedRelay: @unchecked Sendable {
     /// The user's streams may be on any replica: the change goes to all of them.
     let changes: ChangeSignal
     static let prefix = "tools_list_changed:"
-    static let cancelPrefix = "cancel:"
 
     init(changes: ChangeSignal) {
         self.changes = changes

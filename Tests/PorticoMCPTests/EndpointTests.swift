@@ -97,7 +97,7 @@ final class Probe: Sendable {
     @Test func aCancellationSentToAnotherReplicaStopsTheCallWhereItRuns() async throws {
         // Two replicas: same session secret, cancellations they cannot act on relayed to both.
         let a = endpoint(), b = endpoint()
-        for replica in [a, b] { replica.relayCancellations { key in for other in [a, b] { other.cancelRelayed(key) } } }
+        for replica in [a, b] { replica.relayToPeers { message in for other in [a, b] { other.receivedFromPeer(message) } } }
         let initialize = await a.handle(request(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#))
         guard case .json(_, let headers, _) = initialize, let session = headers[.mcpSessionID] else { throw TestFailure("no session") }
         let call = Task {
@@ -112,6 +112,21 @@ final class Probe: Sendable {
         #expect(ContinuousClock.now - start < .seconds(5))
         #expect(body["error"]?["code"] == .int(-32800))
         #expect(probe.cancelled.withLock { $0 })
+    }
+
+    @Test func aSessionsLogLevelSetOnOneReplicaHoldsOnAnother() async throws {
+        let a = endpoint(), b = endpoint()
+        for replica in [a, b] { replica.relayToPeers { message in for other in [a, b] { other.receivedFromPeer(message) } } }
+        let initialize = await a.handle(request(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#))
+        guard case .json(_, let headers, _) = initialize, let session = headers[.mcpSessionID] else { throw TestFailure("no session") }
+        let set = await a.handle(
+            request(#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}"#, headers: [(.mcpSessionID, session)]))
+        #expect(set.status == .ok)
+        #expect(b.sessionLogLevels.withLock { Array($0.values) } == [.warning], "replica b knows the session's level")
+        // A message not meant for the endpoint, or malformed, changes nothing.
+        b.receivedFromPeer("tools_list_changed:1")
+        b.receivedFromPeer("log_level:x=loudest")
+        #expect(b.sessionLogLevels.withLock { $0.count } == 1)
     }
 
     @Test func cancellationFromAnotherSessionDoesNothing() async throws {
