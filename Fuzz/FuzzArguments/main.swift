@@ -60,8 +60,8 @@ enum Harness {
             let store = try SQLiteStore(path: directory.appendingPathComponent("fuzz.sqlite").path, options: options, logger: logger)
             try await Migrator().migrate(store)
             let catalogs = CatalogStore(database: store)
-            try await DemoData.install(database: store, catalogs: catalogs, logger: logger)
-            return RecordService(database: store, catalogs: catalogs)
+            try await DemoData.install(catalogs: catalogs, logger: logger)
+            return RecordService(catalogs: catalogs)
         } catch {
             fatalError("could not set up the fuzz database: \(error)")
         }

@@ -55,7 +55,21 @@ public enum FuzzSupport {
         return DemoData.schemas(from: script) + [gadget]
     }()
 
-    public static let catalog = Catalog(app: "main", collections: collections)
+    /// The catalog the filter and argument targets compile against; nothing is run on its
+    /// database (the SQL is only prepared, by `preparer`).
+    public static let catalog = Catalog(app: "main", collections: collections, database: Unqueried())
+
+    /// A database that is never queried: the catalog of targets that only build SQL.
+    final class Unqueried: Database {
+        let flavor = SQLFlavor.sqlite
+        let logger = Logger(label: "portico.fuzz")
+        let changes = ChangeSignal(path: nil)
+        func query(_ statement: SQLFragment) async throws -> [Row] { fatalError("the fuzz catalog's database is not queried") }
+        func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+            fatalError("the fuzz catalog's database is not queried")
+        }
+        func close() async {}
+    }
 
     /// Prepares SQL against a database with every collection's table and returns the failure,
     /// if any: generated SQL that does not prepare is a bug, unless it hit one of the limits.
