@@ -144,7 +144,10 @@ public final class AppDatabases: Sendable {
         case .schemas(let url, var options):
             options.searchPath = Self.schemaName(app: app)
             options.poolSize = max(2, options.poolSize / 2)
-            return try PostgresStore(url: url, options: options, changes: primary.changes, logger: logger)
+            let store = try PostgresStore(url: url, options: options, changes: primary.changes, logger: logger)
+            // Only the instance's store listens; it tells the app's when the database goes away.
+            (primary as? PostgresStore)?.shareOutages(with: store)
+            return store
         case .shared:
             return primary
         }

@@ -61,6 +61,11 @@ def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_b
     server = start_server(env={"PORTICO_DATABASE_URL": cluster.url})
     try:
         key = server.api_key
+        # A second app, on a schema with a pool of its own: a clear 503 during the outage, served again after.
+        server.cli("app", "create", "eu", "--demo", "--admin", "admin", env={"PORTICO_DATABASE_URL": cluster.url})
+        eu = f"{server.base}/api/__app/eu/mcp"
+        with server.http(key=key) as c:
+            assert call(c, eu, "resource_get", {"resource": "Artist", "filterByTk": 1}).status_code == 200
         outcomes: list[tuple[float, int, str]] = []
         stop = threading.Event()
 
@@ -88,6 +93,10 @@ def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_b
         time.sleep(8)
         ready = httpx2.get(f"{server.base}/readyz", timeout=30)
         assert ready.status_code == 503, "readiness fails while the database is unreachable"
+        with server.http(key=key) as c:
+            asked = time.time()
+            r = call(c, eu, "resource_get", {"resource": "Artist", "filterByTk": 2})
+            assert r.status_code == 503 and time.time() - asked < 2, (r.status_code, time.time() - asked)
         going_up = time.time()
         cluster.up()
         came_back = time.time()
@@ -105,6 +114,8 @@ def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_b
         assert all(o[1] == 503 and "retry-after=5" in o[2] and "database" in o[2] for o in during), [o for o in during if o[1] != 503][:3]
         assert after and all(o[1] == 200 and '"isError":true' not in o[2] for o in after), [o for o in after if o[1] != 200][:3]
         assert httpx2.get(f"{server.base}/readyz").status_code == 200
+        with server.http(key=key) as c:
+            assert call(c, eu, "resource_get", {"resource": "Artist", "filterByTk": 2}).status_code == 200, "the app's pool came back too"
     finally:
         server.stop()
 

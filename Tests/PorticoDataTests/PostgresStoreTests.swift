@@ -125,7 +125,9 @@ struct PostgresStoreTests {
         defer { Task { await store.close() } }
         let sleeper = Task { try await store.query("SELECT pg_sleep(20) AS slept") }
         func sleeping() async throws -> Int64 {
-            try await store.query("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(20)%' AND state = 'active'").first?.int("n")
+            try await store.query(
+                "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(20)%' AND state = 'active'"
+            ).first?.int("n")
                 ?? -1
         }
         var started = false
@@ -144,6 +146,37 @@ struct PostgresStoreTests {
         }
         #expect(stopped, "the server stopped the abandoned statement instead of running it for 20 s")
         #expect(try await store.query("SELECT 1 AS one").first?.int("one") == 1, "the pool serves the next caller")
+    }
+
+    @Test func anAppsStoreHearsOfAnOutageFromTheInstancesListener() async throws {
+        let url = try await Backend.freshPostgresDatabase()
+        let primary = try PostgresStore(url: url, logger: logger)
+        let app = try PostgresStore(url: url, changes: primary.changes, logger: logger)
+        primary.shareOutages(with: app)
+        defer {
+            Task {
+                await app.close(); await primary.close()
+            }
+        }
+        for _ in 0..<100 where !primary.isListeningForChanges { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(primary.isListeningForChanges && !app.isListeningForChanges)
+        let started = ContinuousClock.now
+        let sleeper = Task { try await app.query("SELECT pg_sleep(20) AS slept") }
+        try await Task.sleep(for: .milliseconds(300))
+        // The database drops the instance's listening connection, as it does when it shuts down
+        // (asked on a store of its own that does not listen, so only that one connection goes).
+        let admin = try PostgresStore(url: url, changes: ChangeSignal(path: nil), logger: logger)
+        defer { Task { await admin.close() } }
+        _ = try await admin.query(
+            "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
+        )
+        do {
+            _ = try await sleeper.value
+            Issue.record("the app's statement ran to its end")
+        } catch let error as StoreError {
+            #expect(error.kind == .unavailable, "\(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(5), "the app's caller was let go when the instance's store heard of the outage")
     }
 
     @Test func badURLsSayWhatAURLLooksLike() {

@@ -112,6 +112,20 @@ public final class PostgresStore: Database {
         weak var store: PostgresStore?
     }
 
+    /// Stores on the same database that do not listen themselves (apps' schemas), told when this
+    /// one hears that the database dropped its connections.
+    private let followers = Mutex<[LostConnectionRelay]>([])
+
+    /// Tells `store` of outages this store hears of, so its callers are let go as quickly.
+    public func shareOutages(with store: PostgresStore) {
+        let relay = LostConnectionRelay()
+        relay.store = store
+        followers.withLock { followers in
+            followers.removeAll { $0.store == nil }
+            followers.append(relay)
+        }
+    }
+
     /// Whether this process hears other replicas' changes as they happen (else caches re-read
     /// stored state every second until it does again).
     public var isListeningForChanges: Bool { listener?.listening.load(ordering: .acquiring) ?? false }
@@ -233,6 +247,7 @@ public final class PostgresStore: Database {
         let races = running.withLock { Array($0.values) }
         let error = StoreError(kind: .unavailable, message: "the connection to PostgreSQL at \(location) was lost", sql: "")
         for race in races { race.abandon(error) }
+        for follower in followers.withLock({ $0 }) { follower.store?.connectionLost() }
     }
 
     /// Runs the caller's body on the connection just acquired; nil when the caller was already answered.
