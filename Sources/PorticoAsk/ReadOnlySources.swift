@@ -2,7 +2,6 @@ import Foundation
 public import Logging
 public import PorticoData
 import PostgresNIO
-import Synchronization
 
 /// A database opened for questions only: the guard's second layer.
 public protocol ReadOnlySource: Sendable {
@@ -23,6 +22,8 @@ extension SQLiteReadOnlySource: ReadOnlySource {
 /// Rows are cut at the cap and at a byte budget; values become plain SQL values.
 public final class PostgresReadOnlySource: ReadOnlySource {
     let client: PostgresClient
+    /// Stops the statement of a caller that went away (a cancelled tool call) at once.
+    let statements: PostgresStatementCanceller
     let runner: Task<Void, Never>
     let logger: Logger
     /// Bytes of row data one query returns at most.
@@ -40,6 +41,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         configuration.options.additionalStartupParameters.append(("application_name", "portico"))
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
+        statements = PostgresStatementCanceller(client: client, logger: logger)
         self.logger = logger
         self.maxBytes = maxBytes
         runner = Task { await client.run() }
@@ -47,17 +49,6 @@ public final class PostgresReadOnlySource: ReadOnlySource {
 
     public func close() async {
         runner.cancel()
-    }
-
-    /// The server process of each pooled connection, by connection id, read once per connection.
-    private let backends = Mutex<[PostgresConnection.ID: Int32]>([:])
-
-    func backendID(of connection: PostgresConnection) async throws -> Int32 {
-        if let known = backends.withLock({ $0[connection.id] }) { return known }
-        var pid: Int32 = 0
-        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: logger) { pid = try row.decode(Int32.self) }
-        backends.withLock { $0[connection.id] = pid }
-        return pid
     }
 
     /// How long getting a connection may take before the datasource counts as unreachable (the
@@ -83,7 +74,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         }
     }
 
-    func transaction<T: Sendable>(timeout: Duration, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(timeout: Duration, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         do {
             return try await client.withConnection { connection in
                 try await connection.query("BEGIN TRANSACTION READ ONLY", logger: logger)
@@ -92,27 +83,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                     try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"), logger: logger)
                     // A caller that goes away (a cancelled tool call) stops the statement on the server
                     // at once, instead of when it ends or times out.
-                    let backend = try await backendID(of: connection)
-                    let client = self.client
-                    let logger = self.logger
-                    let canceller = Mutex<Task<Void, Never>?>(nil)
-                    let outcome: Result<T, any Error>
-                    do {
-                        outcome = .success(
-                            try await withTaskCancellationHandler {
-                                try await body(connection)
-                            } onCancel: {
-                                canceller.withLock {
-                                    $0 = Task { _ = try? await client.query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend(\(backend))"), logger: logger) }
-                                }
-                            })
-                    } catch {
-                        outcome = .failure(error)
-                    }
-                    // The connection goes back to the pool only once a cancellation sent for this
-                    // statement is done, so it cannot reach the next caller's.
-                    if let sent = canceller.withLock({ $0 }) { await sent.value }
-                    let result = try outcome.get()
+                    let result = try await statements.run(on: connection, body)
                     try await connection.query("ROLLBACK", logger: logger)
                     return result
                 } catch {

@@ -23,6 +23,8 @@ public final class PostgresStore: Database {
     public let url: String
 
     let client: PostgresClient
+    /// Stops the statements of callers that went away.
+    let statements: PostgresStatementCanceller
     private let runner: Task<Void, Never>
     /// Statements waiting for a connection (`portico_db_queue_depth{pool="postgres"}`), and how
     /// long they waited (`portico_db_queue_wait_seconds`).
@@ -86,6 +88,7 @@ public final class PostgresStore: Database {
         }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
+        statements = PostgresStatementCanceller(client: client, logger: logger)
         self.logger = logger
         self.options = options
         self.url = url
@@ -259,54 +262,12 @@ public final class PostgresStore: Database {
         do {
             // A caller that goes away (cancelled, past its deadline) stops its statement on the
             // server, so abandoned statements do not hold connections until `statement_timeout`.
-            let backend = try await backendID(of: connection)
-            let canceller = Mutex<Task<Void, Never>?>(nil)
-            let outcome: Result<T, any Error>
-            do {
-                outcome = .success(
-                    try await withTaskCancellationHandler {
-                        try await body(connection)
-                    } onCancel: {
-                        canceller.withLock { $0 = self.cancelStatement(of: backend) }
-                    })
-            } catch {
-                outcome = .failure(error)
-            }
-            // The connection goes back to the pool only once the cancellation is done, so it
-            // cannot stop the next caller's statement.
-            if let sent = canceller.withLock({ $0 }) { await sent.value }
-            let value = try outcome.get()
+            let value = try await statements.run(on: connection, body)
             // A statement that ran to its end: the database is there.
             if seemsDown.load(ordering: .relaxed) { seemsDown.store(false, ordering: .relaxed) }
             return .success(value)
         } catch {
             return .failure(Self.storeError(error, sql: ""))
-        }
-    }
-
-    /// The server process of each connection, read once per connection.
-    private let backends = Mutex<[PostgresConnection.ID: Int32]>([:])
-
-    func backendID(of connection: PostgresConnection) async throws -> Int32 {
-        if let known = backends.withLock({ $0[connection.id] }) { return known }
-        var pid: Int32 = 0
-        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: logger) { pid = try row.decode(Int32.self) }
-        backends.withLock { $0[connection.id] = pid }
-        return pid
-    }
-
-    /// Asks the server to stop the statement its process `backend` runs, on another connection;
-    /// gives up after two seconds (the database may be the reason the caller went away).
-    private func cancelStatement(of backend: Int32) -> Task<Void, Never> {
-        let client = self.client
-        let logger = self.logger
-        return Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { _ = try? await client.query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend(\(backend))"), logger: logger) }
-                group.addTask { try? await Task.sleep(for: .seconds(2)) }
-                await group.next()
-                group.cancelAll()
-            }
         }
     }
 
