@@ -162,7 +162,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming),
-        .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth"], swiftSettings: upcoming),
+        .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth", "PorticoData"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",
             dependencies: [
@@ -184,7 +184,7 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
         .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoJSON", log], path: "Fuzz/Support", swiftSettings: upcoming),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoJSON", log, http], path: "Fuzz/FuzzJSONRPC",
+            name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", log, http], path: "Fuzz/FuzzJSONRPC",
             swiftSettings: fuzzSettings),
         .executableTarget(
             name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),

@@ -3,6 +3,7 @@ import FuzzSupport
 import HTTPTypes
 import Logging
 import PorticoAuth
+import PorticoData
 import PorticoJSON
 import PorticoMCP
 
@@ -59,14 +60,14 @@ enum Harness {
                 ],
                 "required": ["n"], "additionalProperties": false,
             ],
-            annotations: .read, requiredScope: Scope(.read, .data), access: .data(write: false)
+            annotations: .read, requiredScope: Scope(.read, .data), access: .data(.list)
         ) { arguments, context in
             context.progress("echo")
             return .structured(.object(arguments))
         }
         let write = Tool(
             name: "write", description: "needs write", inputSchema: ["type": "object"], annotations: ToolAnnotations(readOnly: false),
-            requiredScope: Scope(.write, .data), access: .data(write: true)
+            requiredScope: Scope(.write, .data), access: .data(.create)
         ) { _, _ in .error("written") }
         let registry = ToolRegistry(packages: [ToolPackage(name: "data", summary: "", tools: [echo, write])], defaultPackages: ["data"])
         var configuration = MCPEndpoint.Configuration(

@@ -1,28 +1,82 @@
-/// A user's role in one app. The built-in roles are `admin`, `member` and `viewer`.
+public import PorticoData
+public import PorticoJSON
+
+/// A user's role in one app. The built-in roles are `admin`, `member` and `viewer`; an app's
+/// administrators define others with per-collection permissions.
 public struct Role: Hashable, Sendable, CustomStringConvertible {
     public let name: String
+    /// A custom role's grants; `nil` for a built-in role. A custom role whose definition is
+    /// gone has empty permissions: it may do nothing.
+    public var permissions: RolePermissions?
 
-    public init(name: String) { self.name = name }
+    public init(name: String, permissions: RolePermissions? = nil) {
+        self.name = name
+        self.permissions = Self.builtInNames.contains(name) ? nil : (permissions ?? RolePermissions())
+    }
 
     public static let admin = Role(name: "admin")
     public static let member = Role(name: "member")
     public static let viewer = Role(name: "viewer")
     public static let builtIn: [Role] = [.admin, .member, .viewer]
+    public static let builtInNames: Set<String> = ["admin", "member", "viewer"]
+
+    public var isBuiltIn: Bool { permissions == nil }
 
     public var description: String { name }
 }
 
-/// The actions a role is checked for, per collection (NocoBase's ACL action names).
-public enum DataAction: String, Sendable, CaseIterable {
-    case list, get, create, update, destroy, query
+/// What a custom role may do with records: per collection and action, a rule (field list,
+/// row filter). An action that is absent is denied. The collection `*` stands for every
+/// collection without an entry of its own.
+public struct RolePermissions: Hashable, Sendable {
+    public var collections: [String: [RecordAction: AccessRule]]
 
-    public var isRead: Bool {
-        switch self {
-        case .list, .get, .query: true
-        case .create, .update, .destroy: false
+    public init(collections: [String: [RecordAction: AccessRule]] = [:]) { self.collections = collections }
+
+    public func rule(_ collection: String, _ action: RecordAction) -> AccessRule? {
+        if let actions = collections[collection] { return actions[action] }
+        return collections["*"]?[action]
+    }
+
+    /// Whether some collection grants `action`.
+    public func grantsAny(_ action: RecordAction) -> Bool {
+        collections.values.contains { $0[action] != nil }
+    }
+
+    /// `{"Deal": {"list": {"fields": [...], "filter": {...}}, "update": {}}}`, keys in a stable order.
+    public var json: JSON {
+        var object = JSONObject()
+        for collection in collections.keys.sorted() {
+            var actions = JSONObject()
+            for action in RecordAction.allCases {
+                guard let rule = collections[collection]?[action] else { continue }
+                var r = JSONObject()
+                if let fields = rule.fields { r["fields"] = JSON(fields) }
+                if let filter = rule.filter, !filter.isNull { r["filter"] = filter }
+                actions[action.rawValue] = .object(r)
+            }
+            object[collection] = .object(actions)
         }
+        return .object(object)
+    }
+
+    /// Reads what `json` wrote; unreadable entries are left out (they grant nothing).
+    public init(json: JSON) {
+        var collections: [String: [RecordAction: AccessRule]] = [:]
+        for (collection, actions) in json.objectValue ?? [:] {
+            var rules: [RecordAction: AccessRule] = [:]
+            for (name, rule) in actions.objectValue ?? [:] {
+                guard let action = RecordAction(rawValue: name) else { continue }
+                rules[action] = AccessRule(fields: rule["fields"]?.arrayValue?.compactMap(\.stringValue), filter: rule["filter"])
+            }
+            collections[collection] = rules
+        }
+        self.collections = collections
     }
 }
+
+/// The actions a role is checked for, per collection (NocoBase's ACL action names).
+public typealias DataAction = RecordAction
 
 /// The administrative areas beyond data that a role may manage.
 public enum AdminArea: String, Sendable {
@@ -34,13 +88,54 @@ public enum AdminArea: String, Sendable {
 public struct AccessPolicy: Sendable {
     public init() {}
 
-    /// Whether `role` may perform `action` on records of `collection`.
-    public func allows(_ role: Role?, _ action: DataAction, collection: String) -> Bool {
-        guard let role else { return false }
+    /// Whether `role` may perform `action` on records of `collection` (in some rows and fields).
+    public func allows(_ role: Role?, _ action: RecordAction, collection: String) -> Bool {
+        if case .allow = decision(role, action, collection: collection, app: "") { return true }
+        return false
+    }
+
+    /// What `role` may do with `action` on `collection`: a rule, or the refusal naming both.
+    public func decision(_ role: Role?, _ action: RecordAction, collection: String, app: String) -> RecordAccess.Decision {
+        let refusal = RecordAccess.Decision.deny(
+            "role '\(role?.name ?? "none")'\(app.isEmpty ? "" : " in app '\(app)'") may not \(action.rawValue) records of '\(collection)'")
+        guard let role else { return refusal }
+        if let permissions = role.permissions {
+            return permissions.rule(collection, action).map { .allow($0) } ?? refusal
+        }
         switch role {
-        case .admin, .member: return true
-        case .viewer: return action.isRead
-        default: return false
+        case .admin, .member: return .allow(.everything)
+        case .viewer: return action.isRead ? .allow(.everything) : refusal
+        default: return refusal
+        }
+    }
+
+    /// Whether `role` may perform `action` on the records of some collection: whether a tool
+    /// for that action is offered at all.
+    public func allowsAny(_ role: Role?, _ action: RecordAction) -> Bool {
+        guard let role else { return false }
+        if let permissions = role.permissions { return permissions.grantsAny(action) }
+        return allows(role, action, collection: "*")
+    }
+
+    /// The caller's rights over the records of `app`, for the data layer's choke point.
+    public func recordAccess(role: Role?, app: String, userID: Int64?, userName: String?) -> RecordAccess {
+        let policy = self
+        var variables: [String: JSON] = [:]
+        if let userID {
+            variables["currentUser.id"] = .int(userID)
+            variables["$user.id"] = .int(userID)
+        }
+        if let userName {
+            variables["currentUser.name"] = .string(userName)
+            variables["currentUser.username"] = .string(userName)
+        }
+        let custom = role?.permissions
+        // A built-in role reads every collection in full: no scoped catalog is needed.
+        let key =
+            custom.map { "\(app)/\(role!.name)/\($0.json.serializedString)/\(userID.map(String.init) ?? "-")/\(userName ?? "-")" }
+            ?? "\(app)/\(role?.name ?? "-")"
+        return RecordAccess(key: key, variables: variables, allowsInFull: custom == nil) { collection, action in
+            policy.decision(role, action, collection: collection, app: app)
         }
     }
 
@@ -53,7 +148,7 @@ public struct AccessPolicy: Sendable {
         }
         let write = kind == .write
         switch resource {
-        case .data: return allows(role, write ? .create : .list, collection: "*")
+        case .data: return write ? [.create, .update, .destroy].contains { allowsAny(role, $0) } : [.list, .get, .query].contains { allowsAny(role, $0) }
         case .schema: return allows(role, area: .schema, write: write)
         case .acl: return allows(role, area: .acl, write: write)
         case .user: return allows(role, area: .users, write: write)
@@ -74,7 +169,7 @@ public struct AccessPolicy: Sendable {
         switch (role, area) {
         case (.admin, _): return true
         case (_, .apikeys): return true  // every user manages their own keys
-        case (.member, .schema), (.viewer, .schema), (.member, .datasources), (.viewer, .datasources): return !write
+        case (_, .schema), (_, .datasources): return !write  // what the role may read of them is narrowed by its collection rules
         default: return false
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdBcrypt
 import NIOPosix
 public import PorticoData
+import PorticoJSON
 
 /// A person who signs in, with a role in each app they belong to.
 public struct User: Sendable, Hashable {
@@ -122,21 +123,31 @@ public struct UserStore: Sendable {
 
     /// A user's role in each app they belong to.
     public func roles(userID: Int64) async throws -> [String: Role] {
-        var q = SQLFragment("SELECT app, role FROM portico_app_users WHERE user_id = ")
+        var q = SQLFragment(Self.roleQuery + " WHERE m.user_id = ")
         q.append(bind: .int(userID))
         var roles: [String: Role] = [:]
         for row in try await database.query(q) {
-            if let app = row.string("app"), let role = row.string("role") { roles[app] = Role(name: role) }
+            if let app = row.string("app"), let role = Self.role(row) { roles[app] = role }
         }
         return roles
     }
 
+    /// The user's role in `app`, with its permissions when it is a custom role.
     public func role(app: String, userID: Int64) async throws -> Role? {
-        var q = SQLFragment("SELECT role FROM portico_app_users WHERE app = ")
+        var q = SQLFragment(Self.roleQuery + " WHERE m.app = ")
         q.append(bind: .text(app))
-        q.append(" AND user_id = ")
+        q.append(" AND m.user_id = ")
         q.append(bind: .int(userID))
-        return try await database.query(q).first?.string("role").map(Role.init(name:))
+        return try await database.query(q).first.flatMap(Self.role)
+    }
+
+    static let roleQuery =
+        "SELECT m.app, m.role, r.permissions FROM portico_app_users AS m LEFT JOIN portico_roles AS r ON r.app = m.app AND r.name = m.role"
+
+    static func role(_ row: Row) -> Role? {
+        guard let name = row.string("role") else { return nil }
+        let permissions = row.string("permissions").flatMap { try? JSONParser.parse($0) }.map(RolePermissions.init(json:))
+        return Role(name: name, permissions: permissions)
     }
 
     public func setRole(app: String, userID: Int64, role: Role) async throws {

@@ -21,12 +21,11 @@ extension RecordService {
 
     /// Groups and aggregates a collection's records; returns `{data: [rows keyed by alias]}`.
     public func query(app: String, _ request: AggregateRequest, access: RecordAccess) async throws -> JSON {
-        let catalog = try await catalogs.catalog(app: app)
         guard !request.resource.contains(".") else {
             throw DataError.invalid("resource_query works on a collection, not an association resource; filter on the relation instead")
         }
+        let catalog = try scoped(try await catalogs.catalog(app: app), by: access, root: request.resource, action: .query)
         let collection = try catalog.collection(request.resource)
-        try access.require(collection.name, .query)
         guard !request.measures.isEmpty || !request.dimensions.isEmpty else {
             throw DataError.invalid(
                 "resource_query needs at least one measure or dimension, such as measures: [{\"field\": \"\(collection.primaryKey.first?.name ?? "id")\", \"aggregation\": \"count\", \"alias\": \"count\"}]"
@@ -36,7 +35,7 @@ extension RecordService {
         where items.count > Self.maxQueryItems {
             throw DataError.invalid("\(name) has \(items.count) entries; at most \(Self.maxQueryItems) per query")
         }
-        var builder = AggregateBuilder(collection: collection, catalog: catalog, flavor: flavor, access: access)
+        var builder = AggregateBuilder(collection: collection, catalog: catalog, flavor: flavor)
         let plan = try builder.plan(request)
         var limit = request.limit ?? budget.maxRows
         var notes: [String] = []
@@ -84,14 +83,12 @@ struct AggregateBuilder {
     let collection: CollectionSchema
     let catalog: Catalog
     let flavor: SQLFlavor
-    let access: RecordAccess
     var joins: [String: (alias: String, sql: SQLFragment, target: CollectionSchema)] = [:]
 
-    init(collection: CollectionSchema, catalog: Catalog, flavor: SQLFlavor, access: RecordAccess) {
+    init(collection: CollectionSchema, catalog: Catalog, flavor: SQLFlavor) {
         self.collection = collection
         self.catalog = catalog
         self.flavor = flavor
-        self.access = access
     }
 
     struct Output {
@@ -131,7 +128,7 @@ struct AggregateBuilder {
                 return f
             }, separator: ", ")
         q.append(" FROM ")
-        q.append(table: collection.tableName, as: RecordService.rootAlias)
+        q.append(catalog.from(collection, as: RecordService.rootAlias))
         for join in joins.values.sorted(by: { $0.alias < $1.alias }) { q.append(join.sql) }
         let compiler = FilterCompiler(catalog: catalog, flavor: flavor)
         if let condition = try compiler.compile(request.filter, on: collection, alias: RecordService.rootAlias) {
@@ -183,7 +180,6 @@ struct AggregateBuilder {
             )
         }
         let target = try catalog.target(of: relation, in: collection)
-        try access.require(target.name, .query)
         let field = try target.column(segments[1], purpose: path)
         let alias = try join(relation, target: target)
         return (.column(field.name, of: alias), field, segments)
@@ -196,7 +192,7 @@ struct AggregateBuilder {
         var sql = SQLFragment(" LEFT JOIN ")
         switch relation.type {
         case .belongsTo, .hasMany:
-            sql.append(table: target.tableName, as: alias)
+            sql.append(catalog.from(target, as: alias))
             sql.append(" ON ")
             sql.append(column: relation.type == .belongsTo ? r.targetKey : r.foreignKey, of: alias, equals: relation.localKey!, of: RecordService.rootAlias)
         case .belongsToMany:
@@ -206,7 +202,7 @@ struct AggregateBuilder {
             sql.append(" ON ")
             sql.append(column: r.foreignKey, of: junction, equals: r.sourceKey, of: RecordService.rootAlias)
             sql.append(" LEFT JOIN ")
-            sql.append(table: target.tableName, as: alias)
+            sql.append(catalog.from(target, as: alias))
             sql.append(" ON ")
             sql.append(column: r.targetKey, of: alias, equals: otherKey, of: junction)
         default:

@@ -8,6 +8,14 @@ public struct Catalog: Sendable {
     public let database: any Database
     /// Different for every catalog made, so what is derived from one can be kept against it.
     public let version: UInt64
+    /// Collections a scoped catalog names but refuses, with the reason (naming the action).
+    let refusals: [String: String]
+    /// Conditions (on `RecordService.rootAlias`) a scoped catalog's rows must meet, by collection.
+    let rowFilters: [String: SQLFragment]
+    /// Every collection in full, for the junction tables of belongsToMany relations.
+    let unscoped: [String: CollectionSchema]
+    /// Whether this catalog was made by `scoped(by:root:action:)`.
+    let isScoped: Bool
 
     private static let versions = Atomic<UInt64>(0)
 
@@ -18,12 +26,31 @@ public struct Catalog: Sendable {
         var byName: [String: CollectionSchema] = [:]
         for collection in collections { byName[collection.name] = collection }
         self.collections = byName
+        refusals = [:]
+        rowFilters = [:]
+        unscoped = byName
+        isScoped = false
+    }
+
+    /// `base` as one caller may see it (`scoped(by:root:action:)`).
+    init(scoping base: Catalog, collections: [CollectionSchema], refusals: [String: String], rowFilters: [String: SQLFragment]) {
+        app = base.app
+        database = base.database
+        version = Self.versions.add(1, ordering: .relaxed).newValue
+        var byName: [String: CollectionSchema] = [:]
+        for collection in collections { byName[collection.name] = collection }
+        self.collections = byName
+        self.refusals = refusals
+        self.rowFilters = rowFilters
+        unscoped = base.unscoped
+        isScoped = true
     }
 
     public var names: [String] { collections.keys.sorted() }
 
     /// Finds a collection or explains which ones exist.
     public func collection(_ name: String) throws(DataError) -> CollectionSchema {
+        if let reason = refusals[name] { throw DataError(.forbidden, reason) }
         if let collection = collections[name] { return collection }
         let known = names
         let hint = known.first { $0.lowercased() == name.lowercased() }.map { " Did you mean '\($0)'?" } ?? ""
@@ -36,5 +63,53 @@ public struct Catalog: Sendable {
             throw .invalid("'\(field.name)' of '\(collection.name)' is not a relation")
         }
         return try self.collection(relation.target)
+    }
+
+    /// This catalog before any scoping: every collection, in full.
+    var unscopedCatalog: Catalog {
+        isScoped ? Catalog(app: app, collections: Array(unscoped.values), database: database) : self
+    }
+
+    /// The junction table of a belongsToMany relation. It holds only the links; the rows on
+    /// either side keep their own rules.
+    func junction(_ name: String) throws(DataError) -> CollectionSchema {
+        guard let junction = unscoped[name] else { throw .invalid("the junction collection '\(name)' does not exist in app '\(app)'") }
+        return junction
+    }
+
+    /// `"table" AS "alias"`, or, where this catalog filters the collection's rows,
+    /// `(SELECT * FROM "table" AS "t0" WHERE <row filter>) AS "alias"`: every read of a
+    /// collection's table is written with this, so a row filter holds on every path.
+    public func from(_ collection: CollectionSchema, as alias: String) -> SQLFragment {
+        var f = SQLFragment()
+        guard let condition = rowFilters[collection.name] else {
+            f.append(table: collection.tableName, as: alias)
+            return f
+        }
+        f.append("(SELECT * FROM ")
+        f.append(table: collection.tableName, as: RecordService.rootAlias)
+        f.append(" WHERE ")
+        f.append(condition)
+        f.append(") AS ")
+        f.append(identifier: alias)
+        return f
+    }
+
+    /// The row filter on `collection` as a condition on `RecordService.rootAlias`, for the
+    /// statements that cannot read a derived table (UPDATE, DELETE).
+    func rowCondition(of collection: CollectionSchema) -> SQLFragment? { rowFilters[collection.name] }
+
+    /// `(SELECT "alias"."column" FROM <collection's rows> WHERE "alias"."key" = value)`.
+    func lookup(_ column: String, in collection: CollectionSchema, as alias: String, where key: String, equals value: SQLFragment) -> SQLFragment {
+        var f = SQLFragment("(SELECT ")
+        f.append(column: column, of: alias)
+        f.append(" FROM ")
+        f.append(from(collection, as: alias))
+        f.append(" WHERE ")
+        f.append(column: key, of: alias)
+        f.append(" = ")
+        f.append(value)
+        f.append(")")
+        return f
     }
 }

@@ -192,20 +192,20 @@ public struct FilterCompiler: Sendable {
         var link = SQLFragment()
         switch field.type {
         case .belongsTo:
-            f.append(table: target.tableName, as: t)
+            f.append(catalog.from(target, as: t))
             link.append(column: relation.targetKey, of: t, equals: relation.foreignKey, of: alias)
         case .hasMany:
-            f.append(table: target.tableName, as: t)
+            f.append(catalog.from(target, as: t))
             link.append(column: relation.foreignKey, of: t, equals: relation.sourceKey, of: alias)
         case .belongsToMany:
             guard let through = relation.through, let otherKey = relation.otherKey else {
                 throw .invalid("relation '\(field.name)' has no junction collection")
             }
-            let junction = try catalog.collection(through)
+            let junction = try catalog.junction(through)
             let j = scope.make()
             f.append(table: junction.tableName, as: j)
             f.append(" JOIN ")
-            f.append(table: target.tableName, as: t)
+            f.append(catalog.from(target, as: t))
             f.append(" ON ")
             f.append(column: relation.targetKey, of: t, equals: otherKey, of: j)
             link.append(column: relation.foreignKey, of: j, equals: relation.sourceKey, of: alias)

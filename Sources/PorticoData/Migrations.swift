@@ -186,5 +186,14 @@ public struct Migrator: Sendable {
                 "CREATE INDEX portico_images_created ON portico_images (created_at)",
             ]
         },
+        Migration(version: 6, name: "custom roles") { _ in
+            [
+                // Per app: the role's title and its permissions (per collection and action, as JSON).
+                """
+                CREATE TABLE portico_roles (app TEXT NOT NULL REFERENCES portico_apps (name) ON DELETE CASCADE, name TEXT NOT NULL,
+                  title TEXT, permissions TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (app, name))
+                """
+            ]
+        },
     ]
 }

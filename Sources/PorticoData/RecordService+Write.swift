@@ -6,7 +6,8 @@ extension RecordService {
     public func create(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
         let (catalog, target) = try await resolve(app: app, request, access: access, for: .create)
         guard let values = request.values else { throw DataError.invalid("values is required: the new record's fields, such as {\"Title\": \"...\"}") }
-        var draft = try Assignment(values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
+        var draft = try Assignment(
+            values: values, collection: target.collection, catalog: catalog, access: access, whitelist: request.whitelist, blacklist: request.blacklist)
         if let association = target.association {
             switch association.field.type {
             case .hasMany:
@@ -32,8 +33,9 @@ extension RecordService {
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
                 if let association = target.association, association.field.type == .belongsToMany {
-                    try await Self.requireExists(association, db: db)
+                    try await Self.requireExists(association, catalog: catalog, db: db)
                 }
+                try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 var q = SQLFragment("INSERT INTO ")
                 q.append(identifier: collection.tableName)
                 let names = Array(assignment.columns.keys) + Array(assignment.columnExpressions.keys)
@@ -59,7 +61,7 @@ extension RecordService {
                 if let association = target.association, association.field.type == .belongsToMany {
                     try await Self.linkJunction(association, targetRow: row, catalog: catalog, db: db)
                 }
-                return RowMapping.records([row], collection: collection, columns: collection.columns.map(\.name))[0]
+                return RowMapping.records([row], collection: collection, columns: Self.readableColumns(of: collection, catalog: catalog, access: access))[0]
             }
         }
         return ["data": .object(created)]
@@ -75,15 +77,17 @@ extension RecordService {
             throw DataError.invalid("an update needs filterByTk or a non-empty filter, so it cannot change every record by accident")
         }
         let assignment = try Assignment(
-            values: values, collection: target.collection, catalog: catalog, whitelist: request.whitelist, blacklist: request.blacklist)
+            values: values, collection: target.collection, catalog: catalog, access: access, whitelist: request.whitelist, blacklist: request.blacklist)
         for key in target.collection.primaryKey where assignment.columns[key.name] != nil {
             throw DataError.invalid("values.\(key.name) is the primary key of '\(target.collection.name)' and cannot be changed")
         }
         guard !assignment.columns.isEmpty || !assignment.links.isEmpty else { throw DataError.invalid("values names no field to change") }
-        let condition = try conditions(request, target: target, catalog: catalog)
+        let condition = SQLFragment.all(
+            [try conditions(request, target: target, catalog: catalog), catalog.rowCondition(of: target.collection)].compactMap { $0 })
         let collection = target.collection
         let rows: [Row] = try await writing(collection) {
             try await catalog.database.transaction { db in
+                try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 var rows: [Row]
                 if assignment.columns.isEmpty {
                     var q = SQLFragment("SELECT * FROM ")
@@ -111,7 +115,7 @@ extension RecordService {
                 return rows
             }
         }
-        let columns = collection.columns.map(\.name)
+        let columns = Self.readableColumns(of: collection, catalog: catalog, access: access)
         let records = RowMapping.records(rows.prefix(budget.maxRows), collection: collection, columns: columns).map { JSON.object($0) }
         var result: JSONObject = ["data": .array(Array(records))]
         if rows.count > budget.maxRows {
@@ -128,7 +132,8 @@ extension RecordService {
         guard Self.hasSelector(request) else {
             throw DataError.invalid("a destroy needs filterByTk or a non-empty filter; Portico refuses to delete every record of '\(target.collection.name)'")
         }
-        let condition = try conditions(request, target: target, catalog: catalog)
+        let condition = SQLFragment.all(
+            [try conditions(request, target: target, catalog: catalog), catalog.rowCondition(of: target.collection)].compactMap { $0 })
         let collection = target.collection
         let count: Int = try await writing(collection) {
             var q = SQLFragment("DELETE FROM ")
@@ -159,11 +164,23 @@ extension RecordService {
         }
     }
 
-    static func requireExists(_ association: Association, db: any Database) async throws {
+    /// The columns of a written record the caller may read back (its `get` rule; the key alone when it may not get).
+    static func readableColumns(of collection: CollectionSchema, catalog: Catalog, access: RecordAccess) -> [String] {
+        let full = catalog.unscoped[collection.name] ?? collection
+        switch access.decision(collection.name, .get) {
+        case .allow(let rule):
+            guard let fields = rule.fields else { return full.columns.map(\.name) }
+            return full.columns.filter { $0.primaryKey || fields.contains($0.name) }.map(\.name)
+        case .deny:
+            return full.primaryKey.map(\.name)
+        }
+    }
+
+    static func requireExists(_ association: Association, catalog: Catalog, db: any Database) async throws {
         var q = SQLFragment("SELECT 1 AS found FROM ")
-        q.append(identifier: association.parent.tableName)
+        q.append(catalog.from(association.parent, as: "p"))
         q.append(" WHERE ")
-        q.append(identifier: association.parent.primaryKey[0].name)
+        q.append(column: association.parent.primaryKey[0].name, of: "p")
         q.append(" = ")
         q.append(bind: association.sourceId)
         guard try await !db.query(q).isEmpty else {
@@ -228,8 +245,14 @@ struct Assignment: Sendable {
     var columnExpressions: [String: SQLFragment] = [:]
     /// hasMany / belongsToMany fields set to a list of target keys.
     var links: [(field: Field, keys: [SQLValue])] = []
+    /// belongsTo keys that must name a record the caller can see, where its rows are filtered.
+    var filteredTargets: [(field: Field, target: CollectionSchema, key: SQLValue)] = []
+    /// For each hasMany link: the target's rows the caller may update (`nil`: all of them).
+    var linkScopes: [String: SQLFragment] = [:]
 
-    init(values: JSONObject, collection: CollectionSchema, catalog: Catalog, whitelist: [String]?, blacklist: [String]?) throws(DataError) {
+    init(
+        values: JSONObject, collection: CollectionSchema, catalog: Catalog, access: RecordAccess, whitelist: [String]?, blacklist: [String]?
+    ) throws(DataError) {
         for (name, list) in [("whitelist", whitelist), ("blacklist", blacklist)] where (list?.count ?? 0) > 200 {
             throw .invalid("\(name) has \(list!.count) entries; at most 200")
         }
@@ -237,6 +260,11 @@ struct Assignment: Sendable {
             if let whitelist, !whitelist.contains(name) { continue }
             if let blacklist, blacklist.contains(name) { continue }
             guard let field = collection.field(name) else {
+                if catalog.unscoped[collection.name]?.field(name) != nil {
+                    throw DataError(
+                        .forbidden,
+                        "this role may not set field '\(name)' of '\(collection.name)'; it may set: \(collection.fields.map(\.name).joined(separator: ", "))")
+                }
                 throw .invalid(
                     "values: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
             }
@@ -244,7 +272,8 @@ struct Assignment: Sendable {
             case .belongsTo:
                 let relation = field.relation!
                 let target = try catalog.target(of: field, in: collection)
-                guard let fkField = collection.field(relation.foreignKey) else { continue }
+                // Writing the relation writes its foreign key, whether or not the key is a field the role names.
+                guard let fkField = (catalog.unscoped[collection.name] ?? collection).field(relation.foreignKey) else { continue }
                 var key = value
                 if case .object(let object) = value {
                     guard let k = object[relation.targetKey] else {
@@ -253,7 +282,9 @@ struct Assignment: Sendable {
                     }
                     key = k
                 }
-                columns[relation.foreignKey] = try ValueCoercion.coerce(key, to: fkField, at: "values.\(name)")
+                let value = try ValueCoercion.coerce(key, to: fkField, at: "values.\(name)")
+                columns[relation.foreignKey] = value
+                if catalog.rowCondition(of: target) != nil, value != .null { filteredTargets.append((field, target, value)) }
             case .hasMany, .belongsToMany:
                 let relation = field.relation!
                 let target = try catalog.target(of: field, in: collection)
@@ -268,10 +299,40 @@ struct Assignment: Sendable {
                     if case .object(let object) = item, let k = object[keyField.name] { key = k }
                     keys.append(try ValueCoercion.coerce(key, to: keyField, at: "values.\(name)[\(index)]"))
                 }
+                if field.type == .hasMany {
+                    // Linking moves the target's records: that is an update of them.
+                    let rooted = try catalog.unscopedCatalog.scoped(by: access, root: target.name, action: .update)
+                    if let condition = rooted.rowCondition(of: target) { linkScopes[field.name] = condition }
+                }
                 links.append((field, keys))
             default:
                 if field.primaryKey && field.autoIncrement && value.isNull { continue }
                 columns[name] = try ValueCoercion.coerce(value, to: field, at: "values.\(name)")
+            }
+        }
+    }
+
+    /// Refuses a belongsTo key or a belongsToMany link that names a record outside the caller's rows.
+    func requireVisibleTargets(catalog: Catalog, db: any Database) async throws {
+        var checks = filteredTargets.map { ($0.field, $0.target, [$0.key]) }
+        for (field, keys) in links where field.type == .belongsToMany && !keys.isEmpty {
+            let target = try catalog.collection(field.relation!.target)
+            if catalog.rowCondition(of: target) != nil { checks.append((field, target, keys)) }
+        }
+        for (field, target, keys) in checks {
+            let key = field.type == .belongsTo ? field.relation!.targetKey : (target.field(field.relation!.targetKey) ?? target.primaryKey[0]).name
+            var q = SQLFragment("SELECT COUNT(DISTINCT ")
+            q.append(column: key, of: "v")
+            q.append(") AS n FROM ")
+            q.append(catalog.from(target, as: "v"))
+            q.append(" WHERE ")
+            q.append(column: key, of: "v")
+            q.append(" IN (")
+            q.append(joining: keys.map { .bind($0) }, separator: ", ")
+            q.append(")")
+            let found = try await db.query(q).first?.int("n") ?? 0
+            guard found == Int64(Set(keys).count) else {
+                throw DataError.notFound("values.\(field.name) names a \(target.name) record that does not exist or that this role may not see")
             }
         }
     }
@@ -295,6 +356,18 @@ struct Assignment: Sendable {
                 q.append(" IN (")
                 q.append(joining: keys.map { .bind($0) }, separator: ", ")
                 q.append(")")
+                if let scope = linkScopes[field.name] {
+                    // The target's update rule, on its own table: records outside it stay where they are.
+                    q.append(" AND ")
+                    q.append(identifier: relation.targetKey)
+                    q.append(" IN (SELECT ")
+                    q.append(column: relation.targetKey, of: RecordService.rootAlias)
+                    q.append(" FROM ")
+                    q.append(table: target.tableName, as: RecordService.rootAlias)
+                    q.append(" WHERE ")
+                    q.append(scope)
+                    q.append(")")
+                }
                 try await db.execute(q)
             } else if let through = relation.through, let otherKey = relation.otherKey {
                 var clear = SQLFragment("DELETE FROM ")
@@ -303,6 +376,16 @@ struct Assignment: Sendable {
                 clear.append(identifier: relation.foreignKey)
                 clear.append(" = ")
                 clear.append(bind: source)
+                if catalog.rowCondition(of: target) != nil {
+                    // Links to records the caller cannot see are not the caller's to remove.
+                    clear.append(" AND ")
+                    clear.append(identifier: otherKey)
+                    clear.append(" IN (SELECT ")
+                    clear.append(column: relation.targetKey, of: "v")
+                    clear.append(" FROM ")
+                    clear.append(catalog.from(target, as: "v"))
+                    clear.append(")")
+                }
                 try await db.execute(clear)
                 for key in keys {
                     try await db.execute(RecordService.junctionInsert(through, relation.foreignKey, otherKey, source: .bind(source), target: key))

@@ -20,27 +20,6 @@ public struct ResultBudget: Sendable {
     public init() {}
 }
 
-/// Who asks, for the role check on each collection and action.
-public struct RecordAccess: Sendable {
-    public let check: @Sendable (_ collection: String, _ action: RecordAction) -> String?
-
-    /// `check` returns `nil` to allow, or the reason for refusing.
-    public init(check: @escaping @Sendable (_ collection: String, _ action: RecordAction) -> String?) {
-        self.check = check
-    }
-
-    public static let unrestricted = RecordAccess { _, _ in nil }
-
-    func require(_ collection: String, _ action: RecordAction) throws(DataError) {
-        if let reason = check(collection, action) { throw DataError(.forbidden, reason) }
-    }
-}
-
-/// The record actions, by NocoBase's names.
-public enum RecordAction: String, Sendable {
-    case list, get, create, update, destroy, query
-}
-
 /// Arguments of a record request that names its rows (NocoBase's resource parameters).
 public struct RecordRequest: Sendable {
     public var resource: String
@@ -68,6 +47,7 @@ public struct RecordService: Sendable {
     let flavor: SQLFlavor
     public let budget: ResultBudget
     private let plans = PlanCache()
+    private let scopes = ScopeCache()
 
     public init(catalogs: CatalogStore, budget: ResultBudget = ResultBudget()) {
         flavor = catalogs.databases.primary.flavor
@@ -122,7 +102,7 @@ public struct RecordService: Sendable {
             notes.append("more than \(budget.maxRows) records match; use pagination or a narrower filter")
         }
         let meter = ResultMeter(budget: budget)
-        let records = try await plan.records(from: Array(shown), database: catalog.database, access: access, meter: meter)
+        let records = try await plan.records(from: Array(shown), meter: meter)
         if meter.cutByBytes {
             truncated = true
             notes.append(
@@ -136,7 +116,7 @@ public struct RecordService: Sendable {
             // A short first page already says how many match; otherwise ask (a window count
             // would make SQLite materialise every matching row).
             let count: Int64 =
-                page == 1 && rows.count < pageSize ? Int64(rows.count) : try await self.count(target.collection, where: condition, in: catalog.database)
+                page == 1 && rows.count < pageSize ? Int64(rows.count) : try await self.count(target.collection, where: condition, in: catalog)
             var meta: JSONObject = [
                 "count": .int(count), "page": JSON(page), "pageSize": JSON(pageSize),
                 "totalPage": .int((count + Int64(pageSize) - 1) / Int64(pageSize)),
@@ -156,7 +136,7 @@ public struct RecordService: Sendable {
         let condition = try conditions(request, target: target, catalog: catalog)
         let rows = try await catalog.database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: flavor))
         let meter = ResultMeter(budget: budget)
-        let records = try await plan.records(from: rows, database: catalog.database, access: access, meter: meter)
+        let records = try await plan.records(from: rows, meter: meter)
         if records.isEmpty, !rows.isEmpty {
             throw DataError.invalid(
                 "the record is larger than \(budget.maxBytes / 1024) KiB with the fields and appends asked for; ask for fewer fields (fields, except) or fewer appends"
@@ -168,14 +148,14 @@ public struct RecordService: Sendable {
         return .object(result)
     }
 
-    func count(_ collection: CollectionSchema, where condition: SQLFragment?, in database: any Database) async throws -> Int64 {
+    func count(_ collection: CollectionSchema, where condition: SQLFragment?, in catalog: Catalog) async throws -> Int64 {
         var q = SQLFragment("SELECT COUNT(*) AS n FROM ")
-        q.append(table: collection.tableName, as: Self.rootAlias)
+        q.append(catalog.from(collection, as: Self.rootAlias))
         if let condition {
             q.append(" WHERE ")
             q.append(condition)
         }
-        return try await database.query(q).first?.int("n") ?? 0
+        return try await catalog.database.query(q).first?.int("n") ?? 0
     }
 
     // MARK: Resolving the resource
@@ -194,12 +174,32 @@ public struct RecordService: Sendable {
         var sourceId: SQLValue
     }
 
-    /// The app's catalog and the request's target, once the caller may act on it.
+    /// The app's catalog as the caller may see it for this call, and the request's target.
     func resolve(app: String, _ request: RecordRequest, access: RecordAccess, for action: RecordAction) async throws -> (Catalog, Target) {
-        let catalog = try await catalogs.catalog(app: app)
-        let target = try resolve(request, catalog: catalog)
-        try access.require(target.collection.name, action)
-        return (catalog, target)
+        let full = try await catalogs.catalog(app: app)
+        // The target of an association is the call's own collection; its parent is a related one.
+        let catalog = try scoped(full, by: access, root: Self.rootCollection(request.resource, in: full), action: action)
+        return (catalog, try resolve(request, catalog: catalog))
+    }
+
+    /// The collection a resource acts on (`Album.tracks` → `Track`), when its names resolve.
+    static func rootCollection(_ resource: String, in catalog: Catalog) -> String {
+        let parts = resource.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return resource }
+        return catalog.collections[String(parts[0])]?.field(String(parts[1]))?.relation?.target ?? resource
+    }
+
+    /// `catalog` scoped by `access` for one call, kept while the catalog and the rules are the same.
+    func scoped(_ catalog: Catalog, by access: RecordAccess, root: String, action: RecordAction) throws(DataError) -> Catalog {
+        if access.allowsInFull { return try catalog.scoped(by: access, root: root, action: action) }
+        let key = ScopeCache.Key(catalog: catalog.version, access: access.key, root: root, action: action)
+        if let scoped = scopes.entries.withLock({ $0[key] }) { return scoped }
+        let scoped = try catalog.scoped(by: access, root: root, action: action)
+        scopes.entries.withLock { entries in
+            if entries.count >= ScopeCache.limit { entries.removeAll(keepingCapacity: true) }
+            entries[key] = scoped
+        }
+        return scoped
     }
 
     func resolve(_ request: RecordRequest, catalog: Catalog) throws(DataError) -> Target {
@@ -233,8 +233,14 @@ public struct RecordService: Sendable {
         let sourceKeyValue: SQLFragment =
             linkColumn == pk.name
             ? .bind(sourceId)
-            : .lookup(linkColumn, from: collection.tableName, as: "p", where: pk.name, equals: .bind(sourceId))
+            : catalog.lookup(linkColumn, in: collection, as: "p", where: pk.name, equals: .bind(sourceId))
         var scope = SQLFragment()
+        if catalog.rowCondition(of: collection) != nil, linkColumn == pk.name {
+            // The parent must be one of the caller's rows, even when its key alone links.
+            scope.append("EXISTS ")
+            scope.append(catalog.lookup(pk.name, in: collection, as: "p", where: pk.name, equals: .bind(sourceId)))
+            scope.append(" AND ")
+        }
         switch field.type {
         case .hasMany, .belongsTo:
             scope.append(column: field.type == .hasMany ? relation.foreignKey : relation.targetKey, of: Self.rootAlias)
@@ -242,7 +248,7 @@ public struct RecordService: Sendable {
             scope.append(sourceKeyValue)
         case .belongsToMany:
             guard let through = relation.through, let otherKey = relation.otherKey else { throw .invalid("relation '\(field.name)' has no junction") }
-            let junction = try catalog.collection(through)
+            let junction = try catalog.junction(through)
             scope.append("EXISTS (SELECT 1 FROM ")
             scope.append(table: junction.tableName, as: "j")
             scope.append(" WHERE ")
@@ -321,6 +327,19 @@ public struct RecordService: Sendable {
         }
         return SQLFragment.all(alternatives, "OR")!
     }
+}
+
+/// Catalogs scoped for callers, by catalog, rules, collection and action, within a bound.
+final class ScopeCache: Sendable {
+    struct Key: Hashable {
+        var catalog: UInt64
+        var access: String
+        var root: String
+        var action: RecordAction
+    }
+
+    static let limit = 1024
+    let entries = Mutex<[Key: Catalog]>([:])
 }
 
 /// Select plans by catalog and request shape, within a bound.

@@ -108,20 +108,6 @@ public struct SQLFragment: SQLExpression, Sendable {
         return f
     }
 
-    /// `(SELECT "alias"."column" FROM "table" AS "alias" WHERE "alias"."key" = value)`: one value of a related row.
-    public static func lookup(_ column: String, from table: String, as alias: String, where key: String, equals value: SQLFragment) -> SQLFragment {
-        var f = SQLFragment("(SELECT ")
-        f.append(column: column, of: alias)
-        f.append(" FROM ")
-        f.append(table: table, as: alias)
-        f.append(" WHERE ")
-        f.append(column: key, of: alias)
-        f.append(" = ")
-        f.append(value)
-        f.append(")")
-        return f
-    }
-
     /// `(a) AND (b) AND ...`, or `nil` when there is nothing to combine.
     public static func all(_ conditions: [SQLFragment], _ op: String = "AND") -> SQLFragment? {
         guard !conditions.isEmpty else { return nil }

@@ -4,6 +4,8 @@ import PorticoJSON
 /// What a list or get reads: which columns, in what order, and which relations to attach.
 struct SelectPlan: Sendable {
     let collection: CollectionSchema
+    /// The catalog as the caller may see it: every table this plan reads is read through it.
+    let catalog: Catalog
     let outputColumns: [String]
     let fetchColumns: [String]
     let order: [SQLFragment]
@@ -31,6 +33,7 @@ struct SelectPlan: Sendable {
 
     init(request: RecordRequest, collection: CollectionSchema, catalog: Catalog, flavor: SQLFlavor) throws(DataError) {
         self.collection = collection
+        self.catalog = catalog
         for (name, list) in [("fields", request.fields), ("appends", request.appends), ("except", request.except), ("sort", request.sort)] {
             guard let list, list.count > Self.maxListLength else { continue }
             throw .invalid("\(name) has \(list.count) entries; at most \(Self.maxListLength)")
@@ -152,7 +155,7 @@ struct SelectPlan: Sendable {
                 }
                 let target = try catalog.target(of: relation, in: collection)
                 _ = try target.column(path[1], purpose: "sort")
-                expression = .lookup(path[1], from: target.tableName, as: "s", where: r.targetKey, equals: .column(r.foreignKey, of: RecordService.rootAlias))
+                expression = catalog.lookup(path[1], in: target, as: "s", where: r.targetKey, equals: .column(r.foreignKey, of: RecordService.rootAlias))
             } else {
                 throw .invalid("sort: '\(name)' is too deep; sort by a column or a belongsTo relation's column")
             }
@@ -173,7 +176,7 @@ struct SelectPlan: Sendable {
         var q = SQLFragment("SELECT ")
         q.append(columns: fetchColumns, of: RecordService.rootAlias)
         q.append(" FROM ")
-        q.append(table: collection.tableName, as: RecordService.rootAlias)
+        q.append(catalog.from(collection, as: RecordService.rootAlias))
         if let condition {
             q.append(" WHERE ")
             q.append(condition)
@@ -191,12 +194,12 @@ struct SelectPlan: Sendable {
 
     /// The records of `rows` with their appends, as many as fit the byte budget. Sizes are
     /// counted as the records are built; appends are fetched only for the records still kept.
-    func records(from rows: [Row], database: any Database, access: RecordAccess, meter: ResultMeter) async throws -> [JSONObject] {
+    func records(from rows: [Row], meter: ResultMeter) async throws -> [JSONObject] {
         var (records, sizes) = RowMapping.measuredRecords(rows, collection: collection, columns: outputColumns)
         var kept = meter.fitting(sizes)
         for node in appends {
             guard kept > 0 else { break }
-            try await attach(node, parentRows: rows[..<kept], records: &records, sizes: &sizes, database: database, access: access, meter: meter)
+            try await attach(node, parentRows: rows[..<kept], records: &records, sizes: &sizes, meter: meter)
             kept = min(kept, meter.fitting(sizes))
         }
         return Array(records[..<kept])
@@ -205,10 +208,8 @@ struct SelectPlan: Sendable {
     /// Loads one relation for all parents in one query and attaches it, with the relation's own
     /// appends; each parent's size grows by what it receives.
     func attach(
-        _ node: AppendNode, parentRows: ArraySlice<Row>, records: inout [JSONObject], sizes: inout [Int],
-        database: any Database, access: RecordAccess, meter: ResultMeter
+        _ node: AppendNode, parentRows: ArraySlice<Row>, records: inout [JSONObject], sizes: inout [Int], meter: ResultMeter
     ) async throws {
-        try access.require(node.target.name, .list)
         try Task.checkCancellation()
         let relation = node.field.relation!
         let parentKey = node.field.localKey!
@@ -226,7 +227,7 @@ struct SelectPlan: Sendable {
                 break
             }
             let chunk = Array(keys[start..<min(start + 500, keys.count)])
-            var rows = try await database.query(relatedQuery(node, keys: chunk, limit: remaining + 1, perParent: meter.maxPerParent + 1))
+            var rows = try await catalog.database.query(relatedQuery(node, keys: chunk, limit: remaining + 1, perParent: meter.maxPerParent + 1))
             if rows.count > remaining {
                 rows.removeLast(rows.count - remaining)
                 meter.cutInAll.insert(node.path)
@@ -234,7 +235,7 @@ struct SelectPlan: Sendable {
             meter.attach(rows.count)
             var (childRecords, childSizes) = RowMapping.measuredRecords(rows, collection: node.target, columns: node.outputColumns)
             for child in node.children {
-                try await attach(child, parentRows: rows[...], records: &childRecords, sizes: &childSizes, database: database, access: access, meter: meter)
+                try await attach(child, parentRows: rows[...], records: &childRecords, sizes: &childSizes, meter: meter)
             }
             for (index, row) in rows.enumerated() {
                 guard let key = row[linkColumn] else { continue }
@@ -288,7 +289,7 @@ struct SelectPlan: Sendable {
             inner.append(identifier: "__n")
         }
         inner.append(" FROM ")
-        inner.append(table: node.target.tableName, as: "r")
+        inner.append(catalog.from(node.target, as: "r"))
         if node.field.type == .belongsToMany, let through = relation.through, let otherKey = relation.otherKey {
             inner.append(" JOIN ")
             inner.append(table: through, as: "j")

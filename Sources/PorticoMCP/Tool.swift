@@ -33,8 +33,8 @@ public struct ToolAnnotations: Sendable {
 /// What a user's role must allow for a tool to be offered and run.
 public enum ToolAccess: Sendable {
     /// Record tools: the per-collection check happens in the data layer; here only whether the
-    /// role can read or write records at all.
-    case data(write: Bool)
+    /// role may take this action on some collection at all.
+    case data(DataAction)
     case admin(AdminArea, write: Bool)
     /// Offered to every caller, credentials or not: the tool checks who calls it itself (SQLBot's
     /// tools, which take the token of `mcp_start` as an argument).

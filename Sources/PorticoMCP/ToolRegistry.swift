@@ -55,8 +55,8 @@ public struct ToolRegistry: Sendable {
 
     public static func roleAllows(_ access: ToolAccess, _ role: Role?, policy: AccessPolicy) -> Bool {
         switch access {
-        case .data(let write):
-            return policy.allows(role, write ? .create : .list, collection: "*")
+        case .data(let action):
+            return policy.allowsAny(role, action)
         case .admin(let area, let write):
             return policy.allows(role, area: area, write: write)
         case .open:

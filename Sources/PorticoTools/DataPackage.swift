@@ -32,38 +32,38 @@ public struct DataPackage: Sendable {
                 tool(
                     "resource_list", Schemas.list, output: Schemas.listOutput, .read,
                     "List records of a collection, paginated (page, pageSize ≤ 500) and filtered. Returns {data, meta:{count,page,pageSize,totalPage}}.",
-                    write: false
+                    action: .list
                 ) { s, a, c in
                     try await s.records.list(app: c.app, try Arguments.record(a), access: s.access(c))
                 },
                 tool(
                     "resource_get", Schemas.get, output: Schemas.getOutput, .read,
-                    "Get one record by primary key (filterByTk) or filter. Returns {data: record or null}.", write: false
+                    "Get one record by primary key (filterByTk) or filter. Returns {data: record or null}.", action: .get
                 ) { s, a, c in
                     try await s.records.get(app: c.app, try Arguments.record(a), access: s.access(c))
                 },
                 tool(
                     "resource_create", Schemas.create, output: Schemas.createOutput, ToolAnnotations(readOnly: false),
-                    "Create a record from values; belongsTo fields take the target's key. Returns {data: record}.", write: true
+                    "Create a record from values; belongsTo fields take the target's key. Returns {data: record}.", action: .create
                 ) { s, a, c in
                     try await s.records.create(app: c.app, try Arguments.record(a), access: s.access(c))
                 },
                 tool(
                     "resource_update", Schemas.update, output: Schemas.updateOutput, ToolAnnotations(readOnly: false, idempotent: true),
-                    "Update the records matched by filterByTk or filter (one is required). Returns {data: [records]}.", write: true
+                    "Update the records matched by filterByTk or filter (one is required). Returns {data: [records]}.", action: .update
                 ) { s, a, c in
                     try await s.records.update(app: c.app, try Arguments.record(a), access: s.access(c))
                 },
                 tool(
                     "resource_destroy", Schemas.destroy, output: Schemas.destroyOutput, ToolAnnotations(readOnly: false, destructive: true, idempotent: true),
-                    "Delete the records matched by filterByTk or filter (one is required). Returns {data: number deleted}.", write: true
+                    "Delete the records matched by filterByTk or filter (one is required). Returns {data: number deleted}.", action: .destroy
                 ) { s, a, c in
                     try await s.records.destroy(app: c.app, try Arguments.record(a), access: s.access(c))
                 },
                 tool(
                     "resource_query", Schemas.query, output: Schemas.queryOutput, .read,
                     "Aggregate a collection: measures (sum|count|avg|min|max, distinct), dimensions (date format like \"YYYY-MM\"), orders, filter, having, limit, offset. Returns {data: rows keyed by alias}.",
-                    write: false
+                    action: .query
                 ) { s, a, c in
                     try await s.records.query(app: c.app, try Arguments.aggregate(a), access: s.access(c))
                 },
@@ -71,29 +71,23 @@ public struct DataPackage: Sendable {
     }
 
     func tool(
-        _ name: String, _ input: JSON, output: JSON, _ annotations: ToolAnnotations, _ description: String, write: Bool,
+        _ name: String, _ input: JSON, output: JSON, _ annotations: ToolAnnotations, _ description: String, action: DataAction,
         _ run: @escaping @Sendable (DataPackage, JSONObject, CallContext) async throws -> JSON
     ) -> Tool {
         let package = self
         return Tool(
             name: name, description: description, inputSchema: input, outputSchema: output, annotations: annotations,
-            requiredScope: Scope(write ? .write : .read, .data), access: .data(write: write)
+            requiredScope: Scope(action.isRead ? .read : .write, .data), access: .data(action)
         ) { arguments, context in
             context.progress("running \(name) on \(arguments["resource"]?.stringValue ?? "?")")
             return .structured(try await run(package, arguments, context))
         }
     }
 
-    /// The role check for each collection and action, from the caller's role in this app.
+    /// The caller's rights over this app's records, from their role in it.
     func access(_ context: CallContext) -> RecordAccess {
-        let role = context.principal.role
-        let policy = self.policy
-        let app = context.app
-        return RecordAccess { collection, action in
-            let dataAction = DataAction(rawValue: action.rawValue) ?? .list
-            if policy.allows(role, dataAction, collection: collection) { return nil }
-            return "role '\(role?.name ?? "none")' in app '\(app)' may not \(action.rawValue) records of '\(collection)'"
-        }
+        let principal = context.principal
+        return policy.recordAccess(role: principal.role, app: context.app, userID: principal.userID, userName: principal.userName)
     }
 }
 

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Logging
 import PorticoAuth
+import PorticoData
 import PorticoJSON
 import Synchronization
 import Testing
@@ -27,7 +28,7 @@ final class Probe: Sendable {
         let probe = self.probe
         let slow = Tool(
             name: "slow", description: "waits until cancelled", inputSchema: ["type": "object"], annotations: .read,
-            requiredScope: Scope(.read, .data), access: .data(write: false)
+            requiredScope: Scope(.read, .data), access: .data(.list)
         ) { _, context in
             probe.started.withLock { $0 = true }
             context.progress("started")
@@ -41,7 +42,7 @@ final class Probe: Sendable {
         }
         let echo = Tool(
             name: "echo", description: "echoes", inputSchema: ["type": "object", "properties": ["n": ["type": "integer"]], "required": ["n"]],
-            annotations: .read, requiredScope: Scope(.read, .data), access: .data(write: false)
+            annotations: .read, requiredScope: Scope(.read, .data), access: .data(.list)
         ) { arguments, _ in .structured(["n": arguments["n"]!]) }
         let registry = ToolRegistry(packages: [ToolPackage(name: "data", summary: "", tools: [slow, echo])], defaultPackages: ["data"])
         return MCPEndpoint(
