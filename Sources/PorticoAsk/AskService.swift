@@ -16,12 +16,12 @@ public struct AskRequest: Sendable {
     /// `builtin`, `llm`, or the name (or model) of a configured LLM; `nil` picks as PRODUCT.md says.
     public var engine: String?
     public var drawImage: Bool
-    /// Refuses a table the caller may not read (its role on the app's own data); `nil` allows it.
-    public var refuseTable: @Sendable (String) -> String?
+    /// How the caller may read each table of the app's own data (its role there).
+    public var rights: @Sendable (String) -> TableAccess
 
     public init(
         app: String, userID: Int64?, question: String, datasource: String? = nil, chatID: Int64? = nil, lang: String = "en", engine: String? = nil,
-        drawImage: Bool = true, refuseTable: @escaping @Sendable (String) -> String? = { _ in nil }
+        drawImage: Bool = true, rights: @escaping @Sendable (String) -> TableAccess = TableAccess.everything
     ) {
         self.app = app
         self.userID = userID
@@ -31,7 +31,7 @@ public struct AskRequest: Sendable {
         self.lang = lang
         self.engine = engine
         self.drawImage = drawImage
-        self.refuseTable = refuseTable
+        self.rights = rights
     }
 }
 
@@ -72,6 +72,8 @@ public struct AskRefusal: Error, Sendable, CustomStringConvertible {
 /// its chat.
 public struct AskService: Sendable {
     public let datasources: DatasourceService
+    /// The apps' collections, whose tables a role narrows on the app's own datasource.
+    public let catalogs: CatalogStore
     public let llms: LLMStore
     public let chats: ChatStore
     let images: ImageStore?
@@ -83,10 +85,11 @@ public struct AskService: Sendable {
     public static let maxCorrections = 2
 
     public init(
-        datasources: DatasourceService, llms: LLMStore, chats: ChatStore, images: ImageStore?, client: HTTPClient,
+        datasources: DatasourceService, catalogs: CatalogStore, llms: LLMStore, chats: ChatStore, images: ImageStore?, client: HTTPClient,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.datasources = datasources
+        self.catalogs = catalogs
         self.llms = llms
         self.chats = chats
         self.images = images
@@ -165,7 +168,10 @@ public struct AskService: Sendable {
         let engine = try await engine(named: request.engine)
         progress("reading the schema of \(name)")
         let (source, allTables) = try await datasources.schema(app: request.app, datasource: name)
-        let tables = allTables.filter { request.refuseTable($0.name) == nil }
+        let rights: @Sendable (String) -> TableAccess = name == "main" ? request.rights : TableAccess.everything
+        let tables = TableAccess.narrow(allTables, by: rights)
+        // Where the role hides rows or fields, the engine gets no values read from the whole tables.
+        let restricted = allTables.contains { rights($0.name) != .whole }
         if let chatID, request.chatID != nil, request.datasource != nil { try await chats.setDatasource(chatID, name) }
         var history: [EngineRequest.Turn] = []
         if let chatID {
@@ -183,8 +189,10 @@ public struct AskService: Sendable {
         if engine is BuiltinEngine {
             progress("reading the values of \(name)")
             engineRequest.tables = tables
-            engineRequest.values = try await datasources.values(app: request.app, datasource: name, tables: allTables)
-            engineRequest.valueTables = allTables
+            if !restricted {
+                engineRequest.values = try await datasources.values(app: request.app, datasource: name, tables: allTables)
+                engineRequest.valueTables = allTables
+            }
         }
         for attempt in 0...Self.maxCorrections {
             progress(attempt == 0 ? "asking \(engine.name)" : "asking \(engine.name) to correct its SQL (\(attempt) of \(Self.maxCorrections))")
@@ -204,7 +212,7 @@ public struct AskService: Sendable {
             for candidate in reply.candidates.prefix(3) {
                 progress("running the SQL on \(name)")
                 do {
-                    let result = try await datasources.query(app: request.app, datasource: name, sql: candidate, allowTable: request.refuseTable)
+                    let result = try await datasources.query(app: request.app, datasource: name, sql: candidate, rights: rights)
                     return try await finish(request, engine: engine.name, reply: reply, result: result, chatID: chatID, progress: progress)
                 } catch let error as SQLGuardError where error.isMistake {
                     failure = failure ?? (candidate, error.message)

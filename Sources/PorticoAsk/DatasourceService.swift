@@ -13,6 +13,40 @@ public struct QueryAnswer: Sendable {
     public let tables: [String]
 }
 
+/// How one caller may read a table of an app's own data (its `main` datasource): the caller's
+/// role decides. External datasources are read whole by whoever may query them.
+public enum TableAccess: Sendable, Equatable {
+    case whole
+    /// Not at all, with the reason (naming the collection and the action).
+    case refused(String)
+    /// Only through `sql`, a parenthesised SELECT of the columns it may see (`columns`, lower
+    /// case) and the rows it may see, which replaces the table wherever the query names it.
+    case view(sql: String, columns: Set<String>)
+
+    /// Every table read whole.
+    public static let everything: @Sendable (String) -> TableAccess = { _ in .whole }
+
+    /// `tables` as a caller with these rights may see them: refused tables left out, a viewed
+    /// table's hidden columns left out and no table's sample values shown where rows are hidden.
+    public static func narrow(_ tables: [SourceTable], by rights: (String) -> TableAccess) -> [SourceTable] {
+        tables.compactMap { table in
+            switch rights(table.name) {
+            case .whole: return table
+            case .refused: return nil
+            case .view(_, let columns):
+                var narrowed = table
+                narrowed.columns = table.columns.filter { columns.contains($0.name.lowercased()) }.map { column in
+                    var shown = column
+                    shown.samples = []
+                    return shown
+                }
+                narrowed.foreignKeys = table.foreignKeys.filter { columns.contains($0.column.lowercased()) }
+                return narrowed
+            }
+        }
+    }
+}
+
 /// Where Portico's own database is: the file or the PostgreSQL URL the `main` datasource reads.
 public struct MainDatabase: Sendable {
     public let kind: Datasource.Kind
@@ -152,10 +186,11 @@ public final class DatasourceService: Sendable {
         return Set(try await mainTables(app).map { $0.table.lowercased() })
     }
 
-    /// Checks `sql` with the guard and runs it read-only; `allowTable` may refuse a table the
-    /// caller's role cannot read.
+    /// Checks `sql` with the guard and runs it read-only. On the app's own data (`main`),
+    /// `rights` may refuse a table the caller's role cannot read, or give the view the SQL reads
+    /// in its place (the role's rows and fields), so no SQL can read around the role.
     public func query(
-        app: String, datasource name: String, sql: String, maxRows: Int? = nil, allowTable: @Sendable (String) -> String? = { _ in nil }
+        app: String, datasource name: String, sql: String, maxRows: Int? = nil, rights: @Sendable (String) -> TableAccess = TableAccess.everything
     ) async throws -> QueryAnswer {
         let source = try await source(app: app, name: name)
         let datasource = source.datasource
@@ -168,10 +203,18 @@ public final class DatasourceService: Sendable {
             tables = try await self.tables(of: source, visible: visible, refresh: true)
         }
         let guarded = try checked ?? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name), schemas: datasource.schemas).check(sql)
-        for table in guarded.tables {
-            if let refusal = allowTable(table) { throw DatasourceError(refusal) }
-        }
         var runnable = guarded.sql
+        if name == "main" {
+            var views: [String: String] = [:]
+            for table in guarded.tables {
+                switch rights(table) {
+                case .whole: break
+                case .refused(let reason): throw DatasourceError(reason)
+                case .view(let sql, _): views[table.lowercased()] = sql
+                }
+            }
+            if !views.isEmpty { runnable = guarded.replacingTables { views[$0.lowercased()] } }
+        }
         if datasource.dialect == .postgres {
             runnable = IdentifierCase.quotingMixedCase(runnable, names: tables.flatMap { [$0.name] + $0.columns.map(\.name) })
         }

@@ -36,7 +36,36 @@ public struct SQLGuard: Sendable {
     public struct Checked: Sendable, Equatable {
         public let sql: String
         public let tables: [String]
+        /// Where each table is named in `sql`, in order: what a caller's view of a table replaces.
+        public var references: [TableReference] = []
+
+        /// `sql` with each table reference for which `view` gives SQL replaced by it, as
+        /// `(view) AS "table"` (or `(view) alias` where the query names an alias), so the rest of
+        /// the query reads the view as it would the table.
+        public func replacingTables(_ view: (String) throws -> String?) rethrows -> String {
+            var utf8 = Array(sql.utf8)
+            for reference in references.reversed() {
+                guard let replacement = try view(reference.table) else { continue }
+                var text = replacement
+                if !reference.aliased { text += " AS \"" + reference.table.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+                utf8.replaceSubrange(reference.range, with: Array(text.utf8))
+            }
+            return String(decoding: utf8, as: UTF8.self)
+        }
     }
+
+    /// One table named in a query: its bytes in `Checked.sql` (with any schema) and whether an alias follows.
+    public struct TableReference: Sendable, Equatable {
+        public let table: String
+        public let range: Range<Int>
+        public let aliased: Bool
+    }
+
+    /// Words that may follow a table in FROM without being its alias.
+    static let afterTable: Set<String> = [
+        "WHERE", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "ON", "USING", "GROUP", "ORDER", "LIMIT", "OFFSET", "UNION",
+        "INTERSECT", "EXCEPT", "HAVING", "WINDOW", "FETCH", "FOR", "TABLESAMPLE", "INDEXED", "NOT", "OUTER",
+    ]
 
     /// Bytes of SQL one check reads at most: a query is a few hundred; a megabyte is an attack.
     public static let maxLength = 100_000
@@ -61,6 +90,8 @@ public struct SQLGuard: Sendable {
         let cteHeaders = Set(tokens.indices.filter { Self.isCommonTableExpression(tokens, at: $0, closing: closing) })
         let cteNames = Set(cteHeaders.map { tokens[$0].text.lowercased() })
         var tablesRead: [String] = []
+        var references: [TableReference] = []
+        let utf8 = Array(sql.utf8)
         // One entry per open parenthesis: whether it is a function's argument list, and whether
         // a FROM clause is open at that level.
         var levels: [(isCall: Bool, inFrom: Bool)] = [(false, false)]
@@ -97,6 +128,13 @@ public struct SQLGuard: Sendable {
                         }
                         try checkTable(table, schema: schema, cteNames: cteNames)
                         tablesRead.append(table)
+                        if schema != nil || !cteNames.contains(table.lowercased()) {
+                            let after = index + 1 < tokens.count ? tokens[index + 1] : nil
+                            let aliased =
+                                after.map { $0.kind == .quotedIdentifier || ($0.kind == .word && !Self.afterTable.contains($0.keyword)) } ?? false
+                            references.append(
+                                TableReference(table: table, range: token.offset..<Self.end(of: tokens[index], in: utf8), aliased: aliased))
+                        }
                         index += 1
                         continue
                     }
@@ -139,7 +177,12 @@ public struct SQLGuard: Sendable {
             index += 1
         }
         var seen = Set<String>()
-        return Checked(sql: Self.trimmed(sql, tokens: tokens), tables: tablesRead.filter { seen.insert($0.lowercased()).inserted })
+        // The text keeps what lies between its first and last token; references move with its start.
+        let start = tokens.first?.offset ?? 0
+        let moved = references.map {
+            TableReference(table: $0.table, range: ($0.range.lowerBound - start)..<($0.range.upperBound - start), aliased: $0.aliased)
+        }
+        return Checked(sql: Self.trimmed(sql, tokens: tokens), tables: tablesRead.filter { seen.insert($0.lowercased()).inserted }, references: moved)
     }
 
     func checkTable(_ table: String, schema: String?, cteNames: Set<String>) throws(SQLGuardError) {
@@ -207,28 +250,30 @@ public struct SQLGuard: Sendable {
         return j < tokens.count && tokens[j].isPunctuation("(")
     }
 
+    /// The text from the first token to the end of the last (comments and a ';' around it go).
     static func trimmed(_ sql: String, tokens: [SQLToken]) -> String {
-        guard let last = tokens.last else { return "" }
-        // Keep the text up to the end of the last token (a trailing comment or ';' goes).
+        guard let first = tokens.first, let last = tokens.last else { return "" }
         let utf8 = Array(sql.utf8)
-        var end = last.offset + last.text.utf8.count
-        if last.kind == .quotedIdentifier {
-            // The token's text is unquoted; find the closing quote in the original.
-            end = last.offset + 1
-            let quote = utf8[last.offset] == UInt8(ascii: "[") ? UInt8(ascii: "]") : utf8[last.offset]
-            while end < utf8.count {
-                if utf8[end] == quote {
-                    if quote != UInt8(ascii: "]"), end + 1 < utf8.count, utf8[end + 1] == quote {
-                        end += 2
-                        continue
-                    }
-                    end += 1
-                    break
+        return String(decoding: utf8[first.offset..<min(end(of: last, in: utf8), utf8.count)], as: UTF8.self)
+    }
+
+    /// The byte just past `token` in the original text.
+    static func end(of token: SQLToken, in utf8: [UInt8]) -> Int {
+        guard token.kind == .quotedIdentifier else { return token.offset + token.text.utf8.count }
+        // The token's text is unquoted; find the closing quote in the original.
+        var end = token.offset + 1
+        let quote = utf8[token.offset] == UInt8(ascii: "[") ? UInt8(ascii: "]") : utf8[token.offset]
+        while end < utf8.count {
+            if utf8[end] == quote {
+                if quote != UInt8(ascii: "]"), end + 1 < utf8.count, utf8[end + 1] == quote {
+                    end += 2
+                    continue
                 }
-                end += 1
+                return end + 1
             }
+            end += 1
         }
-        return String(decoding: utf8[..<min(end, utf8.count)], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return end
     }
 
     /// Words that never belong in a read-only query, with why.

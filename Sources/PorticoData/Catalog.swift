@@ -95,6 +95,37 @@ public struct Catalog: Sendable {
         return f
     }
 
+    /// `(SELECT <the columns it may see> FROM "table" AS "t0" WHERE <row filter>)`, as SQL text
+    /// with its values written in: what a caller's SQL reads in place of the collection's table.
+    /// `nil` when this catalog shows the collection in full.
+    public func view(of name: String) throws(DataError) -> (sql: String, columns: [String])? {
+        let collection = try self.collection(name)
+        let full = unscoped[name] ?? collection
+        let condition = rowFilters[name]
+        guard condition != nil || collection.fields.count != full.fields.count else { return nil }
+        var columns = collection.columns.map(\.name)
+        // A relation the caller may follow needs its key column to join on.
+        for relation in collection.relations {
+            if let key = relation.localKey, full.field(key)?.isColumn == true, !columns.contains(key) { columns.append(key) }
+        }
+        var f = SQLFragment("(SELECT ")
+        f.append(columns: columns, of: RecordService.rootAlias)
+        f.append(" FROM ")
+        f.append(table: collection.tableName, as: RecordService.rootAlias)
+        if let condition {
+            f.append(" WHERE ")
+            f.append(condition)
+        }
+        f.append(")")
+        return (f.renderedWithLiterals(), columns)
+    }
+
+    /// The collection whose table is `table` (compared without case, as SQL names are).
+    public func collection(table: String) -> String? {
+        let lowered = table.lowercased()
+        return unscoped.values.first { $0.tableName.lowercased() == lowered }?.name
+    }
+
     /// The row filter on `collection` as a condition on `RecordService.rootAlias`, for the
     /// statements that cannot read a derived table (UPDATE, DELETE).
     func rowCondition(of collection: CollectionSchema) -> SQLFragment? { rowFilters[collection.name] }

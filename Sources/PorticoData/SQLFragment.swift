@@ -156,6 +156,32 @@ public struct SQLFragment: SQLExpression, Sendable {
         numbered ? renderedPlainly(numbered: true) : renderedWithQuestionMarks()
     }
 
+    /// The SQL text with every value written as a literal, for SQL that is run as text (a
+    /// role's view of a table inside a datasource query). Text literals double their quotes;
+    /// both dialects read a backslash in `'...'` as itself (PostgreSQL's
+    /// `standard_conforming_strings`, on since 9.1).
+    public func renderedWithLiterals() -> String {
+        var sql = ""
+        for part in parts {
+            switch part {
+            case .text(let text): sql += text
+            case .identifier(let name): sql += Self.quote(name)
+            case .bind(.null): sql += "NULL"
+            case .bind(.int(let i)): sql += String(i)
+            case .bind(.double(let d)): sql += d.isFinite ? "\(d)" : "NULL"
+            case .bind(.bool(let b)): sql += b ? "TRUE" : "FALSE"
+            case .bind(.text(let text)):
+                sql += "'"
+                for character in text where character != "\u{0}" {
+                    if character == "'" { sql += "'" }
+                    sql.append(character)
+                }
+                sql += "'"
+            }
+        }
+        return sql
+    }
+
     /// Rendering part by part, for numbered placeholders and for names with quotes in them
     /// (doubling quotes changes lengths, so the one-pass writer below does not apply).
     private func renderedPlainly(numbered: Bool) -> (sql: String, binds: [SQLValue]) {

@@ -228,6 +228,7 @@ struct ServerParts {
                 UsersPackage(users: stores.users, server: authorizationServer) { userID in toolsChanged.notify(userID: userID) }.package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
+                ACLPackage(roles: stores.roles, users: stores.users, catalogs: stores.catalogs) { userID in toolsChanged.notify(userID: userID) }.package,
                 AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
             ],
             defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)

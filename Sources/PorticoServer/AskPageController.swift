@@ -53,7 +53,8 @@ struct AskPageController: Sendable {
             let answer = try await asker.ask(
                 AskRequest(
                     app: app, userID: user.id, question: question, datasource: Forms.first(fields, "datasource").flatMap { $0.isEmpty ? nil : $0 },
-                    chatID: chat, lang: "en", refuseTable: policy.readRefusal(role: roles[app], app: app)))
+                    chatID: chat, lang: "en",
+                    rights: try await policy.tableRights(role: roles[app], app: app, userID: user.id, userName: user.name, catalogs: asker.catalogs)))
             return try await page(user: user, session: session, app: app, chat: answer.chatID, answer: answer)
         } catch let refusal as AskRefusal {
             return try await page(user: user, session: session, app: app, chat: refusal.chatID ?? chat, error: refusal.message, refusedSQL: refusal.sql)

@@ -14,6 +14,8 @@ public struct PorticoStores: Sendable {
     public let catalogs: CatalogStore
     public let records: RecordService
     public let users: UserStore
+    /// Each app's roles and their permissions.
+    public let roles: RoleStore
     public let apiKeys: APIKeyStore
     /// The time expiry is judged by.
     public let clock: WallClock
@@ -69,6 +71,7 @@ public struct PorticoStores: Sendable {
         catalogs = CatalogStore(databases: apps)
         records = RecordService(catalogs: catalogs)
         users = UserStore(database: database, clock: clock)
+        roles = RoleStore(database: database, clock: clock)
         apiKeys = APIKeyStore(database: database, users: users, clock: clock)
     }
 
@@ -108,6 +111,8 @@ extension PorticoStores {
                             uniquingKeysWith: { first, _ in first }))
                 }
             })
-        return AskService(datasources: datasources, llms: LLMStore(database: database), chats: ChatStore(database: database), images: images, client: client)
+        return AskService(
+            datasources: datasources, catalogs: catalogs, llms: LLMStore(database: database), chats: ChatStore(database: database), images: images,
+            client: client)
     }
 }

@@ -140,7 +140,7 @@ public struct AskPackage: Sendable {
                 app: context.app, userID: context.principal.userID, question: try arguments.string("question"),
                 datasource: try arguments.optionalString("datasource"), chatID: chatID, lang: try arguments.optionalString("lang") ?? "en",
                 engine: try arguments.optionalString("model"), drawImage: true,
-                refuseTable: policy.readRefusal(role: context.principal.role, app: context.app))
+                rights: try await rights(context))
         ) { context.progress($0) }
         let imageURL = answer.imageName.map { imageBaseURL + $0 }
         let structured = Self.json(answer, imageURL: imageURL)
@@ -207,7 +207,7 @@ public struct AskPackage: Sendable {
             }
             shown = wanted.compactMap { byName[$0.lowercased()] }
         }
-        if name == "main" { shown = shown.filter { policy.allows(context.principal.role, .list, collection: $0.name) } }
+        if name == "main" { shown = TableAccess.narrow(shown, by: try await rights(context)) }
         return [
             "datasource": .string(datasource.name), "dialect": .string(datasource.dialect.rawValue),
             "tables": .array(shown.map(Self.compact)),
@@ -243,15 +243,19 @@ public struct AskPackage: Sendable {
     func query(_ arguments: ToolArguments, _ context: CallContext) async throws -> JSON {
         let name = try arguments.optionalString("datasource") ?? "main"
         let sql = try arguments.string("sql")
-        let refusal = policy.readRefusal(role: context.principal.role, app: context.app)
         context.progress("running SQL on \(name)")
-        // On the app's own data the caller's role decides which collections can be read.
-        let answer = try await datasources.query(app: context.app, datasource: name, sql: sql) { table in
-            name == "main" ? refusal(table) : nil
-        }
+        // On the app's own data the caller's role decides which rows and fields can be read.
+        let answer = try await datasources.query(app: context.app, datasource: name, sql: sql, rights: try await rights(context))
         return [
             "datasource": .string(answer.datasource), "sql": .string(answer.sql), "columns": .array(answer.columns.map(JSON.string)),
             "rows": .array(answer.rows.map { .array($0.map(\.json)) }), "rowCount": .int(Int64(answer.rows.count)), "truncated": .bool(answer.truncated),
         ]
+    }
+
+    /// How the caller may read the tables of the app's own data.
+    func rights(_ context: CallContext) async throws -> @Sendable (String) -> TableAccess {
+        let principal = context.principal
+        return try await policy.tableRights(
+            role: principal.role, app: context.app, userID: principal.userID, userName: principal.userName, catalogs: asker.catalogs)
     }
 }

@@ -1,6 +1,6 @@
-import PorticoAsk
+public import PorticoAsk
 public import PorticoAuth
-import PorticoData
+public import PorticoData
 import PorticoJSON
 import PorticoMCP
 
@@ -87,12 +87,40 @@ struct ToolArguments {
 }
 
 extension AccessPolicy {
-    /// Refuses a collection of the app's own data that `role` may not read (what `sql_query`,
-    /// `ask`, `mcp_question` and the ask page pass to the datasources); `nil` when it may.
-    public func readRefusal(role: Role?, app: String) -> @Sendable (String) -> String? {
-        let policy = self
+    /// How the caller may read each table of `app`'s own data (what `sql_query`, `ask`,
+    /// `mcp_question` and the ask page pass to the datasources): refused, whole, or through the
+    /// view of the rows and fields the role's `list` rule allows.
+    public func tableRights(role: Role?, app: String, userID: Int64?, userName: String?, catalogs: CatalogStore) async throws
+        -> @Sendable (String) -> TableAccess
+    {
+        let access = recordAccess(role: role, app: app, userID: userID, userName: userName)
+        let catalog = try await catalogs.catalog(app: app)
+        if access.allowsInFull {
+            return { table in
+                if case .deny(let reason) = access.decision(catalog.collection(table: table) ?? table, .list) { return .refused(reason) }
+                return .whole
+            }
+        }
+        let scoped: Catalog
+        do {
+            scoped = try catalog.scoped(by: access, root: "", action: .list)
+        } catch {
+            let reason = error.message
+            return { _ in .refused(reason) }
+        }
+        let roleName = role?.name ?? "none"
         return { table in
-            policy.allows(role, .list, collection: table) ? nil : "role '\(role?.name ?? "none")' in app '\(app)' may not read '\(table)'"
+            guard let name = catalog.collection(table: table) else {
+                return .refused("'\(table)' is not a collection of app '\(app)', and role '\(roleName)' reads collections only")
+            }
+            do {
+                guard let view = try scoped.view(of: name) else { return .whole }
+                return .view(sql: view.sql, columns: Set(view.columns.map { $0.lowercased() }))
+            } catch let error as DataError {
+                return .refused(error.message)
+            } catch {
+                return .refused("\(error)")
+            }
         }
     }
 }

@@ -119,6 +119,25 @@ import Testing
     }
 
     /// Input built to make a careless checker quadratic is refused or checked in linear time.
+    /// A role's view replaces every table reference, wherever it is, keeping aliases: no SQL reads around it.
+    @Test(arguments: [
+        ("SELECT * FROM Album", "SELECT * FROM (V) AS \"Album\""),
+        (
+            "  SELECT a.Title FROM Album a JOIN Artist AS ar ON a.ArtistId = ar.ArtistId;",
+            "SELECT a.Title FROM (V) a JOIN (W) AS ar ON a.ArtistId = ar.ArtistId"
+        ),
+        ("SELECT * FROM main.\"Album\" WHERE 1 = 1", "SELECT * FROM (V) AS \"Album\" WHERE 1 = 1"),
+        (
+            "SELECT Name FROM Artist WHERE ArtistId IN (SELECT ArtistId FROM Album) ORDER BY 1",
+            "SELECT Name FROM (W) AS \"Artist\" WHERE ArtistId IN (SELECT ArtistId FROM (V) AS \"Album\") ORDER BY 1"
+        ),
+        ("WITH x AS (SELECT * FROM Album) SELECT * FROM x, Genre", "WITH x AS (SELECT * FROM (V) AS \"Album\") SELECT * FROM x, Genre"),
+    ])
+    func viewsReplaceTableReferences(_ sql: String, _ expected: String) throws {
+        let views = ["album": "(V)", "artist": "(W)"]
+        #expect(try sqlite.check(sql).replacingTables { views[$0.lowercased()] } == expected)
+    }
+
     @Test func hostileShapesAreBounded() throws {
         let nested = "SELECT " + String(repeating: "a, coalesce(", count: 7_000) + "1" + String(repeating: ")", count: 7_000) + " FROM Album"
         let started = ContinuousClock.now

@@ -1,0 +1,183 @@
+import Foundation
+public import PorticoAuth
+public import PorticoData
+import PorticoJSON
+public import PorticoMCP
+
+/// Package `acl`: an app's roles (NocoBase's ACL): the built-in `admin`, `member` and `viewer`,
+/// custom roles with permissions per collection and action (fields, row filter), and who holds
+/// which role. Only an app's administrators change them, and administrators hold every right,
+/// so no grant can exceed its granter's.
+public struct ACLPackage: Sendable {
+    let roles: RoleStore
+    let users: UserStore
+    let catalogs: CatalogStore
+    /// Called for each user whose rights changed, so their open sessions hear `tools/list_changed`.
+    let rightsChanged: @Sendable (Int64) -> Void
+
+    public init(roles: RoleStore, users: UserStore, catalogs: CatalogStore, rightsChanged: @escaping @Sendable (Int64) -> Void) {
+        self.roles = roles
+        self.users = users
+        self.catalogs = catalogs
+        self.rightsChanged = rightsChanged
+    }
+
+    static let ruleSchema: JSON = [
+        "type": "object",
+        "properties": [
+            "fields": ["type": "array", "items": ["type": "string"], "description": "Fields it may read (create/update: write); absent: all"],
+            "filter": ["type": "object", "description": "NocoBase filter the rows must match; may use {{currentUser.id}}"],
+        ],
+        "additionalProperties": false,
+    ]
+
+    static let roleOutput: JSON = ["type": "object", "properties": ["data": ["type": "object"]], "required": ["data"]]
+
+    public var package: ToolPackage {
+        let actionProperties = JSONObject(uniqueKeysWithValues: RecordAction.allCases.map { ($0.rawValue, Self.ruleSchema) })
+        return ToolPackage.mapped(
+            name: "acl", summary: "Roles and what they may do with each collection",
+            tools: [
+                Tool(
+                    name: "roles_list", description: "The app's roles: built-in (admin, member, viewer) and custom, with how many users hold each.",
+                    inputSchema: ["type": "object", "properties": [:]],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
+                ) { _, context in
+                    let list = try await roles.list(app: context.app)
+                    return .structured([
+                        "data": .array(
+                            list.map { role in
+                                var compact = role
+                                compact.permissions = nil
+                                return compact.json
+                            })
+                    ])
+                },
+                Tool(
+                    name: "roles_get", description: "One role with its permissions: per collection, the granted actions with their fields and row filter.",
+                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"]], "required": ["name"]],
+                    outputSchema: Self.roleOutput, annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
+                ) { arguments, context in
+                    .structured(["data": try await roles.require(app: context.app, name: try ToolArguments(arguments).string("name")).json])
+                },
+                Tool(
+                    name: "roles_create", description: "Create a custom role. It may do nothing until roles_set_permissions grants it actions.",
+                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"], "title": ["type": "string"]], "required": ["name"]],
+                    outputSchema: Self.roleOutput, annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .acl),
+                    access: .admin(.acl, write: true)
+                ) { arguments, context in
+                    let a = ToolArguments(arguments)
+                    return .structured(["data": try await roles.create(app: context.app, name: try a.string("name"), title: try a.optionalString("title")).json]
+                    )
+                },
+                Tool(
+                    name: "roles_update", description: "Change a custom role's title.",
+                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"], "title": ["type": "string"]], "required": ["name"]],
+                    outputSchema: Self.roleOutput, annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl),
+                    access: .admin(.acl, write: true)
+                ) { arguments, context in
+                    let a = ToolArguments(arguments)
+                    return .structured(["data": try await roles.update(app: context.app, name: try a.string("name"), title: try a.optionalString("title")).json]
+                    )
+                },
+                Tool(
+                    name: "roles_destroy", description: "Remove a custom role that no user holds.",
+                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"]], "required": ["name"]],
+                    outputSchema: ["type": "object"], annotations: ToolAnnotations(readOnly: false, destructive: true), requiredScope: Scope(.write, .acl),
+                    access: .admin(.acl, write: true)
+                ) { arguments, context in
+                    let name = try ToolArguments(arguments).string("name")
+                    try await roles.destroy(app: context.app, name: name)
+                    return .structured(["data": ["name": .string(name), "destroyed": true]])
+                },
+                Tool(
+                    name: "roles_set_permissions",
+                    description:
+                        "Set what a custom role may do with one collection ('*' for every collection without its own entry): actions maps list, get, create, update, destroy, query to {fields?, filter?}. An action left out is denied; fields absent means all; filter is a NocoBase filter and may use {{currentUser.id}}. Replaces the role's earlier permissions on that collection.",
+                    inputSchema: [
+                        "type": "object",
+                        "properties": [
+                            "role": ["type": "string"], "collection": ["type": "string"],
+                            "actions": ["type": "object", "properties": .object(actionProperties), "additionalProperties": false],
+                        ],
+                        "required": ["role", "collection", "actions"],
+                    ],
+                    outputSchema: Self.roleOutput, annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl),
+                    access: .admin(.acl, write: true)
+                ) { arguments, context in
+                    try await setPermissions(ToolArguments(arguments), context)
+                },
+                Tool(
+                    name: "users_set_roles",
+                    description:
+                        "Give a user their role in this app (a user has one role per app; they join the app if they were not in it). user is the user name.",
+                    inputSchema: [
+                        "type": "object",
+                        "properties": ["user": ["type": "string"], "roles": ["type": "array", "items": ["type": "string"], "minItems": 1]],
+                        "required": ["user", "roles"],
+                    ],
+                    outputSchema: ["type": "object"], annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl),
+                    access: .admin(.acl, write: true)
+                ) { arguments, context in
+                    let a = ToolArguments(arguments)
+                    let name = try a.string("user")
+                    let names = try a.optionalStrings("roles") ?? []
+                    guard names.count == 1, let roleName = names.first else {
+                        throw ToolError("roles must name exactly one role: a user has one role per app (got \(names.count))")
+                    }
+                    guard let user = try await users.find(name: name) else { throw ToolError("there is no user '\(name)'") }
+                    try await roles.assign(app: context.app, userID: user.id, name: roleName)
+                    rightsChanged(user.id)
+                    return .structured(["data": ["user": .string(user.name), "app": .string(context.app), "roles": [.string(roleName)]]])
+                },
+            ])
+    }
+
+    func setPermissions(_ a: ToolArguments, _ context: CallContext) async throws -> ToolResult {
+        let roleName = try a.string("role")
+        let collectionName = try a.string("collection")
+        guard let actions = try a.optionalObject("actions") else { throw ToolError("actions is required: an object such as {\"list\": {}}") }
+        let catalog = try await catalogs.catalog(app: context.app)
+        let collection: CollectionSchema? = collectionName == "*" ? nil : try catalog.collection(collectionName)
+        var rules: [RecordAction: AccessRule] = [:]
+        for (name, value) in actions {
+            guard let action = RecordAction(rawValue: name) else {
+                throw ToolError("actions.\(name): unknown action; actions are \(RecordAction.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let rule = ToolArguments(value.objectValue ?? [:], path: "actions.\(name)")
+            let fields = try rule.optionalStrings("fields")
+            let filter = rule["filter"].flatMap { $0.isNull ? nil : $0 }
+            if collection == nil, fields != nil || filter != nil {
+                throw ToolError("actions.\(name): fields and filter need one collection; set them per collection, not on '*'")
+            }
+            if let collection {
+                for field in fields ?? [] where collection.field(field) == nil {
+                    throw ToolError(
+                        "actions.\(name).fields: '\(field)' is not a field of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))"
+                    )
+                }
+                if let filter {
+                    guard action != .create else { throw ToolError("actions.create: a new record has no rows to filter; give create fields only") }
+                    try Self.validate(filter, on: collection, catalog: catalog, path: "actions.\(name).filter")
+                }
+            }
+            rules[action] = AccessRule(fields: fields, filter: filter)
+        }
+        let role = try await roles.setPermissions(app: context.app, name: roleName, collection: collectionName, actions: rules)
+        for (user, held, _) in try await users.members(app: context.app) where held.name == roleName { rightsChanged(user.id) }
+        return .structured(["data": role.json])
+    }
+
+    /// Compiles a row filter with stand-in values for its variables, so an unknown field, a
+    /// wrong operator or an unknown variable is refused when the role is set, not when it is used.
+    static func validate(_ filter: JSON, on collection: CollectionSchema, catalog: Catalog, path: String) throws {
+        let standIns: [String: JSON] = ["currentUser.id": 1, "$user.id": 1, "currentUser.name": "user", "currentUser.username": "user"]
+        do {
+            let bound = try RecordAccess.substitute(filter, variables: standIns, collection: collection.name)
+            _ = try FilterCompiler(catalog: catalog, flavor: catalog.database.flavor).compile(bound, on: collection, alias: "t0")
+        } catch let error as DataError {
+            throw ToolError("\(path): \(error.message)")
+        }
+    }
+}
