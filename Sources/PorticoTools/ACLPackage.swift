@@ -173,10 +173,10 @@ public struct ACLPackage: Sendable {
     /// wrong operator or an unknown variable is refused when the role is set, not when it is used.
     static func validate(_ filter: JSON, on collection: CollectionSchema, catalog: Catalog, path: String) throws {
         let standIns: [String: JSON] = ["currentUser.id": 1, "$user.id": 1, "currentUser.name": "user", "currentUser.username": "user"]
-        do {
+        do throws(DataError) {
             let bound = try RecordAccess.substitute(filter, variables: standIns, collection: collection.name)
             _ = try FilterCompiler(catalog: catalog, flavor: catalog.database.flavor).compile(bound, on: collection, alias: "t0")
-        } catch let error as DataError {
+        } catch {
             throw ToolError("\(path): \(error.message)")
         }
     }
