@@ -165,6 +165,8 @@ public final class AppDatabases: Sendable {
         try await database.transaction { db in
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
             for statement in Self.definitionTables { try await db.execute(statement) }
+            // Databases made before collections had descriptions gain the column.
+            try await Migrator.addColumnIfMissing(db, table: "portico_collections", column: "description", type: "TEXT")
         }
     }
 
@@ -173,7 +175,7 @@ public final class AppDatabases: Sendable {
     static let definitionTables = [
         """
         CREATE TABLE IF NOT EXISTS portico_collections (app TEXT NOT NULL, name TEXT NOT NULL,
-          title TEXT, table_name TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (app, name))
+          title TEXT, table_name TEXT NOT NULL, created_at BIGINT NOT NULL, description TEXT, PRIMARY KEY (app, name))
         """,
         """
         CREATE TABLE IF NOT EXISTS portico_fields (app TEXT NOT NULL, collection TEXT NOT NULL, name TEXT NOT NULL, position INTEGER NOT NULL,

@@ -31,7 +31,7 @@ public final class CatalogStore: Sendable {
     }
 
     func load(app: String) async throws -> Catalog {
-        var collectionsQuery = SQLFragment("SELECT name, title, table_name FROM portico_collections WHERE app = ")
+        var collectionsQuery = SQLFragment("SELECT name, title, description, table_name FROM portico_collections WHERE app = ")
         collectionsQuery.append(bind: .text(app))
         collectionsQuery.append(" ORDER BY name")
         var fieldsQuery = SQLFragment("SELECT collection, name, definition FROM portico_fields WHERE app = ")
@@ -48,7 +48,9 @@ public final class CatalogStore: Sendable {
         }
         let collections = collectionRows.compactMap { row -> CollectionSchema? in
             guard let name = row.string("name"), let table = row.string("table_name") else { return nil }
-            return CollectionSchema(name: name, title: row.string("title"), tableName: table, fields: fieldsByCollection[name] ?? [])
+            var collection = CollectionSchema(name: name, title: row.string("title"), tableName: table, fields: fieldsByCollection[name] ?? [])
+            collection.description = row.string("description")
+            return collection
         }
         return Catalog(app: app, collections: collections, database: database)
     }
@@ -61,28 +63,44 @@ public final class CatalogStore: Sendable {
         try await databases.database(app: app).transaction { db in
             for collection in ordered {
                 for statement in DDL.createTable(collection, flavor: db.flavor) { try await db.execute(statement) }
-                var insert = SQLFragment("INSERT INTO portico_collections (app, name, title, table_name, created_at) VALUES (")
-                insert.append(
-                    joining: [
-                        .bind(.text(app)), .bind(.text(collection.name)), .bind(collection.title.map { .text($0) } ?? .null),
-                        .bind(.text(collection.tableName)), .bind(.int(Int64(Date().timeIntervalSince1970))),
-                    ], separator: ", ")
-                insert.append(")")
-                try await db.execute(insert)
-                for (position, field) in collection.fields.enumerated() {
-                    var f = SQLFragment("INSERT INTO portico_fields (app, collection, name, position, definition) VALUES (")
-                    f.append(
-                        joining: [
-                            .bind(.text(app)), .bind(.text(collection.name)), .bind(.text(field.name)),
-                            .bind(.int(Int64(position))), .bind(.text(FieldCodec.encode(field))),
-                        ], separator: ", ")
-                    f.append(")")
-                    try await db.execute(f)
-                }
+                try await Self.insertDefinition(collection, app: app, db: db)
             }
         }
         invalidate(app: app)
         databases.primary.changes.announce()
+    }
+
+    /// Writes a collection's definition and its fields' (its table is made by the caller).
+    static func insertDefinition(_ collection: CollectionSchema, app: String, db: any Database) async throws {
+        var insert = SQLFragment("INSERT INTO portico_collections (app, name, title, description, table_name, created_at) VALUES (")
+        insert.append(
+            joining: [
+                .bind(.text(app)), .bind(.text(collection.name)), .bind(collection.title.map { .text($0) } ?? .null),
+                .bind(collection.description.map { .text($0) } ?? .null), .bind(.text(collection.tableName)),
+                .bind(.int(Int64(Date().timeIntervalSince1970))),
+            ], separator: ", ")
+        insert.append(")")
+        try await db.execute(insert)
+        try await writeFields(collection, app: app, db: db)
+    }
+
+    /// Replaces the stored field definitions of `collection` with its fields, in order.
+    static func writeFields(_ collection: CollectionSchema, app: String, db: any Database) async throws {
+        var clear = SQLFragment("DELETE FROM portico_fields WHERE app = ")
+        clear.append(bind: .text(app))
+        clear.append(" AND collection = ")
+        clear.append(bind: .text(collection.name))
+        try await db.execute(clear)
+        for (position, field) in collection.fields.enumerated() {
+            var f = SQLFragment("INSERT INTO portico_fields (app, collection, name, position, definition) VALUES (")
+            f.append(
+                joining: [
+                    .bind(.text(app)), .bind(.text(collection.name)), .bind(.text(field.name)),
+                    .bind(.int(Int64(position))), .bind(.text(FieldCodec.encode(field))),
+                ], separator: ", ")
+            f.append(")")
+            try await db.execute(f)
+        }
     }
 
     /// Creates the tables of the app's stored collections (their definitions already in
@@ -130,6 +148,9 @@ enum FieldCodec {
         if let length = field.length { object["length"] = JSON(length) }
         if let scale = field.scale { object["scale"] = JSON(scale) }
         if let options = field.options { object["options"] = JSON(options) }
+        if field.unique { object["unique"] = true }
+        if let value = field.defaultValue, !value.isNull { object["default"] = value }
+        if let maintained = field.maintained { object["maintained"] = .string(maintained.rawValue) }
         if let r = field.relation {
             var relation: JSONObject = [
                 "target": .string(r.target), "foreignKey": .string(r.foreignKey),
@@ -154,16 +175,31 @@ enum FieldCodec {
             relation = Relation(
                 target: target, foreignKey: fk, sourceKey: sk, targetKey: tk, through: r["through"]?.stringValue, otherKey: r["otherKey"]?.stringValue)
         }
-        return Field(
+        var field = Field(
             name: name, type: type, title: json["title"]?.stringValue, nullable: json["nullable"]?.boolValue ?? true,
             primaryKey: json["primaryKey"]?.boolValue ?? false, autoIncrement: json["autoIncrement"]?.boolValue ?? false,
             length: json["length"]?.intValue.map(Int.init), scale: json["scale"]?.intValue.map(Int.init),
             options: json["options"]?.arrayValue?.compactMap(\.stringValue), relation: relation)
+        field.unique = json["unique"]?.boolValue ?? false
+        field.defaultValue = json["default"]
+        field.maintained = json["maintained"]?.stringValue.flatMap(Field.Maintained.init(rawValue:))
+        return field
     }
 }
 
 /// `CREATE TABLE` and index statements for a collection.
 enum DDL {
+    /// A column's type and constraints after its name: `TEXT NOT NULL UNIQUE DEFAULT 'x'`.
+    static func columnDefinition(_ field: Field, flavor: SQLFlavor) -> String {
+        var line = flavor.columnType(for: field)
+        if !field.nullable || field.primaryKey { line += " NOT NULL" }
+        if field.unique, !field.primaryKey { line += " UNIQUE" }
+        if let value = field.defaultValue, !value.isNull, let bound = try? ValueCoercion.coerce(value, to: field, at: "default") {
+            line += " DEFAULT " + SQLFragment.bind(bound).renderedWithLiterals()
+        }
+        return line
+    }
+
     static func createTable(_ collection: CollectionSchema, flavor: SQLFlavor) -> [String] {
         let q = SQLFragment.quote
         let pk = collection.primaryKey
@@ -173,8 +209,7 @@ enum DDL {
             if pk.count == 1, field.primaryKey, field.type == .integer, field.autoIncrement {
                 line += flavor.autoIncrementPrimaryKey
             } else {
-                line += flavor.columnType(for: field)
-                if !field.nullable || field.primaryKey { line += " NOT NULL" }
+                line += columnDefinition(field, flavor: flavor)
                 if pk.count == 1, field.primaryKey { line += " PRIMARY KEY" }
             }
             lines.append(line)

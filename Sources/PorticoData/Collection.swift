@@ -1,4 +1,4 @@
-import PorticoJSON
+public import PorticoJSON
 
 /// The type of a collection field (NocoBase's field types).
 public enum FieldType: String, Sendable, CaseIterable, Codable {
@@ -67,6 +67,17 @@ public struct Field: Sendable, Hashable {
     /// For `select` fields: the allowed values.
     public var options: [String]?
     public var relation: Relation?
+    /// No two records may hold the same value.
+    public var unique: Bool = false
+    /// The value a new record gets when it gives none.
+    public var defaultValue: JSON?
+    /// Set by Portico on every write, never by the caller (NocoBase's system fields).
+    public var maintained: Maintained?
+
+    /// Values Portico keeps for each record of a collection made with `collections_create`.
+    public enum Maintained: String, Sendable, Hashable {
+        case createdAt, updatedAt, createdBy
+    }
 
     public init(
         name: String, type: FieldType, title: String? = nil, nullable: Bool = true, primaryKey: Bool = false,
@@ -99,6 +110,7 @@ public struct Field: Sendable, Hashable {
 public struct CollectionSchema: Sendable, Hashable {
     public var name: String
     public var title: String?
+    public var description: String?
     public var tableName: String
     public var fields: [Field]
 

@@ -60,6 +60,17 @@ public protocol Database: Sendable {
 
     /// Closes every connection.
     func close() async
+
+    /// A transaction for changing tables' structure. On SQLite foreign keys are checked once,
+    /// for the whole database, before it commits (so a table others reference can be rebuilt,
+    /// as SQLite's own procedure for such changes does); elsewhere a plain transaction.
+    func schemaTransaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T
+}
+
+extension Database {
+    public func schemaTransaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        try await transaction(body)
+    }
 }
 
 extension Database {

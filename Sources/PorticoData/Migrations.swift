@@ -72,6 +72,21 @@ public struct Migrator: Sendable {
         return applied
     }
 
+    /// Adds `column` to `table` unless it is there (for tables made outside the migrations).
+    public static func addColumnIfMissing(_ db: any Database, table: String, column: String, type: String) async throws {
+        let q = SQLFragment.quote
+        switch db.flavor {
+        case .postgres:
+            try await db.execute("ALTER TABLE \(q(table)) ADD COLUMN IF NOT EXISTS \(q(column)) \(type)")
+        case .sqlite:
+            var probe = SQLFragment("SELECT COUNT(*) AS n FROM pragma_table_info(")
+            probe.append(bind: .text(table))
+            probe.append(") WHERE name = ")
+            probe.append(bind: .text(column))
+            if try await db.query(probe).first?.int("n") == 0 { try await db.execute("ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) \(type)") }
+        }
+    }
+
     /// Portico's own tables. Names start with `portico_`, which collections may not use.
     public static let core: [Migration] = [
         Migration(version: 1, name: "core metadata") { flavor in
@@ -186,13 +201,15 @@ public struct Migrator: Sendable {
                 "CREATE INDEX portico_images_created ON portico_images (created_at)",
             ]
         },
-        Migration(version: 6, name: "custom roles") { _ in
+        Migration(version: 6, name: "custom roles, collection descriptions") { _ in
             [
                 // Per app: the role's title and its permissions (per collection and action, as JSON).
                 """
                 CREATE TABLE portico_roles (app TEXT NOT NULL REFERENCES portico_apps (name) ON DELETE CASCADE, name TEXT NOT NULL,
                   title TEXT, permissions TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (app, name))
-                """
+                """,
+                // A collection's description, for collections_list and the schema the engines read.
+                "ALTER TABLE portico_collections ADD COLUMN description TEXT",
             ]
         },
     ]

@@ -29,6 +29,7 @@ extension RecordService {
             }
         }
         let collection = target.collection
+        for (name, value) in try maintainedValues(of: collection, catalog: catalog, access: access, creating: true) { draft.columns[name] = value }
         let assignment = draft
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
@@ -76,8 +77,14 @@ extension RecordService {
         guard Self.hasSelector(request) else {
             throw DataError.invalid("an update needs filterByTk or a non-empty filter, so it cannot change every record by accident")
         }
-        let assignment = try Assignment(
+        var draft = try Assignment(
             values: values, collection: target.collection, catalog: catalog, access: access, whitelist: request.whitelist, blacklist: request.blacklist)
+        if !draft.columns.isEmpty || !draft.links.isEmpty {
+            for (name, value) in try maintainedValues(of: target.collection, catalog: catalog, access: access, creating: false) {
+                draft.columns[name] = value
+            }
+        }
+        let assignment = draft
         for key in target.collection.primaryKey where assignment.columns[key.name] != nil {
             throw DataError.invalid("values.\(key.name) is the primary key of '\(target.collection.name)' and cannot be changed")
         }
@@ -143,6 +150,35 @@ extension RecordService {
             return try await catalog.database.query(q).count
         }
         return ["data": JSON(count)]
+    }
+
+    /// What Portico keeps for each record: `createdAt` and `updatedAt` (now), `createdById` (the caller).
+    func maintainedValues(of collection: CollectionSchema, catalog: Catalog, access: RecordAccess, creating: Bool) throws(DataError) -> [String: SQLValue] {
+        var values: [String: SQLValue] = [:]
+        let now = Self.timestamp(clock.date)
+        for field in (catalog.unscoped[collection.name] ?? collection).columns {
+            switch field.maintained {
+            case .createdAt? where creating, .updatedAt?:
+                values[field.name] = try ValueCoercion.coerce(.string(now), to: field, at: field.name)
+            case .createdBy? where creating:
+                values[field.name] = try ValueCoercion.coerce(access.variables["currentUser.id"] ?? .null, to: field, at: field.name)
+            default:
+                break
+            }
+        }
+        return values
+    }
+
+    /// `2026-11-23 15:04:05`, in UTC.
+    static func timestamp(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func pad(_ n: Int?, _ width: Int = 2) -> String {
+            let digits = String(n ?? 0)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(c.year, 4))-\(pad(c.month))-\(pad(c.day)) \(pad(c.hour)):\(pad(c.minute)):\(pad(c.second))"
     }
 
     /// Whether a request names specific records (a key or a filter with at least one condition).
@@ -267,6 +303,9 @@ struct Assignment: Sendable {
                 }
                 throw .invalid(
                     "values: unknown field '\(name)' of '\(collection.name)'; its fields are: \(collection.fields.map(\.name).joined(separator: ", "))")
+            }
+            if field.maintained != nil {
+                throw .invalid("values.\(name): '\(name)' is kept by Portico (\(field.maintained!.rawValue)); leave it out")
             }
             switch field.type {
             case .belongsTo:

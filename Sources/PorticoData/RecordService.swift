@@ -49,10 +49,14 @@ public struct RecordService: Sendable {
     private let plans = PlanCache()
     private let scopes = ScopeCache()
 
-    public init(catalogs: CatalogStore, budget: ResultBudget = ResultBudget()) {
+    /// The time `createdAt` and `updatedAt` are set to.
+    let clock: WallClock
+
+    public init(catalogs: CatalogStore, budget: ResultBudget = ResultBudget(), clock: WallClock = .system) {
         flavor = catalogs.databases.primary.flavor
         self.catalogs = catalogs
         self.budget = budget
+        self.clock = clock
     }
 
     /// The plan for reading `collection` as `request` asks (its fields, appends, except and

@@ -225,6 +225,7 @@ struct ServerParts {
         let registry = ToolRegistry(
             packages: [
                 DataPackage(records: stores.records).package,
+                SchemaPackage(schema: SchemaService(catalogs: stores.catalogs)).package,
                 UsersPackage(users: stores.users, server: authorizationServer) { userID in toolsChanged.notify(userID: userID) }.package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,

@@ -69,7 +69,7 @@ public struct PorticoStores: Sendable {
         self.apps = AppRegistry(databases: apps, clock: clock)
         settings = Settings(database: database)
         catalogs = CatalogStore(databases: apps)
-        records = RecordService(catalogs: catalogs)
+        records = RecordService(catalogs: catalogs, clock: clock)
         users = UserStore(database: database, clock: clock)
         roles = RoleStore(database: database, clock: clock)
         apiKeys = APIKeyStore(database: database, users: users, clock: clock)

@@ -31,5 +31,9 @@ struct IdentifierCaseTests {
     @Test func namesThatDifferOnlyInCaseAreAmbiguousAndLeftAsWritten() {
         let sql = "SELECT name FROM t"
         #expect(IdentifierCase.quotingMixedCase(sql, names: ["Name", "NAME"]) == sql)
+        // A lower-case `name` (one app's column) beside `Name` (another table's): as written, each means its own.
+        #expect(IdentifierCase.quotingMixedCase("SELECT a.name FROM accounts a", names: ["name", "Name", "accounts"]) == "SELECT a.name FROM accounts a")
+        #expect(IdentifierCase.quotingMixedCase("SELECT Name FROM Artist", names: ["name", "Name", "Artist"]) == #"SELECT "Name" FROM "Artist""#)
+        #expect(IdentifierCase.quotingMixedCase("SELECT NAME FROM t", names: ["name", "Name"]) == "SELECT NAME FROM t")
     }
 }

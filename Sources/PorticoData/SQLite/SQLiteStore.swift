@@ -168,6 +168,38 @@ public final class SQLiteStore: Database {
         }
     }
 
+    public func schemaTransaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        if let transaction = Self.currentTransaction, transaction.store === self { return try await body(transaction) }
+        guard let writer else { throw Self.readOnlyError }
+        try await lease.acquire()
+        defer { lease.release() }
+        let transaction = Transaction(store: self, writer: writer)
+        // The pragma has no effect inside a transaction, so it is set around one.
+        _ = try await transaction.run("PRAGMA foreign_keys = OFF", [], cancellable: false)
+        do {
+            _ = try await transaction.run("BEGIN IMMEDIATE", [])
+            do {
+                let result = try await Self.$currentTransaction.withValue(transaction) { try await body(transaction) }
+                let broken = try await transaction.run("PRAGMA foreign_key_check", [], cancellable: false)
+                if let first = broken.first {
+                    throw StoreError(
+                        kind: .constraint,
+                        message: "\(broken.count) record(s) of \(first.string("table") ?? "a table") would point at records of \(first.string("parent") ?? "another") that do not exist",
+                        sql: "PRAGMA foreign_key_check")
+                }
+                _ = try await transaction.run("COMMIT", [], cancellable: false)
+                _ = try await transaction.run("PRAGMA foreign_keys = ON", [], cancellable: false)
+                return result
+            } catch {
+                await transaction.rollback()
+                throw error
+            }
+        } catch {
+            _ = try? await transaction.run("PRAGMA foreign_keys = ON", [], cancellable: false)
+            throw error
+        }
+    }
+
     public func close() async {
         inline?.close()
         await readers.shutdown()

@@ -1,0 +1,214 @@
+import Foundation
+public import PorticoAuth
+public import PorticoData
+import PorticoJSON
+public import PorticoMCP
+
+/// Package `schema`: NocoBase's collection and field management. Reads show what the caller's
+/// role may see; changes (administrators) migrate the real tables and keep their data.
+public struct SchemaPackage: Sendable {
+    let schema: SchemaService
+    let policy: AccessPolicy
+
+    public init(schema: SchemaService, policy: AccessPolicy = AccessPolicy()) {
+        self.schema = schema
+        self.policy = policy
+    }
+
+    static let fieldSchema: JSON = [
+        "type": "object",
+        "description":
+            "{name, type (string, text, integer, float, decimal, boolean, date, datetime, json, select, belongsTo, hasMany, belongsToMany), title?, required?, unique?, default?, options? (select), length?, scale?, target? and foreignKey? (relations), through? and otherKey? (belongsToMany)}",
+        "properties": ["name": ["type": "string"], "type": ["type": "string"]],
+        "required": ["name", "type"],
+    ]
+    static let dataOutput: JSON = ["type": "object", "properties": ["data": [:]], "required": ["data"]]
+
+    public var package: ToolPackage {
+        ToolPackage.mapped(
+            name: "schema", summary: "Collections and their fields: read, create, change, remove",
+            tools: [
+                tool(
+                    "collections_list", ["search": ["type": "string", "description": "Part of a name, title or description"]], required: [],
+                    "The app's collections, compact: name, title, description and field count. search narrows the list.", write: false
+                ) { s, a, c in
+                    let search = try a.optionalString("search")?.lowercased()
+                    let catalog = try await s.visibleCatalog(c)
+                    let rows = catalog.names.compactMap { name -> JSON? in
+                        guard let collection = catalog.collections[name], catalog.isVisible(name) else { return nil }
+                        if let search, !search.isEmpty,
+                            ![collection.name, collection.title ?? "", collection.description ?? ""].contains(where: { $0.lowercased().contains(search) })
+                        {
+                            return nil
+                        }
+                        return [
+                            "name": .string(collection.name), "title": collection.title.map(JSON.string) ?? .null,
+                            "description": collection.description.map(JSON.string) ?? .null, "fieldCount": JSON(collection.fields.count),
+                        ]
+                    }
+                    return ["data": .array(rows)]
+                },
+                tool(
+                    "collections_get", ["name": ["type": "string"]], required: ["name"],
+                    "One collection with its fields: types, constraints, relations (target, keys, junction).", write: false
+                ) { s, a, c in
+                    let catalog = try await s.visibleCatalog(c)
+                    let collection = try catalog.collection(try a.string("name"))
+                    return ["data": Self.json(collection)]
+                },
+                tool(
+                    "collections_create",
+                    [
+                        "name": ["type": "string"], "title": ["type": "string"], "description": ["type": "string"],
+                        "fields": ["type": "array", "items": Self.fieldSchema],
+                    ], required: ["name"],
+                    "Create a collection (a real table) with fields; id, createdAt, updatedAt and createdById are added and kept by Portico. Relations: belongsTo (target, foreignKey), hasMany (target, foreignKey on the target), belongsToMany (target, through junction).",
+                    write: true
+                ) { s, a, c in
+                    let fields = try (a["fields"]?.arrayValue ?? []).enumerated().map { index, item in try Self.spec(item, at: "fields[\(index)]") }
+                    let created = try await s.schema.createCollection(
+                        app: c.app, name: try a.string("name"), title: try a.optionalString("title"), description: try a.optionalString("description"),
+                        fields: fields)
+                    return ["data": Self.json(created)]
+                },
+                tool(
+                    "collections_update", ["name": ["type": "string"], "title": ["type": ["string", "null"]], "description": ["type": ["string", "null"]]],
+                    required: ["name"], "Change a collection's title or description.", write: true, idempotent: true
+                ) { s, a, c in
+                    let title: String?? = a["title"].map { $0.stringValue }
+                    let description: String?? = a["description"].map { $0.stringValue }
+                    return ["data": Self.json(try await s.schema.updateCollection(app: c.app, name: try a.string("name"), title: title, description: description))]
+                },
+                tool(
+                    "collections_destroy", ["name": ["type": "string"], "cascade": ["type": "boolean"]], required: ["name"],
+                    "Remove a collection with all its records. Refused while other collections' relations point at it, unless cascade: true, which removes those relation fields too.",
+                    write: true, destructive: true
+                ) { s, a, c in
+                    let name = try a.string("name")
+                    let removed = try await s.schema.destroyCollection(app: c.app, name: name, cascade: try a.optionalBool("cascade") ?? false)
+                    return ["data": ["name": .string(name), "destroyed": true, "alsoRemoved": JSON(removed)]]
+                },
+                tool(
+                    "fields_create", ["collection": ["type": "string"], "field": Self.fieldSchema], required: ["collection", "field"],
+                    "Add a field to a collection (a new column, or a relation with its key column or junction). A required field on a collection with records needs a default.",
+                    write: true
+                ) { s, a, c in
+                    guard let item = a["field"] else { throw ToolError("field is required") }
+                    let field = try await s.schema.createField(app: c.app, collection: try a.string("collection"), field: try Self.spec(item, at: "field"))
+                    return ["data": Self.json(field)]
+                },
+                tool(
+                    "fields_update", ["collection": ["type": "string"], "name": ["type": "string"], "field": ["type": "object"]],
+                    required: ["collection", "name", "field"],
+                    "Change a field: rename (field.name), title, required, options, length, default, or type when every stored value converts; the data is kept.",
+                    write: true, idempotent: true
+                ) { s, a, c in
+                    let changes = try a.optionalObject("field") ?? [:]
+                    let field = try await s.schema.updateField(app: c.app, collection: try a.string("collection"), field: try a.string("name"), changes: changes)
+                    return ["data": Self.json(field)]
+                },
+                tool(
+                    "fields_destroy", ["collection": ["type": "string"], "name": ["type": "string"]], required: ["collection", "name"],
+                    "Remove a field and its column's data.", write: true, destructive: true
+                ) { s, a, c in
+                    let collection = try a.string("collection")
+                    let name = try a.string("name")
+                    try await s.schema.destroyField(app: c.app, collection: collection, field: name)
+                    return ["data": ["collection": .string(collection), "name": .string(name), "destroyed": true]]
+                },
+            ])
+    }
+
+    func tool(
+        _ name: String, _ properties: JSONObject, required: [String], _ description: String, write: Bool, idempotent: Bool = false,
+        destructive: Bool = false, _ run: @escaping @Sendable (SchemaPackage, ToolArguments, CallContext) async throws -> JSON
+    ) -> Tool {
+        let package = self
+        let required = JSON(required)
+        return Tool(
+            name: name, description: description, inputSchema: ["type": "object", "properties": .object(properties), "required": required],
+            outputSchema: Self.dataOutput,
+            annotations: write ? ToolAnnotations(readOnly: false, destructive: destructive, idempotent: idempotent) : .read,
+            requiredScope: Scope(write ? .write : .read, .schema), access: .admin(.schema, write: write)
+        ) { arguments, context in
+            .structured(try await run(package, ToolArguments(arguments), context))
+        }
+    }
+
+    /// The catalog as the caller's role may see it: a custom role sees the collections and
+    /// fields its `list` rule shows, and nothing of the others.
+    func visibleCatalog(_ context: CallContext) async throws -> Catalog {
+        let catalog = try await schema.catalogs.catalog(app: context.app)
+        let principal = context.principal
+        let access = policy.recordAccess(role: principal.role, app: context.app, userID: principal.userID, userName: principal.userName)
+        if access.allowsInFull { return catalog }
+        return try catalog.scoped(by: access, root: "", action: .list)
+    }
+
+    static let knownKeys: Set<String> = [
+        "name", "type", "title", "required", "unique", "default", "options", "length", "scale", "target", "foreignKey", "through", "otherKey",
+    ]
+    /// NocoBase's keys for its own user interface, accepted and left aside.
+    static let interfaceKeys: Set<String> = ["interface", "uiSchema", "description"]
+
+    static func spec(_ json: JSON, at path: String) throws -> FieldSpec {
+        guard case .object(let object) = json else { throw ToolError("\(path) must be an object such as {\"name\": \"title\", \"type\": \"string\"}") }
+        if let unknown = object.keys.first(where: { !knownKeys.contains($0) && !interfaceKeys.contains($0) }) {
+            throw ToolError("\(path).\(unknown) is not a field option; options are \(knownKeys.sorted().joined(separator: ", "))")
+        }
+        let a = ToolArguments(object, path: path)
+        let typeName = try a.string("type")
+        guard let type = FieldType(rawValue: typeName) else {
+            throw ToolError("\(path).type: '\(typeName)' is not a field type; types are \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var spec = FieldSpec(name: try a.string("name"), type: type)
+        spec.title = try a.optionalString("title")
+        spec.required = try a.optionalBool("required") ?? false
+        spec.unique = try a.optionalBool("unique") ?? false
+        spec.defaultValue = a["default"]
+        spec.options = try a.optionalStrings("options")
+        spec.length = try a.optionalInt("length")
+        spec.scale = try a.optionalInt("scale")
+        spec.target = try a.optionalString("target")
+        spec.foreignKey = try a.optionalString("foreignKey")
+        spec.through = try a.optionalString("through")
+        spec.otherKey = try a.optionalString("otherKey")
+        return spec
+    }
+
+    static func json(_ collection: CollectionSchema) -> JSON {
+        [
+            "name": .string(collection.name), "title": collection.title.map(JSON.string) ?? .null,
+            "description": collection.description.map(JSON.string) ?? .null, "fields": .array(collection.fields.map(json)),
+        ]
+    }
+
+    static func json(_ field: Field) -> JSON {
+        var object: JSONObject = ["name": .string(field.name), "type": .string(field.type.rawValue)]
+        if let title = field.title { object["title"] = .string(title) }
+        if field.isColumn {
+            object["required"] = .bool(!field.nullable)
+            if field.primaryKey { object["primaryKey"] = true }
+            if field.autoIncrement { object["autoIncrement"] = true }
+            if field.unique { object["unique"] = true }
+            if let value = field.defaultValue { object["default"] = value }
+            if let length = field.length { object["length"] = JSON(length) }
+            if let scale = field.scale { object["scale"] = JSON(scale) }
+            if let options = field.options { object["options"] = JSON(options) }
+            if let maintained = field.maintained { object["maintained"] = .string(maintained.rawValue) }
+        }
+        if let r = field.relation {
+            var relation: JSONObject = ["target": .string(r.target), "foreignKey": .string(r.foreignKey), "targetKey": .string(r.targetKey)]
+            if field.type != .belongsTo { relation["sourceKey"] = .string(r.sourceKey) }
+            if let through = r.through { relation["through"] = .string(through) }
+            if let otherKey = r.otherKey { relation["otherKey"] = .string(otherKey) }
+            object["relation"] = .object(relation)
+        }
+        return .object(object)
+    }
+}
+
+extension Catalog {
+    /// Whether a caller may see the collection at all (a scoped catalog refuses the others).
+    func isVisible(_ name: String) -> Bool { (try? collection(name)) != nil }
+}

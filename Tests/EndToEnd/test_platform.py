@@ -1,0 +1,229 @@
+"""The data platform, as an administrator's agent and a salesperson's agent use it: a CRM schema
+built, filled and changed over MCP without losing data; a custom role that sees only its own
+deals and never their margin, on every path (fields, appends, filters, sorts, association
+resources, aggregates, SQL); three roles with three tool lists. Official MCP client, real
+binary, both backends."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from conftest import start_server
+from test_official_client import connect
+
+PACKAGES = "data,schema,acl,ask"
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def url(server) -> str:
+    return f"{server.mcp}?packages={PACKAGES}"
+
+
+async def call(server, key, tool, arguments, expect_error=False):
+    async with connect(server, "auto", key=key, url=url(server)) as client:
+        r = await client.call_tool(tool, arguments)
+        text = " ".join(c.text for c in r.content if getattr(c, "text", None))
+        assert r.is_error == expect_error, f"{tool} {arguments}: {text}"
+        return r.structured_content if not r.is_error else text
+
+
+def ok(server, key, tool, arguments):
+    return run(call(server, key, tool, arguments))
+
+
+def refused(server, key, tool, arguments) -> str:
+    return run(call(server, key, tool, arguments, expect_error=True))
+
+
+def tool_names(server, key) -> set[str]:
+    async def go():
+        async with connect(server, "auto", key=key, url=url(server)) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    return run(go())
+
+
+@pytest.fixture(scope="module")
+def crm():
+    """The instance with the CRM built by the admin's agent and three users with three roles."""
+    s = start_server()
+    admin = s.api_key
+    deal_fields = [
+        {"name": "title", "type": "string", "required": True},
+        {"name": "amount", "type": "decimal"},
+        {"name": "margin", "type": "decimal", "title": "Margin"},
+        {"name": "stage", "type": "select", "options": ["open", "won", "lost"], "default": "open"},
+        {"name": "account", "type": "belongsTo", "target": "accounts"},
+    ]
+    ok(s, admin, "collections_create", {"name": "accounts", "title": "Accounts", "fields": [
+        {"name": "name", "type": "string", "required": True, "unique": True},
+        {"name": "region", "type": "string"},
+    ]})
+    ok(s, admin, "collections_create", {"name": "deals", "title": "Deals", "description": "Sales opportunities", "fields": deal_fields})
+    ok(s, admin, "fields_create", {"collection": "accounts", "field": {"name": "deals", "type": "hasMany", "target": "deals", "foreignKey": "accountId"}})
+    ok(s, admin, "collections_create", {"name": "tags", "fields": [{"name": "label", "type": "string"}]})
+    ok(s, admin, "fields_create", {"collection": "deals", "field": {"name": "tags", "type": "belongsToMany", "target": "tags"}})
+
+    s.cli("user", "create", "sam", "--role", "member")
+    s.cli("user", "create", "vera", "--role", "viewer")
+    ok(s, admin, "roles_create", {"name": "sales", "title": "Sales"})
+    own = {"createdById": {"$eq": "{{currentUser.id}}"}}
+    readable = ["title", "amount", "stage", "account", "accountId", "createdById", "tags"]
+    ok(s, admin, "roles_set_permissions", {"role": "sales", "collection": "deals", "actions": {
+        "list": {"fields": readable, "filter": own},
+        "get": {"fields": readable, "filter": own},
+        "create": {"fields": ["title", "amount", "stage", "account", "tags"]},
+        "update": {"fields": ["title", "amount", "stage"], "filter": own},
+    }})
+    ok(s, admin, "roles_set_permissions", {"role": "sales", "collection": "accounts", "actions": {"list": {}, "get": {}}})
+    ok(s, admin, "roles_set_permissions", {"role": "sales", "collection": "tags", "actions": {"list": {}, "destroy": {}}})
+    ok(s, admin, "users_set_roles", {"user": "sam", "roles": ["sales"]})
+    sam, vera = s.new_key("sam"), s.new_key("vera")
+
+    acme = ok(s, admin, "resource_create", {"resource": "accounts", "values": {"name": "Acme", "region": "EU"}})["data"]["id"]
+    globex = ok(s, admin, "resource_create", {"resource": "accounts", "values": {"name": "Globex", "region": "US"}})["data"]["id"]
+    red = ok(s, admin, "resource_create", {"resource": "tags", "values": {"label": "red"}})["data"]["id"]
+    for title, amount, margin, account in [("Admin deal A", 1000, 300, acme), ("Admin deal B", 2000, 500, globex)]:
+        ok(s, admin, "resource_create", {"resource": "deals", "values": {"title": title, "amount": amount, "margin": margin, "account": account}})
+    for title, amount in [("Sam deal 1", 150), ("Sam deal 2", 250)]:
+        created = ok(s, sam, "resource_create", {"resource": "deals", "values": {"title": title, "amount": amount, "account": acme, "tags": [red]}})
+        assert "margin" not in created["data"]
+    ok(s, admin, "resource_update", {"resource": "deals", "filter": {"title": {"$startsWith": "Sam"}}, "values": {"margin": 42}})
+    yield {"server": s, "admin": admin, "sam": sam, "vera": vera, "acme": acme}
+    s.stop()
+
+
+def test_the_schema_is_built_and_described(crm):
+    s, admin = crm["server"], crm["admin"]
+    listed = ok(s, admin, "collections_list", {"search": "sales"})["data"]
+    assert [c["name"] for c in listed] == ["deals"], "search matches the description"
+    assert listed[0]["fieldCount"] == 11
+    deals = ok(s, admin, "collections_get", {"name": "deals"})["data"]
+    fields = {f["name"]: f for f in deals["fields"]}
+    assert fields["account"]["relation"] == {"target": "accounts", "foreignKey": "accountId", "targetKey": "id"}
+    assert fields["tags"]["relation"]["through"] == "deals_tags"
+    assert fields["createdById"]["maintained"] == "createdBy"
+    assert fields["stage"]["options"] == ["open", "won", "lost"]
+    rows = ok(s, admin, "resource_list", {"resource": "deals", "sort": ["id"]})["data"]
+    assert [r["title"] for r in rows] == ["Admin deal A", "Admin deal B", "Sam deal 1", "Sam deal 2"]
+    assert all(r["createdAt"] and r["updatedAt"] for r in rows)
+    assert rows[0]["stage"] == "open", "the default applies"
+    assert rows[0]["createdById"] != rows[2]["createdById"], "createdById is the user who created the record"
+    refused(s, admin, "resource_update", {"resource": "deals", "filterByTk": 1, "values": {"createdById": 99}})
+
+
+def test_three_roles_three_tool_lists(crm):
+    s = crm["server"]
+    admin, member_tools, viewer = tool_names(s, crm["admin"]), tool_names(s, crm["sam"]), tool_names(s, crm["vera"])
+    assert {"roles_set_permissions", "collections_create", "resource_destroy"} <= admin
+    assert {"resource_list", "resource_get", "resource_create", "resource_update", "resource_destroy", "collections_list"} <= member_tools
+    assert not {"resource_query", "collections_create", "roles_list"} & member_tools, "sales may not aggregate or change the schema"
+    assert {"resource_list", "resource_query"} <= viewer
+    assert not {"resource_create", "resource_update", "resource_destroy", "roles_list"} & viewer
+    assert len({frozenset(admin), frozenset(member_tools), frozenset(viewer)}) == 3
+
+
+def test_three_roles_see_three_row_sets(crm):
+    s = crm["server"]
+    titles = lambda key: sorted(r["title"] for r in ok(s, key, "resource_list", {"resource": "deals"})["data"])
+    assert titles(crm["admin"]) == ["Admin deal A", "Admin deal B", "Sam deal 1", "Sam deal 2"]
+    assert titles(crm["sam"]) == ["Sam deal 1", "Sam deal 2"]
+    assert titles(crm["vera"]) == titles(crm["admin"])
+    sam_rows = ok(s, crm["sam"], "resource_list", {"resource": "deals"})["data"]
+    assert all("margin" not in r for r in sam_rows)
+    assert ok(s, crm["sam"], "resource_list", {"resource": "deals", "pageSize": 1})["data"] and \
+        ok(s, crm["sam"], "resource_list", {"resource": "deals", "pageSize": 1})["meta"]["count"] == 2
+    # Aggregates: the viewer sums every deal, the admin too; sales may not aggregate at all.
+    total = lambda key: ok(s, key, "resource_query", {"resource": "deals", "measures": [{"field": "amount", "aggregation": "sum", "alias": "t"}]})["data"][0]["t"]
+    assert float(total(crm["vera"])) == 3400.0
+    assert "does not allow resource_query" in refused(s, crm["sam"], "resource_query", {"resource": "deals", "measures": [{"field": "id", "aggregation": "count", "alias": "n"}]})
+    # SQL on the app's own data: every role reads its own rows and fields.
+    count = lambda key: ok(s, key, "sql_query", {"sql": "SELECT COUNT(*) AS n FROM deals"})["rows"][0][0]
+    assert (count(crm["admin"]), count(crm["sam"]), count(crm["vera"])) == (4, 2, 4)
+
+
+def test_a_hidden_field_or_row_is_reached_by_no_path(crm):
+    s, sam = crm["server"], crm["sam"]
+    assert "unknown field 'margin'" in refused(s, sam, "resource_list", {"resource": "deals", "fields": ["title", "margin"]})
+    assert "unknown field 'margin'" in refused(s, sam, "resource_list", {"resource": "deals", "filter": {"margin": {"$gt": 0}}})
+    assert "unknown field 'margin'" in refused(s, sam, "resource_list", {"resource": "deals", "sort": ["-margin"]})
+    assert "unknown field 'margin'" in refused(s, sam, "resource_list", {"resource": "accounts", "filter": {"deals.margin": {"$gt": 0}}})
+    # Through the account, only the own deals come along, without margin.
+    acme = ok(s, sam, "resource_get", {"resource": "accounts", "filterByTk": crm["acme"], "appends": ["deals"]})["data"]
+    assert sorted(d["title"] for d in acme["deals"]) == ["Sam deal 1", "Sam deal 2"]
+    assert all("margin" not in d for d in acme["deals"])
+    # A filter across the relation finds no account by a deal the role cannot see.
+    found = ok(s, sam, "resource_list", {"resource": "accounts", "filter": {"deals.title": "Admin deal B"}})["data"]
+    assert found == []
+    # The association resource holds the own deals only.
+    via = ok(s, sam, "resource_list", {"resource": "accounts.deals", "sourceId": crm["acme"]})["data"]
+    assert sorted(d["title"] for d in via) == ["Sam deal 1", "Sam deal 2"]
+    # get of another's deal finds nothing; update of it changes nothing; destroy is refused by name.
+    assert ok(s, sam, "resource_get", {"resource": "deals", "filterByTk": 1})["data"] is None
+    assert ok(s, sam, "resource_update", {"resource": "deals", "filterByTk": 1, "values": {"title": "taken"}})["data"] == []
+    assert "may not set field 'margin'" in refused(s, sam, "resource_update", {"resource": "deals", "filterByTk": 3, "values": {"margin": 1}})
+    assert "may not destroy records of 'deals'" in refused(s, sam, "resource_destroy", {"resource": "deals", "filterByTk": 3})
+    assert ok(s, crm["admin"], "resource_get", {"resource": "deals", "filterByTk": 1})["data"]["title"] == "Admin deal A"
+    # SQL cannot read around the role: the hidden column is not there, the hidden rows neither.
+    rows = ok(s, sam, "sql_query", {"sql": "SELECT * FROM deals ORDER BY id"})
+    assert "margin" not in [c.lower() for c in rows["columns"]] and len(rows["rows"]) == 2
+    assert "margin" in refused(s, sam, "sql_query", {"sql": "SELECT SUM(margin) FROM deals"}).lower()
+    joined = ok(s, sam, "sql_query", {"sql": "SELECT a.name, COUNT(d.id) FROM accounts a LEFT JOIN deals AS d ON d.accountId = a.id GROUP BY a.name ORDER BY a.name"})
+    assert [tuple(r) for r in joined["rows"]] == [("Acme", 2), ("Globex", 0)]
+    sub = ok(s, sam, "sql_query", {"sql": "SELECT COUNT(*) FROM accounts WHERE id IN (SELECT accountId FROM deals WHERE title LIKE 'Admin%')"})
+    assert sub["rows"][0][0] == 0
+    described = ok(s, sam, "datasource_describe", {"tables": ["deals"]})
+    assert "margin" not in str(described).lower()
+    assert "margin" not in str(ok(s, sam, "collections_get", {"name": "deals"})).lower()
+
+
+def test_the_schema_changes_and_the_data_survives(crm):
+    s, admin = crm["server"], crm["admin"]
+    ok(s, admin, "fields_update", {"collection": "deals", "name": "amount", "field": {"name": "value", "title": "Deal value"}})
+    rows = {r["title"]: r for r in ok(s, admin, "resource_list", {"resource": "deals"})["data"]}
+    assert float(rows["Admin deal B"]["value"]) == 2000 and "amount" not in rows["Admin deal B"]
+    # A type change keeps every value where each converts; one that would not is refused and changes nothing.
+    ok(s, admin, "fields_update", {"collection": "deals", "name": "margin", "field": {"type": "string"}})
+    rows = {r["title"]: r for r in ok(s, admin, "resource_list", {"resource": "deals"})["data"]}
+    assert rows["Admin deal A"]["margin"] in ("300", "300.0", "300.00")
+    error = refused(s, admin, "fields_update", {"collection": "deals", "name": "title", "field": {"type": "integer"}})
+    assert "does not convert" in error and "nothing was changed" in error
+    assert ok(s, admin, "resource_get", {"resource": "deals", "filterByTk": 1})["data"]["title"] == "Admin deal A"
+    # A new field, then removing one: the others keep their data; relations still work.
+    ok(s, admin, "fields_create", {"collection": "deals", "field": {"name": "closed", "type": "boolean", "required": True, "default": False}})
+    ok(s, admin, "fields_destroy", {"collection": "deals", "name": "margin"})
+    deal = ok(s, admin, "resource_get", {"resource": "deals", "filterByTk": 3, "appends": ["account", "tags"]})["data"]
+    assert deal["title"] == "Sam deal 1" and deal["closed"] is False and "margin" not in deal
+    assert deal["account"]["name"] == "Acme" and [t["label"] for t in deal["tags"]] == ["red"]
+    # Referenced collections are not dropped by accident.
+    assert "cascade" in refused(s, admin, "collections_destroy", {"name": "accounts"})
+    assert len(ok(s, admin, "resource_list", {"resource": "accounts"})["data"]) == 2
+
+
+def test_bad_schema_and_role_input_is_refused_precisely(crm):
+    s, admin = crm["server"], crm["admin"]
+    assert "reserved" in refused(s, admin, "collections_create", {"name": "portico_x", "fields": []})
+    assert "already has a collection 'deals'" in refused(s, admin, "collections_create", {"name": "Deals", "fields": []})
+    assert "starting with a letter" in refused(s, admin, "collections_create", {"name": "1abc", "fields": []})
+    assert "kept by Portico" in refused(s, admin, "collections_create", {"name": "x", "fields": [{"name": "createdAt", "type": "string"}]})
+    assert "already has a field 'title'" in refused(s, admin, "fields_create", {"collection": "deals", "field": {"name": "title", "type": "text"}})
+    assert "not a field type" in refused(s, admin, "fields_create", {"collection": "deals", "field": {"name": "x", "type": "money"}})
+    assert "needs a default" in refused(s, admin, "fields_create", {"collection": "deals", "field": {"name": "x", "type": "string", "required": True}})
+    assert "unknown field 'nope'" in refused(s, admin, "roles_set_permissions", {"role": "sales", "collection": "deals", "actions": {"list": {"filter": {"nope": 1}}}})
+    assert "unknown variable" in refused(s, admin, "roles_set_permissions", {"role": "sales", "collection": "deals", "actions": {"list": {"filter": {"title": "{{currentUser.secret}}"}}}})
+    assert "not a field of 'deals'" in refused(s, admin, "roles_set_permissions", {"role": "sales", "collection": "deals", "actions": {"list": {"fields": ["ghost"]}}})
+    assert "built-in" in refused(s, admin, "roles_create", {"name": "admin"})
+    assert "held by 1 user" in refused(s, admin, "roles_destroy", {"name": "sales"})
+    assert "last admin" in refused(s, admin, "users_set_roles", {"user": "admin", "roles": ["viewer"]})
+    assert "has no role 'ghost'" in refused(s, admin, "users_set_roles", {"user": "sam", "roles": ["ghost"]})
+    # Nothing of it changed anything: sales still sees its two deals.
+    assert len(ok(s, crm["sam"], "resource_list", {"resource": "deals"})["data"]) == 2
+    # A role change reaches the next request: sam as viewer sees every deal.
+    ok(s, admin, "users_set_roles", {"user": "sam", "roles": ["viewer"]})
+    assert len(ok(s, crm["sam"], "resource_list", {"resource": "deals"})["data"]) == 4
+    ok(s, admin, "users_set_roles", {"user": "sam", "roles": ["sales"]})
+    assert len(ok(s, crm["sam"], "resource_list", {"resource": "deals"})["data"]) == 2
