@@ -14,7 +14,7 @@ struct Portico: AsyncParsableCommand {
         version: porticoVersion,
         subcommands: [
             Serve.self, UserCommand.self, APIKeyCommand.self, AppCommand.self, KeysCommand.self, DatasourceCommand.self, LLMCommand.self, AskCommand.self,
-            EvalCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self,
+            EvalCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self, AuditCommand.self,
         ],
         defaultSubcommand: nil)
 }

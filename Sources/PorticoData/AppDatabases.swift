@@ -164,7 +164,7 @@ public final class AppDatabases: Sendable {
         }
         try await database.transaction { db in
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
-            for statement in Self.definitionTables { try await db.execute(statement) }
+            for statement in Self.definitionTables + AuditTrail.createTable(flavor: db.flavor) { try await db.execute(statement) }
             // Databases made before collections had descriptions gain the column.
             try await Migrator.addColumnIfMissing(db, table: "portico_collections", column: "description", type: "TEXT")
         }

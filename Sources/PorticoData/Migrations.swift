@@ -201,7 +201,7 @@ public struct Migrator: Sendable {
                 "CREATE INDEX portico_images_created ON portico_images (created_at)",
             ]
         },
-        Migration(version: 6, name: "custom roles, collection descriptions") { _ in
+        Migration(version: 6, name: "custom roles, collection descriptions, audit trail") { flavor in
             [
                 // Per app: the role's title and its permissions (per collection and action, as JSON).
                 """
@@ -210,7 +210,7 @@ public struct Migrator: Sendable {
                 """,
                 // A collection's description, for collections_list and the schema the engines read.
                 "ALTER TABLE portico_collections ADD COLUMN description TEXT",
-            ]
+            ] + AuditTrail.createTable(flavor: flavor)
         },
     ]
 }

@@ -1,7 +1,9 @@
 import CoreMetrics
 import Foundation
+import HTTPTypes
 import Logging
 import PorticoAuth
+import PorticoData
 import PorticoJSON
 import Synchronization
 
@@ -151,7 +153,10 @@ extension MCPEndpoint {
         let start = ContinuousClock.now
         var toolLabel = ""
         var outcome = MCPMetrics.Outcome.error
-        defer { metrics.record(method: "tools/call", tool: toolLabel, outcome: outcome, since: start) }
+        defer {
+            metrics.record(method: "tools/call", tool: toolLabel, outcome: outcome, since: start)
+            if let audit = configuration.audit { audit(auditRecord(message, exchange: exchange, outcome: outcome, since: start)) }
+        }
         guard let name = message.params?["name"]?.stringValue else {
             throw RPCError.invalidParams("'name' is required: the name of the tool to call")
         }
@@ -240,5 +245,21 @@ extension MCPEndpoint {
             logger.error("tool failed", metadata: ["tool": "\(tool.name)", "error": "\(error)"])
             return .error("\(tool.name) failed: \(error)")
         }
+    }
+
+    /// The audit trail's record of a `tools/call`.
+    func auditRecord(_ message: RequestMessage, exchange: Exchange, outcome: MCPMetrics.Outcome, since start: ContinuousClock.Instant) -> ToolCallRecord {
+        let elapsed = ContinuousClock.now - start
+        let principal = exchange.principal
+        var client = exchange.request.headers.value(.userAgent) ?? "unknown"
+        if let info = message.meta?[MetaKey.clientInfo], let name = info["name"]?.stringValue {
+            client = name + (info["version"]?.stringValue.map { "/" + $0 } ?? "")
+        }
+        return ToolCallRecord(
+            at: Int64(clock.date.timeIntervalSince1970 * 1000), app: exchange.request.app, userID: principal?.userID,
+            principal: ToolCallRecord.clipped(principal?.userName ?? "anonymous", 100), credential: principal?.bindingKey ?? "none",
+            client: ToolCallRecord.clipped(client), tool: ToolCallRecord.clipped(message.params?["name"]?.stringValue ?? "", 100),
+            argumentsDigest: ToolCallRecord.digest(message.params?["arguments"]?.objectValue ?? [:]), outcome: outcome.rawValue,
+            durationMilliseconds: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -47,6 +47,8 @@ public final class MCPEndpoint: Sendable {
         public var maxStreamsPerCredential = 8
         /// Request bodies larger than this are parsed off the event loops.
         public var offloadBodyBytes = 64 * 1024
+        /// Told of every `tools/call` once it ends (the audit trail); must return at once.
+        public var audit: (@Sendable (ToolCallRecord) -> Void)?
 
         public init(
             identity: ServerIdentity, publicDiscovery: Bool = false, allowedOrigins: Set<String>, toolsListTTLMilliseconds: Int64 = 60_000,

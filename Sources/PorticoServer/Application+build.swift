@@ -41,6 +41,8 @@ public struct PorticoApplication {
     /// Runs until SIGINT or SIGTERM; in-flight requests finish first, then everything is closed.
     public func run() async throws {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            // First, so it stops last: the calls that finish during shutdown are written too.
+            .init(service: AuditService(trail: parts.audit, apps: parts.stores.apps, clock: configuration.clock, logger: logger)),
             .init(service: RevocationService(list: parts.revocations, keys: parts.keys, logger: logger)), .init(service: application),
             .init(service: EndpointService(endpoint: parts.endpoint, grace: configuration.shutdownGrace)),
             .init(service: MemoryService()),
@@ -168,6 +170,7 @@ struct ServerParts {
     let apps: AppDirectory
     let images: ImageStore
     let asker: AskService
+    let audit: AuditTrail
     let endpoint: MCPEndpoint
     let authenticator: CredentialAuthenticator
     let pages: WebPages
@@ -221,6 +224,7 @@ struct ServerParts {
             directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"),
             database: stores.database.flavor == .postgres ? stores.database : nil)
         let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images)
+        let audit = AuditTrail(databases: stores.apps.databases, retentionDays: configuration.auditRetentionDays, logger: logger)
         let toolsChanged = ToolsChangedRelay(changes: stores.database.changes)
         let registry = ToolRegistry(
             packages: [
@@ -229,7 +233,9 @@ struct ServerParts {
                 UsersPackage(users: stores.users, server: authorizationServer) { userID in toolsChanged.notify(userID: userID) }.package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
-                ACLPackage(roles: stores.roles, users: stores.users, catalogs: stores.catalogs) { userID in toolsChanged.notify(userID: userID) }.package,
+                ACLPackage(roles: stores.roles, users: stores.users, catalogs: stores.catalogs, audit: audit) { userID in
+                    toolsChanged.notify(userID: userID)
+                }.package,
                 AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
             ],
             defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
@@ -248,6 +254,7 @@ struct ServerParts {
         endpointConfiguration.maxBatchEntries = configuration.maxBatchMessages
         endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
+        endpointConfiguration.audit = { [audit] record in audit.record(record) }
         let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations, clock: clock)
         toolsChanged.endpoint = endpoint
         // A client's `notifications/cancelled` or `logging/setLevel` may reach another replica than the call it names.
@@ -299,7 +306,7 @@ struct ServerParts {
         }
         return ServerParts(
             stores: stores, demo: demo, revocations: revocations, keys: keys, httpClient: httpClient, authorizationServer: authorizationServer,
-            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, endpoint: endpoint, authenticator: authenticator,
+            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, audit: audit, endpoint: endpoint, authenticator: authenticator,
             pages: try await WebPages.load(), baseURL: baseURL, secureCookies: secureCookies, sqlbot: sqlbot, sqlbotEndpoint: sqlbotEndpoint,
             sqlbotBaseURL: sqlbotBaseURL)
     }

@@ -12,13 +12,18 @@ public struct ACLPackage: Sendable {
     let roles: RoleStore
     let users: UserStore
     let catalogs: CatalogStore
+    /// The app's record of every tool call, read by `audit_list`.
+    let audit: AuditTrail?
     /// Called for each user whose rights changed, so their open sessions hear `tools/list_changed`.
     let rightsChanged: @Sendable (Int64) -> Void
 
-    public init(roles: RoleStore, users: UserStore, catalogs: CatalogStore, rightsChanged: @escaping @Sendable (Int64) -> Void) {
+    public init(
+        roles: RoleStore, users: UserStore, catalogs: CatalogStore, audit: AuditTrail? = nil, rightsChanged: @escaping @Sendable (Int64) -> Void
+    ) {
         self.roles = roles
         self.users = users
         self.catalogs = catalogs
+        self.audit = audit
         self.rightsChanged = rightsChanged
     }
 
@@ -130,6 +135,37 @@ public struct ACLPackage: Sendable {
                     try await roles.assign(app: context.app, userID: user.id, name: roleName)
                     rightsChanged(user.id)
                     return .structured(["data": ["user": .string(user.name), "app": .string(context.app), "roles": [.string(roleName)]]])
+                },
+                Tool(
+                    name: "audit_list",
+                    description:
+                        "The app's audit trail, newest first: every tool call with its time (ms), principal, credential, client, tool, a digest of its arguments, outcome and duration. Filter by since (ISO date or ms), principal, tool; limit ≤ 1000.",
+                    inputSchema: [
+                        "type": "object",
+                        "properties": [
+                            "since": ["type": ["string", "integer"]], "principal": ["type": "string"], "tool": ["type": "string"],
+                            "limit": ["type": "integer", "minimum": 1, "maximum": 1000],
+                        ],
+                    ],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
+                ) { arguments, context in
+                    guard let audit else { throw ToolError("this server keeps no audit trail") }
+                    let a = ToolArguments(arguments)
+                    var query = AuditTrail.Query(
+                        principal: try a.optionalString("principal"), tool: try a.optionalString("tool"), limit: try a.optionalInt("limit") ?? 100)
+                    switch a["since"] {
+                    case .int(let ms)?: query.since = ms
+                    case .string(let text)?:
+                        guard let date = AuditTrail.parseSince(text) else {
+                            throw ToolError("since must be an ISO date such as 2026-11-23 or 2026-11-23T10:00:00Z, or milliseconds since 1970; got '\(text)'")
+                        }
+                        query.since = date
+                    default: break
+                    }
+                    // Calls of the last moments may still be on their way to the database.
+                    try await audit.flush()
+                    return .structured(["data": .array(try await audit.read(app: context.app, query).map(\.json))])
                 },
             ])
     }

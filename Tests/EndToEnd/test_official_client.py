@@ -10,8 +10,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 CRUD_TOOLS = {"resource_list", "resource_get", "resource_create", "resource_update", "resource_destroy", "resource_query"}
-# The default packages are data, schema and ask; this version serves data and ask.
-DEFAULT_TOOLS = CRUD_TOOLS | {"ask", "datasources_list", "datasource_describe", "sql_query"}
+SCHEMA_TOOLS = {"collections_list", "collections_get", "collections_create", "collections_update", "collections_destroy", "fields_create", "fields_update", "fields_destroy"}
+# The default packages are data, schema and ask.
+DEFAULT_TOOLS = CRUD_TOOLS | SCHEMA_TOOLS | {"ask", "datasources_list", "datasource_describe", "sql_query"}
 
 
 def connect(server, mode: str, key: str | None = None, url: str | None = None) -> Client:

@@ -227,3 +227,30 @@ def test_bad_schema_and_role_input_is_refused_precisely(crm):
     assert len(ok(s, crm["sam"], "resource_list", {"resource": "deals"})["data"]) == 4
     ok(s, admin, "users_set_roles", {"user": "sam", "roles": ["sales"]})
     assert len(ok(s, crm["sam"], "resource_list", {"resource": "deals"})["data"]) == 2
+
+
+def test_every_call_is_in_the_audit_trail_without_its_values(crm):
+    import json
+    import time
+
+    s, admin, sam = crm["server"], crm["admin"], crm["sam"]
+    marker = "s3cr3t-" + str(time.time_ns())
+    ok(s, sam, "resource_create", {"resource": "deals", "values": {"title": marker}})
+    refused(s, sam, "resource_destroy", {"resource": "deals", "filterByTk": 1})
+    mine = ok(s, admin, "audit_list", {"principal": "sam", "limit": 1000})["data"]
+    tools = [r["tool"] for r in mine]
+    assert tools[:2] == ["resource_destroy", "resource_create"], "newest first"
+    assert mine[0]["outcome"] == "tool_error" and mine[1]["outcome"] == "ok"
+    assert mine[1]["credential"].startswith("key:") and mine[1]["client"] and mine[1]["durationMs"] >= 0
+    assert len(mine[1]["argumentsDigest"]) == 64
+    assert {"resource_list", "sql_query", "resource_get"} <= set(tools), "reads are recorded too"
+    # The command line reads the same trail, filtered by tool and time.
+    lines = s.cli("audit", "--principal", "sam", "--tool", "resource_create", "--since", "2020-01-01", "--json").stdout.splitlines()
+    created = [json.loads(line) for line in lines]
+    assert created and all(r["tool"] == "resource_create" and r["principal"] == "sam" for r in created)
+    # Every call of the module's clients is there, admin's included; no value they sent is.
+    everything = s.cli("audit", "--limit", "10000", "--json").stdout
+    assert marker not in everything and "{{currentUser.id}}" not in everything
+    assert everything.count("\n") >= 40
+    # Only administrators read the trail.
+    assert "audit_list" not in tool_names(s, sam)
