@@ -96,16 +96,17 @@ public struct AccessPolicy: Sendable {
 
     /// What `role` may do with `action` on `collection`: a rule, or the refusal naming both.
     public func decision(_ role: Role?, _ action: RecordAction, collection: String, app: String) -> RecordAccess.Decision {
-        let refusal = RecordAccess.Decision.deny(
-            "role '\(role?.name ?? "none")'\(app.isEmpty ? "" : " in app '\(app)'") may not \(action.rawValue) records of '\(collection)'")
-        guard let role else { return refusal }
-        if let permissions = role.permissions {
-            return permissions.rule(collection, action).map { .allow($0) } ?? refusal
+        func refusal() -> RecordAccess.Decision {
+            .deny("role '\(role?.name ?? "none")'\(app.isEmpty ? "" : " in app '\(app)'") may not \(action.rawValue) records of '\(collection)'")
         }
-        switch role {
-        case .admin, .member: return .allow(.everything)
-        case .viewer: return action.isRead ? .allow(.everything) : refusal
-        default: return refusal
+        guard let role else { return refusal() }
+        if let permissions = role.permissions {
+            return permissions.rule(collection, action).map { .allow($0) } ?? refusal()
+        }
+        switch role.name {
+        case "admin", "member": return .allow(.everything)
+        case "viewer": return action.isRead ? .allow(.everything) : refusal()
+        default: return refusal()
         }
     }
 
@@ -120,6 +121,10 @@ public struct AccessPolicy: Sendable {
     /// The caller's rights over the records of `app`, for the data layer's choke point.
     public func recordAccess(role: Role?, app: String, userID: Int64?, userName: String?) -> RecordAccess {
         let policy = self
+        guard let custom = role?.permissions, let role else {
+            // A built-in role reads every collection in full: no variables, no scoped catalog.
+            return RecordAccess(key: "", allowsInFull: true) { collection, action in policy.decision(role, action, collection: collection, app: app) }
+        }
         var variables: [String: JSON] = [:]
         if let userID {
             variables["currentUser.id"] = .int(userID)
@@ -129,12 +134,9 @@ public struct AccessPolicy: Sendable {
             variables["currentUser.name"] = .string(userName)
             variables["currentUser.username"] = .string(userName)
         }
-        let custom = role?.permissions
-        // A built-in role reads every collection in full: no scoped catalog is needed.
-        let key =
-            custom.map { "\(app)/\(role!.name)/\($0.json.serializedString)/\(userID.map(String.init) ?? "-")/\(userName ?? "-")" }
-            ?? "\(app)/\(role?.name ?? "-")"
-        return RecordAccess(key: key, variables: variables, allowsInFull: custom == nil) { collection, action in
+        // Scoped catalogs are kept per role definition and caller (its variables).
+        let key = "\(app)/\(role.name)/\(custom.json.serializedString)/\(userID.map(String.init) ?? "-")/\(userName ?? "-")"
+        return RecordAccess(key: key, variables: variables, allowsInFull: false) { collection, action in
             policy.decision(role, action, collection: collection, app: app)
         }
     }
