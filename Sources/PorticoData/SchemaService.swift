@@ -36,8 +36,13 @@ public struct FieldSpec: Sendable {
 /// converted where every value converts, or dropped only when asked).
 public struct SchemaService: Sendable {
     public let catalogs: CatalogStore
+    /// Told the app's name after each change that committed (MCP's resource list changes).
+    let changed: @Sendable (String) -> Void
 
-    public init(catalogs: CatalogStore) { self.catalogs = catalogs }
+    public init(catalogs: CatalogStore, changed: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.catalogs = catalogs
+        self.changed = changed
+    }
 
     /// The fields Portico adds to every collection it creates, as NocoBase does.
     public static let systemFieldNames: Set<String> = ["id", "createdAt", "updatedAt", "createdById"]
@@ -201,7 +206,8 @@ public struct SchemaService: Sendable {
         guard !old.type.isRelation || (new.type == old.type && new.nullable == old.nullable) else {
             throw DataError.invalid("of a relation only the name and title can change")
         }
-        let structural = new.type != old.type || new.nullable != old.nullable || new.length != old.length || new.scale != old.scale
+        let structural =
+            new.type != old.type || new.nullable != old.nullable || new.length != old.length || new.scale != old.scale
             || new.options != old.options || new.defaultValue != old.defaultValue
         if structural, old.primaryKey || old.maintained != nil || collection.relations.contains(where: { $0.localKey == old.name && $0.type == .belongsTo }) {
             throw DataError.invalid("'\(old.name)' is a key or kept by Portico; only its title can change")
@@ -243,7 +249,9 @@ public struct SchemaService: Sendable {
             throw DataError(.conflict, "the relation '\(user.name)' links on '\(fieldName)'; remove '\(user.name)' first")
         }
         let inverse = catalog.collections.values.flatMap { other in
-            other.relations.filter { $0.relation?.target == name && $0.type == .hasMany && $0.relation?.foreignKey == fieldName }.map { "\(other.name).\($0.name)" }
+            other.relations.filter { $0.relation?.target == name && $0.type == .hasMany && $0.relation?.foreignKey == fieldName }.map {
+                "\(other.name).\($0.name)"
+            }
         }
         guard inverse.isEmpty else { throw DataError(.conflict, "\(inverse.joined(separator: ", ")) links on '\(fieldName)'; remove it first") }
         let before = collection
@@ -255,9 +263,11 @@ public struct SchemaService: Sendable {
                 try await Self.rebuild(from: before, to: after, renames: [:], app: app, db: db)
             }
             try await CatalogStore.writeFields(after, app: app, db: db)
-            if let junction, !catalog.collections.values.contains(where: { c in
-                c.relations.contains { $0.relation?.through == junction.name && !(c.name == name && $0.name == fieldName) }
-            }) {
+            if let junction,
+                !catalog.collections.values.contains(where: { c in
+                    c.relations.contains { $0.relation?.through == junction.name && !(c.name == name && $0.name == fieldName) }
+                })
+            {
                 try await Self.dropTable(junction, app: app, db: db)
             }
         }
@@ -333,7 +343,9 @@ public struct SchemaService: Sendable {
             try Self.validateName(foreignKey, kind: "field", at: "\(path).foreignKey")
             if let existing = collection.field(foreignKey) {
                 guard existing.type == targetKey.type || (existing.type == .integer && targetKey.type == .integer) else {
-                    throw .invalid("\(path).foreignKey: '\(foreignKey)' is a \(existing.type.rawValue); it must be a \(targetKey.type.rawValue) like \(targetName).\(targetKey.name)")
+                    throw .invalid(
+                        "\(path).foreignKey: '\(foreignKey)' is a \(existing.type.rawValue); it must be a \(targetKey.type.rawValue) like \(targetName).\(targetKey.name)"
+                    )
                 }
             } else {
                 collection.fields.append(Field(name: foreignKey, type: targetKey.type, title: spec.title.map { "\($0) (key)" }, nullable: !spec.required))
@@ -370,7 +382,8 @@ public struct SchemaService: Sendable {
                             Field(name: otherKey, type: targetKey.type, nullable: false, primaryKey: true),
                         ]))
             }
-            field.relation = Relation(target: targetName, foreignKey: foreignKey, sourceKey: sourceKey, targetKey: targetKey.name, through: through, otherKey: otherKey)
+            field.relation = Relation(
+                target: targetName, foreignKey: foreignKey, sourceKey: sourceKey, targetKey: targetKey.name, through: through, otherKey: otherKey)
         default:
             break
         }
@@ -393,7 +406,9 @@ public struct SchemaService: Sendable {
     }
 
     static func requireNew(_ name: String, in catalog: Catalog) throws(DataError) {
-        if let existing = catalog.collections.values.first(where: { $0.name.lowercased() == name.lowercased() || $0.tableName.lowercased() == name.lowercased() }) {
+        if let existing = catalog.collections.values.first(where: {
+            $0.name.lowercased() == name.lowercased() || $0.tableName.lowercased() == name.lowercased()
+        }) {
             throw DataError(.conflict, "app '\(catalog.app)' already has a collection '\(existing.name)'")
         }
     }
@@ -409,6 +424,7 @@ public struct SchemaService: Sendable {
         }
         catalogs.invalidate(app: app)
         catalogs.databases.primary.changes.announce()
+        changed(app)
     }
 
     static func addColumn(_ field: Field, to collection: CollectionSchema, db: any Database) async throws {
@@ -436,7 +452,8 @@ public struct SchemaService: Sendable {
         guard old.isColumn else { return }
         let q = SQLFragment.quote
         if !new.nullable, old.nullable {
-            let nulls = try await db.query(SQLFragment("SELECT COUNT(*) AS n FROM \(q(collection.tableName)) WHERE \(q(old.name)) IS NULL")).first?.int("n") ?? 0
+            let nulls =
+                try await db.query(SQLFragment("SELECT COUNT(*) AS n FROM \(q(collection.tableName)) WHERE \(q(old.name)) IS NULL")).first?.int("n") ?? 0
             if nulls > 0 { throw DataError.invalid("'\(old.name)' is empty in \(nulls) record(s); fill them before making it required") }
         }
         guard new.type != old.type || new.options != old.options || new.length != old.length else { return }

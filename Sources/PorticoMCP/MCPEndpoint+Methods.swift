@@ -9,15 +9,21 @@ import Synchronization
 
 extension MCPEndpoint {
     var handshakeCapabilities: JSON {
-        ["tools": ["listChanged": true], "logging": [:]]
+        var capabilities: JSONObject = ["tools": ["listChanged": true], "logging": [:]]
+        if configuration.resources != nil { capabilities["resources"] = ["listChanged": true] }
+        return .object(capabilities)
     }
 
     var modernCapabilities: JSON {
-        ["tools": [:], "logging": [:]]
+        var capabilities: JSONObject = ["tools": [:], "logging": [:]]
+        if configuration.resources != nil { capabilities["resources"] = [:] }
+        return .object(capabilities)
     }
 
     /// Methods counted under their own name in metrics; others count as `other`.
-    static let measuredMethods: Set<String> = ["initialize", "ping", "tools/list", "logging/setLevel", "server/discover"]
+    static let measuredMethods: Set<String> = [
+        "initialize", "ping", "tools/list", "logging/setLevel", "server/discover", "resources/list", "resources/read", "resources/templates/list",
+    ]
 
     /// Counts a request other than `tools/call` (which counts itself, with its tool).
     func measure(_ method: String, _ response: RPCResponse, since start: ContinuousClock.Instant) {
@@ -55,6 +61,8 @@ extension MCPEndpoint {
             case "tools/call":
                 let result = try await callTool(message, exchange: exchange, sink: sink)
                 return (.toolResult(id: message.id, result, extra: [:]), nil)
+            case "resources/list", "resources/read", "resources/templates/list":
+                return (.result(id: message.id, try await resources(message, exchange: exchange)), nil)
             case "logging/setLevel":
                 guard let name = message.params?["level"]?.stringValue, let level = LogLevel(rawValue: name) else {
                     throw RPCError.invalidParams("'level' must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -98,6 +106,12 @@ extension MCPEndpoint {
                 result["cacheScope"] = exchange.principal == nil ? "public" : "private"
             case "tools/call":
                 return .toolResult(id: message.id, try await callTool(message, exchange: exchange, sink: sink), extra: envelope)
+            case "resources/list", "resources/read", "resources/templates/list":
+                guard case .object(let answer) = try await resources(message, exchange: exchange) else { throw RPCError.internalError(message.method) }
+                result = answer
+                result["ttlMs"] = .int(configuration.toolsListTTLMilliseconds)
+                // What a caller may see depends on their scopes and role.
+                result["cacheScope"] = "private"
             default:
                 throw RPCError.methodNotFound(message.method)
             }

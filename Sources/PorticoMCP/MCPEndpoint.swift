@@ -47,6 +47,8 @@ public final class MCPEndpoint: Sendable {
         public var maxStreamsPerCredential = 8
         /// Request bodies larger than this are parsed off the event loops.
         public var offloadBodyBytes = 64 * 1024
+        /// What `resources/list` and `resources/read` serve, if anything.
+        public var resources: ResourceProvider?
         /// Told of every `tools/call` once it ends (the audit trail); must return at once.
         public var audit: (@Sendable (ToolCallRecord) -> Void)?
 
@@ -182,6 +184,8 @@ public final class MCPEndpoint: Sendable {
     public func receivedFromPeer(_ message: String) {
         if message.hasPrefix(Self.cancelPrefix) {
             inflight.cancel(String(message.dropFirst(Self.cancelPrefix.count)))
+        } else if message.hasPrefix(Self.resourcesChangedPrefix) {
+            notifyResourcesListChanged(app: String(message.dropFirst(Self.resourcesChangedPrefix.count)))
         } else if message.hasPrefix(Self.logLevelPrefix) {
             let rest = message.dropFirst(Self.logLevelPrefix.count)
             guard let equals = rest.lastIndex(of: "="), let level = LogLevel(rawValue: String(rest[rest.index(after: equals)...])) else { return }
@@ -195,6 +199,15 @@ public final class MCPEndpoint: Sendable {
             if levels.count >= 10_000, levels[nonce] == nil { levels.removeAll(keepingCapacity: true) }
             levels[nonce] = level
         }
+    }
+
+    /// Peer message: an app's resources changed (`resources_changed:<app>`), sent by whoever changed them.
+    public static let resourcesChangedPrefix = "resources_changed:"
+
+    /// Tells the sessions of `app` with a stream open here that its resource list changed.
+    public func notifyResourcesListChanged(app: String) {
+        let frame = EventStream.frame(RPCNotification(method: "notifications/resources/list_changed", params: [:]).json)
+        for nonce in streams.sessions(in: app) { streams.send(nonce: nonce, frame) }
     }
 
     /// Tells a user's sessions that their tool list changed (their role or a key's scopes did),
@@ -251,7 +264,7 @@ public final class MCPEndpoint: Sendable {
             return tooManyStreams()
         }
         let (frames, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let token = streams.register(nonce: session.nonce, userID: principal.userID, continuation: continuation)
+        let token = streams.register(nonce: session.nonce, userID: principal.userID, app: session.app, continuation: continuation)
         continuation.yield(Array(": stream open\n\n".utf8))
         let interval = configuration.keepAliveInterval
         let keepAlive = Task {
@@ -484,15 +497,22 @@ final class StreamQuota: Sendable {
 
 /// Open GET streams per session on this replica, for server-initiated messages.
 final class SessionStreams: Sendable {
-    private let state = LockedValue<(next: Int, streams: [String: [Int: AsyncStream<[UInt8]>.Continuation]], users: [String: Int64])>((0, [:], [:]))
+    private let state = LockedValue<(next: Int, streams: [String: [Int: AsyncStream<[UInt8]>.Continuation]], users: [String: Int64], apps: [String: String])>(
+        (0, [:], [:], [:]))
 
-    func register(nonce: String, userID: Int64?, continuation: AsyncStream<[UInt8]>.Continuation) -> Int {
+    func register(nonce: String, userID: Int64?, app: String, continuation: AsyncStream<[UInt8]>.Continuation) -> Int {
         state.withLock { state in
             state.next += 1
             state.streams[nonce, default: [:]][state.next] = continuation
             if let userID { state.users[nonce] = userID }
+            state.apps[nonce] = app
             return state.next
         }
+    }
+
+    /// Sessions with an open stream here on `app`'s endpoint.
+    func sessions(in app: String) -> [String] {
+        state.withLock { state in state.streams.keys.filter { state.apps[$0] == app } }
     }
 
     /// Sessions with an open stream here whose caller is `userID` (every session when `nil`).
@@ -508,6 +528,7 @@ final class SessionStreams: Sendable {
             if state.streams[nonce]?.isEmpty == true {
                 state.streams[nonce] = nil
                 state.users[nonce] = nil
+                state.apps[nonce] = nil
             }
         }
     }

@@ -224,12 +224,16 @@ struct ServerParts {
             directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"),
             database: stores.database.flavor == .postgres ? stores.database : nil)
         let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images)
+        // Every replica's sessions hear that an app's collections changed.
+        let schemaChanges = stores.database.changes
+        let schemaPackage = SchemaPackage(
+            schema: SchemaService(catalogs: stores.catalogs) { app in schemaChanges.broadcast(MCPEndpoint.resourcesChangedPrefix + app) })
         let audit = AuditTrail(databases: stores.apps.databases, retentionDays: configuration.auditRetentionDays, logger: logger)
         let toolsChanged = ToolsChangedRelay(changes: stores.database.changes)
         let registry = ToolRegistry(
             packages: [
                 DataPackage(records: stores.records).package,
-                SchemaPackage(schema: SchemaService(catalogs: stores.catalogs)).package,
+                schemaPackage.package,
                 UsersPackage(users: stores.users, server: authorizationServer) { userID in toolsChanged.notify(userID: userID) }.package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
@@ -255,6 +259,7 @@ struct ServerParts {
         endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
         endpointConfiguration.audit = { [audit] record in audit.record(record) }
+        endpointConfiguration.resources = schemaPackage.resources
         let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations, clock: clock)
         toolsChanged.endpoint = endpoint
         // A client's `notifications/cancelled` or `logging/setLevel` may reach another replica than the call it names.

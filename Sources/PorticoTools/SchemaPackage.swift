@@ -77,7 +77,9 @@ public struct SchemaPackage: Sendable {
                 ) { s, a, c in
                     let title: String?? = a["title"].map { $0.stringValue }
                     let description: String?? = a["description"].map { $0.stringValue }
-                    return ["data": Self.json(try await s.schema.updateCollection(app: c.app, name: try a.string("name"), title: title, description: description))]
+                    return [
+                        "data": Self.json(try await s.schema.updateCollection(app: c.app, name: try a.string("name"), title: title, description: description))
+                    ]
                 },
                 tool(
                     "collections_destroy", ["name": ["type": "string"], "cascade": ["type": "boolean"]], required: ["name"],
@@ -104,7 +106,8 @@ public struct SchemaPackage: Sendable {
                     write: true, idempotent: true
                 ) { s, a, c in
                     let changes = try a.optionalObject("field") ?? [:]
-                    let field = try await s.schema.updateField(app: c.app, collection: try a.string("collection"), field: try a.string("name"), changes: changes)
+                    let field = try await s.schema.updateField(
+                        app: c.app, collection: try a.string("collection"), field: try a.string("name"), changes: changes)
                     return ["data": Self.json(field)]
                 },
                 tool(
@@ -138,11 +141,48 @@ public struct SchemaPackage: Sendable {
     /// The catalog as the caller's role may see it: a custom role sees the collections and
     /// fields its `list` rule shows, and nothing of the others.
     func visibleCatalog(_ context: CallContext) async throws -> Catalog {
-        let catalog = try await schema.catalogs.catalog(app: context.app)
-        let principal = context.principal
-        let access = policy.recordAccess(role: principal.role, app: context.app, userID: principal.userID, userName: principal.userName)
+        try await visibleCatalog(app: context.app, principal: context.principal)
+    }
+
+    func visibleCatalog(app: String, principal: Principal) async throws -> Catalog {
+        let catalog = try await schema.catalogs.catalog(app: app)
+        let access = policy.recordAccess(role: principal.role, app: app, userID: principal.userID, userName: principal.userName)
         if access.allowsInFull { return catalog }
         return try catalog.scoped(by: access, root: "", action: .list)
+    }
+
+    /// Each collection's schema as an MCP resource, `portico://<app>/collections/<name>`, as
+    /// `collections_get` shows it to the same caller.
+    public var resources: ResourceProvider {
+        let package = self
+        return ResourceProvider(
+            package: "schema", requiredScope: Scope(.read, .schema),
+            templates: [
+                [
+                    "uriTemplate": "portico://{app}/collections/{name}", "name": "collection", "title": "A collection's schema",
+                    "description": "Fields with types, constraints and relations, as collections_get returns them", "mimeType": "application/json",
+                ]
+            ],
+            list: { app, principal in
+                guard package.policy.allows(principal.role, area: .schema, write: false) else { return [] }
+                let catalog = try await package.visibleCatalog(app: app, principal: principal)
+                return catalog.names.compactMap { name in
+                    guard catalog.isVisible(name), let collection = catalog.collections[name] else { return nil }
+                    return MCPResource(uri: Self.uri(app: app, collection: name), name: name, title: collection.title, description: collection.description)
+                }
+            },
+            read: { app, principal, uri in
+                let prefix = Self.uri(app: app, collection: "")
+                guard uri.hasPrefix(prefix), package.policy.allows(principal.role, area: .schema, write: false) else { return nil }
+                let name = String(uri.dropFirst(prefix.count)).removingPercentEncoding ?? ""
+                let catalog = try await package.visibleCatalog(app: app, principal: principal)
+                guard catalog.isVisible(name), let collection = catalog.collections[name] else { return nil }
+                return [["uri": .string(uri), "mimeType": "application/json", "text": .string(Self.json(collection).serializedString)]]
+            })
+    }
+
+    static func uri(app: String, collection: String) -> String {
+        "portico://\(app)/collections/" + (collection.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? collection)
     }
 
     static let knownKeys: Set<String> = [

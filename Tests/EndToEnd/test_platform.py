@@ -254,3 +254,47 @@ def test_every_call_is_in_the_audit_trail_without_its_values(crm):
     assert everything.count("\n") >= 40
     # Only administrators read the trail.
     assert "audit_list" not in tool_names(s, sam)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_collection_schemas_are_resources_each_role_sees_its_own(crm, mode):
+    import json
+
+    from mcp_http import StreamListener, initialize
+
+    s = crm["server"]
+
+    async def go(key):
+        async with connect(s, mode, key=key, url=url(s)) as client:
+            listed = (await client.list_resources()).resources
+            uris = {str(r.uri) for r in listed}
+            read = await client.read_resource("portico://main/collections/deals")
+            deals = json.loads(read.contents[0].text)
+            templates = (await client.list_resource_templates()).resource_templates
+            return uris, deals, templates
+
+    uris, deals, templates = run(go(crm["admin"]))
+    assert {"portico://main/collections/deals", "portico://main/collections/accounts", "portico://main/collections/Album"} <= uris
+    assert deals["name"] == "deals" and "title" in [f["name"] for f in deals["fields"]]
+    assert templates[0].uri_template == "portico://{app}/collections/{name}"
+    sam_uris, sam_deals, _ = run(go(crm["sam"]))
+    assert "portico://main/collections/Album" not in sam_uris, "sales sees the collections its role may read"
+    assert "portico://main/collections/deals" in sam_uris
+    assert "margin" not in json.dumps(sam_deals) and "title" in [f["name"] for f in sam_deals["fields"]]
+
+    async def missing():
+        async with connect(s, mode, key=crm["sam"], url=url(s)) as client:
+            await client.read_resource("portico://main/collections/Album")
+
+    with pytest.raises(Exception) as refused_read:
+        run(missing())
+    assert "-32602" in repr(refused_read.value) and "Resource not found" in repr(refused_read.value)
+
+    if mode == "legacy":
+        # A schema change is announced on the session's stream.
+        with s.http() as c:
+            session, _ = initialize(c, url(s))
+        stream = StreamListener(url(s), {"Authorization": f"Bearer {s.api_key}", "Mcp-Session-Id": session}, b"resources/list_changed")
+        assert stream.opened.wait(10)
+        ok(s, crm["admin"], "collections_create", {"name": "notes", "fields": [{"name": "body", "type": "text"}]})
+        assert b"notifications/resources/list_changed" in stream.wait()
