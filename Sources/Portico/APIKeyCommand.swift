@@ -19,6 +19,7 @@ struct APIKeyCommand: AsyncParsableCommand {
         var scopes: String?
         @Option(name: .customLong("expires-in"), help: "Lifetime such as 3600, 90m, 12h, 30d or 1y (default: no expiry).")
         var expiresIn: String?
+        @Option(help: "The app whose endpoint the key opens; other apps refuse it (default main).") var app = "main"
 
         func run() async throws {
             try await common.withStores { stores in try await create(stores) }
@@ -40,9 +41,15 @@ struct APIKeyCommand: AsyncParsableCommand {
                 scopeSet = parsed.scopes
             }
             let lifetime = try expiresIn.map(parseDuration)
-            let (key, token) = try await report { try await stores.apiKeys.create(userID: owner.id, name: name, scopes: scopeSet, expiresIn: lifetime) }
+            guard try await stores.apps.names().contains(app) else { throw ValidationError("there is no app '\(app)'; see `portico app list`") }
+            guard try await stores.users.role(app: app, userID: owner.id) != nil else {
+                throw ValidationError("\(owner.name) has no role in app '\(app)'; give them one first (users_set_roles on its endpoint, or portico app create --admin)")
+            }
+            let (key, token) = try await report {
+                try await stores.apiKeys.create(userID: owner.id, name: name, scopes: scopeSet, expiresIn: lifetime, app: app)
+            }
             print(
-                "Created API key \(key.id) for \(owner.name)\(scopeSet.map { " with scopes \($0.text)" } ?? "")\(key.expiresAt.map { ", expiring \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? ""). It is shown once:"
+                "Created API key \(key.id) for \(owner.name) in app \(app)\(scopeSet.map { " with scopes \($0.text)" } ?? "")\(key.expiresAt.map { ", expiring \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? ""). It is shown once:"
             )
             print(token)
         }
@@ -64,9 +71,9 @@ struct APIKeyCommand: AsyncParsableCommand {
                 userID = found.id
             }
             let now = Int64(Date().timeIntervalSince1970)
-            print("id\tuser\tname\tscopes\tstatus")
+            print("id\tuser\tapp\tname\tscopes\tstatus")
             for key in try await stores.apiKeys.list(userID: userID) {
-                print("\(key.id)\t\(key.userName)\t\(key.name)\t\(key.scopes?.text ?? "*")\t\(key.status(at: now))")
+                print("\(key.id)\t\(key.userName)\t\(key.app)\t\(key.name)\t\(key.scopes?.text ?? "*")\t\(key.status(at: now))")
             }
         }
     }

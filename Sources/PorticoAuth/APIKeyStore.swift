@@ -14,6 +14,8 @@ public struct APIKey: Sendable, Hashable {
     public var expiresAt: Int64?
     public var revokedAt: Int64?
     public var lastUsedAt: Int64?
+    /// The app whose endpoint the key opens; every other app refuses it.
+    public var app: String = "main"
 
     public func isActive(at now: Int64) -> Bool {
         revokedAt == nil && (expiresAt.map { now < $0 } ?? true)
@@ -52,21 +54,22 @@ public final class APIKeyStore: Sendable {
     }
 
     /// Creates a key and returns it with its plaintext token, which is shown once and never again.
-    public func create(userID: Int64, name: String, scopes: ScopeSet?, expiresIn: Int64?) async throws -> (APIKey, token: String) {
+    public func create(userID: Int64, name: String, scopes: ScopeSet?, expiresIn: Int64?, app: String = "main") async throws -> (APIKey, token: String) {
         guard let user = try await users.find(id: userID) else { throw DataError.notFound("there is no user with id \(userID)") }
         if let expiresIn, expiresIn <= 0 { throw DataError.invalid("expiry must be in the future") }
         if let expiresIn, expiresIn > 100 * 31_536_000 { throw DataError.invalid("expiry must be within 100 years") }
         let id = Secrets.random(12, alphabet: Array("abcdefghijkmnpqrstuvwxyz23456789".utf8))
         let secret = Secrets.random(40)
         let now = clock.seconds
-        let key = APIKey(
+        var key = APIKey(
             id: id, userID: user.id, userName: user.name, name: name, scopes: scopes, createdAt: now, expiresAt: expiresIn.map { now + $0 }, revokedAt: nil,
             lastUsedAt: nil)
-        var q = SQLFragment("INSERT INTO portico_api_keys (id, user_id, name, secret_hash, scopes, created_at, expires_at) VALUES (")
+        key.app = app
+        var q = SQLFragment("INSERT INTO portico_api_keys (id, user_id, name, secret_hash, scopes, created_at, expires_at, app) VALUES (")
         q.append(
             joining: [
                 .bind(.text(id)), .bind(.int(user.id)), .bind(.text(name)), .bind(.text(Secrets.sha256Hex(secret))),
-                .bind(scopes.map { .text($0.text) } ?? .null), .bind(.int(now)), .bind(key.expiresAt.map { .int($0) } ?? .null),
+                .bind(scopes.map { .text($0.text) } ?? .null), .bind(.int(now)), .bind(key.expiresAt.map { .int($0) } ?? .null), .bind(.text(app)),
             ], separator: ", ")
         q.append(")")
         try await database.execute(q)
@@ -171,15 +174,17 @@ public final class APIKeyStore: Sendable {
         }
     }
 
-    static let columns = "k.id, k.user_id, u.name AS user_name, k.name, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at"
+    static let columns = "k.id, k.user_id, u.name AS user_name, k.name, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, k.app"
     static let tables = "portico_api_keys AS k JOIN portico_users AS u ON u.id = k.user_id"
 
     static func key(_ row: Row) -> APIKey {
-        APIKey(
+        var key = APIKey(
             id: row.string("id") ?? "", userID: row.int("user_id") ?? 0, userName: row.string("user_name") ?? "",
             name: row.string("name") ?? "", scopes: row.string("scopes").map { ScopeSet.parse($0).scopes },
             createdAt: row.int("created_at") ?? 0, expiresAt: row.int("expires_at"), revokedAt: row.int("revoked_at"),
             lastUsedAt: row.int("last_used_at"))
+        key.app = row.string("app") ?? "main"
+        return key
     }
 }
 

@@ -55,6 +55,11 @@ public struct CredentialAuthenticator: Authenticator {
         let stamp = keys.database.changes.stamp()
         switch try await keys.check(token: token, stamp: stamp) {
         case .success(let key):
+            guard key.app == app else {
+                return .rejected(
+                    "this API key is for app '\(key.app)' and opens only its endpoint; create a key for app '\(app)' (portico apikey create --app \(app), or api_keys_create on its endpoint)"
+                )
+            }
             let role = try await roles.role(users, app: app, userID: key.userID, stamp: stamp)
             return .authenticated(Principal(userID: key.userID, userName: key.userName, credential: .apiKey(id: key.id), scopes: key.scopes, role: role))
         case .failure(let refusal):
@@ -95,6 +100,9 @@ public struct CredentialAuthenticator: Authenticator {
             return .rejected(error.description)
         }
         guard client.grantTypes.contains("client_credentials") else { return .rejected("client '\(id)' may not use client credentials") }
+        guard client.owner == app else {
+            return .rejected("client '\(id)' is an application of app '\(client.owner)' and opens only its endpoint")
+        }
         guard IPAllowlist.allows(remoteAddress, entries: client.ipAllowlist) else {
             return .rejected("requests from \(remoteAddress ?? "this address") are not in the client's IP allow-list")
         }

@@ -30,10 +30,16 @@ public struct AppRegistry: Sendable {
     }
 
     /// Removes an app: its OAuth grants (revoked, so tokens for its endpoint stop everywhere),
-    /// memberships, datasources and chats, then its database with every collection in it.
+    /// its API keys (revoked, so an app made later under the name does not honour them), its
+    /// memberships, roles, datasources and chats, then its database with every collection in it.
     public func remove(_ name: String) async throws {
         try await AuthorizationServer.revokeGrants(
             app: name, database: database, revocations: RevocationList(database: database, logger: database.logger, clock: clock), clock: clock)
+        var keys = SQLFragment("UPDATE portico_api_keys SET revoked_at = ")
+        keys.append(bind: .int(clock.seconds))
+        keys.append(" WHERE revoked_at IS NULL AND app = ")
+        keys.append(bind: .text(name))
+        try await database.execute(keys)
         var delete = SQLFragment("DELETE FROM portico_apps WHERE name = ")
         delete.append(bind: .text(name))
         try await database.execute(delete)

@@ -220,12 +220,13 @@ public struct APIKeysPackage: Sendable {
                                     "id": .string(key.id), "name": .string(key.name), "scopes": key.scopes.map { JSON($0.granted) } ?? .null,
                                     "unrestricted": .bool(key.scopes == nil),
                                     "createdAt": .int(key.createdAt), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
-                                    "status": .string(key.status(at: now)),
+                                    "status": .string(key.status(at: now)), "app": .string(key.app),
                                 ]
                             }))
                 },
                 Tool(
-                    name: "api_keys_create", description: "Create an API key for yourself; scopes at most your own. The key is shown once.",
+                    name: "api_keys_create",
+                    description: "Create an API key for yourself on this app's endpoint (other apps refuse it); scopes at most your own. The key is shown once.",
                     inputSchema: [
                         "type": "object",
                         "properties": [
@@ -257,12 +258,13 @@ public struct APIKeysPackage: Sendable {
                     }
                     let days = arguments["expiresInDays"]?.intValue
                     let (key, token) = try await keys.create(
-                        userID: userID, name: try ToolArguments(arguments).optionalString("name") ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 })
+                        userID: userID, name: try ToolArguments(arguments).optionalString("name") ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 },
+                        app: context.app)
                     return ToolResult(
                         content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
                         structuredContent: [
                             "id": .string(key.id), "key": .string(token), "scopes": key.scopes.map { JSON($0.granted) } ?? .null,
-                            "unrestricted": .bool(key.scopes == nil), "expiresAt": key.expiresAt.map { .int($0) } ?? .null,
+                            "unrestricted": .bool(key.scopes == nil), "expiresAt": key.expiresAt.map { .int($0) } ?? .null, "app": .string(key.app),
                         ])
                 },
                 Tool(

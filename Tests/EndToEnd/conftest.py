@@ -139,8 +139,8 @@ class Server:
     def cli(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
         return run_cli(*args, data_dir=self.data_dir, **kwargs)
 
-    def new_key(self, user: str = "admin", scopes: str | None = None, expires: str | None = None) -> str:
-        args = ["apikey", "create", "--user", user]
+    def new_key(self, user: str = "admin", scopes: str | None = None, expires: str | None = None, app: str = "main") -> str:
+        args = ["apikey", "create", "--user", user, "--app", app]
         if scopes:
             args += ["--scopes", scopes]
         if expires:

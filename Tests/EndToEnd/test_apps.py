@@ -48,9 +48,15 @@ def test_an_app_keeps_its_collections_in_its_own_database(instance):
     created = instance.cli("app", "create", "sales", "--demo", "--admin", "admin")
     assert "/api/__app/sales/mcp" in created.stdout
     sales = f"{instance.base}/api/__app/sales/mcp"
+    sales_key = instance.new_key(app="sales")
+    # A key opens the endpoint of its own app only, both ways.
+    for url, key in [(sales, instance.api_key), (instance.mcp, sales_key)]:
+        r = httpx2.post(url, headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
+                        json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert r.status_code == 401 and "is for app" in r.text, r.text
 
     async def go():
-        async with connect(instance, "auto", url=sales) as client:
+        async with connect(instance, "auto", key=sales_key, url=sales) as client:
             r = await client.call_tool("resource_list", {"resource": "Album", "pageSize": 1})
             assert not r.is_error, r.content
             assert r.structured_content["meta"]["count"] == 347, "the new app has the whole sample"
@@ -87,16 +93,17 @@ def test_an_app_keeps_its_collections_in_its_own_database(instance):
         names = {r[0] for r in store_rows(instance.data_dir, "SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert "Album" in names and "portico_users" in names
         app_names = {r[0] for r in in_app_database(instance, "sales", "SELECT name FROM sqlite_master WHERE type = 'table'", "")}
-        assert "Album" in app_names and not any(n.startswith("portico_") and n not in ("portico_collections", "portico_fields") for n in app_names)
+        assert "Album" in app_names and not any(n.startswith("portico_") and n not in ("portico_collections", "portico_fields", "portico_audit") for n in app_names)
         assert (Path(instance.data_dir) / "apps" / "sales.sqlite").stat().st_mode & 0o077 == 0, "the app's file is its owner's alone"
 
 
 def test_removing_an_app_needs_force_while_it_has_members_and_drops_its_database(instance):
     instance.cli("app", "create", "tmp", "--demo", "--admin", "admin")
     tmp = f"{instance.base}/api/__app/tmp/mcp"
+    tmp_key = instance.new_key(app="tmp")
 
     async def touch():
-        async with connect(instance, "auto", url=tmp) as client:
+        async with connect(instance, "auto", key=tmp_key, url=tmp) as client:
             r = await client.call_tool("resource_list", {"resource": "Genre", "pageSize": 1})
             assert not r.is_error, r.content
     run(touch())
@@ -118,7 +125,7 @@ def test_removing_an_app_needs_force_while_it_has_members_and_drops_its_database
     status = None
     while time.time() < deadline:
         status = httpx2.post(
-            tmp, headers={"Authorization": f"Bearer {instance.api_key}", "Accept": "application/json, text/event-stream"},
+            tmp, headers={"Authorization": f"Bearer {tmp_key}", "Accept": "application/json, text/event-stream"},
             json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
         ).status_code
         if status == 404:
@@ -129,17 +136,22 @@ def test_removing_an_app_needs_force_while_it_has_members_and_drops_its_database
     # Made again under the same name, it is a new, empty app: the running server let go of the
     # database it had open (the old file or schema) and of its catalog.
     instance.cli("app", "create", "tmp", "--admin", "admin")
+    new_key = instance.new_key(app="tmp")
     deadline = time.time() + 10
     while time.time() < deadline and status != 200:
         status = httpx2.post(
-            tmp, headers={"Authorization": f"Bearer {instance.api_key}", "Accept": "application/json, text/event-stream"},
+            tmp, headers={"Authorization": f"Bearer {new_key}", "Accept": "application/json, text/event-stream"},
             json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
         ).status_code
         time.sleep(0.25)
     assert status == 200
+    # The old app's key went with it: the new app does not honour it.
+    old = httpx2.post(tmp, headers={"Authorization": f"Bearer {tmp_key}", "Accept": "application/json, text/event-stream"},
+                      json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert old.status_code == 401 and "revoked" in old.text, old.text
 
     async def empty():
-        async with connect(instance, "auto", url=tmp) as client:
+        async with connect(instance, "auto", key=new_key, url=tmp) as client:
             r = await client.call_tool("resource_list", {"resource": "Genre"})
             assert r.is_error and "Genre" in r.content[0].text, r.content
             r = await client.call_tool("datasource_describe", {})

@@ -221,7 +221,7 @@ def test_another_apps_main_datasource_sees_only_its_own_collections(server):
     server.cli("app", "create", "eu", "--admin", "admin")
 
     async def go():
-        async with connect(server, "auto", url=f"{server.base}/api/__app/eu/mcp") as client:
+        async with connect(server, "auto", key=server.new_key(app="eu"), url=f"{server.base}/api/__app/eu/mcp") as client:
             r = await client.call_tool("datasource_describe", {})
             assert not r.is_error, r.content
             assert r.structured_content["tables"] == [], "app eu has no collections of its own"

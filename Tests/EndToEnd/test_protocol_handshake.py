@@ -14,7 +14,7 @@ def test_initialize_negotiates_and_issues_a_session(server):
         for requested, expected in [("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"), ("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), ("1999-01-01", "2025-11-25")]:
             session, result = initialize(c, server.mcp, requested)
             assert result["result"]["protocolVersion"] == expected
-            assert result["result"]["capabilities"] == {"tools": {"listChanged": True}, "logging": {}}
+            assert result["result"]["capabilities"] == {"tools": {"listChanged": True}, "logging": {}, "resources": {"listChanged": True}}
             assert result["result"]["serverInfo"]["name"] == "portico"
             assert "Album" in result["result"]["instructions"]
             assert session.startswith("v1.")

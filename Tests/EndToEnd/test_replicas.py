@@ -64,7 +64,8 @@ def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_b
         # A second app, on a schema with a pool of its own: a clear 503 during the outage, served again after.
         server.cli("app", "create", "eu", "--demo", "--admin", "admin", env={"PORTICO_DATABASE_URL": cluster.url})
         eu = f"{server.base}/api/__app/eu/mcp"
-        with server.http(key=key) as c:
+        eu_key = server.cli("apikey", "create", "--user", "admin", "--app", "eu", env={"PORTICO_DATABASE_URL": cluster.url}).stdout.strip().splitlines()[-1]
+        with server.http(key=eu_key) as c:
             assert call(c, eu, "resource_get", {"resource": "Artist", "filterByTk": 1}).status_code == 200
         outcomes: list[tuple[float, int, str]] = []
         stop = threading.Event()
@@ -93,7 +94,7 @@ def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_b
         time.sleep(8)
         ready = httpx2.get(f"{server.base}/readyz", timeout=30)
         assert ready.status_code == 503, "readiness fails while the database is unreachable"
-        with server.http(key=key) as c:
+        with server.http(key=eu_key) as c:
             asked = time.time()
             r = call(c, eu, "resource_get", {"resource": "Artist", "filterByTk": 2})
             assert r.status_code == 503 and time.time() - asked < 2, (r.status_code, time.time() - asked)
@@ -114,7 +115,7 @@ def test_the_database_going_away_under_load_gives_clear_503s_and_service_comes_b
         assert all(o[1] == 503 and "retry-after=5" in o[2] and "database" in o[2] for o in during), [o for o in during if o[1] != 503][:3]
         assert after and all(o[1] == 200 and '"isError":true' not in o[2] for o in after), [o for o in after if o[1] != 200][:3]
         assert httpx2.get(f"{server.base}/readyz").status_code == 200
-        with server.http(key=key) as c:
+        with server.http(key=eu_key) as c:
             assert call(c, eu, "resource_get", {"resource": "Artist", "filterByTk": 2}).status_code == 200, "the app's pool came back too"
     finally:
         server.stop()
@@ -407,9 +408,11 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
         key = laptop.api_key
         laptop.cli("user", "create", "olive", "--role", "member", "--password-stdin", stdin="correct horse battery staple\n", env=sqlite)
         laptop.cli("app", "create", "eu", "--demo", "--admin", "admin", env=sqlite)
+        eu_key = laptop.cli("apikey", "create", "--user", "admin", "--app", "eu", env=sqlite).stdout.strip().splitlines()[-1]
         with laptop.http() as c:
             r = call(c, laptop.mcp, "resource_create", {"resource": "Genre", "values": {"Name": "Laptop genre"}})
             assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 26
+        with laptop.http(key=eu_key) as c:
             eu = f"{laptop.base}/api/__app/eu/mcp"
             r = call(c, eu, "resource_update", {"resource": "Genre", "filterByTk": 1, "values": {"Name": "Rock (eu)"}})
             assert r.json()["result"]["structuredContent"]["data"][0]["Name"] == "Rock (eu)", r.text
@@ -451,12 +454,13 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
             assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 27, "new records continue after the imported keys"
             r = call(c, server.mcp, "resource_list", {"resource": "Track", "filter": {"album.artist.Name": "AC/DC"}, "pageSize": 1})
             assert r.json()["result"]["structuredContent"]["meta"]["count"] == 18, "relations came across"
-            # App eu came across into a schema of its own, with its own rows.
+            r = call(c, server.mcp, "resource_get", {"resource": "Genre", "filterByTk": 1})
+            assert r.json()["result"]["structuredContent"]["data"]["Name"] == "Rock"
+        with server.http(key=eu_key) as c:
+            # App eu came across into a schema of its own, with its own rows, and its key with it.
             eu = f"{server.base}/api/__app/eu/mcp"
             r = call(c, eu, "resource_get", {"resource": "Genre", "filterByTk": 1})
             assert r.json()["result"]["structuredContent"]["data"]["Name"] == "Rock (eu)", r.text
-            r = call(c, server.mcp, "resource_get", {"resource": "Genre", "filterByTk": 1})
-            assert r.json()["result"]["structuredContent"]["data"]["Name"] == "Rock"
             r = call(c, eu, "resource_create", {"resource": "Genre", "values": {"Name": "EU genre"}})
             assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 26, "eu's keys continue after its own rows"
         out = subprocess.run(
