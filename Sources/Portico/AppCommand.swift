@@ -2,11 +2,13 @@ import ArgumentParser
 import Foundation
 import PorticoAuth
 import PorticoData
+import PorticoJSON
 import PorticoServer
 
 struct AppCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "app", abstract: "Manage apps (isolated tenants; `main` always exists).", subcommands: [Create.self, List.self, Remove.self])
+        commandName: "app", abstract: "Manage apps (isolated tenants; `main` always exists).",
+        subcommands: [Create.self, List.self, Remove.self, Packages.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an app, served at /api/__app/<name>/mcp.")
@@ -14,6 +16,7 @@ struct AppCommand: AsyncParsableCommand {
         @Argument(help: "The app name (letters, digits, - and _).") var name: String
         @Option(help: "A user to make the app's admin.") var admin: String?
         @Flag(help: "Fill the new app with the Chinook sample collections.") var demo = false
+        @Option(help: "Offer only these tool packages on its endpoint, comma-separated (default: all).") var packages: String?
 
         func run() async throws {
             guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
@@ -21,7 +24,9 @@ struct AppCommand: AsyncParsableCommand {
             }
             try await common.withStores { stores in
                 guard try await !stores.apps.names().contains(name) else { throw ValidationError("app '\(name)' already exists") }
+                let offered = try packages.map { list in try AppRegistry.validPackages(list.split(separator: ",").map { $0.trimmingSpaces() }) }
                 try await stores.apps.create(name)
+                if let offered { try await stores.apps.setOfferedPackages(name, offered) }
                 if demo { try await DemoData.install(app: name, catalogs: stores.catalogs, logger: try common.makeLogger()) }
                 if let admin {
                     guard let user = try await stores.users.find(name: admin) else { throw ValidationError("there is no user named '\(admin)'") }
@@ -60,7 +65,33 @@ struct AppCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            for name in try await common.withStores({ try await $0.apps.names() }) { print(name) }
+            let apps = try await common.withStores { try await $0.apps.offeredPackages() }
+            for name in apps.keys.sorted() {
+                if let packages = apps[name] ?? nil { print("\(name)\tpackages: \(packages.joined(separator: ","))") } else { print(name) }
+            }
+        }
+    }
+
+    struct Packages: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show or restrict the tool packages an app's endpoint offers (x-mcp-packages and ?packages= only narrow them).")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The app.") var name: String
+        @Option(help: "Offer only these packages, comma-separated (\(AppRegistry.packages.joined(separator: ", "))).") var set: String?
+        @Flag(help: "Offer every package again.") var all = false
+
+        func run() async throws {
+            guard set == nil || !all else { throw ValidationError("give --set or --all, not both") }
+            let offered: [String]? = try await common.withStores { stores in
+                guard try await stores.apps.names().contains(name) else { throw ValidationError("there is no app named '\(name)'") }
+                if let set {
+                    try await stores.apps.setOfferedPackages(name, try AppRegistry.validPackages(set.split(separator: ",").map { $0.trimmingSpaces() }))
+                } else if all {
+                    try await stores.apps.setOfferedPackages(name, nil)
+                }
+                return try await stores.apps.offeredPackages()[name] ?? nil
+            }
+            print("App \(name) offers: \((offered ?? AppRegistry.packages).joined(separator: ", "))\(offered == nil ? " (all)" : "")")
         }
     }
 }

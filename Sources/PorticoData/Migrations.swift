@@ -201,7 +201,7 @@ public struct Migrator: Sendable {
                 "CREATE INDEX portico_images_created ON portico_images (created_at)",
             ]
         },
-        Migration(version: 6, name: "custom roles, collection descriptions, audit trail, keys per app") { flavor in
+        Migration(version: 6, name: "custom roles, collection descriptions, audit trail, keys and packages per app") { flavor in
             [
                 // Per app: the role's title and its permissions (per collection and action, as JSON).
                 """
@@ -212,6 +212,8 @@ public struct Migrator: Sendable {
                 "ALTER TABLE portico_collections ADD COLUMN description TEXT",
                 // An API key opens the endpoint of one app (keys made before are main's).
                 "ALTER TABLE portico_api_keys ADD COLUMN app TEXT NOT NULL DEFAULT 'main'",
+                // The packages an app's endpoint may offer, comma-separated; NULL for all.
+                "ALTER TABLE portico_apps ADD COLUMN packages TEXT",
             ] + AuditTrail.createTable(flavor: flavor)
         },
     ]

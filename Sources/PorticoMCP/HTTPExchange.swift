@@ -12,6 +12,9 @@ public struct MCPHTTPRequest: Sendable {
     public var app: String
     /// The `?packages=` query value, if any (the `x-mcp-packages` header wins).
     public var packagesQuery: String?
+    /// The packages the app's administrator lets its endpoint offer; `nil` for all. A request's
+    /// selection only narrows this.
+    public var offeredPackages: [String]?
     /// The RFC 9728 metadata URL to name in `WWW-Authenticate` challenges.
     public var resourceMetadataURL: String
     public var auth: AuthOutcome

@@ -63,11 +63,24 @@ extension MCPEndpoint {
     func packageSelection(_ request: MCPHTTPRequest) throws(RPCError) -> PackageSelection {
         let header = request.headers[values: .mcpPackages]
         let text = header.isEmpty ? request.packagesQuery : header.joined(separator: ",")
+        let selection: PackageSelection
         do {
-            return try registry.selection(from: text)
+            selection = try registry.selection(from: text)
         } catch {
             throw RPCError.invalidParams("x-mcp-packages: \(error.message)")
         }
+        guard let offered = request.offeredPackages else { return selection }
+        // The app's administrator chose what its endpoint offers; a request only narrows that.
+        guard let text else {
+            let defaults = selection.names.filter(offered.contains)
+            return PackageSelection(names: defaults.isEmpty ? registry.packageNames.filter(offered.contains) : defaults)
+        }
+        let kept = selection.names.filter(offered.contains)
+        if !text.contains("*"), let refused = selection.names.first(where: { !offered.contains($0) }) {
+            throw RPCError.invalidParams(
+                "x-mcp-packages: app '\(request.app)' does not offer package '\(refused)'; it offers: \(offered.joined(separator: ", "))")
+        }
+        return PackageSelection(names: kept)
     }
 
     // MARK: Handshake era (initialize, sessions, batches)

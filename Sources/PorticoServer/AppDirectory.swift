@@ -1,18 +1,37 @@
-/// Which apps exist, cached briefly so each request does not read the table.
+/// Which apps exist and the packages each offers, cached briefly so each request does not read the table.
 final class AppDirectory: Sendable {
-    let load: @Sendable () async throws -> [String]
-    private let cache = LockedCache<Set<String>>()
+    /// What the directory knows of one app.
+    struct Entry: Sendable {
+        /// The packages its administrator lets its endpoint offer; `nil` for all.
+        var packages: [String]?
+    }
 
-    init(load: @escaping @Sendable () async throws -> [String]) {
+    let load: @Sendable () async throws -> [String: [String]?]
+    private let cache = LockedCache<[String: Entry]>()
+
+    init(load: @escaping @Sendable () async throws -> [String: [String]?]) {
         self.load = load
     }
 
     /// Whether `app` exists. While the database cannot be read, the apps last seen stand (and
     /// `main` always exists), so the request goes on to fail as unavailable rather than unknown.
     func exists(_ app: String) async -> Bool {
-        if let names = cache.fresh(maxAge: .seconds(5)), names.contains(app) { return true }
-        guard let names = try? await Set(load()) else { return app == "main" || cache.last?.contains(app) == true }
-        cache.store(names)
-        return names.contains(app)
+        await entry(app) != nil
+    }
+
+    /// The packages `app`'s endpoint may offer, `nil` for all of them (or for an unknown app).
+    func offeredPackages(_ app: String) async -> [String]? {
+        await entry(app)?.packages
+    }
+
+    private func entry(_ app: String) async -> Entry? {
+        if let apps = cache.fresh(maxAge: .seconds(5)), let entry = apps[app] { return entry }
+        guard let loaded = try? await load() else {
+            return cache.last?[app] ?? (app == "main" ? Entry(packages: nil) : nil)
+        }
+        var apps: [String: Entry] = [:]
+        for (name, packages) in loaded { apps[name] = Entry(packages: packages) }
+        cache.store(apps)
+        return apps[app]
     }
 }

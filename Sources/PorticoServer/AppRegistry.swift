@@ -19,6 +19,41 @@ public struct AppRegistry: Sendable {
         try await database.query("SELECT name FROM portico_apps ORDER BY name").compactMap { $0.string("name") }
     }
 
+    /// The tool packages an app's endpoint serves (the SQLBot listener's `sqlbot` is its own).
+    public static let packages = ["data", "schema", "users", "applications", "apikeys", "acl", "ask"]
+
+    /// `packages` checked against the ones there are; `nil` for an empty list.
+    public static func validPackages(_ names: [String]) throws(DataError) -> [String] {
+        guard !names.isEmpty else { throw DataError.invalid("give at least one package; there are: \(packages.joined(separator: ", "))") }
+        if let unknown = names.first(where: { !packages.contains($0) }) {
+            throw DataError.invalid("unknown package '\(unknown)'; there are: \(packages.joined(separator: ", "))")
+        }
+        return packages.filter(names.contains)
+    }
+
+    /// Every app with the packages its endpoint may offer (`nil`: every package).
+    public func offeredPackages() async throws -> [String: [String]?] {
+        var apps: [String: [String]?] = [:]
+        for row in try await database.query("SELECT name, packages FROM portico_apps") {
+            guard let name = row.string("name") else { continue }
+            // updateValue, because assigning nil through the subscript would remove the app.
+            apps.updateValue(row.string("packages").map { $0.split(separator: ",").map(String.init) }, forKey: name)
+        }
+        return apps
+    }
+
+    /// Restricts the packages `app`'s endpoint offers (`nil`: every package); a request's
+    /// `x-mcp-packages` or `?packages=` then only narrows this set.
+    public func setOfferedPackages(_ app: String, _ packages: [String]?) async throws {
+        var q = SQLFragment("UPDATE portico_apps SET packages = ")
+        q.append(bind: packages.map { .text($0.joined(separator: ",")) } ?? .null)
+        q.append(" WHERE name = ")
+        q.append(bind: .text(app))
+        q.append(" RETURNING name")
+        guard try await !database.query(q).isEmpty else { throw DataError.notFound("there is no app '\(app)'") }
+        database.changes.announce()
+    }
+
     /// Creates an app (its name doubles as its title) and its database.
     public func create(_ name: String) async throws {
         var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")

@@ -217,7 +217,7 @@ struct ServerParts {
             logger: logger, clock: clock)
         let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, clock: clock)
         let throttle = LoginThrottle(database: stores.database, clock: clock)
-        let apps = AppDirectory(load: { try await stores.apps.names() })
+        let apps = AppDirectory(load: { try await stores.apps.offeredPackages() })
         let catalogs = stores.catalogs
         // Replicas on PostgreSQL keep chart images in it, so any replica serves any image.
         let images = try ImageStore(
@@ -237,12 +237,18 @@ struct ServerParts {
                 UsersPackage(users: stores.users, server: authorizationServer) { userID in toolsChanged.notify(userID: userID) }.package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
-                ACLPackage(roles: stores.roles, users: stores.users, catalogs: stores.catalogs, audit: audit) { userID in
+                ACLPackage(
+                    roles: stores.roles, users: stores.users, catalogs: stores.catalogs, audit: audit,
+                    packages: ACLPackage.AppPackages(
+                        all: AppRegistry.packages, offered: { app in try await stores.apps.offeredPackages()[app] ?? nil },
+                        set: { app, packages in try await stores.apps.setOfferedPackages(app, packages) })
+                ) { userID in
                     toolsChanged.notify(userID: userID)
                 }.package,
                 AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
             ],
             defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
+        precondition(registry.packageNames == AppRegistry.packages, "AppRegistry.packages names the packages served, in order")
         if !registry.missingDefaultPackages.isEmpty {
             logger.notice(
                 "default packages not served by this version: \(registry.missingDefaultPackages.joined(separator: ", ")); the default set is \(registry.defaultPackages.joined(separator: ", "))"

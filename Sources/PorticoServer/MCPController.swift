@@ -78,11 +78,12 @@ struct MCPController: Sendable {
         let auth = await authenticator.authenticate(
             RequestCredentials(
                 authorization: request.headers.value(.authorization), cookie: request.headers.value(.cookie), remoteAddress: context.remoteAddress), app: app)
-        let exchange = MCPHTTPRequest(
+        var exchange = MCPHTTPRequest(
             method: request.method, headers: request.headers, body: body, app: app,
             packagesQuery: request.uri.query == nil ? nil : request.uri.queryParameters["packages"].map(String.init),
             resourceMetadataURL: app == "main" ? mainResourceMetadataURL : baseURL + "/.well-known/oauth-protected-resource" + path,
             auth: auth, logger: context.logger)
+        exchange.offeredPackages = await apps.offeredPackages(app)
         return response(await endpoint.handle(exchange), request: request, context: context)
     }
 

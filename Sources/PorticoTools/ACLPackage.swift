@@ -14,12 +14,31 @@ public struct ACLPackage: Sendable {
     let catalogs: CatalogStore
     /// The app's record of every tool call, read by `audit_list`.
     let audit: AuditTrail?
+    /// Which packages an app's endpoint offers, read and set by `app_packages_get` / `app_packages_set`.
+    let packages: AppPackages?
+
+    public struct AppPackages: Sendable {
+        public var all: [String]
+        public var offered: @Sendable (_ app: String) async throws -> [String]?
+        public var set: @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
+
+        public init(
+            all: [String], offered: @escaping @Sendable (_ app: String) async throws -> [String]?,
+            set: @escaping @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
+        ) {
+            self.all = all
+            self.offered = offered
+            self.set = set
+        }
+    }
     /// Called for each user whose rights changed, so their open sessions hear `tools/list_changed`.
     let rightsChanged: @Sendable (Int64) -> Void
 
     public init(
-        roles: RoleStore, users: UserStore, catalogs: CatalogStore, audit: AuditTrail? = nil, rightsChanged: @escaping @Sendable (Int64) -> Void
+        roles: RoleStore, users: UserStore, catalogs: CatalogStore, audit: AuditTrail? = nil, packages: AppPackages? = nil,
+        rightsChanged: @escaping @Sendable (Int64) -> Void
     ) {
+        self.packages = packages
         self.roles = roles
         self.users = users
         self.catalogs = catalogs
@@ -135,6 +154,38 @@ public struct ACLPackage: Sendable {
                     try await roles.assign(app: context.app, userID: user.id, name: roleName)
                     rightsChanged(user.id)
                     return .structured(["data": ["user": .string(user.name), "app": .string(context.app), "roles": [.string(roleName)]]])
+                },
+                Tool(
+                    name: "app_packages_get", description: "The tool packages this app's endpoint offers (x-mcp-packages and ?packages= only narrow them).",
+                    inputSchema: ["type": "object", "properties": [:]],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": "object"]], "required": ["data"]],
+                    annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
+                ) { _, context in
+                    guard let packages else { throw ToolError("this server does not restrict packages per app") }
+                    let offered = try await packages.offered(context.app)
+                    return .structured(["data": ["app": .string(context.app), "packages": JSON(offered ?? packages.all), "restricted": .bool(offered != nil)]])
+                },
+                Tool(
+                    name: "app_packages_set",
+                    description:
+                        "Restrict the tool packages this app's endpoint offers to every caller (packages: [names]), or offer them all again (packages: null). Keep acl, or this tool goes too.",
+                    inputSchema: [
+                        "type": "object", "properties": ["packages": ["type": ["array", "null"], "items": ["type": "string"]]], "required": ["packages"],
+                    ],
+                    outputSchema: ["type": "object", "properties": ["data": ["type": "object"]], "required": ["data"]],
+                    annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl), access: .admin(.acl, write: true)
+                ) { arguments, context in
+                    guard let packages else { throw ToolError("this server does not restrict packages per app") }
+                    var chosen: [String]? = nil
+                    if let names = try ToolArguments(arguments).optionalStrings("packages") {
+                        guard !names.isEmpty else { throw ToolError("packages is empty; give at least one, or null for all") }
+                        if let unknown = names.first(where: { !packages.all.contains($0) }) {
+                            throw ToolError("unknown package '\(unknown)'; there are: \(packages.all.joined(separator: ", "))")
+                        }
+                        chosen = packages.all.filter(names.contains)
+                    }
+                    try await packages.set(context.app, chosen)
+                    return .structured(["data": ["app": .string(context.app), "packages": JSON(chosen ?? packages.all), "restricted": .bool(chosen != nil)]])
                 },
                 Tool(
                     name: "audit_list",

@@ -157,3 +157,45 @@ def test_removing_an_app_needs_force_while_it_has_members_and_drops_its_database
             r = await client.call_tool("datasource_describe", {})
             assert not r.is_error and r.structured_content["tables"] == [], r.content
     run(empty())
+
+
+def test_an_apps_administrator_restricts_the_packages_its_endpoint_offers(instance):
+    def tools(url, key, packages=None):
+        headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
+        if packages:
+            headers["x-mcp-packages"] = packages
+        r = httpx2.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        return r.status_code, r.json()
+
+    def call(url, key, name, arguments):
+        r = httpx2.post(url, headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream", "x-mcp-packages": "acl"},
+                        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+        return r.json()["result"]
+
+    instance.cli("app", "create", "kiosk", "--packages", "data,ask", "--admin", "admin")
+    kiosk, key = f"{instance.base}/api/__app/kiosk/mcp", instance.new_key(app="kiosk")
+    status, body = tools(kiosk, key)
+    names = {t["name"] for t in body["result"]["tools"]}
+    assert "resource_list" in names and "sql_query" in names and not any(n.startswith("collections_") for n in names)
+    status, body = tools(kiosk, key, "schema")
+    assert status == 400 and "does not offer package 'schema'" in body["error"]["message"]
+    status, body = tools(kiosk, key, "*")
+    assert status == 200 and {t["name"] for t in body["result"]["tools"]} == names, "a wildcard narrows to what is offered"
+    assert "kiosk\tpackages: data,ask" in instance.cli("app", "list").stdout
+
+    # The app's administrator narrows another app from its own endpoint, and opens it again.
+    instance.cli("app", "create", "ops", "--admin", "admin")
+    ops, ops_key = f"{instance.base}/api/__app/ops/mcp", instance.new_key(app="ops")
+    assert call(ops, ops_key, "app_packages_set", {"packages": ["data", "acl"]})["structuredContent"]["data"]["packages"] == ["data", "acl"]
+    deadline = time.time() + 10
+    while time.time() < deadline:  # every replica's app list lives 5 s at most
+        status, body = tools(ops, ops_key)
+        if not any(t["name"] == "ask" for t in body["result"]["tools"]):
+            break
+        time.sleep(0.25)
+    names = {t["name"] for t in body["result"]["tools"]}
+    assert "resource_list" in names and "ask" not in names and "collections_list" not in names
+    assert "ask" not in {t["name"] for t in tools(ops, ops_key, "data,acl")[1]["result"]["tools"]}
+    assert "unknown package 'nope'" in call(ops, ops_key, "app_packages_set", {"packages": ["nope"]})["content"][0]["text"]
+    assert call(ops, ops_key, "app_packages_set", {"packages": None})["structuredContent"]["data"]["restricted"] is False
+    assert "does not offer" not in instance.cli("app", "packages", "ops").stdout and "(all)" in instance.cli("app", "packages", "ops").stdout
