@@ -203,6 +203,8 @@ public final class DatasourceService: Sendable {
             tables = try await self.tables(of: source, visible: visible, refresh: true)
         }
         let guarded = try checked ?? SQLGuard(dialect: datasource.dialect, tables: tables.map(\.name), schemas: datasource.schemas).check(sql)
+        // What the caller reads back is their SQL; what runs reads each table through their view of it.
+        var shown = guarded.sql
         var runnable = guarded.sql
         if name == "main" {
             var views: [String: String] = [:]
@@ -216,13 +218,16 @@ public final class DatasourceService: Sendable {
             if !views.isEmpty { runnable = guarded.replacingTables { views[$0.lowercased()] } }
         }
         if datasource.dialect == .postgres {
-            runnable = IdentifierCase.quotingMixedCase(runnable, names: tables.flatMap { [$0.name] + $0.columns.map(\.name) })
+            let names = tables.flatMap { [$0.name] + $0.columns.map(\.name) }
+            shown = IdentifierCase.quotingMixedCase(shown, names: names)
+            // Without views what runs is what is shown: quoted once.
+            runnable = runnable == guarded.sql ? shown : IdentifierCase.quotingMixedCase(runnable, names: names)
         }
         let rows = try await source.source.query(
             runnable, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout,
             visibleTables: visible)
         return QueryAnswer(
-            datasource: datasource.name, sql: runnable, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
+            datasource: datasource.name, sql: shown, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
     }
 
     func source(app: String, name: String) async throws -> OpenSource {

@@ -128,18 +128,7 @@ public struct RoleStore: Sendable {
     public func assign(app: String, userID: Int64, name: String) async throws {
         _ = try await require(app: app, name: name)
         try await database.transaction { db in
-            if let lock = db.flavor.migrationLock { try await db.execute(lock) }  // two demotions cannot pass each other
-            var current = SQLFragment("SELECT role FROM portico_app_users WHERE app = ")
-            current.append(bind: .text(app))
-            current.append(" AND user_id = ")
-            current.append(bind: .int(userID))
-            if try await db.query(current).first?.string("role") == Role.admin.name, name != Role.admin.name {
-                var admins = SQLFragment("SELECT COUNT(*) AS n FROM portico_app_users WHERE role = 'admin' AND app = ")
-                admins.append(bind: .text(app))
-                if try await db.query(admins).first?.int("n") ?? 0 <= 1 {
-                    throw DataError(.conflict, "this is the last admin of app '\(app)'; make another user admin first")
-                }
-            }
+            if name != Role.admin.name { try await UserStore.keepAnAdmin(db, app: app, losing: userID) }
             try await UserStore.setRole(db, app: app, userID: userID, role: Role(name: name))
         }
         database.changes.announce()

@@ -150,9 +150,25 @@ public struct UserStore: Sendable {
         return Role(name: name, permissions: permissions)
     }
 
+    /// Gives the user `role` in `app`; the app's last administrator keeps the role.
     public func setRole(app: String, userID: Int64, role: Role) async throws {
-        try await Self.setRole(database, app: app, userID: userID, role: role)
+        try await database.transaction { db in
+            if role != .admin { try await Self.keepAnAdmin(db, app: app, losing: userID) }
+            try await Self.setRole(db, app: app, userID: userID, role: role)
+        }
         database.changes.announce()
+    }
+
+    /// Refuses a change that would leave `app` without an administrator, when `userID` is its last.
+    static func keepAnAdmin(_ db: any Database, app: String, losing userID: Int64) async throws {
+        // Two demotions at once cannot pass each other: each holds the lock while it counts.
+        if let lock = db.flavor.migrationLock { try await db.execute(lock) }
+        var q = SQLFragment("SELECT user_id FROM portico_app_users WHERE role = 'admin' AND app = ")
+        q.append(bind: .text(app))
+        let admins = try await db.query(q).compactMap { $0.int("user_id") }
+        if admins == [userID] {
+            throw DataError(.conflict, "this is the last admin of app '\(app)'; make another user admin first")
+        }
     }
 
     static func setRole(_ db: any Database, app: String, userID: Int64, role: Role) async throws {
@@ -222,6 +238,7 @@ public struct UserStore: Sendable {
     /// Removes the user from `app`; a user left in no app is deleted with their keys and sessions.
     public func remove(userID: Int64, from app: String) async throws {
         try await database.transaction { db in
+            try await Self.keepAnAdmin(db, app: app, losing: userID)
             var q = SQLFragment("DELETE FROM portico_app_users WHERE app = ")
             q.append(bind: .text(app))
             q.append(" AND user_id = ")

@@ -144,6 +144,11 @@ def test_three_roles_see_three_row_sets(crm):
     # SQL on the app's own data: every role reads its own rows and fields.
     count = lambda key: ok(s, key, "sql_query", {"sql": "SELECT COUNT(*) AS n FROM deals"})["rows"][0][0]
     assert (count(crm["admin"]), count(crm["sam"]), count(crm["vera"])) == (4, 2, 4)
+    # Questions in plain language (the built-in engine) answer from the same rows, and show the SQL as written.
+    asked = lambda key: ok(s, key, "ask", {"question": "How many deals are there?"})
+    answers = [asked(crm[k]) for k in ("admin", "sam", "vera")]
+    assert [a["rows"][0][0] for a in answers] == [4, 2, 4]
+    assert "createdById" not in answers[1]["sql"], "the role's view is applied where it runs, not written into the answer"
 
 
 def test_a_hidden_field_or_row_is_reached_by_no_path(crm):
