@@ -72,7 +72,6 @@ public final class AuditTrail: Sendable {
     let logger: Logger
     private let pending = Mutex<(records: [ToolCallRecord], dropped: Int)>(([], 0))
     public static let maxPending = 50_000
-    static let batch = 500
 
     public init(databases: AppDatabases, retentionDays: Int = 90, logger: Logger) {
         self.databases = databases
@@ -104,10 +103,9 @@ public final class AuditTrail: Sendable {
         for (app, entries) in Dictionary(grouping: records, by: \.app) {
             do {
                 let database = try await databases.database(app: app)
-                for start in stride(from: 0, to: entries.count, by: Self.batch) {
-                    let chunk = Array(entries[start..<min(start + Self.batch, entries.count)])
-                    try await database.transaction { db in
-                        for entry in chunk { try await db.execute(Self.insert(entry)) }
+                try await database.transaction { db in
+                    for start in stride(from: 0, to: entries.count, by: Self.rowsPerStatement) {
+                        try await db.execute(Self.insert(entries[start..<min(start + Self.rowsPerStatement, entries.count)]))
                     }
                 }
             } catch let error as DataError where error.kind == .notFound {
@@ -125,16 +123,22 @@ public final class AuditTrail: Sendable {
         }
     }
 
-    static func insert(_ r: ToolCallRecord) -> SQLFragment {
+    /// Rows one INSERT carries (ten values each, well under either database's limit of bound values).
+    static let rowsPerStatement = 200
+
+    static func insert(_ records: ArraySlice<ToolCallRecord>) -> SQLFragment {
         var q = SQLFragment(
-            "INSERT INTO portico_audit (at, app, user_id, principal, credential, client, tool, arguments_digest, outcome, duration_ms) VALUES (")
-        q.append(
-            joining: [
-                .bind(.int(r.at)), .bind(.text(r.app)), .bind(r.userID.map { .int($0) } ?? .null), .bind(.text(r.principal)), .bind(.text(r.credential)),
-                .bind(.text(r.client)), .bind(.text(r.tool)), .bind(.text(r.argumentsDigest)), .bind(.text(r.outcome)),
-                .bind(.int(r.durationMilliseconds)),
-            ], separator: ", ")
-        q.append(")")
+            "INSERT INTO portico_audit (at, app, user_id, principal, credential, client, tool, arguments_digest, outcome, duration_ms) VALUES ")
+        for (index, r) in records.enumerated() {
+            q.append(index == 0 ? "(" : ", (")
+            q.append(
+                joining: [
+                    .bind(.int(r.at)), .bind(.text(r.app)), .bind(r.userID.map { .int($0) } ?? .null), .bind(.text(r.principal)),
+                    .bind(.text(r.credential)), .bind(.text(r.client)), .bind(.text(r.tool)), .bind(.text(r.argumentsDigest)), .bind(.text(r.outcome)),
+                    .bind(.int(r.durationMilliseconds)),
+                ], separator: ", ")
+            q.append(")")
+        }
         return q
     }
 

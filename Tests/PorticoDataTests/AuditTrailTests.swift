@@ -1,0 +1,49 @@
+import Foundation
+import Logging
+import PorticoJSON
+import PorticoTestSupport
+import Testing
+
+@testable import PorticoData
+
+/// The audit trail keeps what it is given until `flush` writes it, in batches, to each app's
+/// database; reads filter and order it; retention removes old records.
+@Suite struct AuditTrailTests {
+    func record(_ i: Int, app: String = "main", principal: String = "ada", tool: String = "resource_list", at: Int64? = nil) -> ToolCallRecord {
+        ToolCallRecord(
+            at: at ?? 1_700_000_000_000 + Int64(i), app: app, userID: principal == "ada" ? 1 : nil, principal: principal, credential: "key:abc",
+            client: "test/1", tool: tool, argumentsDigest: ToolCallRecord.digest(["i": .int(Int64(i))]), outcome: i % 7 == 0 ? "tool_error" : "ok",
+            durationMilliseconds: Int64(i % 5))
+    }
+
+    @Test(arguments: Backend.available) func recordsAreWrittenInBatchesAndReadNewestFirst(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let trail = AuditTrail(databases: f.catalogs.databases, logger: Logger(label: "test"))
+        for i in 0..<450 { trail.record(record(i, principal: i % 3 == 0 ? "bob" : "ada", tool: i % 2 == 0 ? "resource_get" : "resource_list")) }
+        #expect(trail.pendingCount == 450)
+        #expect(try await trail.read(app: "main", AuditTrail.Query()).isEmpty, "nothing is written before a flush")
+        try await trail.flush()
+        #expect(trail.pendingCount == 0)
+        let newest = try await trail.read(app: "main", AuditTrail.Query(limit: 3))
+        #expect(newest.map(\.at) == [1_700_000_000_449, 1_700_000_000_448, 1_700_000_000_447])
+        #expect(newest[0] == record(449, principal: "ada", tool: "resource_list"), "every field comes back as it was recorded")
+        let bobs = try await trail.read(app: "main", AuditTrail.Query(principal: "bob", tool: "resource_get", limit: 1000))
+        #expect(bobs.count == 75 && bobs.allSatisfy { $0.principal == "bob" && $0.tool == "resource_get" })
+        let recent = try await trail.read(app: "main", AuditTrail.Query(since: 1_700_000_000_400, limit: 1000))
+        #expect(recent.count == 50)
+        // Retention: records older than the kept days go.
+        trail.record(record(0, at: Int64(Date().timeIntervalSince1970 * 1000)))
+        try await trail.flush()
+        try await trail.prune(apps: ["main"], now: Date())
+        #expect(try await trail.read(app: "main", AuditTrail.Query(limit: 1000)).count == 1)
+    }
+
+    @Test func sinceTakesDatesTimesAndMilliseconds() {
+        #expect(AuditTrail.parseSince("2026-11-23") == 1_795_392_000_000)
+        let tenAM: Int64 = 1_795_428_000_000
+        #expect(AuditTrail.parseSince("2026-11-23T10:00:00Z") == tenAM)
+        #expect(AuditTrail.parseSince("1700000000000") == 1_700_000_000_000)
+        #expect(AuditTrail.parseSince("yesterday") == nil)
+    }
+}
