@@ -207,6 +207,10 @@ public final class DatasourceService: Sendable {
         var shown = guarded.sql
         var runnable = guarded.sql
         if name == "main" {
+            // A WITH name that is also a table would hide, inside its own definition, the table it shadows.
+            for shadowed in guarded.commonTableNames where tables.contains(where: { $0.name.lowercased() == shadowed }) && rights(shadowed) != .whole {
+                throw DatasourceError("the WITH name '\(shadowed)' is also a table this role reads through a view; give the WITH query another name")
+            }
             var views: [String: String] = [:]
             for table in guarded.tables {
                 switch rights(table) {

@@ -38,6 +38,8 @@ public struct SQLGuard: Sendable {
         public let tables: [String]
         /// Where each table is named in `sql`, in order: what a caller's view of a table replaces.
         public var references: [TableReference] = []
+        /// The names the query's WITH clauses define (lower case).
+        public var commonTableNames: Set<String> = []
 
         /// `sql` with each table reference for which `view` gives SQL replaced by it, as
         /// `(view) AS "table"` (or `(view) alias` where the query names an alias), so the rest of
@@ -182,7 +184,9 @@ public struct SQLGuard: Sendable {
         let moved = references.map {
             TableReference(table: $0.table, range: ($0.range.lowerBound - start)..<($0.range.upperBound - start), aliased: $0.aliased)
         }
-        return Checked(sql: Self.trimmed(sql, tokens: tokens), tables: tablesRead.filter { seen.insert($0.lowercased()).inserted }, references: moved)
+        return Checked(
+            sql: Self.trimmed(sql, tokens: tokens), tables: tablesRead.filter { seen.insert($0.lowercased()).inserted }, references: moved,
+            commonTableNames: cteNames)
     }
 
     func checkTable(_ table: String, schema: String?, cteNames: Set<String>) throws(SQLGuardError) {

@@ -33,9 +33,8 @@ extension RecordService {
         let assignment = draft
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
-                if let association = target.association, association.field.type == .belongsToMany {
-                    try await Self.requireExists(association, catalog: catalog, db: db)
-                }
+                // The parent must be one of the caller's rows (its role may filter them).
+                if let association = target.association { try await Self.requireExists(association, catalog: catalog, db: db) }
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 var q = SQLFragment("INSERT INTO ")
                 q.append(identifier: collection.tableName)
@@ -220,7 +219,7 @@ extension RecordService {
         q.append(" = ")
         q.append(bind: association.sourceId)
         guard try await !db.query(q).isEmpty else {
-            throw DataError.notFound("there is no \(association.parent.name) with \(association.parent.primaryKey[0].name) \(association.sourceId)")
+            throw DataError.notFound("there is no \(association.parent.name) with \(association.parent.primaryKey[0].name) \(association.sourceId.json.serializedString) that this caller can see")
         }
     }
 

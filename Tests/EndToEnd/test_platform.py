@@ -181,6 +181,9 @@ def test_a_hidden_field_or_row_is_reached_by_no_path(crm):
     assert [tuple(r) for r in joined["rows"]] == [("Acme", 2), ("Globex", 0)]
     sub = ok(s, sam, "sql_query", {"sql": "SELECT COUNT(*) FROM accounts WHERE id IN (SELECT accountId FROM deals WHERE title LIKE 'Admin%')"})
     assert sub["rows"][0][0] == 0
+    assert "another name" in refused(s, sam, "sql_query", {"sql": "WITH deals AS (SELECT * FROM deals) SELECT COUNT(*) FROM deals"})
+    named = ok(s, sam, "sql_query", {"sql": "WITH mine AS (SELECT * FROM deals) SELECT COUNT(*) FROM mine"})
+    assert named["rows"][0][0] == 2
     described = ok(s, sam, "datasource_describe", {"tables": ["deals"]})
     assert "margin" not in str(described).lower()
     assert "margin" not in str(ok(s, sam, "collections_get", {"name": "deals"})).lower()

@@ -152,6 +152,16 @@ import Testing
         destroy.filterByTk = 1
         await refused({ _ = try await f.records.destroy(app: "main", destroy, access: access) }, saying: "may not destroy records of 'Post'")
         #expect(try await f.list(filter: ["id": 1]).count == 1)
+        // A record created under an association needs a parent the role can see.
+        let underActive = Self.access(
+            ["Post": [.create: .everything, .list: .everything], "Author": [.list: AccessRule(filter: ["active": true])]], userID: 1)
+        var child = RecordRequest(resource: "Author.posts")
+        child.sourceId = 2
+        child.values = ["title": "Under Brian"]
+        await refused({ _ = try await f.records.create(app: "main", child, access: underActive) }, saying: "no Author with id 2")
+        child.sourceId = 1
+        let made = try await f.records.create(app: "main", child, access: underActive)["data"]?["id"]
+        #expect(try await f.list(filter: ["title": "Under Brian"]).map { $0["authorId"] } == [1] && made != nil)
         // hasMany links move records only where the target's update rule allows.
         let linker = Self.access(
             ["Author": [.update: .everything, .list: .everything], "Post": [.update: AccessRule(filter: ["authorId": 1]), .list: .everything]], userID: 1)
