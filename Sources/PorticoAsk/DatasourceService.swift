@@ -212,7 +212,7 @@ public final class DatasourceService: Sendable {
                 throw DatasourceError("the WITH name '\(shadowed)' is also a table this role reads through a view; give the WITH query another name")
             }
             var views: [String: String] = [:]
-            for table in guarded.tables {
+            for table in guarded.tables where !guarded.commonTableNames.contains(table.lowercased()) {
                 switch rights(table) {
                 case .whole: break
                 case .refused(let reason): throw DatasourceError(reason)
