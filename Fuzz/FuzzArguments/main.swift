@@ -22,7 +22,8 @@ func fuzzArguments(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if SchemaValidator().validate(.object(arguments), against: tool.inputSchema) != nil { return 0 }
     guard tool.annotations.readOnly else {
         if let request = try? Arguments.record(arguments), let values = request.values, let collection = try? Harness.catalog.collection(request.resource) {
-            _ = try? Assignment(values: values, collection: collection, catalog: Harness.catalog, whitelist: request.whitelist, blacklist: request.blacklist)
+            _ = try? Assignment(
+                values: values, collection: collection, catalog: Harness.catalog, access: .unrestricted, whitelist: request.whitelist, blacklist: request.blacklist)
         }
         return 0
     }

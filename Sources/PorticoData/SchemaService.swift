@@ -59,8 +59,7 @@ public struct SchemaService: Sendable {
         guard specs.count <= 200 else { throw DataError.invalid("fields: at most 200 per collection, got \(specs.count)") }
         var collection = CollectionSchema(name: name, title: title, tableName: name, fields: [])
         collection.description = description
-        var id = Field(name: "id", type: .integer, title: "ID", nullable: false, primaryKey: true, autoIncrement: true)
-        id.unique = false
+        let id = Field(name: "id", type: .integer, title: "ID", nullable: false, primaryKey: true, autoIncrement: true)
         collection.fields.append(id)
         var plan = Plan()
         for (index, spec) in specs.enumerated() {
@@ -354,7 +353,6 @@ public struct SchemaService: Sendable {
         case .hasMany:
             let foreignKey = spec.foreignKey ?? Self.lowerFirst(collection.name) + "Id"
             try Self.validateName(foreignKey, kind: "field", at: "\(path).foreignKey")
-            guard !isSelf || collection.field(foreignKey) != nil || true else { break }
             if isSelf {
                 if collection.field(foreignKey) == nil { collection.fields.append(Field(name: foreignKey, type: .integer)) }
             } else if target.field(foreignKey) == nil {
