@@ -458,14 +458,7 @@ public struct SchemaService: Sendable {
         let values = try await db.query(SQLFragment("SELECT DISTINCT \(q(old.name)) AS v FROM \(q(collection.tableName)) WHERE \(q(old.name)) IS NOT NULL"))
         for row in values {
             guard let value = row["v"] else { continue }
-            let json: JSON =
-                switch value {
-                case .null: .null
-                case .int(let i): .int(i)
-                case .double(let d): .double(d)
-                case .bool(let b): .bool(b)
-                case .text(let s): new.type.isNumeric || new.type == .boolean ? .string(s.trimmingSpaces()) : .string(s)
-                }
+            let json = Self.storedValue(value, becoming: new.type)
             do {
                 let converted = try ValueCoercion.coerce(json, to: new, at: new.name)
                 if case .text(let text) = converted, let length = new.length, new.type == .string, text.count > length {
@@ -476,6 +469,18 @@ public struct SchemaService: Sendable {
                     "'\(old.name)' cannot become \(new.type.rawValue): the stored value \(json.serializedString.prefix(60)) does not convert (\(error.message)); nothing was changed"
                 )
             }
+        }
+    }
+
+    /// A stored value as a written one, for converting it by the rules written values follow
+    /// (text bound for a number or a boolean loses its surrounding spaces).
+    static func storedValue(_ value: SQLValue, becoming type: FieldType) -> JSON {
+        switch value {
+        case .null: .null
+        case .int(let i): .int(i)
+        case .double(let d): .double(d)
+        case .bool(let b): .bool(b)
+        case .text(let s): .string(type.isNumeric || type == .boolean ? s.trimmingSpaces() : s)
         }
     }
 
@@ -547,15 +552,7 @@ public struct SchemaService: Sendable {
             let values = try await db.query(SQLFragment("SELECT DISTINCT \(q(column.name)) AS v FROM \(q(old.tableName)) WHERE \(q(column.name)) IS NOT NULL"))
             for row in values {
                 guard let value = row["v"] else { continue }
-                let json: JSON =
-                    switch value {
-                    case .null: .null
-                    case .int(let i): .int(i)
-                    case .double(let d): .double(d)
-                    case .bool(let b): .bool(b)
-                    case .text(let s): .string(column.type.isNumeric || column.type == .boolean ? s.trimmingSpaces() : s)
-                    }
-                let converted = try ValueCoercion.coerce(json, to: column, at: column.name)
+                let converted = try ValueCoercion.coerce(Self.storedValue(value, becoming: column.type), to: column, at: column.name)
                 guard converted != value else { continue }
                 var update = SQLFragment("UPDATE ")
                 update.append(identifier: old.tableName)
