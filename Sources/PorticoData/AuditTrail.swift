@@ -42,7 +42,8 @@ public struct ToolCallRecord: Sendable, Equatable {
     }
 
     public static func digest(_ arguments: JSONObject) -> String {
-        SHA256.hash(data: Array(JSON.object(arguments).serializedString.utf8)).map { String(format: "%02x", $0) }.joined()
+        var text = JSON.object(arguments).serializedString
+        return text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { Hex.encode($0) }
     }
 
     /// At most `limit` characters of text from outside, so a client cannot fill the trail.
@@ -104,8 +105,13 @@ public final class AuditTrail: Sendable {
             do {
                 let database = try await databases.database(app: app)
                 try await database.transaction { db in
-                    for start in stride(from: 0, to: entries.count, by: Self.rowsPerStatement) {
-                        try await db.execute(Self.insert(entries[start..<min(start + Self.rowsPerStatement, entries.count)]))
+                    // Whole batches share one statement text and the rest go one by one, so every
+                    // statement is prepared once and then found in the connection's cache.
+                    var start = 0
+                    while start < entries.count {
+                        let size = entries.count - start >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
+                        try await db.execute(Self.insert(entries[start..<start + size]))
+                        start += size
                     }
                 }
             } catch let error as DataError where error.kind == .notFound {
@@ -123,20 +129,23 @@ public final class AuditTrail: Sendable {
         }
     }
 
-    /// Rows one INSERT carries (ten values each, well under either database's limit of bound values).
-    static let rowsPerStatement = 200
+    /// Rows one batched INSERT carries (ten values each, well under either database's limit of bound values).
+    static let rowsPerStatement = 50
 
     static func insert(_ records: ArraySlice<ToolCallRecord>) -> SQLFragment {
         var q = SQLFragment(
             "INSERT INTO portico_audit (at, app, user_id, principal, credential, client, tool, arguments_digest, outcome, duration_ms) VALUES ")
         for (index, r) in records.enumerated() {
+            // Appended value by value: building a fragment per value would cost more than the insert.
             q.append(index == 0 ? "(" : ", (")
-            q.append(
-                joining: [
-                    .bind(.int(r.at)), .bind(.text(r.app)), .bind(r.userID.map { .int($0) } ?? .null), .bind(.text(r.principal)),
-                    .bind(.text(r.credential)), .bind(.text(r.client)), .bind(.text(r.tool)), .bind(.text(r.argumentsDigest)), .bind(.text(r.outcome)),
-                    .bind(.int(r.durationMilliseconds)),
-                ], separator: ", ")
+            q.append(bind: .int(r.at))
+            for value: SQLValue in [
+                .text(r.app), r.userID.map { .int($0) } ?? .null, .text(r.principal), .text(r.credential), .text(r.client), .text(r.tool),
+                .text(r.argumentsDigest), .text(r.outcome), .int(r.durationMilliseconds),
+            ] {
+                q.append(", ")
+                q.append(bind: value)
+            }
             q.append(")")
         }
         return q

@@ -2,25 +2,34 @@ import Logging
 import PorticoData
 import ServiceLifecycle
 
-/// Writes the audit trail: every quarter second what was recorded, hourly a prune of records
-/// past the retention, and at shutdown what is still pending.
+/// Writes the audit trail: a batch once `batch` calls are waiting or a second has passed since
+/// the last, hourly a prune of records past the retention, and at shutdown what is still pending.
+/// Busy servers write often in large batches; quiet ones once a second.
 struct AuditService: Service {
     let trail: AuditTrail
     let apps: AppRegistry
     let clock: WallClock
     let logger: Logger
+    static let batch = 500
+    static let tick: Duration = .milliseconds(50)
+    static let ticksPerFlush = 20
 
     func run() async throws {
         var ticks = 0
+        var sinceFlush = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                try await trail.flush()
-                if ticks % 14_400 == 0 { try await trail.prune(apps: try await apps.names(), now: clock.date) }
+                sinceFlush += 1
+                if sinceFlush >= Self.ticksPerFlush || trail.pendingCount >= Self.batch {
+                    sinceFlush = 0
+                    try await trail.flush()
+                }
+                if ticks % 72_000 == 0 { try await trail.prune(apps: try await apps.names(), now: clock.date) }
             } catch {
                 logger.warning("could not write the audit trail", metadata: ["error": "\(error)"])
             }
             ticks += 1
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(250)) }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.tick) }
         }
         // Calls that end during shutdown are recorded after this service was told to stop.
         try? await Task.sleep(for: .milliseconds(100))
