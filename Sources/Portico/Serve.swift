@@ -46,7 +46,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tools-page-size"), help: "Tools per tools/list page (default \(defaults.toolsPageSize)).")
     var toolsPageSize: Int?
 
-    @Option(name: .customLong("audit-retention-days"), help: "Days the audit trail keeps each tool call (default \(defaults.auditRetentionDays)).")
+    @Option(
+        name: .customLong("audit-retention-days"),
+        help: "Days the audit trail keeps each tool call (default \(defaults.auditRetentionDays)); 0 keeps no audit trail.")
     var auditRetentionDays: Int?
 
     @Flag(name: .customLong("demo-mode"), help: "Refuse every tool that changes something, as Casdoor's demo mode.")
@@ -123,7 +125,7 @@ struct Serve: AsyncParsableCommand {
         c.allowedOrigins = allowedOrigins + (Environment.string("PORTICO_ALLOWED_ORIGINS")?.split(separator: ",").map(String.init) ?? [])
         c.maxBodyBytes = try Setting.int(maxBodyBytes, "max-body-bytes", in: 1024...(1 << 30)) ?? c.maxBodyBytes
         c.toolsPageSize = try Setting.int(toolsPageSize, "tools-page-size", in: 1...1000) ?? c.toolsPageSize
-        c.auditRetentionDays = try Setting.int(auditRetentionDays, "audit-retention-days", in: 1...36500) ?? c.auditRetentionDays
+        c.auditRetentionDays = try Setting.int(auditRetentionDays, "audit-retention-days", in: 0...36500) ?? c.auditRetentionDays
         c.demoMode = Setting.flag(demoMode, "demo-mode")
         c.applicationQuota = try Setting.int(applicationQuota, "application-quota", in: -1...1_000_000) ?? c.applicationQuota
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))

@@ -41,8 +41,6 @@ public struct PorticoApplication {
     /// Runs until SIGINT or SIGTERM; in-flight requests finish first, then everything is closed.
     public func run() async throws {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            // First, so it stops last: the calls that finish during shutdown are written too.
-            .init(service: AuditService(trail: parts.audit, apps: parts.stores.apps, clock: configuration.clock, logger: logger)),
             .init(service: RevocationService(list: parts.revocations, keys: parts.keys, logger: logger)), .init(service: application),
             .init(service: EndpointService(endpoint: parts.endpoint, grace: configuration.shutdownGrace)),
             .init(service: MemoryService()),
@@ -50,6 +48,10 @@ public struct PorticoApplication {
         if let sqlbotApplication, let sqlbotEndpoint = parts.sqlbotEndpoint {
             services.append(.init(service: sqlbotApplication))
             services.append(.init(service: EndpointService(endpoint: sqlbotEndpoint, grace: configuration.shutdownGrace)))
+        }
+        if let audit = parts.audit {
+            // First, so it stops last: the calls that finish during shutdown are written too.
+            services.insert(.init(service: AuditService(trail: audit, apps: parts.stores.apps, clock: configuration.clock, logger: logger)), at: 0)
         }
         var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // Calls still running `shutdownGrace` after the signal are cancelled; this is the backstop.
@@ -170,7 +172,7 @@ struct ServerParts {
     let apps: AppDirectory
     let images: ImageStore
     let asker: AskService
-    let audit: AuditTrail
+    let audit: AuditTrail?
     let endpoint: MCPEndpoint
     let authenticator: CredentialAuthenticator
     let pages: WebPages
@@ -228,7 +230,9 @@ struct ServerParts {
         let schemaChanges = stores.database.changes
         let schemaPackage = SchemaPackage(
             schema: SchemaService(catalogs: stores.catalogs) { app in schemaChanges.broadcast(MCPEndpoint.resourcesChangedPrefix + app) })
-        let audit = AuditTrail(databases: stores.apps.databases, retentionDays: configuration.auditRetentionDays, logger: logger)
+        let audit: AuditTrail? =
+            configuration.auditRetentionDays > 0
+            ? AuditTrail(databases: stores.apps.databases, retentionDays: configuration.auditRetentionDays, logger: logger) : nil
         let toolsChanged = ToolsChangedRelay(changes: stores.database.changes)
         let registry = ToolRegistry(
             packages: [
@@ -264,7 +268,7 @@ struct ServerParts {
         endpointConfiguration.maxBatchEntries = configuration.maxBatchMessages
         endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
-        endpointConfiguration.audit = { [audit] record in audit.record(record) }
+        if let audit { endpointConfiguration.audit = { record in audit.record(record) } }
         endpointConfiguration.resources = schemaPackage.resources
         let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations, clock: clock)
         toolsChanged.endpoint = endpoint

@@ -27,7 +27,7 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes = 4 * 1024 * 1024
     /// Tools per `tools/list` page.
     public var toolsPageSize = 50
-    /// Days the audit trail keeps each tool call.
+    /// Days the audit trail keeps each tool call; 0 records none.
     public var auditRetentionDays = 90
     /// Refuse every tool that changes something.
     public var demoMode = false

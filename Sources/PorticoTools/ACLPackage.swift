@@ -201,7 +201,7 @@ public struct ACLPackage: Sendable {
                     outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
                     annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
                 ) { arguments, context in
-                    guard let audit else { throw ToolError("this server keeps no audit trail") }
+                    guard let audit else { throw ToolError("this server keeps no audit trail: it runs with --audit-retention-days 0") }
                     let a = ToolArguments(arguments)
                     var query = AuditTrail.Query(
                         principal: try a.optionalString("principal"), tool: try a.optionalString("tool"), limit: try a.optionalInt("limit") ?? 100)

@@ -315,3 +315,13 @@ def test_collection_schemas_are_resources_each_role_sees_its_own(crm, mode):
         assert stream.opened.wait(10)
         ok(s, crm["admin"], "collections_create", {"name": "notes", "fields": [{"name": "body", "type": "text"}]})
         assert b"notifications/resources/list_changed" in stream.wait()
+
+
+def test_an_operator_may_keep_no_audit_trail():
+    s = start_server("--audit-retention-days", "0")
+    try:
+        assert ok(s, s.api_key, "resource_get", {"resource": "Genre", "filterByTk": 1})["data"]["Name"] == "Rock"
+        assert "keeps no audit trail" in refused(s, s.api_key, "audit_list", {})
+    finally:
+        s.stop()
+    assert "No tool calls recorded" in s.cli("audit").stdout
