@@ -311,6 +311,8 @@ struct ServerParts {
             let package = SQLBotPackage(asker: asker, accounts: accounts, imageBaseURL: sqlbotBaseURL + "/images/")
             var sqlbotConfiguration = endpointConfiguration
             sqlbotConfiguration.allowedOrigins = configuration.allowedOrigins(port: sqlbotPort)
+            // SQLBot's listener serves its own tools only (its calls are audited like the main endpoint's).
+            sqlbotConfiguration.resources = nil
             sqlbotConfiguration.instructions = { _ in
                 "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."
             }
