@@ -14,6 +14,10 @@ public struct Catalog: Sendable {
     let rowFilters: [String: SQLFragment]
     /// Every collection in full, for the junction tables of belongsToMany relations.
     let unscoped: [String: CollectionSchema]
+    static func byName(_ collections: [CollectionSchema]) -> [String: CollectionSchema] {
+        Dictionary(collections.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
     /// Whether this catalog was made by `scoped(by:root:action:)`.
     let isScoped: Bool
 
@@ -23,8 +27,7 @@ public struct Catalog: Sendable {
         self.app = app
         self.database = database
         version = Self.versions.add(1, ordering: .relaxed).newValue
-        var byName: [String: CollectionSchema] = [:]
-        for collection in collections { byName[collection.name] = collection }
+        let byName = Self.byName(collections)
         self.collections = byName
         refusals = [:]
         rowFilters = [:]
@@ -37,9 +40,7 @@ public struct Catalog: Sendable {
         app = base.app
         database = base.database
         version = Self.versions.add(1, ordering: .relaxed).newValue
-        var byName: [String: CollectionSchema] = [:]
-        for collection in collections { byName[collection.name] = collection }
-        self.collections = byName
+        self.collections = Self.byName(collections)
         self.refusals = refusals
         self.rowFilters = rowFilters
         unscoped = base.unscoped

@@ -19,12 +19,8 @@ final class AppDirectory: Sendable {
         await entry(app) != nil
     }
 
-    /// The packages `app`'s endpoint may offer, `nil` for all of them (or for an unknown app).
-    func offeredPackages(_ app: String) async -> [String]? {
-        await entry(app)?.packages
-    }
-
-    private func entry(_ app: String) async -> Entry? {
+    /// What the directory knows of `app`; `nil` when there is no such app.
+    func entry(_ app: String) async -> Entry? {
         if let apps = cache.fresh(maxAge: .seconds(5)), let entry = apps[app] { return entry }
         guard let loaded = try? await load() else {
             return cache.last?[app] ?? (app == "main" ? Entry(packages: nil) : nil)

@@ -245,7 +245,11 @@ struct ServerParts {
                     roles: stores.roles, users: stores.users, catalogs: stores.catalogs, audit: audit,
                     packages: ACLPackage.AppPackages(
                         all: AppRegistry.packages, offered: { app in try await stores.apps.offeredPackages()[app] ?? nil },
-                        set: { app, packages in try await stores.apps.setOfferedPackages(app, packages) })
+                        set: { app, names in
+                            let packages = try names.map { try AppRegistry.validPackages($0) }
+                            try await stores.apps.setOfferedPackages(app, packages)
+                            return packages
+                        })
                 ) { userID in
                     toolsChanged.notify(userID: userID)
                 }.package,

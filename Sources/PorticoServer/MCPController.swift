@@ -41,7 +41,7 @@ struct MCPController: Sendable {
     func handle(_ request: Request, context: PorticoRequestContext, app: String, path: String) async throws -> Response {
         // A request whose head came before the shutdown signal is served in full; later ones are refused.
         if endpoint.isDraining { return response(MCPEndpoint.shuttingDown(), request: request, context: context) }
-        guard await apps.exists(app) else {
+        guard let known = await apps.entry(app) else {
             return Forms.json(
                 RPCResponse.error(
                     id: nil,
@@ -83,7 +83,7 @@ struct MCPController: Sendable {
             packagesQuery: request.uri.query == nil ? nil : request.uri.queryParameters["packages"].map(String.init),
             resourceMetadataURL: app == "main" ? mainResourceMetadataURL : baseURL + "/.well-known/oauth-protected-resource" + path,
             auth: auth, logger: context.logger)
-        exchange.offeredPackages = await apps.offeredPackages(app)
+        exchange.offeredPackages = known.packages
         return response(await endpoint.handle(exchange), request: request, context: context)
     }
 

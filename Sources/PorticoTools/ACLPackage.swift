@@ -20,11 +20,12 @@ public struct ACLPackage: Sendable {
     public struct AppPackages: Sendable {
         public var all: [String]
         public var offered: @Sendable (_ app: String) async throws -> [String]?
-        public var set: @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
+        /// Checks the names, stores them and returns what the app now offers (`nil`: every package).
+        public var set: @Sendable (_ app: String, _ packages: [String]?) async throws -> [String]?
 
         public init(
             all: [String], offered: @escaping @Sendable (_ app: String) async throws -> [String]?,
-            set: @escaping @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
+            set: @escaping @Sendable (_ app: String, _ packages: [String]?) async throws -> [String]?
         ) {
             self.all = all
             self.offered = offered
@@ -176,15 +177,9 @@ public struct ACLPackage: Sendable {
                     annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl), access: .admin(.acl, write: true)
                 ) { arguments, context in
                     guard let packages else { throw ToolError("this server does not restrict packages per app") }
-                    var chosen: [String]? = nil
-                    if let names = try ToolArguments(arguments).optionalStrings("packages") {
-                        guard !names.isEmpty else { throw ToolError("packages is empty; give at least one, or null for all") }
-                        if let unknown = names.first(where: { !packages.all.contains($0) }) {
-                            throw ToolError("unknown package '\(unknown)'; there are: \(packages.all.joined(separator: ", "))")
-                        }
-                        chosen = packages.all.filter(names.contains)
-                    }
-                    try await packages.set(context.app, chosen)
+                    let names = try ToolArguments(arguments).optionalStrings("packages")
+                    if names?.isEmpty == true { throw ToolError("packages is empty; give at least one, or null for all") }
+                    let chosen = try await packages.set(context.app, names)
                     return .structured(["data": ["app": .string(context.app), "packages": JSON(chosen ?? packages.all), "restricted": .bool(chosen != nil)]])
                 },
                 Tool(
@@ -259,7 +254,8 @@ public struct ACLPackage: Sendable {
     /// Compiles a row filter with stand-in values for its variables, so an unknown field, a
     /// wrong operator or an unknown variable is refused when the role is set, not when it is used.
     static func validate(_ filter: JSON, on collection: CollectionSchema, catalog: Catalog, path: String) throws {
-        let standIns: [String: JSON] = ["currentUser.id": 1, "$user.id": 1, "currentUser.name": "user", "currentUser.username": "user"]
+        let standIns = Dictionary(
+            uniqueKeysWithValues: RecordAccess.variableNames.map { ($0, $0.hasSuffix(".id") ? JSON.int(1) : JSON.string("user")) })
         do throws(DataError) {
             let bound = try RecordAccess.substitute(filter, variables: standIns, collection: collection.name)
             _ = try FilterCompiler(catalog: catalog, flavor: catalog.database.flavor).compile(bound, on: collection, alias: "t0")
