@@ -48,11 +48,20 @@ public struct ToolCallRecord: Sendable, Equatable {
 
     /// At most `limit` characters of text from outside, so a client cannot fill the trail.
     public static func clipped(_ text: String, _ limit: Int = 200) -> String {
-        text.count <= limit ? text : String(text.prefix(limit)) + "…"
+        // Text has no more characters than UTF-8 bytes, so short text needs no counting of characters.
+        text.utf8.count <= limit || text.count <= limit ? text : String(text.prefix(limit)) + "…"
     }
 }
 
 extension ToolCallRecord {
+    /// The row's values, in the order of `AuditTrail.columns`.
+    var values: [SQLValue] {
+        [
+            .int(at), .text(app), userID.map { .int($0) } ?? .null, .text(principal), .text(credential), .text(client), .text(tool),
+            .text(argumentsDigest), .text(outcome), .int(durationMilliseconds),
+        ]
+    }
+
     public var json: JSON {
         [
             "at": .int(at), "app": .string(app), "userId": userID.map(JSON.int) ?? .null, "principal": .string(principal),
@@ -103,17 +112,7 @@ public final class AuditTrail: Sendable {
         var failed: [ToolCallRecord] = []
         for (app, entries) in Dictionary(grouping: records, by: \.app) {
             do {
-                let database = try await databases.database(app: app)
-                try await database.transaction { db in
-                    // Whole batches share one statement text and the rest go one by one, so every
-                    // statement is prepared once and then found in the connection's cache.
-                    var start = 0
-                    while start < entries.count {
-                        let size = entries.count - start >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
-                        try await db.execute(Self.insert(entries[start..<start + size]))
-                        start += size
-                    }
-                }
+                try await databases.database(app: app).insertMany(into: "portico_audit", columns: Self.columns, rows: entries.map(\.values))
             } catch let error as DataError where error.kind == .notFound {
                 continue  // the app was removed meanwhile: its trail went with it
             } catch {
@@ -129,27 +128,7 @@ public final class AuditTrail: Sendable {
         }
     }
 
-    /// Rows one batched INSERT carries (ten values each, well under either database's limit of bound values).
-    static let rowsPerStatement = 50
-
-    static func insert(_ records: ArraySlice<ToolCallRecord>) -> SQLFragment {
-        var q = SQLFragment(
-            "INSERT INTO portico_audit (at, app, user_id, principal, credential, client, tool, arguments_digest, outcome, duration_ms) VALUES ")
-        for (index, r) in records.enumerated() {
-            // Appended value by value: building a fragment per value would cost more than the insert.
-            q.append(index == 0 ? "(" : ", (")
-            q.append(bind: .int(r.at))
-            for value: SQLValue in [
-                .text(r.app), r.userID.map { .int($0) } ?? .null, .text(r.principal), .text(r.credential), .text(r.client), .text(r.tool),
-                .text(r.argumentsDigest), .text(r.outcome), .int(r.durationMilliseconds),
-            ] {
-                q.append(", ")
-                q.append(bind: value)
-            }
-            q.append(")")
-        }
-        return q
-    }
+    static let columns = ["at", "app", "user_id", "principal", "credential", "client", "tool", "arguments_digest", "outcome", "duration_ms"]
 
     /// Removes each app's records older than the retention.
     public func prune(apps: [String], now: Date) async throws {

@@ -65,6 +65,10 @@ public protocol Database: Sendable {
     /// for the whole database, before it commits (so a table others reference can be rebuilt,
     /// as SQLite's own procedure for such changes does); elsewhere a plain transaction.
     func schemaTransaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T
+
+    /// Appends `rows` (values in the order of `columns`) to `table` in one transaction: the bulk
+    /// path for records written in batches, such as the audit trail.
+    func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws
 }
 
 extension Database {
@@ -72,6 +76,35 @@ extension Database {
         try await transaction(body)
     }
 }
+
+extension Database {
+    /// Multi-row INSERTs of `insertManyRowsPerStatement` rows in one transaction, the rest one by
+    /// one, so every statement text is one of two and stays in the connection's cache.
+    public func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws {
+        guard !rows.isEmpty else { return }
+        let head = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+        try await transaction { db in
+            var start = 0
+            while start < rows.count {
+                let size = rows.count - start >= insertManyRowsPerStatement ? insertManyRowsPerStatement : 1
+                var q = SQLFragment(head)
+                for (index, row) in rows[start..<start + size].enumerated() {
+                    q.append(index == 0 ? "(" : ", (")
+                    for (column, value) in row.enumerated() {
+                        if column > 0 { q.append(", ") }
+                        q.append(bind: value)
+                    }
+                    q.append(")")
+                }
+                try await db.execute(q)
+                start += size
+            }
+        }
+    }
+}
+
+/// Rows one multi-row INSERT of `insertMany` carries (keep rows × columns under 1,000 bound values).
+let insertManyRowsPerStatement = 50
 
 extension Database {
     /// Runs a statement for its effect.

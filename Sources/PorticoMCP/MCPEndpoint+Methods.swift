@@ -265,9 +265,11 @@ extension MCPEndpoint {
     func auditRecord(_ message: RequestMessage, exchange: Exchange, outcome: MCPMetrics.Outcome, since start: ContinuousClock.Instant) -> ToolCallRecord {
         let elapsed = ContinuousClock.now - start
         let principal = exchange.principal
-        var client = exchange.request.headers.value(.userAgent) ?? "unknown"
+        let client: String
         if let info = message.meta?[MetaKey.clientInfo], let name = info["name"]?.stringValue {
             client = name + (info["version"]?.stringValue.map { "/" + $0 } ?? "")
+        } else {
+            client = exchange.request.headers.value(.userAgent) ?? "unknown"
         }
         return ToolCallRecord(
             at: Int64(clock.date.timeIntervalSince1970 * 1000), app: exchange.request.app, userID: principal?.userID,

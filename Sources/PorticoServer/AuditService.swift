@@ -10,9 +10,10 @@ struct AuditService: Service {
     let apps: AppRegistry
     let clock: WallClock
     let logger: Logger
-    static let batch = 500
-    static let tick: Duration = .milliseconds(50)
-    static let ticksPerFlush = 20
+    static let batch = 1_000
+    static let tick: Duration = .milliseconds(100)
+    static let ticksPerFlush = 10
+    static let ticksPerPrune = 36_000  // an hour
 
     func run() async throws {
         var ticks = 0
@@ -24,7 +25,7 @@ struct AuditService: Service {
                     sinceFlush = 0
                     try await trail.flush()
                 }
-                if ticks % 72_000 == 0 { try await trail.prune(apps: try await apps.names(), now: clock.date) }
+                if ticks % Self.ticksPerPrune == 0 { try await trail.prune(apps: try await apps.names(), now: clock.date) }
             } catch {
                 logger.warning("could not write the audit trail", metadata: ["error": "\(error)"])
             }

@@ -39,6 +39,31 @@ import Testing
         #expect(try await trail.read(app: "main", AuditTrail.Query(limit: 1000)).count == 1)
     }
 
+    /// The bulk insert the trail writes with: one transaction, so a batch with a bad row leaves
+    /// nothing behind, and inside an open transaction it joins that one.
+    @Test(arguments: Backend.available) func insertManyIsAllOrNothing(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let db = f.store
+        try await db.execute("CREATE TABLE bulk (n BIGINT NOT NULL, label TEXT)")
+        let rows: [[SQLValue]] = (0..<120).map { [.int(Int64($0)), $0 % 2 == 0 ? .text("even \($0)") : .null] }
+        try await db.insertMany(into: "bulk", columns: ["n", "label"], rows: rows)
+        let written = try await db.query("SELECT COUNT(*) AS c, SUM(n) AS s, COUNT(label) AS l FROM bulk")
+        #expect(written[0].int("c") == 120 && written[0].int("s") == 7140 && written[0].int("l") == 60)
+        await #expect(throws: (any Error).self, "a NULL in a NOT NULL column fails the batch") {
+            try await db.insertMany(into: "bulk", columns: ["n", "label"], rows: [[.int(1000), .text("kept?")], [.null, .text("bad")]])
+        }
+        #expect(try await db.query("SELECT COUNT(*) AS c FROM bulk")[0].int("c") == 120, "the failed batch left no row behind")
+        await #expect(throws: (any Error).self) {
+            try await db.transaction { tx in
+                try await tx.insertMany(into: "bulk", columns: ["n", "label"], rows: [[.int(2000), .null]])
+                throw DataError.invalid("roll back")
+            }
+        }
+        #expect(try await db.query("SELECT COUNT(*) AS c FROM bulk")[0].int("c") == 120, "inside a transaction the rows go with its rollback")
+        try await db.insertMany(into: "bulk", columns: ["n", "label"], rows: [])
+    }
+
     @Test func sinceTakesDatesTimesAndMilliseconds() {
         #expect(AuditTrail.parseSince("2026-11-23") == 1_795_392_000_000)
         let tenAM: Int64 = 1_795_428_000_000
