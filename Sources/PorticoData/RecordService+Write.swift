@@ -141,14 +141,115 @@ extension RecordService {
         let condition = SQLFragment.all(
             [try conditions(request, target: target, catalog: catalog), catalog.rowCondition(of: target.collection)].compactMap { $0 })
         let collection = target.collection
+        let links = try Self.junctionLinks(to: collection, in: catalog)
         let count: Int = try await writing(collection) {
-            var q = SQLFragment("DELETE FROM ")
-            q.append(table: collection.tableName, as: Self.rootAlias)
-            if let condition { q.append(" WHERE "); q.append(condition) }
-            q.append(" RETURNING 1 AS deleted")
-            return try await catalog.database.query(q).count
+            guard !links.isEmpty else {
+                var q = SQLFragment("DELETE FROM ")
+                q.append(table: collection.tableName, as: Self.rootAlias)
+                if let condition { q.append(" WHERE "); q.append(condition) }
+                q.append(" RETURNING 1 AS deleted")
+                return try await catalog.database.query(q).count
+            }
+            return try await Self.destroyWithLinks(collection, where: condition, links: links, catalog: catalog)
         }
         return ["data": JSON(count)]
+    }
+
+    /// A junction column that points at records of a collection: `column` of `junction` holds
+    /// values of the collection's `key`.
+    struct JunctionLink: Equatable {
+        let junction: CollectionSchema
+        let column: String
+        let key: String
+    }
+
+    /// Every belongsToMany junction that links records of `collection`: its own relations'
+    /// (through `foreignKey`) and other collections' relations to it (through `otherKey`).
+    static func junctionLinks(to collection: CollectionSchema, in catalog: Catalog) throws(DataError) -> [JunctionLink] {
+        var links: [JunctionLink] = []
+        for source in catalog.unscoped.values.sorted(by: { $0.name < $1.name }) {
+            for field in source.fields where field.type == .belongsToMany {
+                guard let relation = field.relation, let through = relation.through else { continue }
+                var found: [JunctionLink] = []
+                if source.name == collection.name {
+                    found.append(JunctionLink(junction: try catalog.junction(through), column: relation.foreignKey, key: relation.sourceKey))
+                }
+                if relation.target == collection.name, let otherKey = relation.otherKey {
+                    found.append(JunctionLink(junction: try catalog.junction(through), column: otherKey, key: relation.targetKey))
+                }
+                for link in found where !links.contains(link) { links.append(link) }
+            }
+        }
+        return links
+    }
+
+    /// Keys to a statement, so a destroy of many records never binds more values than a database allows.
+    static let keysPerStatement = 500
+
+    /// Deletes the records `condition` selects and, first, their rows in the junctions that link
+    /// them (a link belongs to its relation, not to either record, as in NocoBase). In one
+    /// transaction: the records are read, their links removed, then exactly those records deleted.
+    static func destroyWithLinks(_ collection: CollectionSchema, where condition: SQLFragment?, links: [JunctionLink], catalog: Catalog) async throws -> Int {
+        let primary = collection.primaryKey.map(\.name)
+        guard !primary.isEmpty else { throw DataError.invalid("'\(collection.name)' has no primary key, so its records cannot be told apart for deletion") }
+        let keyColumns = primary + links.map(\.key).reduce(into: [String]()) { extra, key in
+            if !primary.contains(key) && !extra.contains(key) { extra.append(key) }
+        }
+        return try await catalog.database.transaction { db in
+            var select = SQLFragment("SELECT ")
+            select.append(columns: keyColumns, of: rootAlias)
+            select.append(" FROM ")
+            select.append(table: collection.tableName, as: rootAlias)
+            if let condition { select.append(" WHERE "); select.append(condition) }
+            let rows = try await db.query(select)
+            guard !rows.isEmpty else { return 0 }
+            for link in links {
+                let values = Array(Set(rows.compactMap { row -> SQLValue? in
+                    guard let value = row[link.key], value != .null else { return nil }
+                    return value
+                }))
+                for start in stride(from: 0, to: values.count, by: keysPerStatement) {
+                    var q = SQLFragment("DELETE FROM ")
+                    q.append(identifier: link.junction.tableName)
+                    q.append(" WHERE ")
+                    q.append(identifier: link.column)
+                    q.append(" IN (")
+                    q.append(joining: values[start..<min(values.count, start + keysPerStatement)].map { SQLFragment.bind($0) }, separator: ", ")
+                    q.append(")")
+                    try await db.execute(q)
+                }
+            }
+            var deleted = 0
+            // Exactly the records read, by key (a single key column, or the whole key per record).
+            let chunk = primary.count == 1 ? keysPerStatement : max(1, keysPerStatement / primary.count)
+            for start in stride(from: 0, to: rows.count, by: chunk) {
+                var q = SQLFragment("DELETE FROM ")
+                q.append(table: collection.tableName, as: rootAlias)
+                q.append(" WHERE ")
+                let part = rows[start..<min(rows.count, start + chunk)]
+                if primary.count == 1 {
+                    q.append(column: primary[0], of: rootAlias)
+                    q.append(" IN (")
+                    q.append(joining: part.map { SQLFragment.bind($0[primary[0]] ?? .null) }, separator: ", ")
+                    q.append(")")
+                } else {
+                    let matches = part.map { row in
+                        SQLFragment.all(primary.map { name in
+                            var f = SQLFragment.column(name, of: rootAlias)
+                            f.append(" = ")
+                            f.append(bind: row[name] ?? .null)
+                            return f
+                        })!
+                    }
+                    q.append("(")
+                    q.append(joining: matches, separator: ") OR (")
+                    q.append(")")
+                }
+                q.append(" RETURNING 1 AS deleted")
+                deleted += try await db.query(q).count
+            }
+            return deleted
+        }
     }
 
     /// What Portico keeps for each record: `createdAt` and `updatedAt` (now), `createdById` (the caller).

@@ -273,6 +273,29 @@ def test_every_call_is_in_the_audit_trail_without_its_values(crm):
     assert "audit_list" not in tool_names(s, sam)
 
 
+def test_a_destroyed_record_takes_its_links_with_it(crm):
+    s, admin = crm["server"], crm["admin"]
+
+    def tags_of(deal):
+        return [t["label"] for t in ok(s, admin, "resource_get", {"resource": "deals", "filterByTk": deal, "appends": ["tags"]})["data"]["tags"]]
+
+    temp = ok(s, admin, "resource_create", {"resource": "tags", "values": {"label": "temp"}})["data"]["id"]
+    deal = ok(s, admin, "resource_create", {"resource": "deals", "values": {"title": "Linked deal", "tags": [temp]}})["data"]["id"]
+    assert tags_of(deal) == ["temp"]
+    assert ok(s, admin, "resource_destroy", {"resource": "tags", "filterByTk": temp})["data"] == 1
+    assert tags_of(deal) == []
+    # The next tag may be given the freed id (SQLite reuses the highest); no old link makes it the deal's.
+    fresh = ok(s, admin, "resource_create", {"resource": "tags", "values": {"label": "fresh"}})["data"]["id"]
+    assert tags_of(deal) == []
+    # Destroying a deal removes its links, and only its: deal 3 keeps its red tag.
+    ok(s, admin, "resource_update", {"resource": "deals", "filterByTk": deal, "values": {"tags": [fresh]}})
+    assert ok(s, admin, "resource_destroy", {"resource": "deals", "filterByTk": deal})["data"] == 1
+    links = ok(s, admin, "resource_list", {"resource": "deals_tags", "pageSize": 100})["data"]
+    assert links and all(link["tagsId"] != fresh for link in links) and all(link["dealsId"] != deal for link in links)
+    assert tags_of(3) == ["red"]
+    ok(s, admin, "resource_destroy", {"resource": "tags", "filterByTk": fresh})
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_collection_schemas_are_resources_each_role_sees_its_own(crm, mode):
     import json
