@@ -484,6 +484,26 @@ public struct SchemaService: Sendable {
         }
     }
 
+    /// Drops the foreign-key constraints on one column of a PostgreSQL table in the current schema.
+    static func dropForeignKeys(table: String, column: String, db: any Database) async throws {
+        var find = SQLFragment(
+            """
+            SELECT con.conname AS name FROM pg_constraint con
+            JOIN pg_class rel ON rel.oid = con.conrelid
+            JOIN pg_namespace ns ON ns.oid = rel.relnamespace
+            JOIN pg_attribute att ON att.attrelid = rel.oid AND att.attnum = ANY (con.conkey)
+            WHERE con.contype = 'f' AND ns.nspname = current_schema() AND rel.relname =
+            """)
+        find.append(" ")
+        find.append(bind: .text(table))
+        find.append(" AND att.attname = ")
+        find.append(bind: .text(column))
+        for row in try await db.query(find) {
+            guard let name = row.string("name") else { continue }
+            try await db.execute("ALTER TABLE \(SQLFragment.quote(table)) DROP CONSTRAINT \(SQLFragment.quote(name))")
+        }
+    }
+
     /// Makes `to`'s table from `from`'s: on SQLite a new table filled from the old one, which
     /// then takes its name (the way SQLite changes a column); on PostgreSQL ALTER TABLE. Values
     /// of a column whose type changed are rewritten converted.
@@ -543,6 +563,15 @@ public struct SchemaService: Sendable {
             }
             for column in schema.columns where oldColumns[renames[column.name] ?? column.name] == nil {
                 try await addColumn(column, to: schema, db: db)
+            }
+            // A belongsTo removed while its key column stays: the column keeps its values and loses
+            // its foreign key, as the rebuilt table does on SQLite.
+            for field in old.fields where field.type == .belongsTo {
+                guard let key = field.relation?.foreignKey else { continue }
+                let column = renames.first { $0.value == key }?.key ?? key
+                let stillLinked = schema.fields.contains { $0.type == .belongsTo && $0.relation?.foreignKey == column }
+                guard !stillLinked, schema.field(column)?.isColumn == true else { continue }
+                try await dropForeignKeys(table: old.tableName, column: column, db: db)
             }
         }
         // Converted values, written with the new column's own type.

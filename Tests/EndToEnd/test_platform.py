@@ -296,6 +296,23 @@ def test_a_destroyed_record_takes_its_links_with_it(crm):
     ok(s, admin, "resource_destroy", {"resource": "tags", "filterByTk": fresh})
 
 
+def test_a_removed_relation_leaves_its_column_without_a_foreign_key(crm):
+    s, admin = crm["server"], crm["admin"]
+    ok(s, admin, "collections_create", {"name": "owners", "fields": [{"name": "name", "type": "string"}]})
+    ok(s, admin, "collections_create", {"name": "pets", "fields": [
+        {"name": "name", "type": "string"}, {"name": "owner", "type": "belongsTo", "target": "owners"}]})
+    owner = ok(s, admin, "resource_create", {"resource": "owners", "values": {"name": "Ann"}})["data"]["id"]
+    ok(s, admin, "resource_create", {"resource": "pets", "values": {"name": "Rex", "owner": owner}})
+    assert "link" in refused(s, admin, "resource_destroy", {"resource": "owners", "filterByTk": owner})
+    # Without the relation the key column is an ordinary one on both databases: it keeps its value and refuses nothing.
+    ok(s, admin, "fields_destroy", {"collection": "pets", "name": "owner"})
+    assert ok(s, admin, "resource_destroy", {"resource": "owners", "filterByTk": owner})["data"] == 1
+    [pet] = ok(s, admin, "resource_list", {"resource": "pets"})["data"]
+    assert pet["name"] == "Rex" and pet["ownerId"] == owner and "owner" not in pet
+    ok(s, admin, "collections_destroy", {"name": "pets"})
+    ok(s, admin, "collections_destroy", {"name": "owners"})
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_collection_schemas_are_resources_each_role_sees_its_own(crm, mode):
     import json
