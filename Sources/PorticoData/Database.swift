@@ -82,7 +82,7 @@ extension Database {
     /// one, so every statement text is one of two and stays in the connection's cache.
     public func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws {
         guard !rows.isEmpty else { return }
-        let head = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+        let head = "INSERT INTO \(SQLFragment.quote(table)) (\(columns.map(SQLFragment.quote).joined(separator: ", "))) VALUES "
         try await transaction { db in
             var start = 0
             while start < rows.count {
