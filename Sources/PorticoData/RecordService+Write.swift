@@ -201,7 +201,14 @@ extension RecordService {
             select.append(" FROM ")
             select.append(table: collection.tableName, as: rootAlias)
             if let condition { select.append(" WHERE "); select.append(condition) }
-            let rows = try await db.query(select)
+            let rows: [Row]
+            do {
+                rows = try await db.query(select)
+            } catch let error as StoreError where error.kind == .tooLarge {
+                throw DataError.invalid(
+                    "this destroy selects too many records of '\(collection.name)' to remove their belongsToMany links in one call (\(error.message)); narrow the filter and destroy them in parts"
+                )
+            }
             guard !rows.isEmpty else { return 0 }
             for link in links {
                 let values = Array(Set(rows.compactMap { row -> SQLValue? in
