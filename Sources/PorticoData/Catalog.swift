@@ -14,14 +14,15 @@ public struct Catalog: Sendable {
     let rowFilters: [String: SQLFragment]
     /// Every collection in full, for the junction tables of belongsToMany relations.
     let unscoped: [String: CollectionSchema]
-    static func byName(_ collections: [CollectionSchema]) -> [String: CollectionSchema] {
-        Dictionary(collections.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-    }
-
     /// Whether this catalog was made by `scoped(by:root:action:)`.
     let isScoped: Bool
 
     private static let versions = Atomic<UInt64>(0)
+
+    /// The collections by name (a later one of the same name wins).
+    static func byName(_ collections: [CollectionSchema]) -> [String: CollectionSchema] {
+        Dictionary(collections.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+    }
 
     public init(app: String, collections: [CollectionSchema], database: any Database) {
         self.app = app

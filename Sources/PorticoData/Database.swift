@@ -82,7 +82,7 @@ extension Database {
     /// one, so every statement text is one of two and stays in the connection's cache.
     public func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws {
         guard !rows.isEmpty else { return }
-        let head = "INSERT INTO \(SQLFragment.quote(table)) (\(columns.map(SQLFragment.quote).joined(separator: ", "))) VALUES "
+        let head = insertHead(table, columns)
         try await transaction { db in
             var start = 0
             while start < rows.count {
@@ -101,6 +101,11 @@ extension Database {
             }
         }
     }
+}
+
+/// `INSERT INTO "table" ("a", "b") VALUES `, the start of `insertMany`'s statements.
+func insertHead(_ table: String, _ columns: [String]) -> String {
+    "INSERT INTO \(SQLFragment.quote(table)) (\(columns.map(SQLFragment.quote).joined(separator: ", "))) VALUES "
 }
 
 /// Rows one multi-row INSERT of `insertMany` carries (keep rows × columns under 1,000 bound values).

@@ -192,10 +192,9 @@ extension RecordService {
     static func destroyWithLinks(_ collection: CollectionSchema, where condition: SQLFragment?, links: [JunctionLink], catalog: Catalog) async throws -> Int {
         let primary = collection.primaryKey.map(\.name)
         guard !primary.isEmpty else { throw DataError.invalid("'\(collection.name)' has no primary key, so its records cannot be told apart for deletion") }
-        let keyColumns = primary + links.map(\.key).reduce(into: [String]()) { extra, key in
-            if !primary.contains(key) && !extra.contains(key) { extra.append(key) }
-        }
-        return try await catalog.database.transaction { db in
+        var keyColumns = primary
+        for link in links where !keyColumns.contains(link.key) { keyColumns.append(link.key) }
+        return try await catalog.database.transaction { [keyColumns] db in
             var select = SQLFragment("SELECT ")
             select.append(columns: keyColumns, of: rootAlias)
             select.append(" FROM ")
@@ -219,10 +218,7 @@ extension RecordService {
                     var q = SQLFragment("DELETE FROM ")
                     q.append(identifier: link.junction.tableName)
                     q.append(" WHERE ")
-                    q.append(identifier: link.column)
-                    q.append(" IN (")
-                    q.append(joining: values[start..<min(values.count, start + keysPerStatement)].map { SQLFragment.bind($0) }, separator: ", ")
-                    q.append(")")
+                    q.append(Self.isIn(.identifier(link.column), values[start..<min(values.count, start + keysPerStatement)]))
                     try await db.execute(q)
                 }
             }
@@ -235,10 +231,7 @@ extension RecordService {
                 q.append(" WHERE ")
                 let part = rows[start..<min(rows.count, start + chunk)]
                 if primary.count == 1 {
-                    q.append(column: primary[0], of: rootAlias)
-                    q.append(" IN (")
-                    q.append(joining: part.map { SQLFragment.bind($0[primary[0]] ?? .null) }, separator: ", ")
-                    q.append(")")
+                    q.append(Self.isIn(.column(primary[0], of: rootAlias), part.map { $0[primary[0]] ?? .null }))
                 } else {
                     let matches = part.map { row in
                         SQLFragment.all(primary.map { name in
@@ -257,6 +250,15 @@ extension RecordService {
             }
             return deleted
         }
+    }
+
+    /// `column IN (v1, v2, ...)`, each value bound.
+    static func isIn(_ column: SQLFragment, _ values: some Collection<SQLValue>) -> SQLFragment {
+        var f = column
+        f.append(" IN (")
+        f.append(joining: values.map { SQLFragment.bind($0) }, separator: ", ")
+        f.append(")")
+        return f
     }
 
     /// What Portico keeps for each record: `createdAt` and `updatedAt` (now), `createdById` (the caller).

@@ -204,8 +204,7 @@ public final class SQLiteStore: Database {
     /// costs one trip to the writer thread instead of one per statement.
     public func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws {
         guard !rows.isEmpty else { return }
-        let sql =
-            "INSERT INTO \(SQLFragment.quote(table)) (\(columns.map(SQLFragment.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let sql = insertHead(table, columns) + "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         if let transaction = Self.currentTransaction, transaction.store === self {
             for row in rows { _ = try await transaction.run(sql, row) }
             return
