@@ -142,7 +142,9 @@ let package = Package(
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData", "PorticoTestSupport"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAskTests",
-            dependencies: ["PorticoAsk", "PorticoAuth", "PorticoData", "PorticoCharts", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoCharts", "PorticoTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: upcoming),
         .testTarget(
             name: "PorticoToolsTests",

@@ -16,12 +16,12 @@ public struct AskRequest: Sendable {
     /// `builtin`, `llm`, or the name (or model) of a configured LLM; `nil` picks as PRODUCT.md says.
     public var engine: String?
     public var drawImage: Bool
-    /// How the caller may read each table of the app's own data (its role there).
-    public var rights: @Sendable (String) -> TableAccess
+    /// Who asks: how their role may read each table of the app's own data, and their share of the datasource.
+    public var caller: QueryCaller
 
     public init(
         app: String, userID: Int64?, question: String, datasource: String? = nil, chatID: Int64? = nil, lang: String = "en", engine: String? = nil,
-        drawImage: Bool = true, rights: @escaping @Sendable (String) -> TableAccess = TableAccess.everything
+        drawImage: Bool = true, caller: QueryCaller = .operator
     ) {
         self.app = app
         self.userID = userID
@@ -31,7 +31,7 @@ public struct AskRequest: Sendable {
         self.lang = lang
         self.engine = engine
         self.drawImage = drawImage
-        self.rights = rights
+        self.caller = caller
     }
 }
 
@@ -168,7 +168,8 @@ public struct AskService: Sendable {
         let engine = try await engine(named: request.engine)
         progress("reading the schema of \(name)")
         let (source, allTables) = try await datasources.schema(app: request.app, datasource: name)
-        let rights: @Sendable (String) -> TableAccess = name == "main" ? request.rights : TableAccess.everything
+        let caller = name == "main" ? request.caller : QueryCaller(key: request.caller.key)
+        let rights = caller.rights
         let tables = TableAccess.narrow(allTables, by: rights)
         // Where the role hides rows or fields, the engine gets no values read from the whole tables.
         let restricted = allTables.contains { rights($0.name) != .whole }
@@ -212,7 +213,7 @@ public struct AskService: Sendable {
             for candidate in reply.candidates.prefix(3) {
                 progress("running the SQL on \(name)")
                 do {
-                    let result = try await datasources.query(app: request.app, datasource: name, sql: candidate, rights: rights)
+                    let result = try await datasources.query(app: request.app, datasource: name, sql: candidate, caller: caller)
                     return try await finish(request, engine: engine.name, reply: reply, result: result, chatID: chatID, progress: progress)
                 } catch let error as SQLGuardError where error.isMistake {
                     failure = failure ?? (candidate, error.message)

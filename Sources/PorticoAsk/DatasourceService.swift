@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoData
+import PorticoJSON
 import Synchronization
 
 /// A query's answer: the SQL that ran, its columns and rows.
@@ -19,9 +20,9 @@ public enum TableAccess: Sendable, Equatable {
     case whole
     /// Not at all, with the reason (naming the collection and the action).
     case refused(String)
-    /// Only through `sql`, a parenthesised SELECT of the columns it may see (`columns`, lower
-    /// case) and the rows it may see, which replaces the table wherever the query names it.
-    case view(sql: String, columns: Set<String>)
+    /// Only through the view of the columns and rows it may see, which the query reads in place
+    /// of the table wherever it names it.
+    case view(CollectionView)
 
     /// Every table read whole.
     public static let everything: @Sendable (String) -> TableAccess = { _ in .whole }
@@ -33,7 +34,8 @@ public enum TableAccess: Sendable, Equatable {
             switch rights(table.name) {
             case .whole: return table
             case .refused: return nil
-            case .view(_, let columns):
+            case .view(let view):
+                let columns = Set(view.columns.map { $0.lowercased() })
                 var narrowed = table
                 narrowed.columns = table.columns.filter { columns.contains($0.name.lowercased()) }.map { column in
                     var shown = column
@@ -45,6 +47,22 @@ public enum TableAccess: Sendable, Equatable {
             }
         }
     }
+}
+
+/// Who runs a query: how their role may read each table of the app's own data, and a name under
+/// which the datasource's connections are shared fairly among callers.
+public struct QueryCaller: Sendable {
+    /// The user or credential (`user:12`, `key:...`): one caller's queries take at most their share of a datasource's connections.
+    public var key: String
+    public var rights: @Sendable (String) -> TableAccess
+
+    public init(key: String, rights: @escaping @Sendable (String) -> TableAccess = TableAccess.everything) {
+        self.key = key
+        self.rights = rights
+    }
+
+    /// The operator at the command line, who reads everything.
+    public static let `operator` = QueryCaller(key: "operator")
 }
 
 /// Where Portico's own database is: the file or the PostgreSQL URL the `main` datasource reads.
@@ -66,6 +84,8 @@ public final class DatasourceService: Sendable {
         public var maxRows = 1000
         /// How long one query may run before it is interrupted.
         public var timeout: Duration = .seconds(10)
+        /// Bytes of memory one query on an SQLite datasource may take before it is interrupted.
+        public var maxMemory: Int64 = 64 << 20
         public init() {}
     }
 
@@ -81,6 +101,8 @@ public final class DatasourceService: Sendable {
     final class OpenSource: Sendable {
         let datasource: Datasource
         let source: any ReadOnlySource
+        /// One caller's queries run on at most half of the source's connections at once.
+        let share: FairShare
         let schema: Mutex<[SourceTable]?> = Mutex(nil)
         /// When the schema was last read, so SQL naming an unknown table re-reads it at most this often.
         let readAt = Mutex<ContinuousClock.Instant?>(nil)
@@ -94,6 +116,7 @@ public final class DatasourceService: Sendable {
         init(datasource: Datasource, source: any ReadOnlySource) {
             self.datasource = datasource
             self.source = source
+            share = FairShare(share: max(1, source.connections / 2))
             file = datasource.kind == .sqlite ? FileIdentity(path: datasource.location) : nil
         }
     }
@@ -174,7 +197,7 @@ public final class DatasourceService: Sendable {
         let visible = try await visibleTables(app: app, name: name)
         let limits = self.limits
         let index = try await ValueIndex.build(SchemaModel(tables)) { sql in
-            try await source.source.query(sql, maxRows: ValueIndex.perColumn + 1, timeout: limits.timeout, visibleTables: visible).rows
+            try await source.source.query(sql, maxRows: ValueIndex.perColumn + 1, timeout: limits.timeout, scope: ReadScope(visibleTables: visible)).rows
         }
         source.values.withLock { $0 = index }
         return index
@@ -186,12 +209,12 @@ public final class DatasourceService: Sendable {
         return Set(try await mainTables(app).map { $0.table.lowercased() })
     }
 
-    /// Checks `sql` with the guard and runs it read-only. On the app's own data (`main`),
-    /// `rights` may refuse a table the caller's role cannot read, or give the view the SQL reads
-    /// in its place (the role's rows and fields), so no SQL can read around the role.
-    public func query(
-        app: String, datasource name: String, sql: String, maxRows: Int? = nil, rights: @Sendable (String) -> TableAccess = TableAccess.everything
-    ) async throws -> QueryAnswer {
+    /// Checks `sql` with the guard and runs it read-only. On the app's own data (`main`), the
+    /// caller's rights may refuse a table their role cannot read, or give the view the SQL reads
+    /// in its place (the role's rows and fields); the database then refuses any read of such a
+    /// table other than through its view (SQLite's authorizer, PostgreSQL's plan), however the
+    /// SQL names it, so no SQL can read around the role.
+    public func query(app: String, datasource name: String, sql: String, maxRows: Int? = nil, caller: QueryCaller = .operator) async throws -> QueryAnswer {
         let source = try await source(app: app, name: name)
         let datasource = source.datasource
         let visible = try await visibleTables(app: app, name: name)
@@ -206,20 +229,39 @@ public final class DatasourceService: Sendable {
         // What the caller reads back is their SQL; what runs reads each table through their view of it.
         var shown = guarded.sql
         var runnable = guarded.sql
+        var scope = ReadScope(visibleTables: visible, commonTableNames: guarded.commonTableNames)
         if name == "main" {
+            let rights = caller.rights
             // A WITH name that is also a table would hide, inside its own definition, the table it shadows.
             for shadowed in guarded.commonTableNames where tables.contains(where: { $0.name.lowercased() == shadowed }) && rights(shadowed) != .whole {
                 throw DatasourceError("the WITH name '\(shadowed)' is also a table this role reads through a view; give the WITH query another name")
             }
-            var views: [String: String] = [:]
+            scope.protectedTables = Set(tables.map(\.name).filter { rights($0) != .whole }.map { $0.lowercased() })
+            var views: [String: CollectionView] = [:]
             for table in guarded.tables where !guarded.commonTableNames.contains(table.lowercased()) {
                 switch rights(table) {
                 case .whole: break
                 case .refused(let reason): throw DatasourceError(reason)
-                case .view(let sql, _): views[table.lowercased()] = sql
+                case .view(let view): views[table.lowercased()] = view
                 }
             }
-            if !views.isEmpty { runnable = guarded.replacingTables { views[$0.lowercased()] } }
+            if !views.isEmpty {
+                switch datasource.dialect {
+                case .sqlite:
+                    // Temporary views of the datasource's connection, which SQLite's authorizer tells apart from the tables they read.
+                    var names: [String: String] = [:]
+                    for (table, view) in views {
+                        names[table] = view.temporaryName
+                        scope.views[view.temporaryName] = view.sql
+                    }
+                    runnable = guarded.replacingTables { names[$0.lowercased()].map { SQLFragment.identifier($0).renderedWithLiterals() } }
+                case .postgres:
+                    // Written in, with aliases the caller cannot know, which the plan must show on every read of a protected table.
+                    let prefix = "portico_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) }) + "_"
+                    scope.viewAliasPrefix = prefix
+                    runnable = guarded.replacingTables { views[$0.lowercased()].map { "(" + $0.sql(aliasPrefix: prefix) + ")" } }
+                }
+            }
         }
         if datasource.dialect == .postgres {
             let names = tables.flatMap { [$0.name] + $0.columns.map(\.name) }
@@ -227,9 +269,11 @@ public final class DatasourceService: Sendable {
             // Without views what runs is what is shown: quoted once.
             runnable = runnable == guarded.sql ? shown : IdentifierCase.quotingMixedCase(runnable, names: names)
         }
-        let rows = try await source.source.query(
-            runnable, maxRows: min(maxRows ?? limits.maxRows, limits.maxRows), timeout: limits.timeout,
-            visibleTables: visible)
+        let maxRows = min(maxRows ?? limits.maxRows, limits.maxRows)
+        let timeout = limits.timeout
+        let rows = try await source.share.run(caller: caller.key) {
+            try await source.source.query(runnable, maxRows: maxRows, timeout: timeout, scope: scope)
+        }
         return QueryAnswer(
             datasource: datasource.name, sql: shown, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
     }
@@ -263,7 +307,8 @@ public final class DatasourceService: Sendable {
             switch datasource.kind {
             case .sqlite:
                 try SQLiteReadOnlySource(
-                    path: datasource.location, policy: SQLiteQueryPolicy(hiddenPrefixes: Self.hiddenPrefixes, functions: Self.authorizedFunctions))
+                    path: datasource.location, policy: SQLiteQueryPolicy(hiddenPrefixes: Self.hiddenPrefixes, functions: Self.authorizedFunctions),
+                    maxMemory: limits.maxMemory)
             case .postgres:
                 try PostgresReadOnlySource(url: datasource.location)
             }

@@ -1,11 +1,15 @@
 import Foundation
 public import Logging
 public import PorticoData
+import PorticoJSON
 import PostgresNIO
 
 /// A database opened for questions only: the guard's second layer.
 public protocol ReadOnlySource: Sendable {
-    func query(_ sql: String, maxRows: Int, timeout: Duration, visibleTables: Set<String>?) async throws -> QueryRows
+    /// Runs one query within `scope`: at most `maxRows` rows, stopped after `timeout`.
+    func query(_ sql: String, maxRows: Int, timeout: Duration, scope: ReadScope) async throws -> QueryRows
+    /// How many queries may run at once.
+    var connections: Int { get }
     func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable]
     func close() async
 }
@@ -19,7 +23,8 @@ extension SQLiteReadOnlySource: ReadOnlySource {
 /// A PostgreSQL datasource: every statement runs inside `BEGIN READ ONLY` with a
 /// `statement_timeout`, sent with the extended protocol (one statement per message, so stacked
 /// statements are a syntax error, not a second statement), and is rolled back afterwards.
-/// Rows are cut at the cap and at a byte budget; values become plain SQL values.
+/// Rows are cut at the cap and at a byte budget; values become plain SQL values. A query whose
+/// scope limits what it reads is planned first, and its plan checked (`checkPlan`).
 public final class PostgresReadOnlySource: ReadOnlySource {
     let client: PostgresClient
     /// Stops the statement of a caller that went away (a cancelled tool call) at once.
@@ -28,6 +33,9 @@ public final class PostgresReadOnlySource: ReadOnlySource {
     let logger: Logger
     /// Bytes of row data one query returns at most.
     let maxBytes: Int
+    /// The schema the URL's `search_path` names (lower case), where an app's own tables are.
+    let schema: String
+    public let connections = 4
 
     public init(url: String, maxBytes: Int = 4 << 20, logger: Logger = Logger(label: "portico.datasource.postgres")) throws {
         var configuration: PostgresClient.Configuration
@@ -36,7 +44,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         } catch {
             throw DatasourceError(error.description)
         }
-        configuration.options.maximumConnections = 4
+        configuration.options.maximumConnections = connections
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters.append(("application_name", "portico"))
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -44,6 +52,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         statements = PostgresStatementCanceller(client: client, logger: logger)
         self.logger = logger
         self.maxBytes = maxBytes
+        schema = PostgresURL.searchPath(url)?.lowercased() ?? "public"
         runner = Task { await client.run() }
     }
 
@@ -102,10 +111,22 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         }
     }
 
-    public func query(_ sql: String, maxRows: Int, timeout: Duration, visibleTables: Set<String>?) async throws -> QueryRows {
+    public func query(_ sql: String, maxRows: Int, timeout: Duration, scope: ReadScope) async throws -> QueryRows {
         let maxBytes = self.maxBytes
         let logger = self.logger
+        let schema = self.schema
         return try await readOnly(timeout: timeout) { connection in
+            if scope.visibleTables != nil || !scope.protectedTables.isEmpty {
+                let plan = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN (VERBOSE, FORMAT JSON) " + sql), logger: logger)
+                var text = ""
+                for try await row in plan {
+                    if var bytes = row.first?.bytes { text += bytes.readString(length: bytes.readableBytes) ?? "" }
+                }
+                guard let parsed = try? JSONParser.parse(Array(text.utf8)) else {
+                    throw StoreError(kind: .notAuthorized, message: "the query's plan could not be read, so it is not run", sql: "")
+                }
+                try Self.checkPlan(parsed, scope: scope, schema: schema)
+            }
             let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
             var columns: [String] = []
             var out: [[SQLValue]] = []
@@ -200,6 +221,39 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                 result.append(table)
             }
             return result
+        }
+    }
+
+    /// Refuses a plan that reads a table outside `scope`. Every table PostgreSQL reads shows in
+    /// the plan with its schema and alias, however the SQL named it: on an app's own database
+    /// (`visibleTables` set) it must be one of the app's collections in the app's schema, and a
+    /// table the caller's role protects may be read only inside the views written into the
+    /// query, whose aliases carry `viewAliasPrefix`.
+    static func checkPlan(_ plan: JSON, scope: ReadScope, schema: String) throws {
+        switch plan {
+        case .array(let items):
+            for item in items { try checkPlan(item, scope: scope, schema: schema) }
+        case .object(let node):
+            if let relation = node["Relation Name"]?.stringValue {
+                let name = relation.lowercased()
+                if let visible = scope.visibleTables {
+                    guard visible.contains(name), node["Schema"]?.stringValue?.lowercased() == schema else {
+                        throw StoreError(kind: .notAuthorized, message: "'\(relation)' is not part of this datasource", sql: "")
+                    }
+                }
+                if scope.protectedTables.contains(name) {
+                    guard let prefix = scope.viewAliasPrefix, node["Alias"]?.stringValue?.hasPrefix(prefix) == true else {
+                        throw StoreError(
+                            kind: .notAuthorized,
+                            message:
+                                "your role may read '\(relation)' only in part, and this query reads it in a way Portico cannot put your role's view in its place; name the table plainly after FROM or JOIN",
+                            sql: "")
+                    }
+                }
+            }
+            for (_, value) in node { try checkPlan(value, scope: scope, schema: schema) }
+        default:
+            break
         }
     }
 

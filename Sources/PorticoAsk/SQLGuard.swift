@@ -98,6 +98,10 @@ public struct SQLGuard: Sendable {
         // a FROM clause is open at that level.
         var levels: [(isCall: Bool, inFrom: Bool)] = [(false, false)]
         var expectTable = false
+        // Whether the table expected is the right side of `x IN table`, which takes no alias.
+        var afterIn = false
+        // Where a PostgreSQL `ONLY` before the expected table starts: a view takes its place too.
+        var onlyAt: Int?
         var index = 0
         while index < tokens.count {
             let token = tokens[index]
@@ -106,7 +110,12 @@ public struct SQLGuard: Sendable {
             switch token.kind {
             case .parameter:
                 throw SQLGuardError("parameters such as '\(token.text)' are not supported; write the values into the SQL")
-            case .word, .quotedIdentifier:
+            case .word, .quotedIdentifier, .string:
+                // SQLite reads a single-quoted name where a table must be as the table's name; elsewhere a string is a value.
+                if token.kind == .string, !expectTable || Self.tableName(token, dialect: dialect) == nil {
+                    expectTable = false
+                    break
+                }
                 let keyword = token.kind == .word ? token.keyword : ""
                 if let refusal = Self.refusedKeywords[keyword], !(keyword == "REPLACE" && next?.isPunctuation("(") == true) {
                     throw SQLGuardError("\(keyword) is not allowed: \(refusal). Send one read-only SELECT")
@@ -114,18 +123,31 @@ public struct SQLGuard: Sendable {
                 if keyword == "FOR", let lock = next?.keyword, ["UPDATE", "SHARE", "NO", "KEY"].contains(lock) {
                     throw SQLGuardError("row locks (FOR \(lock) …) are not allowed: queries here only read")
                 }
-                let name = token.text.lowercased()
-                if let reserved = Self.systemPrefixes.first(where: { name.hasPrefix($0) }) {
+                if token.kind == .quotedIdentifier, dialect == .postgres, token.text.hasPrefix("U&") || token.text.hasPrefix("u&") {
+                    throw SQLGuardError("Unicode-escaped names such as \(token.text.prefix(20))… are not accepted; write the name plainly")
+                }
+                let name = (Self.tableName(token, dialect: dialect) ?? token.text).lowercased()
+                if token.kind != .string, let reserved = Self.systemPrefixes.first(where: { name.hasPrefix($0) }) {
                     throw SQLGuardError("'\(token.text)' is not part of the datasource (names starting with \(reserved) are the database's or Portico's own)")
                 }
-                if expectTable, keyword != "LATERAL", keyword != "ONLY" {
+                if expectTable, ["SELECT", "WITH", "VALUES"].contains(keyword) {
+                    // A subquery in parentheses where a table could be: no FROM list at its level until its own FROM.
                     expectTable = false
+                    levels[levels.count - 1].inFrom = false
+                } else if expectTable, keyword == "ONLY" {
+                    onlyAt = token.offset
+                } else if expectTable, keyword != "LATERAL" {
+                    expectTable = false
+                    let rightOfIn = afterIn
+                    let start = onlyAt ?? token.offset
+                    afterIn = false
+                    onlyAt = nil
                     if next?.isPunctuation("(") != true {
-                        var table = token.text
+                        var table = Self.tableName(token, dialect: dialect) ?? token.text
                         var schema: String?
                         if next?.isPunctuation(".") == true, index + 2 < tokens.count {
-                            schema = token.text
-                            table = tokens[index + 2].text
+                            schema = table
+                            table = Self.tableName(tokens[index + 2], dialect: dialect) ?? tokens[index + 2].text
                             index += 2
                         }
                         try checkTable(table, schema: schema, cteNames: cteNames)
@@ -133,19 +155,28 @@ public struct SQLGuard: Sendable {
                         if schema != nil || !cteNames.contains(table.lowercased()) {
                             let after = index + 1 < tokens.count ? tokens[index + 1] : nil
                             let aliased =
-                                after.map { $0.kind == .quotedIdentifier || ($0.kind == .word && !Self.afterTable.contains($0.keyword)) } ?? false
+                                rightOfIn
+                                || after.map { $0.kind == .quotedIdentifier || ($0.kind == .word && !Self.afterTable.contains($0.keyword)) } ?? false
                             references.append(
-                                TableReference(table: table, range: token.offset..<Self.end(of: tokens[index], in: utf8), aliased: aliased))
+                                TableReference(table: table, range: start..<Self.end(of: tokens[index], in: utf8), aliased: aliased))
                         }
                         index += 1
                         continue
                     }
                 }
-                if next?.isPunctuation("(") == true {
-                    let isCall = try checkCall(tokens, at: index, previous: previous, cteHeaders: cteHeaders)
-                    levels.append((isCall, false))
+                // A function's argument list is its own level; a keyword's parenthesis (`FROM (`,
+                // `IN (`, `AS (`) is read below, after the keyword has had its say.
+                if next?.isPunctuation("(") == true, try checkCall(tokens, at: index, previous: previous, cteHeaders: cteHeaders) {
+                    levels.append((true, false))
                     index += 2
                     expectTable = false
+                    continue
+                }
+                if token.kind == .word, keyword == "IN", !levels[levels.count - 1].isCall, next.map({ $0.kind != .punctuation }) ?? false {
+                    // SQLite's `x IN table`.
+                    expectTable = true
+                    afterIn = true
+                    index += 1
                     continue
                 }
                 if token.kind == .word, !levels[levels.count - 1].isCall {
@@ -164,8 +195,8 @@ public struct SQLGuard: Sendable {
             case .punctuation:
                 switch token.text {
                 case "(":
-                    levels.append((false, false))
-                    expectTable = false
+                    // Where a table could be, a parenthesis opens a join of tables (or a subquery, whose SELECT ends that).
+                    levels.append((false, expectTable))
                 case ")":
                     if levels.count > 1 { levels.removeLast() }
                     expectTable = false
@@ -173,7 +204,7 @@ public struct SQLGuard: Sendable {
                     expectTable = levels[levels.count - 1].inFrom && !levels[levels.count - 1].isCall
                 default: break
                 }
-            case .string, .number, .symbol:
+            case .number, .symbol:
                 expectTable = false
             }
             index += 1
@@ -187,6 +218,17 @@ public struct SQLGuard: Sendable {
         return Checked(
             sql: Self.trimmed(sql, tokens: tokens), tables: tablesRead.filter { seen.insert($0.lowercased()).inserted }, references: moved,
             commonTableNames: cteNames)
+    }
+
+    /// The name a token gives where a table is expected: a word or quoted name, or in SQLite a
+    /// plain single-quoted string (which SQLite reads as a name there); `nil` for other strings.
+    static func tableName(_ token: SQLToken, dialect: SQLDialect) -> String? {
+        switch token.kind {
+        case .word, .quotedIdentifier: return token.text
+        case .string where dialect == .sqlite && token.text.hasPrefix("'") && token.text.count >= 2:
+            return String(token.text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
+        default: return nil
+        }
     }
 
     func checkTable(_ table: String, schema: String?, cteNames: Set<String>) throws(SQLGuardError) {

@@ -1,3 +1,5 @@
+import Crypto
+import PorticoJSON
 import Synchronization
 
 /// The collections of one app at one moment, as the data layer resolves names against them.
@@ -93,14 +95,13 @@ public struct Catalog: Sendable {
         f.append(" WHERE ")
         f.append(condition)
         f.append(") AS ")
-        f.append(identifier: alias)
+        f.append(alias: alias)
         return f
     }
 
-    /// `(SELECT <the columns it may see> FROM "table" AS "t0" WHERE <row filter>)`, as SQL text
-    /// with its values written in: what a caller's SQL reads in place of the collection's table.
-    /// `nil` when this catalog shows the collection in full.
-    public func view(of name: String) throws(DataError) -> (sql: String, columns: [String])? {
+    /// `SELECT <the columns it may see> FROM "table" AS "t0" WHERE <row filter>`: what a caller's
+    /// SQL reads in place of the collection's table. `nil` when this catalog shows the collection in full.
+    public func view(of name: String) throws(DataError) -> CollectionView? {
         let collection = try self.collection(name)
         let full = unscoped[name] ?? collection
         let condition = rowFilters[name]
@@ -110,7 +111,7 @@ public struct Catalog: Sendable {
         for relation in collection.relations {
             if let key = relation.localKey, full.field(key)?.isColumn == true, !columns.contains(key) { columns.append(key) }
         }
-        var f = SQLFragment("(SELECT ")
+        var f = SQLFragment("SELECT ")
         f.append(columns: columns, of: RecordService.rootAlias)
         f.append(" FROM ")
         f.append(table: collection.tableName, as: RecordService.rootAlias)
@@ -118,8 +119,7 @@ public struct Catalog: Sendable {
             f.append(" WHERE ")
             f.append(condition)
         }
-        f.append(")")
-        return (f.renderedWithLiterals(), columns)
+        return CollectionView(select: f, columns: columns)
     }
 
     /// The collection whose table is `table` (compared without case, as SQL names are).
@@ -145,4 +145,31 @@ public struct Catalog: Sendable {
         f.append(")")
         return f
     }
+}
+
+/// A caller's view of a collection's table: the SELECT of the columns and rows it may read, as SQL
+/// text with its values written in, for SQL that is run as text (a datasource query).
+public struct CollectionView: Sendable, Equatable {
+    let select: SQLFragment
+    /// The columns it shows.
+    public let columns: [String]
+    /// The SELECT's text, with the aliases Portico wrote.
+    public let sql: String
+
+    init(select: SQLFragment, columns: [String]) {
+        self.select = select
+        self.columns = columns
+        sql = select.renderedWithLiterals()
+    }
+
+    /// The SELECT's text with every table alias in it starting with `aliasPrefix`.
+    public func sql(aliasPrefix: String) -> String { select.renderedWithLiterals(aliasPrefix: aliasPrefix) }
+
+    /// A name for this view as a temporary view of an SQLite connection, from a digest of its text:
+    /// two views share a name only when they are the same view.
+    public var temporaryName: String {
+        "portico_view_" + SHA256.hash(data: Array(sql.utf8)).withUnsafeBytes { Hex.encode(UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
+    }
+
+    public static func == (a: CollectionView, b: CollectionView) -> Bool { a.sql == b.sql && a.columns == b.columns }
 }

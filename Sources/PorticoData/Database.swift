@@ -134,6 +134,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         /// Another process holds the write lock past the busy timeout.
         case busy
         case readOnly
+        /// The datasource's own check refused what the statement reads or calls (SQLite's authorizer).
+        case notAuthorized
         /// The statement ran past its time limit.
         case timeout
         /// The caller went away (cancellation, shutdown) while the statement waited or ran.
@@ -184,6 +186,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
             return "the database is unavailable: \(message)"
         case .readOnly:
             return "the database is read-only: \(message)"
+        case .notAuthorized:
+            return "the database refused the SQL: \(message)"
         case .cancelled:
             return "the request was cancelled"
         case .constraint, .other:

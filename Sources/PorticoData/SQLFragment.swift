@@ -27,6 +27,9 @@ public struct SQLFragment: SQLExpression, Sendable {
     enum Part: Sendable {
         case text(String)
         case identifier(String)
+        /// A table alias: quoted as an identifier, and renamed where a caller's SQL must not be
+        /// able to name it (`renderedWithLiterals(aliasPrefix:)`).
+        case alias(String)
         case bind(SQLValue)
     }
 
@@ -47,9 +50,12 @@ public struct SQLFragment: SQLExpression, Sendable {
 
     public mutating func append(identifier: String) { parts.append(.identifier(identifier)) }
 
+    /// A table's alias, quoted.
+    public mutating func append(alias: String) { parts.append(.alias(alias)) }
+
     /// `"alias"."column"`
     public mutating func append(column: String, of alias: String) {
-        parts.append(.identifier(alias))
+        parts.append(.alias(alias))
         parts.append(.text("."))
         parts.append(.identifier(column))
     }
@@ -58,7 +64,7 @@ public struct SQLFragment: SQLExpression, Sendable {
     public mutating func append(table: String, as alias: String) {
         parts.append(.identifier(table))
         parts.append(.text(" AS "))
-        parts.append(.identifier(alias))
+        parts.append(.alias(alias))
     }
 
     /// `"alias"."column" = "otherAlias"."otherColumn"`: the condition that links two tables.
@@ -137,7 +143,7 @@ public struct SQLFragment: SQLExpression, Sendable {
         for part in parts {
             switch part {
             case .text(let text): serializer.write(text)
-            case .identifier(let name): serializer.write(Self.quote(name))
+            case .identifier(let name), .alias(let name): serializer.write(Self.quote(name))
             case .bind(.null): serializer.write("NULL")
             case .bind(let value): serializer.write(bind: value)
             }
@@ -160,12 +166,15 @@ public struct SQLFragment: SQLExpression, Sendable {
     /// role's view of a table inside a datasource query). Text literals double their quotes;
     /// both dialects read a backslash in `'...'` as itself (PostgreSQL's
     /// `standard_conforming_strings`, on since 9.1).
-    public func renderedWithLiterals() -> String {
+    /// With `aliasPrefix`, every table alias starts with it: a caller who cannot know the prefix
+    /// cannot write an alias of these, so a query plan tells their tables from the caller's own.
+    public func renderedWithLiterals(aliasPrefix: String = "") -> String {
         var sql = ""
         for part in parts {
             switch part {
             case .text(let text): sql += text
             case .identifier(let name): sql += Self.quote(name)
+            case .alias(let name): sql += Self.quote(aliasPrefix + name)
             case .bind(.null): sql += "NULL"
             case .bind(.int(let i)): sql += String(i)
             case .bind(.double(let d)): sql += d.isFinite ? "\(d)" : "NULL"
@@ -190,7 +199,7 @@ public struct SQLFragment: SQLExpression, Sendable {
         for part in parts {
             switch part {
             case .text(let text): sql += text
-            case .identifier(let name): sql += Self.quote(name)
+            case .identifier(let name), .alias(let name): sql += Self.quote(name)
             case .bind(.null): sql += "NULL"
             case .bind(let value):
                 binds.append(value)
@@ -207,7 +216,7 @@ public struct SQLFragment: SQLExpression, Sendable {
         for part in parts {
             switch part {
             case .text(let text): length += text.utf8.count
-            case .identifier(let name):
+            case .identifier(let name), .alias(let name):
                 length += name.utf8.count + 2
                 quotesInNames = quotesInNames || name.utf8.contains(UInt8(ascii: "\""))
             case .bind(.null): length += 4
@@ -236,7 +245,7 @@ public struct SQLFragment: SQLExpression, Sendable {
             for part in parts {
                 switch part {
                 case .text(let text): write(text)
-                case .identifier(let name):
+                case .identifier(let name), .alias(let name):
                     write(UInt8(ascii: "\""))
                     write(name)
                     write(UInt8(ascii: "\""))

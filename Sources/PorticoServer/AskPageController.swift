@@ -54,7 +54,9 @@ struct AskPageController: Sendable {
                 AskRequest(
                     app: app, userID: user.id, question: question, datasource: Forms.first(fields, "datasource").flatMap { $0.isEmpty ? nil : $0 },
                     chatID: chat, lang: "en",
-                    rights: try await policy.tableRights(role: roles[app], app: app, userID: user.id, userName: user.name, catalogs: asker.catalogs)))
+                    caller: QueryCaller(
+                        key: "user:\(user.id)",
+                        rights: try await policy.tableRights(role: roles[app], app: app, userID: user.id, userName: user.name, catalogs: asker.catalogs))))
             return try await page(user: user, session: session, app: app, chat: answer.chatID, answer: answer)
         } catch let refusal as AskRefusal {
             return try await page(user: user, session: session, app: app, chat: refusal.chatID ?? chat, error: refusal.message, refusedSQL: refusal.sql)

@@ -140,7 +140,7 @@ public struct AskPackage: Sendable {
                 app: context.app, userID: context.principal.userID, question: try arguments.string("question"),
                 datasource: try arguments.optionalString("datasource"), chatID: chatID, lang: try arguments.optionalString("lang") ?? "en",
                 engine: try arguments.optionalString("model"), drawImage: true,
-                rights: try await rights(context))
+                caller: try await caller(context))
         ) { context.progress($0) }
         let imageURL = answer.imageName.map { imageBaseURL + $0 }
         let structured = Self.json(answer, imageURL: imageURL)
@@ -207,7 +207,7 @@ public struct AskPackage: Sendable {
             }
             shown = wanted.compactMap { byName[$0.lowercased()] }
         }
-        if name == "main" { shown = TableAccess.narrow(shown, by: try await rights(context)) }
+        if name == "main" { shown = TableAccess.narrow(shown, by: try await caller(context).rights) }
         return [
             "datasource": .string(datasource.name), "dialect": .string(datasource.dialect.rawValue),
             "tables": .array(shown.map(Self.compact)),
@@ -245,17 +245,15 @@ public struct AskPackage: Sendable {
         let sql = try arguments.string("sql")
         context.progress("running SQL on \(name)")
         // On the app's own data the caller's role decides which rows and fields can be read.
-        let answer = try await datasources.query(app: context.app, datasource: name, sql: sql, rights: try await rights(context))
+        let answer = try await datasources.query(app: context.app, datasource: name, sql: sql, caller: try await caller(context))
         return [
             "datasource": .string(answer.datasource), "sql": .string(answer.sql), "columns": .array(answer.columns.map(JSON.string)),
             "rows": .array(answer.rows.map { .array($0.map(\.json)) }), "rowCount": .int(Int64(answer.rows.count)), "truncated": .bool(answer.truncated),
         ]
     }
 
-    /// How the caller may read the tables of the app's own data.
-    func rights(_ context: CallContext) async throws -> @Sendable (String) -> TableAccess {
-        let principal = context.principal
-        return try await policy.tableRights(
-            role: principal.role, app: context.app, userID: principal.userID, userName: principal.userName, catalogs: asker.catalogs)
+    /// The caller of a query: how they may read the tables of the app's own data, and who they are.
+    func caller(_ context: CallContext) async throws -> QueryCaller {
+        try await policy.queryCaller(context.principal, app: context.app, catalogs: asker.catalogs)
     }
 }

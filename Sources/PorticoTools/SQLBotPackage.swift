@@ -233,9 +233,7 @@ public struct SQLBotPackage: Sendable {
             app: caller.app, userID: caller.principal.userID, question: try arguments.string("question"), datasource: datasource,
             chatID: try arguments.optionalInt("chat_id").map(Int64.init), lang: try arguments.optionalString("lang") ?? "zh-CN",
             engine: try arguments.optionalString("custom_model"), drawImage: true,
-            rights: try await policy.tableRights(
-                role: caller.principal.role, app: caller.app, userID: caller.principal.userID, userName: caller.principal.userName,
-                catalogs: asker.catalogs))
+            caller: try await policy.queryCaller(caller.principal, app: caller.app, catalogs: asker.catalogs))
         do {
             return .success(try await asker.ask(request, progress: progress))
         } catch let refusal as AskRefusal {

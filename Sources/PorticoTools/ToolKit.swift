@@ -87,6 +87,14 @@ struct ToolArguments {
 }
 
 extension AccessPolicy {
+    /// The caller of a query on `app`'s datasources: their role's rights over its own tables, and
+    /// their user (or, without one, their credential) for their share of a datasource's connections.
+    public func queryCaller(_ principal: Principal, app: String, catalogs: CatalogStore) async throws -> QueryCaller {
+        QueryCaller(
+            key: principal.userID.map { "user:\($0)" } ?? principal.bindingKey,
+            rights: try await tableRights(role: principal.role, app: app, userID: principal.userID, userName: principal.userName, catalogs: catalogs))
+    }
+
     /// How the caller may read each table of `app`'s own data (what `sql_query`, `ask`,
     /// `mcp_question` and the ask page pass to the datasources): refused, whole, or through the
     /// view of the rows and fields the role's `list` rule allows.
@@ -115,7 +123,7 @@ extension AccessPolicy {
             }
             do {
                 guard let view = try scoped.view(of: name) else { return .whole }
-                return .view(sql: view.sql, columns: Set(view.columns.map { $0.lowercased() }))
+                return .view(view)
             } catch let error as DataError {
                 return .refused(error.message)
             } catch {

@@ -19,8 +19,8 @@ struct PostgresSourceTests {
     ])
     func writesFailInsideTheReadOnlyTransaction(_ sql: String) async throws {
         let source = try source()
-        await #expect(throws: StoreError.self) { _ = try await source.query(sql, maxRows: 10, timeout: .seconds(5), visibleTables: nil) }
-        let count = try await source.query("SELECT count(*) FROM album", maxRows: 1, timeout: .seconds(5), visibleTables: nil)
+        await #expect(throws: StoreError.self) { _ = try await source.query(sql, maxRows: 10, timeout: .seconds(5), scope: ReadScope()) }
+        let count = try await source.query("SELECT count(*) FROM album", maxRows: 1, timeout: .seconds(5), scope: ReadScope())
         #expect(count.rows == [[.int(347)]])
         await source.close()
     }
@@ -28,9 +28,9 @@ struct PostgresSourceTests {
     @Test func stackedStatementsAreOneMessageAndRefused() async throws {
         let source = try source()
         await #expect(throws: StoreError.self) {
-            _ = try await source.query("SELECT 1; COMMIT; DROP TABLE album", maxRows: 10, timeout: .seconds(5), visibleTables: nil)
+            _ = try await source.query("SELECT 1; COMMIT; DROP TABLE album", maxRows: 10, timeout: .seconds(5), scope: ReadScope())
         }
-        let count = try await source.query("SELECT count(*) AS n FROM album", maxRows: 1, timeout: .seconds(5), visibleTables: nil)
+        let count = try await source.query("SELECT count(*) AS n FROM album", maxRows: 1, timeout: .seconds(5), scope: ReadScope())
         #expect(count.columns == ["n"] && count.rows == [[.int(347)]])
         await source.close()
     }
@@ -39,7 +39,7 @@ struct PostgresSourceTests {
         let source = try source()
         let started = ContinuousClock.now
         do {
-            _ = try await source.query("SELECT pg_sleep(10)", maxRows: 1, timeout: .milliseconds(300), visibleTables: nil)
+            _ = try await source.query("SELECT pg_sleep(10)", maxRows: 1, timeout: .milliseconds(300), scope: ReadScope())
             Issue.record("the sleep was not stopped")
         } catch let error as StoreError {
             #expect(error.kind == .timeout)

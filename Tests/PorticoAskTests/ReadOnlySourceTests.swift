@@ -68,9 +68,9 @@ import Testing
     @Test func tablesOutsideTheVisibleSetCannotBeRead() async throws {
         let source = try Self.source(try await Self.makeDatabase())
         await #expect(throws: StoreError.self) {
-            _ = try await source.query("SELECT name FROM item", maxRows: 10, timeout: .seconds(5), visibleTables: ["orders"])
+            _ = try await source.query("SELECT name FROM item", maxRows: 10, timeout: .seconds(5), scope: ReadScope(visibleTables: ["orders"]))
         }
-        let rows = try await source.query("SELECT name FROM item", maxRows: 10, timeout: .seconds(5), visibleTables: ["Item"])
+        let rows = try await source.query("SELECT name FROM item", maxRows: 10, timeout: .seconds(5), scope: ReadScope(visibleTables: ["Item"]))
         #expect(rows.rows.count == 3)
         #expect(try await source.introspect(only: ["orders"]).isEmpty)
         await source.close()

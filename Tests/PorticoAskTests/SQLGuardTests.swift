@@ -25,6 +25,10 @@ import Testing
         "(SELECT Title FROM Album) UNION (SELECT Name FROM Artist)",
         "SELECT coalesce((SELECT max(Total) FROM Invoice), 0)",
         "SELECT value FROM json_each('[1,2]')",
+        "SELECT * FROM (VALUES ('a'), ('b')) AS v",
+        "SELECT x FROM (SELECT (1) AS x, 'y' AS z)",
+        "SELECT * FROM (Album a JOIN Artist ar ON a.ArtistId = ar.ArtistId), Genre",
+        "SELECT instr(Title, 'a') FROM Album WHERE 'x' IN ('x', 'y')",
     ])
     func sqliteAcceptsReadOnlyQueries(_ sql: String) throws {
         _ = try sqlite.check(sql)
@@ -37,6 +41,8 @@ import Testing
         "SELECT total::numeric(10,2) FROM public.invoice",
         "SELECT $$a ; DROP TABLE x$$ AS s FROM album",
         "SELECT E'it\\'s' FROM album /* nested /* comment */ still */",
+        "SELECT position('a' IN name) FROM artist",
+        "SELECT * FROM (album a JOIN artist ar ON a.artist_id = ar.artist_id)",
     ])
     func postgresAcceptsReadOnlyQueries(_ sql: String) throws {
         _ = try postgres.check(sql)
@@ -108,6 +114,9 @@ import Testing
         ("SELECT * FROM album, dblink('x', 'y') AS t", "dblink"),
         ("SELECT 1, lo_export(1, '/tmp/x') AS z FROM album", "lo_export"),
         ("WITH a AS (SELECT 1), lo_export(1, '/tmp/x') AS b SELECT 1", "lo_export"),
+        // A Unicode-escaped name is the guard's blind spot: it could spell any table.
+        ("SELECT * FROM (U&\"\\0070ortico_users\" JOIN album ON true)", "Unicode-escaped"),
+        ("SELECT * FROM (album JOIN u&\"\\0061lbum\" ON true)", "Unicode-escaped"),
     ])
     func postgresRefusesAttacks(_ sql: String, _ expected: String) {
         #expect {
@@ -132,10 +141,24 @@ import Testing
             "SELECT Name FROM (W) AS \"Artist\" WHERE ArtistId IN (SELECT ArtistId FROM (V) AS \"Album\") ORDER BY 1"
         ),
         ("WITH x AS (SELECT * FROM Album) SELECT * FROM x, Genre", "WITH x AS (SELECT * FROM (V) AS \"Album\") SELECT * FROM x, Genre"),
+        // SQLite reads a single-quoted name where a table must be as the table's name.
+        ("SELECT count(*) FROM 'Album'", "SELECT count(*) FROM (V) AS \"Album\""),
+        ("SELECT Title FROM 'main'.Album", "SELECT Title FROM (V) AS \"Album\""),
+        ("SELECT * FROM Genre JOIN 'Album' ON 1", "SELECT * FROM Genre JOIN (V) AS \"Album\" ON 1"),
+        ("SELECT * FROM main.'Album' a", "SELECT * FROM (V) a"),
+        // A parenthesised join is a FROM list too.
+        ("SELECT count(*) FROM (Album)", "SELECT count(*) FROM ((V) AS \"Album\")"),
+        ("SELECT * FROM (Genre JOIN (Album a JOIN Artist ON 1) ON 1)", "SELECT * FROM (Genre JOIN ((V) a JOIN (W) AS \"Artist\" ON 1) ON 1)"),
+        // SQLite's `x IN table`.
+        ("SELECT 1 WHERE 1 IN Album", "SELECT 1 WHERE 1 IN (V)"),
     ])
     func viewsReplaceTableReferences(_ sql: String, _ expected: String) throws {
         let views = ["album": "(V)", "artist": "(W)"]
         #expect(try sqlite.check(sql).replacingTables { views[$0.lowercased()] } == expected)
+    }
+
+    @Test func aViewTakesThePlaceOfOnlyAndItsTable() throws {
+        #expect(try postgres.check("SELECT * FROM ONLY album a").replacingTables { $0 == "album" ? "(V)" : nil } == "SELECT * FROM (V) a")
     }
 
     @Test func hostileShapesAreBounded() throws {

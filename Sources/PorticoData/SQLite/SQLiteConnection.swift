@@ -21,8 +21,15 @@ final class SQLiteConnection {
     /// The job whose statements run now, for the interrupt check.
     private(set) var current: SQLiteJob?
     /// What statements prepared now may touch, checked by SQLite's authorizer as it compiles them;
-    /// `nil` lets everything through. Set only on datasource connections (`enableAuthorizer`).
+    /// `nil` lets everything through. Set only on datasource connections (`prepareForQueries`).
     var queryPolicy: SQLiteQueryPolicy?
+    /// Why the authorizer refused the statement being prepared, for the error it becomes.
+    var denial: String?
+    /// The temporary views this (datasource) connection has made, by name.
+    private var temporaryViews: Set<String> = []
+    /// The private in-memory connection whose own `printf` runs the checked calls, with a statement per argument count.
+    private var printfHelper: OpaquePointer?
+    private var printfStatements: [Int: OpaquePointer] = [:]
 
     static let statementCacheSize = 128
     /// Statements longer than this, or with more bound values, are prepared each time: large IN
@@ -90,23 +97,102 @@ final class SQLiteConnection {
         }
     }
 
-    /// Has SQLite ask `queryPolicy` about every table read and function call while it compiles a
-    /// statement, and refuse everything else (writes, pragmas, attaching) outright.
-    func enableAuthorizer() {
+    /// Makes this a datasource connection: SQLite asks `queryPolicy` about every table read and
+    /// function call while it compiles a statement and refuses everything else (writes, pragmas,
+    /// attaching) outright; the functions whose work outgrows their input are replaced by bounded
+    /// ones; sorts and temporary results stay in memory, where the query's memory cap sees them.
+    func prepareForQueries() throws(StoreError) {
         sqlite3_set_authorizer(
             handle,
-            { context, action, first, second, _, _ in
+            { context, action, first, second, _, source in
                 guard let context else { return SQLITE_DENY }
                 let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
                 guard let policy = connection.queryPolicy else { return SQLITE_OK }
-                return policy.allows(action, first.map { String(cString: $0) }, second.map { String(cString: $0) }) ? SQLITE_OK : SQLITE_DENY
+                let verdict = policy.decide(
+                    action, first.map { String(cString: $0) }, second.map { String(cString: $0) }, source: source.map { String(cString: $0) })
+                guard case .deny(let reason) = verdict else { return SQLITE_OK }
+                if connection.denial == nil { connection.denial = reason }
+                return SQLITE_DENY
             }, Unmanaged.passUnretained(self).toOpaque())
+        _ = try run("PRAGMA temp_store = MEMORY", [], cache: false)
+        var helper: OpaquePointer?
+        guard sqlite3_open_v2(":memory:", &helper, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let helper else {
+            if let helper { sqlite3_close_v2(helper) }
+            throw StoreError(kind: .unavailable, message: "cannot open SQLite's in-memory helper for printf", sql: "")
+        }
+        sqlite3_limit(helper, SQLITE_LIMIT_LENGTH, sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1))
+        printfHelper = helper
+        SQLiteBoundedFunctions.install(on: self)
+    }
+
+    /// Creates the temporary views a query reads in place of the tables its caller may not read
+    /// whole (`name` → SELECT), unless this connection made them before. They live in SQLite's
+    /// `temp` schema of this connection only, so `query_only` is lifted while they are made.
+    func ensureViews(_ views: [String: String]) throws(StoreError) {
+        let missing = views.filter { !temporaryViews.contains($0.key) }
+        guard !missing.isEmpty else { return }
+        let policy = queryPolicy
+        queryPolicy = nil
+        defer { queryPolicy = policy }
+        _ = try run("PRAGMA query_only = OFF", [], cache: false)
+        defer { _ = try? run("PRAGMA query_only = ON", [], cache: false) }
+        if temporaryViews.count + missing.count > Self.maxTemporaryViews {
+            for name in temporaryViews { _ = try run("DROP VIEW IF EXISTS temp.\(SQLFragment.quote(name))", [], cache: false) }
+            temporaryViews = []
+        }
+        for (name, select) in missing.sorted(by: { $0.key < $1.key }) {
+            _ = try run("CREATE TEMP VIEW IF NOT EXISTS \(SQLFragment.quote(name)) AS \(select)", [], cache: false)
+            temporaryViews.insert(name)
+        }
+    }
+
+    /// Temporary views one datasource connection keeps; past it they are dropped and made anew.
+    static let maxTemporaryViews = 256
+
+    /// SQL's `printf` and `format`, once the format's widths are known to fit in a value: SQLite's
+    /// own implementation, run on the private in-memory connection with the same arguments.
+    func printf(_ context: OpaquePointer, arguments: UnsafeBufferPointer<OpaquePointer?>) {
+        let limit = Int64(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1))
+        if let format = SQLiteBoundedFunctions.bytes(arguments.first ?? nil),
+            let widest = SQLiteBoundedFunctions.largestWidth(format: format, arguments: arguments),
+            widest > limit
+        {
+            return sqlite3_result_error(
+                context, "printf: a width or precision of \(widest) is more than the \(limit) characters a value may have here", -1)
+        }
+        guard let helper = printfHelper else { return sqlite3_result_error(context, "printf is not available", -1) }
+        let statement: OpaquePointer
+        if let prepared = printfStatements[arguments.count] {
+            statement = prepared
+        } else {
+            let sql = "SELECT printf(" + (0..<arguments.count).map { "?\($0 + 1)" }.joined(separator: ", ") + ")"
+            var prepared: OpaquePointer?
+            guard sqlite3_prepare_v2(helper, sql, -1, &prepared, nil) == SQLITE_OK, let prepared else {
+                return sqlite3_result_error(context, sqlite3_errmsg(helper), -1)
+            }
+            printfStatements[arguments.count] = prepared
+            statement = prepared
+        }
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, argument) in arguments.enumerated() { sqlite3_bind_value(statement, Int32(index + 1), argument) }
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: sqlite3_result_value(context, sqlite3_column_value(statement, 0))
+        case let status where status & 0xFF == SQLITE_TOOBIG: sqlite3_result_error_toobig(context)
+        default: sqlite3_result_error(context, sqlite3_errmsg(helper), -1)
+        }
     }
 
     func close() {
         for statement in statements.values { sqlite3_finalize(statement.pointer) }
         statements = [:]
         statementAges = []
+        for statement in printfStatements.values { sqlite3_finalize(statement) }
+        printfStatements = [:]
+        if let printfHelper { sqlite3_close_v2(printfHelper) }
+        printfHelper = nil
         sqlite3_close_v2(handle)
     }
 
@@ -129,6 +215,7 @@ final class SQLiteConnection {
     /// A prepared statement for `sql`, from the cache when it was prepared before.
     func statement(_ sql: String, cache: Bool = true) throws(StoreError) -> (CachedStatement, cached: Bool) {
         if let cached = statements[sql] { return (cached, true) }
+        denial = nil
         var pointer: OpaquePointer?
         let status = sql.withCString { sqlite3_prepare_v3(handle, $0, -1, cache ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &pointer, nil) }
         guard status == SQLITE_OK, let pointer else {
@@ -239,7 +326,7 @@ final class SQLiteConnection {
     // MARK: Errors
 
     func error(_ status: Int32, sql: String) -> StoreError {
-        let message = String(cString: sqlite3_errmsg(handle))
+        let message = status & 0xFF == SQLITE_AUTH ? denial ?? String(cString: sqlite3_errmsg(handle)) : String(cString: sqlite3_errmsg(handle))
         return StoreError(sqliteCode: status, message: message, sql: sql, interruptedBy: current?.stopReason)
     }
 }
@@ -289,9 +376,16 @@ extension StoreError {
             self.init(kind: .busy, message: "the database is busy (another process holds its write lock): \(message)", sql: sql)
         case SQLITE_READONLY:
             self.init(kind: .readOnly, message: message, sql: sql)
+        case SQLITE_AUTH:
+            self.init(kind: .notAuthorized, message: message, sql: sql)
         case SQLITE_INTERRUPT:
             switch reason {
             case .deadline?: self.init(kind: .timeout, message: "the statement ran past its time limit", sql: sql)
+            case .memory(let limit)?:
+                self.init(
+                    kind: .tooComplex,
+                    message: "the query needed more than \(limit >> 20) MiB of memory and was stopped; read fewer rows or avoid joins that multiply them",
+                    sql: sql)
             default: self.init(kind: .cancelled, message: "the statement was cancelled", sql: sql)
             }
         case SQLITE_TOOBIG:

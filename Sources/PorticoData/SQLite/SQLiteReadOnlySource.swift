@@ -12,6 +12,16 @@ public struct SQLiteQueryPolicy: Sendable {
     /// When set, the only tables that can be read (lower case): an app's own collections in a
     /// file that holds other apps' tables too.
     public var visibleTables: Set<String>?
+    /// Tables the query may read only through `views` (lower case): the ones a caller's role
+    /// refuses or shows in part. Whatever the SQL's text looks like, SQLite names every table it
+    /// reads here, so one named in a way the guard did not see is refused, not read whole.
+    public var protectedTables: Set<String> = []
+    /// The temporary views (lower case) that stand in for protected tables in this query: they
+    /// may be read, and what they read themselves is theirs to read.
+    public var views: Set<String> = []
+    /// The names the query's WITH clauses define (lower case): SQLite reports reading a recursive
+    /// one like a table's.
+    public var commonTableNames: Set<String> = []
 
     public init(hiddenPrefixes: [String], functions: Set<String>, visibleTables: Set<String>? = nil) {
         self.hiddenPrefixes = hiddenPrefixes.map { $0.lowercased() }
@@ -25,19 +35,66 @@ public struct SQLiteQueryPolicy: Sendable {
         return visibleTables?.contains(name) ?? true
     }
 
-    func allows(_ action: Int32, _ first: String?, _ second: String?) -> Bool {
+    enum Verdict: Equatable {
+        case allow
+        case deny(String)
+    }
+
+    /// The authorizer's answer for one action: `first` and `second` are SQLite's first two
+    /// arguments (for a read, the table and column), `source` the view or trigger whose body
+    /// does the reading (`nil` for the statement's own text).
+    func decide(_ action: Int32, _ first: String?, _ second: String?, source: String?) -> Verdict {
         switch action {
         case SQLITE_SELECT, SQLITE_RECURSIVE:
-            return true
+            return .allow
         case SQLITE_READ:
-            guard let table = first else { return false }
-            return isVisible(table)
+            guard let table = first else { return .deny("the statement reads something that is not a table") }
+            let name = table.lowercased()
+            if let source, views.contains(source.lowercased()) { return .allow }
+            if views.contains(name) { return .allow }
+            if protectedTables.contains(name) {
+                return .deny(
+                    "your role may read '\(table)' only in part, and this query reads it in a way Portico cannot put your role's view in its place; name the table plainly after FROM or JOIN"
+                )
+            }
+            let hidden = hiddenPrefixes.contains(where: { name.hasPrefix($0) })
+            guard isVisible(table) || (commonTableNames.contains(name) && !hidden) else { return .deny("'\(table)' is not part of this datasource") }
+            return .allow
         case SQLITE_FUNCTION:
-            guard let name = second?.lowercased() else { return false }
-            return functions.contains(name)
+            guard let name = second?.lowercased(), functions.contains(name) else {
+                return .deny("function '\(second ?? "?")' is not allowed here")
+            }
+            return .allow
         default:
-            return false
+            return .deny("only reading queries run here")
         }
+    }
+}
+
+/// What one query may read beyond its datasource's policy: the tables a caller's role hides, and
+/// the views that stand in for them (SQLite: temporary views by name and SELECT; PostgreSQL: the
+/// prefix of every alias inside the views written into the query, which the plan must show).
+public struct ReadScope: Sendable {
+    /// When set, the only tables that can be read (lower case).
+    public var visibleTables: Set<String>?
+    /// Tables (lower case) the query may read only through the views.
+    public var protectedTables: Set<String>
+    /// SQLite: the temporary views the query reads, by name, with their SELECT.
+    public var views: [String: String]
+    /// PostgreSQL: every table a view written into the query reads has an alias with this prefix.
+    public var viewAliasPrefix: String?
+    /// The names the query's WITH clauses define, which are not tables.
+    public var commonTableNames: Set<String>
+
+    public init(
+        visibleTables: Set<String>? = nil, protectedTables: Set<String> = [], views: [String: String] = [:], viewAliasPrefix: String? = nil,
+        commonTableNames: Set<String> = []
+    ) {
+        self.visibleTables = visibleTables.map { Set($0.map { $0.lowercased() }) }
+        self.protectedTables = Set(protectedTables.map { $0.lowercased() })
+        self.views = views
+        self.viewAliasPrefix = viewAliasPrefix
+        self.commonTableNames = Set(commonTableNames.map { $0.lowercased() })
     }
 }
 
@@ -105,37 +162,64 @@ public struct SourceTable: Sendable {
 
 /// An SQLite file opened for questions: read-only connections (`SQLITE_OPEN_READONLY` and
 /// `query_only`) on their own threads, an authorizer that allows only reads of the file's own
-/// tables and listed functions, a time limit that interrupts the statement, and a row cap. This
-/// is the guard's second layer: what the first (`SQLGuard`) lets through still cannot write.
+/// tables and listed functions, a time limit and a memory cap that interrupt the statement, a
+/// row cap, and bounded versions of the functions whose work outgrows their input. This is the
+/// guard's second layer: what the first (`SQLGuard`) lets through still cannot write, read what
+/// its caller may not, or hold a worker past its limits.
 public final class SQLiteReadOnlySource: Sendable {
     let workers: SQLiteWorkers
     public let policy: SQLiteQueryPolicy
     /// Bytes of values returned at most by one query; past it the rows are cut.
     public let maxBytes: Int
+    /// Bytes SQLite's memory may grow by while one query runs; past it the query is stopped.
+    public let maxMemory: Int64
+    /// How many queries may run at once: one per connection.
+    public let connections: Int
 
-    public init(path: String, policy: SQLiteQueryPolicy, connections: Int = 2, maxBytes: Int = 4 << 20) throws {
+    /// Limits of a datasource's connections: no value larger than a query may return, and short
+    /// LIKE and GLOB patterns, whose matching SQLite does in one step.
+    public static let limits: SQLiteLimits = {
+        var limits = SQLiteLimits()
+        limits.valueLength = 4 << 20
+        limits.likePatternLength = 100
+        return limits
+    }()
+
+    public init(path: String, policy: SQLiteQueryPolicy, connections: Int = 2, maxBytes: Int = 4 << 20, maxMemory: Int64 = 64 << 20) throws {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw StoreError(kind: .unavailable, message: "the SQLite file \(path) does not exist or cannot be read", sql: "")
         }
         var opened: [SQLiteConnection] = []
         for _ in 0..<max(1, connections) {
-            let connection = try SQLiteConnection(path: path, mode: .read, limits: SQLiteLimits())
-            connection.enableAuthorizer()
+            let connection = try SQLiteConnection(path: path, mode: .read, limits: Self.limits)
+            do {
+                try connection.prepareForQueries()
+            } catch {
+                connection.close()
+                for other in opened { other.close() }
+                throw error
+            }
             opened.append(connection)
         }
         workers = SQLiteWorkers(name: "datasource", connections: opened)
         self.policy = policy
         self.maxBytes = maxBytes
+        self.maxMemory = maxMemory
+        self.connections = opened.count
     }
 
-    /// Runs one query under the policy (narrowed to `visibleTables` when given): at most
-    /// `maxRows` rows, interrupted after `timeout`.
-    public func query(_ sql: String, maxRows: Int, timeout: Duration, visibleTables: Set<String>? = nil) async throws -> QueryRows {
+    /// Runs one query under the policy, narrowed by `scope`: at most `maxRows` rows, interrupted
+    /// after `timeout` or when it needs more memory than the source allows.
+    public func query(_ sql: String, maxRows: Int, timeout: Duration, scope: ReadScope = ReadScope()) async throws -> QueryRows {
         var narrowed = self.policy
-        if let visibleTables { narrowed.visibleTables = Set(visibleTables.map { $0.lowercased() }) }
+        if let visibleTables = scope.visibleTables { narrowed.visibleTables = visibleTables }
+        narrowed.protectedTables = scope.protectedTables
+        narrowed.views = Set(scope.views.keys.map { $0.lowercased() })
+        narrowed.commonTableNames = scope.commonTableNames
         let policy = narrowed
         let maxBytes = self.maxBytes
-        return try await SQLiteJob.run(on: workers, timeout: timeout) { connection, _ in
+        return try await SQLiteJob.run(on: workers, timeout: timeout, memoryLimit: maxMemory) { connection, _ in
+            try connection.ensureViews(scope.views)
             connection.queryPolicy = policy
             defer { connection.queryPolicy = nil }
             let (statement, _) = try connection.statement(sql, cache: false)
@@ -210,7 +294,7 @@ public final class SQLiteReadOnlySource: Sendable {
     }
 
     public func close() async {
-        await workers.shutdown()
+        await workers.shutdown(interruptingRunning: true)
     }
 
     static func isText(_ type: String) -> Bool {

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Metrics
 import Synchronization
@@ -6,7 +7,11 @@ import Synchronization
 /// of `queued` first (the worker starting it, or the caller cancelling it) resumes the caller, so
 /// a cancelled caller never waits for a busy worker.
 final class SQLiteJob: @unchecked Sendable {
-    enum StopReason: Sendable { case cancelled, deadline }
+    enum StopReason: Sendable {
+        case cancelled, deadline
+        /// SQLite's memory grew by more than the limit (in bytes) while the job ran.
+        case memory(limit: Int64)
+    }
 
     // A job is prepared (its callbacks set) before it is queued; a cancellation that comes first
     // finds it preparing, and the submitter then fails it instead of queueing it.
@@ -16,27 +21,35 @@ final class SQLiteJob: @unchecked Sendable {
     private var work: ((SQLiteConnection) -> Void)?
     private var fail: ((any Error) -> Void)?
     private let state = Atomic<Int>(SQLiteJob.preparing)
-    private let stop = Atomic<Int>(0)  // 0: run on, 1: cancelled, 2: past the deadline
+    private let stop = Atomic<Int>(0)  // 0: run on, 1: cancelled, 2: past the deadline, 3: over the memory limit
     /// Uptime in nanoseconds past which the statement is interrupted; 0 for none.
     let deadline: UInt64
+    /// Bytes SQLite's memory may grow by while the job runs before it is interrupted; 0 for no limit.
+    let memoryLimit: Int64
+    /// SQLite's memory in use when the job started, plus the limit; set by the worker.
+    private var memoryCeiling: Int64 = .max
+    /// The connection running the job, for `sqlite3_interrupt` on cancellation: set and cleared
+    /// under the lock, so an interrupt never reaches the connection's next job.
+    private let runningOn = Mutex<UInt>(0)  // the connection's handle as an address; 0 when the job is not running
     /// Whether cancelling the caller's task stops this job (COMMIT and ROLLBACK must run anyway).
     let cancellable: Bool
     let enqueuedAt: UInt64
 
-    init(deadline: UInt64, cancellable: Bool) {
+    init(deadline: UInt64, cancellable: Bool, memoryLimit: Int64 = 0) {
         self.deadline = deadline
         self.cancellable = cancellable
+        self.memoryLimit = memoryLimit
         enqueuedAt = Uptime.nanoseconds
     }
 
     /// Runs `body` on a worker of `workers` and returns its result to the calling task.
     static func run<T: Sendable>(
-        on workers: SQLiteWorkers, timeout: Duration?, cancellable: Bool = true,
+        on workers: SQLiteWorkers, timeout: Duration?, cancellable: Bool = true, memoryLimit: Int64 = 0,
         _ body: @escaping @Sendable (SQLiteConnection, SQLiteJob) throws -> T
     ) async throws -> T {
         let deadline =
             timeout.map { Uptime.nanoseconds &+ UInt64($0.components.seconds) * 1_000_000_000 &+ UInt64($0.components.attoseconds / 1_000_000_000) } ?? 0
-        let job = SQLiteJob(deadline: deadline, cancellable: cancellable)
+        let job = SQLiteJob(deadline: deadline, cancellable: cancellable, memoryLimit: memoryLimit)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 job.work = { connection in
@@ -70,6 +83,8 @@ final class SQLiteJob: @unchecked Sendable {
     /// one still being prepared is failed by its submitter.
     func cancel() {
         stop.store(1, ordering: .relaxed)
+        // A statement inside a long step (a sort, a function) hears this sooner than the progress handler.
+        runningOn.withLock { address in if let handle = OpaquePointer(bitPattern: address) { sqlite3_interrupt(handle) } }
         if state.compareExchange(expected: Self.preparing, desired: Self.finished, ordering: .acquiringAndReleasing).exchanged { return }
         if state.compareExchange(expected: Self.queued, desired: Self.finished, ordering: .acquiringAndReleasing).exchanged {
             let fail = self.fail
@@ -83,7 +98,12 @@ final class SQLiteJob: @unchecked Sendable {
         guard state.compareExchange(expected: Self.queued, desired: Self.running, ordering: .acquiringAndReleasing).exchanged else { return }
         let work = self.work
         release()
+        if memoryLimit > 0 { memoryCeiling = sqlite3_memory_used() &+ memoryLimit }
+        runningOn.withLock { $0 = UInt(bitPattern: connection.handle) }
+        // A cancellation that came between the state change and now has nobody to interrupt yet.
+        if stop.load(ordering: .relaxed) == 1 { sqlite3_interrupt(connection.handle) }
         work?(connection)
+        runningOn.withLock { $0 = 0 }
     }
 
     /// Called by a worker that is shutting down.
@@ -106,6 +126,10 @@ final class SQLiteJob: @unchecked Sendable {
             stop.store(2, ordering: .relaxed)
             return true
         }
+        if memoryLimit > 0, sqlite3_memory_used() > memoryCeiling {
+            stop.store(3, ordering: .relaxed)
+            return true
+        }
         return false
     }
 
@@ -113,6 +137,7 @@ final class SQLiteJob: @unchecked Sendable {
         switch stop.load(ordering: .relaxed) {
         case 1: .cancelled
         case 2: .deadline
+        case 3: .memory(limit: memoryLimit)
         default: nil
         }
     }
@@ -127,6 +152,8 @@ final class SQLiteWorkers: Sendable {
         var head = 0
         var closed = false
         var idle: Int
+        /// The job each worker runs now, so a shutdown can stop them.
+        var running: [ObjectIdentifier: SQLiteJob] = [:]
 
         var count: Int { jobs.count - head }
 
@@ -186,6 +213,7 @@ final class SQLiteWorkers: Sendable {
     }
 
     private func serve(_ connection: SQLiteConnection) {
+        let worker = ObjectIdentifier(connection)
         while true {
             condition.lock()
             var job = queue.pop()
@@ -200,27 +228,35 @@ final class SQLiteWorkers: Sendable {
                 job = queue.pop()
             }
             let waiting = queue.count
+            queue.running[worker] = job
             condition.unlock()
             depth.record(waiting)
             guard let job else { continue }
             wait.recordNanoseconds(Int64(truncatingIfNeeded: Uptime.nanoseconds &- job.enqueuedAt))
             job.start(on: connection)
+            condition.lock()
+            queue.running[worker] = nil
+            condition.unlock()
         }
     }
 
-    private func closeQueue() -> [SQLiteJob] {
+    private func closeQueue() -> (abandoned: [SQLiteJob], running: [SQLiteJob]) {
         condition.lock()
         defer { condition.unlock() }
         queue.closed = true
         var abandoned: [SQLiteJob] = []
         while let job = queue.pop() { abandoned.append(job) }
         condition.broadcast()
-        return abandoned
+        return (abandoned, Array(queue.running.values))
     }
 
-    /// Fails queued jobs, lets running ones finish, and waits for every thread to close its connection.
-    func shutdown() async {
-        for job in closeQueue() { job.abandon(StoreError(kind: .unavailable, message: "the database is shutting down", sql: "")) }
+    /// Fails queued jobs, lets running ones finish (or stops them, with `interruptingRunning`: a
+    /// datasource's queries are answers nobody will read once the server stops), and waits for
+    /// every thread to close its connection.
+    func shutdown(interruptingRunning: Bool = false) async {
+        let (abandoned, busy) = closeQueue()
+        for job in abandoned { job.abandon(StoreError(kind: .unavailable, message: "the database is shutting down", sql: "")) }
+        if interruptingRunning { for job in busy where job.cancellable { job.cancel() } }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             running.notify(queue: .global()) { continuation.resume() }
         }
