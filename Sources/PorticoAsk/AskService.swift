@@ -219,7 +219,7 @@ public struct AskService: Sendable {
                     failure = failure ?? (candidate, error.message)
                 } catch let error as SQLGuardError {
                     throw AskRefusal(message: "the SQL \(engine.name) wrote was refused and not run: \(error.message)", engine: engine.name, sql: candidate)
-                } catch let error as StoreError where [.other, .tooComplex, .timeout].contains(error.kind) && !error.message.contains("not authorized") {
+                } catch let error as StoreError where [.other, .tooComplex, .timeout].contains(error.kind) {
                     failure = failure ?? (candidate, error.kind == .timeout ? "the query ran past the time limit; write a cheaper one" : error.message)
                 } catch let error as StoreError {
                     throw AskRefusal(message: "the database refused the SQL \(engine.name) wrote: \(error.message)", engine: engine.name, sql: candidate)

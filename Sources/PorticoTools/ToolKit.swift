@@ -161,10 +161,9 @@ enum ToolErrors {
         case let error as StoreError where error.kind == .unavailable:
             // Not the caller's mistake and not a tool result: the request is refused with 503 to be retried.
             return RPCError.unavailable(error.guidance + "; try again shortly")
+        case let error as StoreError where error.kind == .notAuthorized:
+            return ToolError("The database refused the SQL: \(error.message)")
         case let error as StoreError where error.kind != .cancelled:
-            if error.message.contains("not authorized") {
-                return ToolError("The database refused the SQL: it reads something outside the datasource or calls a function that is not allowed")
-            }
             return ToolError(error.kind == .other ? "The database could not run the SQL: \(error.message)" : error.guidance)
         default: return error
         }
