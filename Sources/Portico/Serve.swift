@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PorticoAsk
 import PorticoServer
 
 /// The defaults every option of `serve` shows and falls back to: `ServerConfiguration`'s own.
@@ -110,6 +111,16 @@ struct Serve: AsyncParsableCommand {
     )
     var inlineReadBudget: Int?
 
+    @Option(
+        name: .customLong("query-timeout"),
+        help: "Seconds one query on a datasource may run before it is stopped (default \(seconds(defaults.queryLimits.timeout))).")
+    var queryTimeout: Int?
+
+    @Option(
+        name: .customLong("query-memory-mb"),
+        help: "Mebibytes of memory one query on an SQLite datasource may take before it is stopped (default \(defaults.queryLimits.maxMemory >> 20)).")
+    var queryMemory: Int?
+
     func run() async throws {
         let logger = try common.makeLogger()
         var c = ServerConfiguration()
@@ -140,6 +151,8 @@ struct Serve: AsyncParsableCommand {
         c.connections.bodyTimeout = try Setting.seconds(bodyTimeout, "body-timeout", in: 1...3600) ?? c.connections.bodyTimeout
         c.connections.idleTimeout = try Setting.seconds(idleTimeout, "idle-timeout", in: 1...86400) ?? c.connections.idleTimeout
         c.shutdownGrace = try Setting.seconds(shutdownGrace, "shutdown-grace", in: 0...600) ?? c.shutdownGrace
+        c.queryLimits.timeout = try Setting.seconds(queryTimeout, "query-timeout", in: 1...3600) ?? c.queryLimits.timeout
+        c.queryLimits.maxMemory = Int64(try Setting.int(queryMemory, "query-memory-mb", in: 4...65536) ?? Int(c.queryLimits.maxMemory >> 20)) << 20
         c.inlineReadBudget = try Setting.int(inlineReadBudget, "inline-read-budget", in: 0...1000).map { .milliseconds($0) } ?? c.inlineReadBudget
         if let url = c.publicURL {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {

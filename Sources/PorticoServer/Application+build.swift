@@ -225,7 +225,7 @@ struct ServerParts {
         let images = try ImageStore(
             directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"),
             database: stores.database.flavor == .postgres ? stores.database : nil)
-        let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images)
+        let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images, limits: configuration.queryLimits)
         // Every replica's sessions hear that an app's collections changed.
         let schemaChanges = stores.database.changes
         let schemaPackage = SchemaPackage(

@@ -1,4 +1,5 @@
 import Foundation
+public import PorticoAsk
 import PorticoAuth
 public import PorticoData
 
@@ -54,6 +55,8 @@ public struct ServerConfiguration: Sendable {
     public var inlineReadBudget: Duration = .milliseconds(1)
     /// Connection caps and timeouts.
     public var connections = ConnectionLimits()
+    /// What one query on a datasource may take: time, memory (SQLite) and rows.
+    public var queryLimits = DatasourceService.Limits()
 
     public init() {}
 

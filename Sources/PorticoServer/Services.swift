@@ -93,7 +93,9 @@ public struct PorticoStores: Sendable {
 extension PorticoStores {
     /// The Ask pipeline over this data directory: its datasources (`main` reads the app's own
     /// collections), the configured LLMs and the chats; images go to `images` when given.
-    public func askService(masterKey: MasterKey, client: HTTPClient, images: ImageStore?) -> AskService {
+    public func askService(
+        masterKey: MasterKey, client: HTTPClient, images: ImageStore?, limits: DatasourceService.Limits = DatasourceService.Limits()
+    ) -> AskService {
         let catalogs = self.catalogs
         let datasources = DatasourceService(
             store: DatasourceStore(database: database, masterKey: masterKey), main: { [self] app in mainDatabase(app: app) },
@@ -110,7 +112,7 @@ extension PorticoStores {
                             collection.columns.compactMap { field in note(field.title, field.name).map { (field.name, $0) } },
                             uniquingKeysWith: { first, _ in first }))
                 }
-            })
+            }, limits: limits)
         return AskService(
             datasources: datasources, catalogs: catalogs, llms: LLMStore(database: database), chats: ChatStore(database: database), images: images,
             client: client)
