@@ -6,7 +6,7 @@ import PorticoServer
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Manage users.", subcommands: [Create.self, List.self, SetPassword.self])
+        commandName: "user", abstract: "Manage users.", subcommands: [Create.self, List.self, SetPassword.self, SetRole.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user with a role in an app.")
@@ -54,6 +54,31 @@ struct UserCommand: AsyncParsableCommand {
             }
             print("Password of \(name) changed.")
             if !passwordStdin { print("New password (shown once): \(password)") }
+        }
+    }
+}
+
+extension UserCommand {
+    struct SetRole: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-role",
+            abstract: "Give a user a role in an app, adding them to it: the operator's action, which needs no invitation (an app's admins invite).")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The user name.") var name: String
+        @Option(help: "The app (default main).") var app: String = "main"
+        @Option(help: "The role: admin, member, viewer or one of the app's own.") var role: String
+
+        func run() async throws {
+            try await common.withStores { stores in
+                guard let user = try await stores.users.find(name: name) else { throw ValidationError("there is no user named '\(name)'") }
+                guard try await stores.apps.names().contains(app) else {
+                    throw ValidationError("there is no app named '\(app)'; `portico app list` shows them")
+                }
+                try await report { try await stores.roles.assign(app: app, userID: user.id, name: role, by: .operator) }
+                // Servers on a shared PostgreSQL hear it at once; on SQLite their sessions see it on their next list.
+                stores.database.changes.broadcast(UserStore.rightsChangedMessage(user.id))
+            }
+            print("\(name) is \(role) in app \(app).")
         }
     }
 }

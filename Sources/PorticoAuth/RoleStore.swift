@@ -125,13 +125,12 @@ public struct RoleStore: Sendable {
 
     /// Gives `userID` the role `name` in `app` (they join the app if they were not in it). The
     /// app's last administrator keeps the role.
-    public func assign(app: String, userID: Int64, name: String) async throws {
+    /// Gives the user the role `name` in `app`, or invites them to it when they belong to other
+    /// apps only and `requester` does not administer the instance (`UserStore`'s membership rules).
+    @discardableResult
+    public func assign(app: String, userID: Int64, name: String, by requester: Requester) async throws -> RoleAssignment {
         _ = try await require(app: app, name: name)
-        try await database.transaction { db in
-            if name != Role.admin.name { try await UserStore.keepAnAdmin(db, app: app, losing: userID) }
-            try await UserStore.setRole(db, app: app, userID: userID, role: Role(name: name))
-        }
-        database.changes.announce()
+        return try await UserStore(database: database, clock: clock).assign(Role(name: name), app: app, userID: userID, by: requester)
     }
 
     func requireCustom(app: String, name: String, change: String) async throws -> RoleDefinition {

@@ -176,6 +176,12 @@ public struct UserStore: Sendable {
         q.append(joining: [.bind(.text(app)), .bind(.int(userID)), .bind(.text(role.name))], separator: ", ")
         q.append(") ON CONFLICT (app, user_id) DO UPDATE SET role = excluded.role")
         try await db.execute(q)
+        // A role given now replaces whatever an earlier invitation offered.
+        var invitation = SQLFragment("DELETE FROM portico_invitations WHERE app = ")
+        invitation.append(bind: .text(app))
+        invitation.append(" AND user_id = ")
+        invitation.append(bind: .int(userID))
+        try await db.execute(invitation)
     }
 
     /// Users with a role in `app`, with their role and profile.

@@ -216,5 +216,15 @@ public struct Migrator: Sendable {
                 "ALTER TABLE portico_apps ADD COLUMN packages TEXT",
             ] + AuditTrail.createTable(flavor: flavor)
         },
+        Migration(version: 7, name: "invitations to apps") { _ in
+            [
+                // A user of other apps joins an app when they accept its administrator's invitation.
+                """
+                CREATE TABLE portico_invitations (app TEXT NOT NULL REFERENCES portico_apps (name) ON DELETE CASCADE,
+                  user_id BIGINT NOT NULL REFERENCES portico_users (id) ON DELETE CASCADE, role TEXT NOT NULL, invited_by BIGINT,
+                  created_at BIGINT NOT NULL, PRIMARY KEY (app, user_id))
+                """
+            ]
+        },
     ]
 }

@@ -347,11 +347,11 @@ final class ToolsChangedRelay: @unchecked Sendable {
     }
     /// The user's streams may be on any replica: the change goes to all of them.
     let changes: ChangeSignal
-    static let prefix = "tools_list_changed:"
+    static let prefix = UserStore.rightsChangedPrefix
 
     init(changes: ChangeSignal) {
         self.changes = changes
     }
 
-    func notify(userID: Int64) { changes.broadcast(Self.prefix + String(userID)) }
+    func notify(userID: Int64) { changes.broadcast(UserStore.rightsChangedMessage(userID)) }
 }

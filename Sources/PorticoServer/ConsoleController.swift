@@ -16,7 +16,10 @@ struct ConsoleController: Sendable {
     let throttle: LoginThrottle
     let secureCookies: Bool
     let policy = AccessPolicy()
-    static let notices = ["key-revoked": "The API key is revoked.", "app-disconnected": "The application is disconnected; its tokens no longer work."]
+    static let notices = [
+        "key-revoked": "The API key is revoked.", "app-disconnected": "The application is disconnected; its tokens no longer work.",
+        "invitation-accepted": "You joined the app.", "invitation-declined": "The invitation is declined.",
+    ]
 
     func addRoutes(to router: Router<PorticoRequestContext>) {
         router.get("login") { request, _ in loginPage(request, error: nil) }
@@ -35,6 +38,20 @@ struct ConsoleController: Sendable {
                 guard try await checkForm(request, session: session) else { return csrfError() }
                 try await keys.revoke(id: id, userID: user.id)
                 return Forms.redirect("/console?message=key-revoked")
+            }
+        }
+        for (action, notice) in [("accept", "invitation-accepted"), ("decline", "invitation-declined")] {
+            router.post(RouterPath("console/invitations/{app}/\(action)")) { request, context in
+                let app = try context.parameters.require("app")
+                return try await withUser(request) { user, session in
+                    guard try await checkForm(request, session: session) else { return csrfError() }
+                    do {
+                        if action == "accept" { try await users.accept(app: app, userID: user.id) } else { try await users.decline(app: app, userID: user.id) }
+                    } catch let error as DataError {
+                        return try await console(user: user, session: session, error: error.message)
+                    }
+                    return Forms.redirect("/console?message=\(notice)")
+                }
             }
         }
         router.post("console/grants/{id}/revoke") { request, context in
@@ -114,6 +131,7 @@ struct ConsoleController: Sendable {
         }
         let roles = try await users.roles(userID: user.id)
         let allowed = Set(roles.values.flatMap { policy.scopes(for: $0) })
+        let invitations = try await users.invitations(userID: user.id)
         return pages.render(
             "console",
             [
@@ -130,6 +148,13 @@ struct ConsoleController: Sendable {
                     ] as [String: Any]
                 },
                 "scopeChoices": Scope.all.filter { allowed.contains($0) }.map { ["name": $0.name] },
+                "hasInvitations": !invitations.isEmpty,
+                "invitations": invitations.map { invitation in
+                    [
+                        "app": invitation.app, "role": invitation.role, "from": invitation.invitedBy ?? "an administrator",
+                        "sent": WebPages.date(invitation.createdAt),
+                    ]
+                },
                 "hasGrants": !grants.isEmpty,
                 "grants": grants.map { grant in
                     [

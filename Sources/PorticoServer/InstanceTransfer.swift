@@ -12,7 +12,8 @@ public enum InstanceTransfer {
     /// left behind (they expire in minutes); collections' definitions travel as rows here, and
     /// their tables are created from them in the target's flavor.
     static let ownTables = [
-        "portico_settings", "portico_apps", "portico_roles", "portico_users", "portico_user_details", "portico_app_users", "portico_api_keys",
+        "portico_settings", "portico_apps", "portico_roles", "portico_users", "portico_user_details", "portico_app_users", "portico_invitations",
+        "portico_api_keys",
         "portico_oauth_clients", "portico_oauth_grants", "portico_oauth_codes", "portico_oauth_refresh_tokens", "portico_signing_keys",
         "portico_web_sessions", "portico_revocations", "portico_datasources", "portico_llms", "portico_chats", "portico_chat_records",
         "portico_collections", "portico_fields",

@@ -136,7 +136,7 @@ public struct ACLPackage: Sendable {
                 Tool(
                     name: "users_set_roles",
                     description:
-                        "Give a user their role in this app (a user has one role per app; they join the app if they were not in it). user is the user name.",
+                        "Give a user their role in this app (a user has one role per app). user is the user name. A user of other apps who is not in this one is invited, and joins when they accept in their console, unless an instance administrator (an admin of app main) asks.",
                     inputSchema: [
                         "type": "object",
                         "properties": ["user": ["type": "string"], "roles": ["type": "array", "items": ["type": "string"], "minItems": 1]],
@@ -152,9 +152,19 @@ public struct ACLPackage: Sendable {
                         throw ToolError("roles must name exactly one role: a user has one role per app (got \(names.count))")
                     }
                     guard let user = try await users.find(name: name) else { throw ToolError("there is no user '\(name)'") }
-                    try await roles.assign(app: context.app, userID: user.id, name: roleName)
-                    rightsChanged(user.id)
-                    return .structured(["data": ["user": .string(user.name), "app": .string(context.app), "roles": [.string(roleName)]]])
+                    switch try await roles.assign(app: context.app, userID: user.id, name: roleName, by: context.requester) {
+                    case .assigned:
+                        rightsChanged(user.id)
+                        return .structured(["data": ["user": .string(user.name), "app": .string(context.app), "roles": [.string(roleName)]]])
+                    case .invited:
+                        let text =
+                            "'\(user.name)' belongs to other apps and not to '\(context.app)', so they were invited as \(roleName); they join when they accept in their console (/console)"
+                        return ToolResult(
+                            content: [["type": "text", "text": .string(text)]],
+                            structuredContent: [
+                                "data": ["user": .string(user.name), "app": .string(context.app), "roles": [], "invited": [.string(roleName)]]
+                            ])
+                    }
                 },
                 Tool(
                     name: "app_packages_get", description: "The tool packages this app's endpoint offers (x-mcp-packages and ?packages= only narrow them).",

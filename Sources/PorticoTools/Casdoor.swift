@@ -1,6 +1,12 @@
 import Foundation
+import PorticoAuth
 import PorticoJSON
 import PorticoMCP
+
+extension CallContext {
+    /// Who asks, for the rules of accounts and memberships: the user behind the call, or the application without one.
+    var requester: Requester { principal.userID.map(Requester.user) ?? .application }
+}
 
 /// Casdoor's shapes shared by the users, applications and apikeys packages: `owner` is the app
 /// of the endpoint, `id` is `owner/name`, results are `{data}` and operations say what changed.

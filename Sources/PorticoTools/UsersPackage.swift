@@ -149,24 +149,32 @@ public struct UsersPackage: Sendable {
             return Casdoor.operation("update", affected: false, resource: "user")
         }
         var changed = false
-        if let newName = try u.optionalString("name"), newName != user.name {
+        // Casdoor's clients send the whole user back: only what differs is a change.
+        let newName = try u.optionalString("name").flatMap { $0 != user.name ? $0 : nil }
+        let email = try u.optionalString("email").flatMap { $0 != user.email ? $0 : nil }
+        var profile = try await users.profile(userID: user.id)
+        let before = profile
+        // A display name is shown as the user name when there is none: sent back as is, it is no change.
+        if let v = try u.optionalString("displayName"), v != (before.displayName ?? user.name) { profile.displayName = v }
+        if let v = try u.optionalString("phone") { profile.phone = v }
+        let password = try u.optionalString("password").flatMap { !$0.isEmpty && $0 != "***" ? $0 : nil }
+        if newName != nil || email != nil || profile != before || password != nil {
+            try await users.requireAccountChange(of: user, in: owner, by: context.requester)
+        }
+        if let newName {
             try await users.rename(userID: user.id, to: newName)
             changed = true
         }
-        if let email = try u.optionalString("email"), email != user.email {
+        if let email {
             try await users.setEmail(userID: user.id, email)
             changed = true
         }
-        var profile = try await users.profile(userID: user.id)
-        let before = profile
-        if let v = try u.optionalString("displayName") { profile.displayName = v }
-        if let v = try u.optionalString("phone") { profile.phone = v }
         if profile != before {
             try await users.setProfile(userID: user.id, profile)
             changed = true
         }
-        if let password = try u.optionalString("password"), !password.isEmpty, password != "***" {
-            try await users.setPassword(name: try u.optionalString("name") ?? user.name, password: password)
+        if let password {
+            try await users.setPassword(name: newName ?? user.name, password: password)
             changed = true
         }
         if let role = try Self.role(u), role != current {

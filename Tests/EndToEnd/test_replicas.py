@@ -433,7 +433,7 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
     assert dry.returncode == 0 and dry.stdout.count("pending\t") == 6 and "--apply" in dry.stdout, dry.stdout + dry.stderr
     assert "pending\t" in portico("migrate").stdout, "a dry run changes nothing"
     applied = portico("migrate", "--apply")
-    assert "Applied 6 migrations" in applied.stdout, applied.stdout + applied.stderr
+    assert "Applied 7 migrations" in applied.stdout, applied.stdout + applied.stderr
     assert "up to date" in portico("migrate").stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"table": "portico_users", "columns": [], "rows": []}\n')

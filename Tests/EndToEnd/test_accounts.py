@@ -1,0 +1,149 @@
+"""One identity across apps, attacked as one app's administrator would: appa's admin cannot pull
+a user of another app into appa, nor change the password, email, name or profile of a user who
+also belongs elsewhere; adding an outsider is an invitation that user accepts or declines in
+their console, or an instance administrator's action (an admin of app main, or the operator at
+the command line). Casdoor's tools, the acl tools, the console and the CLI, on both backends."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import httpx2
+import pytest
+from conftest import start_server
+from mcp_http import modern_request, post
+from oauth_helpers import form_fields, forms
+
+PASSWORDS = {"admin": "main admin password", "alice": "alice of appa pass", "bob": "bob of appa only", "carol": "carol of main only", "dave": "dave of main only"}
+
+
+def call(server, key: str, tool: str, arguments: dict, app: str = "appa") -> tuple[bool, dict | None, str]:
+    body, headers = modern_request("tools/call", {"name": tool, "arguments": arguments})
+    url = f"{server.base}/api/__app/{app}/mcp?packages=users,acl" if app != "main" else f"{server.mcp}?packages=users,acl"
+    with httpx2.Client(headers={"Authorization": f"Bearer {key}"}, timeout=30) as c:
+        r = post(c, url, body, headers)
+    assert r.status_code == 200, r.text
+    result = r.json()["result"]
+    return bool(result.get("isError")), result.get("structuredContent"), " ".join(c.get("text", "") for c in result.get("content", []))
+
+
+def signs_in(server, user: str, password: str) -> bool:
+    """Whether the console's sign-in form takes this password (a fresh browser each time)."""
+    with httpx2.Client(follow_redirects=False) as browser:
+        return console_session(server, browser, user, password)
+
+
+def console_session(server, browser: httpx2.Client, user: str, password: str) -> bool:
+    page = browser.get(f"{server.base}/login")
+    fields = [(k, v) for k, v in form_fields(forms(page.text)[0]) if k not in ("username", "password")] + [("username", user), ("password", password)]
+    r = browser.post(f"{server.base}/login", content=urlencode(fields), headers={"Content-Type": "application/x-www-form-urlencoded"})
+    return r.status_code == 303
+
+
+def console_form(server, browser: httpx2.Client, action: str) -> httpx2.Response:
+    """Submits the console's form for `action` (its CSRF token included)."""
+    page = browser.get(f"{server.base}/console")
+    form = next(f for f in forms(page.text) if f.get("action") == action)
+    return browser.post(f"{server.base}{action}", content=urlencode(form_fields(form)), headers={"Content-Type": "application/x-www-form-urlencoded"})
+
+
+def memberships(server, user: str) -> str:
+    line = next(l for l in server.cli("user", "list").stdout.splitlines() if l.split("\t")[1] == user)
+    return line.split("\t")[3]
+
+
+@pytest.fixture(scope="module")
+def s():
+    server = start_server()
+    server.cli("user", "set-password", "admin", "--password-stdin", stdin=PASSWORDS["admin"] + "\n")
+    server.cli("app", "create", "appa")
+    server.cli("user", "create", "alice", "--app", "appa", "--role", "admin", "--password-stdin", stdin=PASSWORDS["alice"] + "\n")
+    server.cli("user", "create", "bob", "--app", "appa", "--role", "member", "--password-stdin", stdin=PASSWORDS["bob"] + "\n")
+    for name in ["carol", "dave"]:
+        server.cli("user", "create", name, "--role", "member", "--password-stdin", stdin=PASSWORDS[name] + "\n")
+    yield {"server": server, "alice": server.new_key("alice", app="appa")}
+    server.stop()
+
+
+def test_an_app_admin_cannot_pull_in_and_take_over_another_apps_admin(s):
+    server, alice = s["server"], s["alice"]
+    # The attack as reported: pull main's admin into appa, then set their password there.
+    is_error, data, text = call(server, alice, "users_set_roles", {"user": "admin", "roles": ["viewer"]})
+    assert not is_error and data["data"]["invited"] == ["viewer"] and data["data"]["roles"] == [], text
+    assert "appa" not in memberships(server, "admin"), "an invitation is not a membership"
+    is_error, _, text = call(server, alice, "update_user", {"id": "appa/admin", "user": {"password": "taken over by alice"}})
+    assert "No changes" in text
+    is_error, data, _ = call(server, alice, "get_users", {"owner": "appa"})
+    assert "admin" not in [u["name"] for u in data["data"]]
+    assert signs_in(server, "admin", PASSWORDS["admin"]) and not signs_in(server, "admin", "taken over by alice")
+
+
+def test_an_invitation_is_accepted_in_the_console_and_the_account_stays_its_owners(s):
+    server, alice = s["server"], s["alice"]
+    call(server, alice, "users_set_roles", {"user": "admin", "roles": ["viewer"]})
+    with httpx2.Client(follow_redirects=False) as browser:
+        assert console_session(server, browser, "admin", PASSWORDS["admin"])
+        page = browser.get(f"{server.base}/console").text
+        assert "Invitations" in page and "appa" in page and "alice" in page
+        r = console_form(server, browser, "/console/invitations/appa/accept")
+        assert r.status_code == 303 and "invitation-accepted" in r.headers["location"]
+        assert "appa:viewer" in memberships(server, "admin") and "main:admin" in memberships(server, "admin")
+        # A replayed or forged form changes nothing.
+        r = browser.post(f"{server.base}/console/invitations/appa/decline", content="csrf=forged", headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 403
+    # Now admin is in appa too, but belongs to main: their account is not appa's to change.
+    for change in [{"password": "taken over by alice"}, {"email": "alice@evil.example"}, {"name": "admin2"}, {"displayName": "Pwned"}]:
+        is_error, _, text = call(server, alice, "update_user", {"id": "appa/admin", "user": change})
+        assert is_error and "also belongs to app 'main'" in text and "instance administrator" in text, (change, text)
+    assert signs_in(server, "admin", PASSWORDS["admin"])
+    # Casdoor clients send the whole user back: unchanged fields with a role change are fine, and the role is appa's to give.
+    is_error, data, _ = call(server, alice, "get_user", {"id": "appa/admin"})
+    is_error, _, text = call(server, alice, "update_user", {"id": "appa/admin", "user": {**data["data"], "type": "member", "password": "***"}})
+    assert not is_error and "Successfully updated" in text, text
+    assert "appa:member" in memberships(server, "admin")
+    # A user of appa alone is appa's to manage, password included.
+    is_error, _, text = call(server, alice, "update_user", {"id": "appa/bob", "user": {"password": "bob's new password"}})
+    assert not is_error, text
+    assert signs_in(server, "bob", "bob's new password")
+
+
+def test_a_declined_invitation_leaves_no_membership(s):
+    server, alice = s["server"], s["alice"]
+    is_error, data, text = call(server, alice, "users_set_roles", {"user": "dave", "roles": ["member"]})
+    assert data["data"]["invited"] == ["member"], text
+    with httpx2.Client(follow_redirects=False) as browser:
+        assert console_session(server, browser, "dave", PASSWORDS["dave"])
+        r = console_form(server, browser, "/console/invitations/appa/decline")
+        assert r.status_code == 303 and "invitation-declined" in r.headers["location"]
+        assert "Invitations" not in browser.get(f"{server.base}/console").text
+        # Nothing left to accept.
+        r = browser.post(f"{server.base}/console/invitations/appa/accept", content=urlencode([("csrf", _csrf(browser, server))]),
+                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert "no invitation to app" in r.text
+    assert "appa" not in memberships(server, "dave")
+
+
+def _csrf(browser: httpx2.Client, server) -> str:
+    page = browser.get(f"{server.base}/console").text
+    return next(v for k, v in form_fields(forms(page)[0]) if k == "csrf")
+
+
+def test_an_instance_administrator_and_the_operator_add_and_change_users_of_other_apps(s):
+    server = s["server"]
+    # The operator at the command line adds main's admin to appa as its admin, at once.
+    server.cli("user", "set-role", "admin", "--app", "appa", "--role", "admin")
+    assert "appa:admin" in memberships(server, "admin")
+    admin_on_appa = server.new_key("admin", app="appa")
+    # Main's admin administers the instance: they add carol (of main only) to appa directly...
+    is_error, data, text = call(server, admin_on_appa, "users_set_roles", {"user": "carol", "roles": ["viewer"]})
+    assert not is_error and data["data"]["roles"] == ["viewer"] and "invited" not in data["data"], text
+    assert "appa:viewer" in memberships(server, "carol")
+    # ...and may change the account of a user of several apps; so may the user themself.
+    is_error, _, text = call(server, admin_on_appa, "update_user", {"id": "appa/carol", "user": {"email": "carol@example.com"}})
+    assert not is_error, text
+    is_error, _, text = call(server, admin_on_appa, "update_user", {"id": "appa/admin", "user": {"displayName": "The admin"}})
+    assert not is_error, text
+    # The operator sets any password.
+    server.cli("user", "set-password", "carol", "--password-stdin", stdin="carol's next password\n")
+    assert signs_in(server, "carol", "carol's next password")
