@@ -114,6 +114,9 @@ extension RecordService {
                     if let condition { q.append(" WHERE "); q.append(condition) }
                     q.append(" RETURNING *")
                     rows = try await db.query(q)
+                    if let rule = catalog.rowCondition(of: collection) {
+                        try await Self.requireStillInside(rule, rows: rows, collection: collection, db: db)
+                    }
                 }
                 for row in rows {
                     try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
@@ -185,6 +188,41 @@ extension RecordService {
 
     /// Keys to a statement, so a destroy of many records never binds more values than a database allows.
     static let keysPerStatement = 500
+
+    /// Refuses (inside the update's transaction, which it then rolls back) an update that moves
+    /// records out of the rows the role may update, as NocoBase's filter on update does: a role
+    /// limited to its own or its region's records cannot hand them to someone else's.
+    static func requireStillInside(_ rule: SQLFragment, rows: [Row], collection: CollectionSchema, db: any Database) async throws {
+        let keys = collection.primaryKey.map(\.name)
+        guard !keys.isEmpty, !rows.isEmpty else { return }
+        for start in stride(from: 0, to: rows.count, by: keysPerStatement / max(1, keys.count)) {
+            let chunk = rows[start..<min(rows.count, start + keysPerStatement / max(1, keys.count))]
+            var q = SQLFragment("SELECT COUNT(*) AS n FROM ")
+            q.append(table: collection.tableName, as: rootAlias)
+            q.append(" WHERE (")
+            q.append(
+                joining: chunk.map { row in
+                    SQLFragment.all(keys.map { key in Self.binary(.column(key, of: rootAlias), "=", row[key] ?? .null) })!
+                }, separator: " OR ")
+            q.append(") AND (")
+            q.append(rule)
+            q.append(")")
+            let inside = try await db.query(q).first?.int("n") ?? 0
+            guard inside == Int64(chunk.count) else {
+                throw DataError(
+                    .forbidden,
+                    "the change would move \(Int64(chunk.count) - inside) record(s) of '\(collection.name)' out of the rows this role may update; nothing was changed. Leave the fields its filter is on as they are"
+                )
+            }
+        }
+    }
+
+    static func binary(_ left: SQLFragment, _ op: String, _ value: SQLValue) -> SQLFragment {
+        var f = left
+        f.append(" \(op) ")
+        f.append(bind: value)
+        return f
+    }
 
     /// Deletes the records `condition` selects and, first, their rows in the junctions that link
     /// them (a link belongs to its relation, not to either record, as in NocoBase). In one
@@ -390,8 +428,9 @@ struct Assignment: Sendable {
     var columnExpressions: [String: SQLFragment] = [:]
     /// hasMany / belongsToMany fields set to a list of target keys.
     var links: [(field: Field, keys: [SQLValue])] = []
-    /// belongsTo keys that must name a record the caller can see, where its rows are filtered.
-    var filteredTargets: [(field: Field, target: CollectionSchema, key: SQLValue)] = []
+    /// Keys that must name records the caller can see, where those rows are filtered: a belongsTo
+    /// (by the relation or by its foreign key column) and the foreign key of a hasMany that points here.
+    var filteredTargets: [(path: String, target: CollectionSchema, keyColumn: String, key: SQLValue)] = []
     /// For each hasMany link: the target's rows the caller may update (`nil`: all of them).
     var linkScopes: [String: SQLFragment] = [:]
 
@@ -432,7 +471,7 @@ struct Assignment: Sendable {
                 }
                 let value = try ValueCoercion.coerce(key, to: fkField, at: "values.\(name)")
                 columns[relation.foreignKey] = value
-                if catalog.rowCondition(of: target) != nil, value != .null { filteredTargets.append((field, target, value)) }
+                if catalog.rowCondition(of: target) != nil, value != .null { filteredTargets.append((name, target, relation.targetKey, value)) }
             case .hasMany, .belongsToMany:
                 let relation = field.relation!
                 let target = try catalog.target(of: field, in: collection)
@@ -455,20 +494,41 @@ struct Assignment: Sendable {
                 links.append((field, keys))
             default:
                 if field.primaryKey && field.autoIncrement && value.isNull { continue }
-                columns[name] = try ValueCoercion.coerce(value, to: field, at: "values.\(name)")
+                let coerced = try ValueCoercion.coerce(value, to: field, at: "values.\(name)")
+                columns[name] = coerced
+                if coerced != .null { try linkThroughKeyColumn(name, key: coerced, collection: collection, catalog: catalog) }
+            }
+        }
+    }
+
+    /// A column that holds another collection's key links the record as its relation does, so the
+    /// record it names must be one the caller may see: otherwise setting the raw column (a
+    /// belongsTo's foreign key, or the foreign key of another collection's hasMany) would link to
+    /// hidden rows and tell which of their keys exist.
+    mutating func linkThroughKeyColumn(_ column: String, key: SQLValue, collection: CollectionSchema, catalog: Catalog) throws(DataError) {
+        let full = catalog.unscoped[collection.name] ?? collection
+        for relationField in full.fields where relationField.type == .belongsTo && relationField.relation?.foreignKey == column {
+            let target = try catalog.target(of: relationField, in: full)
+            if catalog.rowCondition(of: target) != nil { filteredTargets.append((column, target, relationField.relation!.targetKey, key)) }
+        }
+        for source in catalog.unscoped.values.sorted(by: { $0.name < $1.name }) {
+            for relationField in source.fields
+            where relationField.type == .hasMany && relationField.relation?.target == collection.name && relationField.relation?.foreignKey == column {
+                let owner = try catalog.collection(source.name)
+                if catalog.rowCondition(of: owner) != nil { filteredTargets.append((column, owner, relationField.relation!.sourceKey, key)) }
             }
         }
     }
 
     /// Refuses a belongsTo key or a belongsToMany link that names a record outside the caller's rows.
     func requireVisibleTargets(catalog: Catalog, db: any Database) async throws {
-        var checks = filteredTargets.map { ($0.field, $0.target, [$0.key]) }
+        var checks = filteredTargets.map { ($0.path, $0.target, $0.keyColumn, [$0.key]) }
         for (field, keys) in links where field.type == .belongsToMany && !keys.isEmpty {
             let target = try catalog.collection(field.relation!.target)
-            if catalog.rowCondition(of: target) != nil { checks.append((field, target, keys)) }
+            let keyColumn = (target.field(field.relation!.targetKey) ?? target.primaryKey[0]).name
+            if catalog.rowCondition(of: target) != nil { checks.append((field.name, target, keyColumn, keys)) }
         }
-        for (field, target, keys) in checks {
-            let key = field.type == .belongsTo ? field.relation!.targetKey : (target.field(field.relation!.targetKey) ?? target.primaryKey[0]).name
+        for (path, target, key, keys) in checks {
             var q = SQLFragment("SELECT COUNT(DISTINCT ")
             q.append(column: key, of: "v")
             q.append(") AS n FROM ")
@@ -480,7 +540,7 @@ struct Assignment: Sendable {
             q.append(")")
             let found = try await db.query(q).first?.int("n") ?? 0
             guard found == Int64(Set(keys).count) else {
-                throw DataError.notFound("values.\(field.name) names a \(target.name) record that does not exist or that this role may not see")
+                throw DataError.notFound("values.\(path) names a \(target.name) record that does not exist or that this role may not see")
             }
         }
     }

@@ -173,6 +173,44 @@ import Testing
         #expect(moved == [1, 4], "post 1 (Ada's, updatable) moved; post 3 (Brian's) did not")
     }
 
+    /// A link written through the raw foreign-key column is checked as the relation is, and an
+    /// update cannot move a record out of the rows the role may update.
+    @Test(arguments: Backend.available) func rawKeysAndMovesStayInsideTheRole(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let own: JSON = ["authorId": ["$eq": "{{currentUser.id}}"]]
+        let access = Self.access(
+            [
+                "Post": [
+                    .create: AccessRule(fields: ["title", "authorId"]), .update: AccessRule(fields: ["title", "authorId"], filter: own),
+                    .list: .everything,
+                ],
+                "Author": [.list: AccessRule(filter: ["active": true])],
+            ], userID: 1)
+        // Author 2 exists but is hidden from the role, author 99 does not exist: the same answer for both.
+        for hidden in [2, 99] {
+            var create = RecordRequest(resource: "Post")
+            create.values = ["title": "Linked around", "authorId": .int(Int64(hidden))]
+            await refused({ _ = try await f.records.create(app: "main", create, access: access) }, saying: "values.authorId names a Author record that does not exist or that this role may not see")
+        }
+        #expect(try await f.list(filter: ["title": "Linked around"]).isEmpty)
+        var create = RecordRequest(resource: "Post")
+        create.values = ["title": "Linked to Ada", "authorId": 1]
+        _ = try await f.records.create(app: "main", create, access: access)
+        #expect(try await f.list(filter: ["title": "Linked to Ada"]).map { $0["authorId"] } == [1])
+        // Handing an own post to someone else moves it out of the rows the role may update: refused, and nothing changes.
+        let visibleToAll = Self.access(
+            ["Post": [.update: AccessRule(fields: ["title", "authorId"], filter: own), .list: .everything], "Author": [.list: .everything]], userID: 1)
+        var update = RecordRequest(resource: "Post")
+        update.filterByTk = [1, 2]
+        update.values = ["authorId": 2, "title": "Given away"]
+        await refused({ _ = try await f.records.update(app: "main", update, access: visibleToAll) }, saying: "out of the rows this role may update")
+        #expect(try await f.list(filter: ["id": ["$in": [1, 2]]]).map { $0["authorId"] } == [1, 1])
+        #expect(try await f.list(filter: ["title": "Given away"]).isEmpty)
+        update.values = ["title": "Still mine"]
+        #expect(try await f.records.update(app: "main", update, access: visibleToAll)["data"]?.arrayValue?.count == 2)
+    }
+
     @Test(arguments: Backend.available) func aRowFilterNeedsItsVariables(_ backend: Backend) async throws {
         let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
