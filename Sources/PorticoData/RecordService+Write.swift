@@ -248,10 +248,12 @@ extension RecordService {
             }
             guard !rows.isEmpty else { return 0 }
             for link in links {
-                let values = Array(Set(rows.compactMap { row -> SQLValue? in
-                    guard let value = row[link.key], value != .null else { return nil }
-                    return value
-                }))
+                let values = Array(
+                    Set(
+                        rows.compactMap { row -> SQLValue? in
+                            guard let value = row[link.key], value != .null else { return nil }
+                            return value
+                        }))
                 for start in stride(from: 0, to: values.count, by: keysPerStatement) {
                     var q = SQLFragment("DELETE FROM ")
                     q.append(identifier: link.junction.tableName)
@@ -272,12 +274,13 @@ extension RecordService {
                     q.append(Self.isIn(.column(primary[0], of: rootAlias), part.map { $0[primary[0]] ?? .null }))
                 } else {
                     let matches = part.map { row in
-                        SQLFragment.all(primary.map { name in
-                            var f = SQLFragment.column(name, of: rootAlias)
-                            f.append(" = ")
-                            f.append(bind: row[name] ?? .null)
-                            return f
-                        })!
+                        SQLFragment.all(
+                            primary.map { name in
+                                var f = SQLFragment.column(name, of: rootAlias)
+                                f.append(" = ")
+                                f.append(bind: row[name] ?? .null)
+                                return f
+                            })!
                     }
                     q.append("(")
                     q.append(joining: matches, separator: ") OR (")
@@ -367,7 +370,9 @@ extension RecordService {
         q.append(" = ")
         q.append(bind: association.sourceId)
         guard try await !db.query(q).isEmpty else {
-            throw DataError.notFound("there is no \(association.parent.name) with \(association.parent.primaryKey[0].name) \(association.sourceId.json.serializedString) that this caller can see")
+            throw DataError.notFound(
+                "there is no \(association.parent.name) with \(association.parent.primaryKey[0].name) \(association.sourceId.json.serializedString) that this caller can see"
+            )
         }
     }
 
