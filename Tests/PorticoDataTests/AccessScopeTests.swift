@@ -191,7 +191,9 @@ import Testing
         for hidden in [2, 99] {
             var create = RecordRequest(resource: "Post")
             create.values = ["title": "Linked around", "authorId": .int(Int64(hidden))]
-            await refused({ _ = try await f.records.create(app: "main", create, access: access) }, saying: "values.authorId names a Author record that does not exist or that this role may not see")
+            await refused(
+                { _ = try await f.records.create(app: "main", create, access: access) },
+                saying: "values.authorId names a Author record that does not exist or that this role may not see")
         }
         #expect(try await f.list(filter: ["title": "Linked around"]).isEmpty)
         var create = RecordRequest(resource: "Post")
