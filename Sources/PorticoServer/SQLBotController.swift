@@ -90,10 +90,12 @@ struct SQLBotController: Sendable {
             return try await body()
         } catch let error as SQLBotError {
             return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
-        } catch let error as ToolError {
-            return Forms.json(["detail": .string(error.message)], status: .badRequest)
         } catch is NIOTooManyBytesError {
             return Forms.json(["detail": "the body is larger than 1 MiB"], status: .contentTooLarge)
+        } catch {
+            // The caller's mistakes (a bad argument, a refused SQL) are 400 with what to change, as for the tools.
+            guard let mistake = ToolErrors.map(error) as? ToolError else { throw error }
+            return Forms.json(["detail": .string(mistake.message)], status: .badRequest)
         }
     }
 

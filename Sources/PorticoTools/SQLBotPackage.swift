@@ -238,6 +238,9 @@ public struct SQLBotPackage: Sendable {
             return .success(try await asker.ask(request, progress: progress))
         } catch let refusal as AskRefusal {
             return .failure(refusal)
+        } catch let error as DatasourceError {
+            // An unknown datasource_id, as the caller gave it: their mistake, said plainly.
+            throw SQLBotError(400, error.message)
         }
     }
 

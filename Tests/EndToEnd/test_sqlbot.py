@@ -168,6 +168,13 @@ def test_the_json_routes_stream_and_answer_as_sqlbot_does(bot):
     garbage = httpx2.post(f"{base}/mcp/mcp_question", content=b"{not json", headers={"Content-Type": "application/json"})
     assert garbage.status_code == 422 and "JSON object" in garbage.json()["detail"]
 
+    # An unknown datasource is the caller's mistake, said plainly (it was a 500), streamed or not.
+    unknown = httpx2.post(f"{base}/mcp/mcp_question", json={"token": token, "question": "Which 5 countries earn most?", "datasource_id": "nope", "stream": False})
+    assert unknown.status_code == 400 and "no datasource 'nope'" in unknown.json()["detail"] and "main" in unknown.json()["detail"], unknown.text
+    with httpx2.stream("POST", f"{base}/mcp/mcp_question", json={"token": token, "question": "Which 5 countries earn most?", "datasource_id": "nope"}, timeout=30) as r:
+        error = r.read().decode()
+    assert error.startswith("&#x274c; **ERROR:**") and "no datasource 'nope'" in error, error
+
 
 def test_the_main_port_and_the_sqlbot_port_keep_their_own_tools(bot):
     body, headers = modern_request("tools/list")
