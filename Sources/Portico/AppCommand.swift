@@ -13,15 +13,13 @@ struct AppCommand: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an app, served at /api/__app/<name>/mcp.")
         @OptionGroup var common: CommonOptions
-        @Argument(help: "The app name (letters, digits, - and _).") var name: String
+        @Argument(help: "The app name (lower-case ASCII letters, digits, - and _).") var name: String
         @Option(help: "A user to make the app's admin.") var admin: String?
         @Flag(help: "Fill the new app with the Chinook sample collections.") var demo = false
         @Option(help: "Offer only these tool packages on its endpoint, comma-separated (default: all).") var packages: String?
 
         func run() async throws {
-            guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-                throw ValidationError("an app name is 1 to 64 letters, digits, '-' or '_'")
-            }
+            do throws(DataError) { try AppRegistry.validateName(name) } catch { throw ValidationError(error.message) }
             try await common.withStores { stores in
                 guard try await !stores.apps.names().contains(name) else { throw ValidationError("app '\(name)' already exists") }
                 let offered = try packages.map { list in try AppRegistry.validPackages(list.split(separator: ",").map { $0.trimmingSpaces() }) }

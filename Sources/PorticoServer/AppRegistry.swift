@@ -54,8 +54,20 @@ public struct AppRegistry: Sendable {
         database.changes.announce()
     }
 
+    /// An app's name: it is a path segment of its endpoint, a file name and a PostgreSQL schema, so
+    /// 1 to 64 lower-case ASCII letters, digits, '-' and '_', starting with a letter or digit.
+    public static func validateName(_ name: String) throws(DataError) {
+        let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
+        guard (1...64).contains(name.utf8.count), allowed, let first = name.utf8.first, first != 0x2D, first != 0x5F else {
+            throw .invalid(
+                "an app name is 1 to 64 lower-case ASCII letters, digits, '-' or '_', starting with a letter or digit (it is part of the endpoint's URL); got '\(name)'"
+            )
+        }
+    }
+
     /// Creates an app (its name doubles as its title) and its database.
     public func create(_ name: String) async throws {
+        try Self.validateName(name)
         var insert = SQLFragment("INSERT INTO portico_apps (name, title, created_at) VALUES (")
         insert.append(joining: [.bind(.text(name)), .bind(.text(name)), .bind(.int(clock.seconds))], separator: ", ")
         insert.append(")")

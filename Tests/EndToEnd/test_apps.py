@@ -199,3 +199,16 @@ def test_an_apps_administrator_restricts_the_packages_its_endpoint_offers(instan
     assert "unknown package 'nope'" in call(ops, ops_key, "app_packages_set", {"packages": ["nope"]})["content"][0]["text"]
     assert call(ops, ops_key, "app_packages_set", {"packages": None})["structuredContent"]["data"]["restricted"] is False
     assert "does not offer" not in instance.cli("app", "packages", "ops").stdout and "(all)" in instance.cli("app", "packages", "ops").stdout
+
+
+def test_app_names_are_lower_case_ascii(instance):
+    # A name that is not lower-case ASCII was created but its endpoint could never be reached.
+    for bad in ["Sales", "café", "-lead", "a b", "x" * 65, "ümlaut"]:
+        r = instance.cli("app", "create", bad, check=False)
+        assert r.returncode != 0 and "lower-case ASCII" in r.stderr, (bad, r.stdout, r.stderr)
+    listed = instance.cli("app", "list").stdout.split()
+    assert not {"Sales", "café", "ümlaut"} & set(listed)
+    instance.cli("app", "create", "eu-2_north")
+    r = httpx2.post(f"{instance.base}/api/__app/eu-2_north/mcp", headers={"Authorization": f"Bearer {instance.api_key}", "Accept": "application/json, text/event-stream"},
+                    json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert r.status_code == 401 and "is for app" in r.text, "the endpoint exists (main's key is refused there)"
