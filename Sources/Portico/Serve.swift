@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PorticoAsk
+import PorticoAuth
 import PorticoServer
 
 /// The defaults every option of `serve` shows and falls back to: `ServerConfiguration`'s own.
@@ -112,6 +113,13 @@ struct Serve: AsyncParsableCommand {
     var inlineReadBudget: Int?
 
     @Option(
+        name: .customLong("trusted-proxy"),
+        help:
+            "A load balancer or proxy (address or CIDR range) whose X-Forwarded-For names the client, for sign-in throttling and IP allow-lists; repeatable (env PORTICO_TRUSTED_PROXIES, comma-separated)."
+    )
+    var trustedProxies: [String] = []
+
+    @Option(
         name: .customLong("query-timeout"),
         help: "Seconds one query on a datasource may run before it is stopped (default \(seconds(defaults.queryLimits.timeout))).")
     var queryTimeout: Int?
@@ -134,6 +142,11 @@ struct Serve: AsyncParsableCommand {
         c.demo = Setting.flag(demo, "demo")
         c.publicDiscovery = Setting.flag(publicDiscovery, "public-discovery")
         c.allowedOrigins = allowedOrigins + (Environment.string("PORTICO_ALLOWED_ORIGINS")?.split(separator: ",").map(String.init) ?? [])
+        c.trustedProxies =
+            trustedProxies + (Environment.string("PORTICO_TRUSTED_PROXIES")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? [])
+        if let bad = IPAllowlist.invalidEntry(in: c.trustedProxies) {
+            throw ValidationError("--trusted-proxy takes an IP address or a CIDR range such as 10.0.0.0/24; got '\(bad)'")
+        }
         c.maxBodyBytes = try Setting.int(maxBodyBytes, "max-body-bytes", in: 1024...(1 << 30)) ?? c.maxBodyBytes
         c.toolsPageSize = try Setting.int(toolsPageSize, "tools-page-size", in: 1...1000) ?? c.toolsPageSize
         c.auditRetentionDays = try Setting.int(auditRetentionDays, "audit-retention-days", in: 0...36500) ?? c.auditRetentionDays

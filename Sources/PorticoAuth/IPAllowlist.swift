@@ -16,6 +16,9 @@ public enum IPAllowlist {
         return false
     }
 
+    /// Whether `text` is an IPv4 or IPv6 address.
+    public static func isAddress(_ text: String) -> Bool { parse(text) != nil }
+
     /// Whether every entry is a valid address or CIDR range; returns the first bad one.
     public static func invalidEntry(in entries: [String]) -> String? {
         entries.first { entry in

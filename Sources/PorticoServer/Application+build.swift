@@ -121,6 +121,7 @@ public func buildApplication(
 func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext> {
     let router = Router(context: PorticoRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
     MetricsController(registry: MetricsController.registry, endpoint: parts.endpoint).addRoutes(to: router)
@@ -148,6 +149,7 @@ func buildSQLBotRouter(_ parts: ServerParts, configuration: ServerConfiguration)
     guard let sqlbot = parts.sqlbot, let endpoint = parts.sqlbotEndpoint else { return nil }
     let router = Router(context: PorticoRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
     SQLBotController(

@@ -100,7 +100,7 @@ struct ConsoleController: Sendable {
                 "Sign-in form expired", "The form's security token is missing or wrong (CSRF). Reload the sign-in page.", code: "csrf", status: .forbidden)
         }
         let username = Forms.first(fields, "username") ?? ""
-        switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
+        switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.throttledAddress) {
         case .failed(let message, let status):
             return loginPage(request, error: message, username: username, status: status)
         case .signedIn(_, let cookie):

@@ -85,7 +85,7 @@ struct OAuthController: Sendable {
                 code: "csrf", status: .forbidden)
         }
         let username = Forms.first(fields, "username") ?? ""
-        switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.remoteAddress) {
+        switch try await signIn.attempt(username: username, password: Forms.first(fields, "password") ?? "", address: context.throttledAddress) {
         case .failed(let message, let status):
             return loginPage(authorization, request: request, error: message, username: username, status: status)
         case .signedIn(_, let cookie):

@@ -1,20 +1,76 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import PorticoAuth
 import PorticoMCP
+import Synchronization
 
-/// Per-request state: the request id that ties log lines to a response.
+/// Per-request state: the request id that ties log lines to a response, and the client's address.
 struct PorticoRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     var requestID: String
-    /// The peer's IP address (for IP allow-lists and sign-in throttling).
-    let remoteAddress: String?
+    /// The client's IP address, for IP allow-lists and sign-in throttling: the peer's, or behind a
+    /// trusted proxy the one it forwards (`ClientAddressMiddleware`).
+    var remoteAddress: String?
+    /// Whether `remoteAddress` is one client's own: not a proxy's that many clients share, nor
+    /// loopback (this machine, or a proxy on it). Only then are sign-in failures counted per address.
+    var addressIsClients: Bool
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         requestID = ""
         remoteAddress = source.channel.remoteAddress?.ipAddress
+        addressIsClients = false
+    }
+
+    /// The address sign-in failures are counted under, when it is one client's.
+    var throttledAddress: String? { addressIsClients ? remoteAddress : nil }
+}
+
+/// Resolves the client's address: a request from a configured proxy (`--trusted-proxy`) is the
+/// client's whose address the proxy put last in `X-Forwarded-For` (the rightmost entry that is
+/// not itself a trusted proxy); from anyone else the header is ignored, since any client can
+/// write it. Requests that came through a proxy that is not trusted have no address of their own.
+struct ClientAddressMiddleware: RouterMiddleware {
+    typealias Context = PorticoRequestContext
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    let trustedProxies: [String]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let forwarded = request.headers[values: Self.forwardedFor]
+        let peer = context.remoteAddress
+        (context.remoteAddress, context.addressIsClients) = Self.resolve(peer: peer, forwardedFor: forwarded, trustedProxies: trustedProxies)
+        if !forwarded.isEmpty, !IPAllowlist.allows(peer, entries: trustedProxies) || trustedProxies.isEmpty,
+            !Self.warned.exchange(true, ordering: .relaxed)
+        {
+            context.logger.notice(
+                "requests carry X-Forwarded-For from \(peer ?? "a peer") that is not a --trusted-proxy: the header is ignored and sign-in failures are counted per user name only"
+            )
+        }
+        return try await next(request, context)
+    }
+
+    /// Whether the untrusted proxy has been reported (once per process).
+    static let warned = Atomic<Bool>(false)
+
+    static func resolve(peer: String?, forwardedFor: [String], trustedProxies: [String]) -> (address: String?, isClients: Bool) {
+        guard let peer else { return (nil, false) }
+        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !trustedProxies.isEmpty, IPAllowlist.allows(peer, entries: trustedProxies) else {
+            // A forwarded request from a proxy nobody vouched for: its address is the proxy's, shared by its clients.
+            return (peer, hops.isEmpty && !isLoopback(peer))
+        }
+        guard let client = hops.last(where: { !IPAllowlist.allows($0, entries: trustedProxies) }) ?? hops.first,
+            IPAllowlist.isAddress(client)
+        else { return (peer, false) }
+        return (client, !isLoopback(client))
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        IPAllowlist.allows(address, entries: ["127.0.0.0/8", "::1/128"])
     }
 }
 

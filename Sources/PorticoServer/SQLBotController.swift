@@ -23,11 +23,11 @@ struct SQLBotController: Sendable {
             }
         }
         router.post("mcp/mcp_start") { request, context in
-            try await route(request, context) { body, _ in .object(try await sqlbot.start(body, address: context.remoteAddress)) }
+            try await route(request, context) { body, _ in .object(try await sqlbot.start(body, address: context.throttledAddress)) }
         }
         router.post("mcp/access_token") { request, context in
             try await route(request, context) { body, _ in
-                var answer = try await sqlbot.start(body, address: context.remoteAddress, chat: false)
+                var answer = try await sqlbot.start(body, address: context.throttledAddress, chat: false)
                 answer["token_type"] = "bearer"
                 return .object(answer)
             }

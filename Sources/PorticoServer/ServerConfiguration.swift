@@ -55,6 +55,9 @@ public struct ServerConfiguration: Sendable {
     public var inlineReadBudget: Duration = .milliseconds(1)
     /// Connection caps and timeouts.
     public var connections = ConnectionLimits()
+    /// Proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the client; from anyone
+    /// else the header is ignored.
+    public var trustedProxies: [String] = []
     /// What one query on a datasource may take: time, memory (SQLite) and rows.
     public var queryLimits = DatasourceService.Limits()
 

@@ -42,7 +42,8 @@ struct SignIn {
         return (user, session)
     }
 
-    /// The user whose password this is, throttled per user name and address; no session yet.
+    /// The user whose password this is, throttled per user name and, when `address` is one client's own
+    /// (`PorticoRequestContext.throttledAddress`), per address; no session yet.
     func check(username: String, password: String, address: String?) async throws -> Result<User, CheckFailure> {
         let keys = ["user:\(username.lowercased())"] + (address.map { ["ip:\($0)"] } ?? [])
         if let wait = try await throttle.lockedFor(keys: keys) {
