@@ -117,17 +117,12 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         let schema = self.schema
         return try await readOnly(timeout: timeout) { connection in
             if scope.visibleTables != nil || !scope.protectedTables.isEmpty {
-                let plan = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN (VERBOSE, FORMAT JSON) " + sql), logger: logger)
-                var text = ""
-                for try await row in plan {
-                    if var bytes = row.first?.bytes { text += bytes.readString(length: bytes.readableBytes) ?? "" }
+                guard let check = Self.planCheck(sql, scope: scope, schema: schema) else {
+                    throw StoreError(kind: .notAuthorized, message: "the SQL contains text Portico reserves for its own checks", sql: "")
                 }
-                guard let parsed = try? JSONParser.parse(Array(text.utf8)) else {
-                    throw StoreError(kind: .notAuthorized, message: "the query's plan could not be read, so it is not run", sql: "")
-                }
-                try Self.checkPlan(parsed, scope: scope, schema: schema)
+                try await connection.query(PostgresQuery(unsafeSQL: check), logger: logger)
             }
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.rowsAtMost(maxBytes, sql)), logger: logger)
             var columns: [String] = []
             var out: [[SQLValue]] = []
             var bytes = 0
@@ -224,38 +219,59 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         }
     }
 
-    /// Refuses a plan that reads a table outside `scope`. Every table PostgreSQL reads shows in
-    /// the plan with its schema and alias, however the SQL named it: on an app's own database
-    /// (`visibleTables` set) it must be one of the app's collections in the app's schema, and a
-    /// table the caller's role protects may be read only inside the views written into the
-    /// query, whose aliases carry `viewAliasPrefix`.
-    static func checkPlan(_ plan: JSON, scope: ReadScope, schema: String) throws {
-        switch plan {
-        case .array(let items):
-            for item in items { try checkPlan(item, scope: scope, schema: schema) }
-        case .object(let node):
-            if let relation = node["Relation Name"]?.stringValue {
-                let name = relation.lowercased()
-                if let visible = scope.visibleTables {
-                    guard visible.contains(name), node["Schema"]?.stringValue?.lowercased() == schema else {
-                        throw StoreError(kind: .notAuthorized, message: "'\(relation)' is not part of this datasource", sql: "")
-                    }
-                }
-                if scope.protectedTables.contains(name) {
-                    guard let prefix = scope.viewAliasPrefix, node["Alias"]?.stringValue?.hasPrefix(prefix) == true else {
-                        throw StoreError(
-                            kind: .notAuthorized,
-                            message:
-                                "your role may read '\(relation)' only in part, and this query reads it in a way Portico cannot put your role's view in its place; name the table plainly after FROM or JOIN",
-                            sql: "")
-                    }
-                }
-            }
-            for (_, value) in node { try checkPlan(value, scope: scope, schema: schema) }
-        default:
-            break
-        }
+    /// `sql` refusing, on the server, any row larger than `bytes`: the driver reads a row whole
+    /// before Portico can count it, so a value built on the server (a `string_agg` over a cross
+    /// join, an `lpad` to a billion characters) must not be sent. The rows keep their order.
+    static func rowsAtMost(_ bytes: Int, _ sql: String) -> String {
+        "SELECT * FROM (\n\(sql)\n) AS portico_rows WHERE CAST(CASE WHEN pg_column_size(portico_rows) > \(bytes) THEN '\(rowTooLarge)' ELSE '1' END AS integer) = 1"
     }
+
+    /// What the cast in `rowsAtMost` fails with, so its error can be told from the query's own.
+    static let rowTooLarge = "portico: a row is over the limit"
+
+    /// A block of PL/pgSQL that plans `sql` and fails unless the plan keeps to `scope`. Every table
+    /// PostgreSQL reads shows in the plan with its schema and alias, however the SQL named it: on
+    /// an app's own database (`visibleTables` set) it must be one of the app's collections in the
+    /// app's schema, and a table the caller's role protects may be read only inside the views
+    /// written into the query, whose aliases carry `viewAliasPrefix`. The plan is read on the
+    /// server, because its size is the SQL's to choose (a constant folded into it can be a billion
+    /// characters); only a failure's few words come back. `nil` when the SQL holds the quoting tag.
+    static func planCheck(_ sql: String, scope: ReadScope, schema: String) -> String? {
+        let tag = "$portico_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) }) + "$"
+        let query = tag.dropLast() + "_q$"
+        guard !sql.contains(tag.dropLast()) else { return nil }
+        func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        func array(_ names: Set<String>?) -> String {
+            guard let names else { return "NULL::text[]" }
+            return "ARRAY[" + names.sorted().map { literal($0.lowercased()) }.joined(separator: ", ") + "]::text[]"
+        }
+        return """
+            DO \(tag)
+            DECLARE
+              plan json;
+              node jsonb;
+              visible text[] := \(array(scope.visibleTables));
+              protected text[] := \(array(scope.protectedTables));
+              prefix text := \(scope.viewAliasPrefix.map(literal) ?? "NULL");
+              home text := \(literal(schema));
+            BEGIN
+              EXECUTE 'EXPLAIN (VERBOSE, FORMAT JSON) ' || \(query)\(sql)\(query) INTO plan;
+              FOR node IN SELECT jsonb_path_query(plan::jsonb, 'strict $.** ? (exists (@."Relation Name"))') LOOP
+                IF visible IS NOT NULL AND (NOT (lower(node->>'Relation Name') = ANY (visible)) OR lower(node->>'Schema') IS DISTINCT FROM home) THEN
+                  RAISE EXCEPTION '\(planRefusal)''%'' is not part of this datasource', node->>'Relation Name';
+                END IF;
+                IF lower(node->>'Relation Name') = ANY (protected)
+                  AND (prefix IS NULL OR left(node->>'Alias', length(prefix)) IS DISTINCT FROM prefix) THEN
+                  RAISE EXCEPTION '\(planRefusal)your role may read ''%'' only in part, and this query reads it in a way Portico cannot put your role''s view in its place; name the table plainly after FROM or JOIN', node->>'Relation Name';
+                END IF;
+              END LOOP;
+            END
+            \(tag)
+            """
+    }
+
+    /// How the plan check's refusals start, so they can be told from the query's own errors.
+    static let planRefusal = "portico refused: "
 
     /// A comment on one line, at most 200 characters: enough to explain a name, not a document.
     static func shortComment(_ text: String) -> String {
@@ -273,6 +289,10 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         switch error.serverInfo?[.sqlState] {
         case "25006"?: return StoreError(kind: .readOnly, message: "the datasource is read-only: \(message)", sql: "")
         case "57014"?: return StoreError(kind: .timeout, message: "the query ran past the time limit", sql: "")
+        case "P0001"? where message.hasPrefix(planRefusal):
+            return StoreError(kind: .notAuthorized, message: String(message.dropFirst(planRefusal.count)), sql: "")
+        case "22P02"? where message.contains(rowTooLarge):
+            return StoreError(kind: .tooComplex, message: "a row of the answer is larger than a query may return; select fewer or shorter columns", sql: "")
         case "42601"? where message.contains("multiple commands"):
             return StoreError(kind: .readOnly, message: "only one statement is allowed: \(message)", sql: "")
         case "42501"?: return StoreError(kind: .readOnly, message: "permission denied: \(message)", sql: "")

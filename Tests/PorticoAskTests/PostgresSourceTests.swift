@@ -35,6 +35,25 @@ struct PostgresSourceTests {
         await source.close()
     }
 
+    /// A row larger than an answer may be is refused by the server before it is sent; rows keep their order.
+    @Test func aHugeRowIsRefusedOnTheServer() async throws {
+        let source = try source()
+        do {
+            _ = try await source.query("SELECT lpad('', 50000000, 'x') AS huge", maxRows: 1, timeout: .seconds(10), scope: ReadScope())
+            Issue.record("a 50 MB row was sent")
+        } catch let error as StoreError {
+            #expect(error.message.contains("larger than a query may return"), "\(error)")
+        }
+        let ordered = try await source.query("SELECT name FROM artist ORDER BY name DESC LIMIT 3", maxRows: 10, timeout: .seconds(5), scope: ReadScope())
+        let plain = try await source.query("SELECT name FROM artist ORDER BY name DESC", maxRows: 3, timeout: .seconds(5), scope: ReadScope())
+        #expect(ordered.rows == plain.rows && ordered.rows.count == 3)
+        // The query's own errors are still its own.
+        await #expect(throws: StoreError.self) {
+            _ = try await source.query("SELECT CAST('x' AS integer)", maxRows: 1, timeout: .seconds(5), scope: ReadScope())
+        }
+        await source.close()
+    }
+
     @Test func theTimeLimitStopsASlowQuery() async throws {
         let source = try source()
         let started = ContinuousClock.now
