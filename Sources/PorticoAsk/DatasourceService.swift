@@ -237,6 +237,13 @@ public final class DatasourceService: Sendable {
                 throw DatasourceError("the WITH name '\(shadowed)' is also a table this role reads through a view; give the WITH query another name")
             }
             scope.protectedTables = Set(tables.map(\.name).filter { rights($0) != .whole }.map { $0.lowercased() })
+            // A role's view may read other tables (its row filter across a relation); a WITH name
+            // must not take the place of any of them.
+            if !scope.protectedTables.isEmpty,
+                let shadow = guarded.commonTableNames.first(where: { name in tables.contains { $0.name.lowercased() == name } })
+            {
+                throw DatasourceError("the WITH name '\(shadow)' is also a table of this datasource, which your role reads in part; give the WITH query another name")
+            }
             var views: [String: CollectionView] = [:]
             for table in guarded.tables where !guarded.commonTableNames.contains(table.lowercased()) {
                 switch rights(table) {
@@ -254,12 +261,15 @@ public final class DatasourceService: Sendable {
                         names[table] = view.temporaryName
                         scope.views[view.temporaryName] = view.sql
                     }
-                    runnable = guarded.replacingTables { names[$0.lowercased()].map { SQLFragment.identifier($0).renderedWithLiterals() } }
+                    // In `temp`, by its schema: no WITH name can stand in for it.
+                    runnable = guarded.replacingTables { names[$0.lowercased()].map { "temp." + SQLFragment.identifier($0).renderedWithLiterals() } }
                 case .postgres:
-                    // Written in, with aliases the caller cannot know, which the plan must show on every read of a protected table.
+                    // Written in, with aliases the caller cannot know, which the plan must show on every read of a
+                    // protected table, and tables named in their schema, which no WITH name can stand in for.
                     let prefix = "portico_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) }) + "_"
                     scope.viewAliasPrefix = prefix
-                    runnable = guarded.replacingTables { views[$0.lowercased()].map { "(" + $0.sql(aliasPrefix: prefix) + ")" } }
+                    let schema = datasource.schemas.first
+                    runnable = guarded.replacingTables { views[$0.lowercased()].map { "(" + $0.sql(aliasPrefix: prefix, schema: schema) + ")" } }
                 }
             }
         }

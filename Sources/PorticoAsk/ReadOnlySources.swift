@@ -256,7 +256,15 @@ public final class PostgresReadOnlySource: ReadOnlySource {
               home text := \(literal(schema));
             BEGIN
               EXECUTE 'EXPLAIN (VERBOSE, FORMAT JSON) ' || \(query)\(sql)\(query) INTO plan;
-              FOR node IN SELECT jsonb_path_query(plan::jsonb, 'strict $.** ? (exists (@."Relation Name"))') LOOP
+              FOR node IN SELECT jsonb_path_query(plan::jsonb, 'strict $.** ? (exists (@."Alias"))') LOOP
+                IF node->>'Relation Name' IS NULL THEN
+                  -- The views alias tables only: one of their aliases on anything else (a WITH query's scan)
+                  -- means a name in the view was taken by something of the SQL's.
+                  IF prefix IS NOT NULL AND left(node->>'Alias', length(prefix)) = prefix THEN
+                    RAISE EXCEPTION '\(planRefusal)the query gives another meaning to a table your role''s view reads (''%''); rename its WITH queries', node->>'Alias';
+                  END IF;
+                  CONTINUE;
+                END IF;
                 IF visible IS NOT NULL AND (NOT (lower(node->>'Relation Name') = ANY (visible)) OR lower(node->>'Schema') IS DISTINCT FROM home) THEN
                   RAISE EXCEPTION '\(planRefusal)''%'' is not part of this datasource', node->>'Relation Name';
                 END IF;

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoData
 
 /// Why a piece of SQL was refused, in words that say what to change.
 public struct SQLGuardError: Error, Sendable, CustomStringConvertible {
@@ -75,6 +76,11 @@ public struct SQLGuard: Sendable {
     public func check(_ sql: String) throws(SQLGuardError) -> Checked {
         guard sql.utf8.count <= Self.maxLength else {
             throw SQLGuardError("the SQL is \(sql.utf8.count) bytes long; at most \(Self.maxLength) are accepted")
+        }
+        // The names of the views that stand in for a role's tables are Portico's: not to be written,
+        // in any quoting (a WITH name, say, that took one's place).
+        if sql.range(of: CollectionView.temporaryPrefix, options: .caseInsensitive) != nil {
+            throw SQLGuardError("the SQL names '\(CollectionView.temporaryPrefix)…', which is Portico's own; use another name")
         }
         var tokens = try SQLTokenizer.tokenize(sql, dialect: dialect)
         while let last = tokens.last, last.isPunctuation(";") { tokens.removeLast() }
@@ -156,7 +162,10 @@ public struct SQLGuard: Sendable {
                             let after = index + 1 < tokens.count ? tokens[index + 1] : nil
                             let aliased =
                                 rightOfIn
-                                || after.map { $0.kind == .quotedIdentifier || ($0.kind == .word && !Self.afterTable.contains($0.keyword)) } ?? false
+                                || after.map {
+                                    $0.kind == .quotedIdentifier || ($0.kind == .string && dialect == .sqlite)
+                                        || ($0.kind == .word && !Self.afterTable.contains($0.keyword))
+                                } ?? false
                             references.append(
                                 TableReference(table: table, range: start..<Self.end(of: tokens[index], in: utf8), aliased: aliased))
                         }

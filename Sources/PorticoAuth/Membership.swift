@@ -54,7 +54,10 @@ extension UserStore {
     /// that other apps trust.
     public func requireAccountChange(of user: User, in app: String, by requester: Requester) async throws {
         if requester == .user(user.id) { return }
-        let others = try await roles(userID: user.id).keys.filter { $0 != app }.sorted()
+        // An app that has invited the user counts too: its invitation is for the person, not for
+        // whoever could set their password before they accept.
+        let invitedTo = try await invitations(userID: user.id).map(\.app)
+        let others = Set(try await roles(userID: user.id).keys).union(invitedTo).filter { $0 != app }.sorted()
         guard !others.isEmpty, try await !isInstanceAdmin(requester) else { return }
         throw DataError(
             .forbidden,
@@ -66,22 +69,33 @@ extension UserStore {
     /// an instance administrator asks, get the role at once; a user who belongs to other apps only
     /// is invited, and joins when they accept in their console.
     func assign(_ role: Role, app: String, userID: Int64, by requester: Requester) async throws -> RoleAssignment {
-        let isMember = try await self.role(app: app, userID: userID) != nil
         let mayAdd = try await isInstanceAdmin(requester)
-        guard isMember || mayAdd else {
-            try await invite(userID: userID, to: app, role: role, by: requester)
-            return .invited
+        let now = clock.seconds
+        // Whether they are a member is decided in the same transaction as what follows, so a
+        // removal that lands in between cannot turn an invitation into a membership.
+        let outcome: RoleAssignment = try await database.transaction { db in
+            var member = SQLFragment("SELECT role FROM portico_app_users WHERE app = ")
+            member.append(bind: .text(app))
+            member.append(" AND user_id = ")
+            member.append(bind: .int(userID))
+            guard try await !db.query(member).isEmpty || mayAdd else {
+                try await Self.invite(db, userID: userID, to: app, role: role, by: requester, at: now)
+                return .invited
+            }
+            if role != .admin { try await Self.keepAnAdmin(db, app: app, losing: userID) }
+            try await Self.setRole(db, app: app, userID: userID, role: role)
+            return .assigned
         }
-        try await setRole(app: app, userID: userID, role: role)
-        return .assigned
+        database.changes.announce()
+        return outcome
     }
 
-    func invite(userID: Int64, to app: String, role: Role, by requester: Requester) async throws {
+    static func invite(_ db: any Database, userID: Int64, to app: String, role: Role, by requester: Requester, at now: Int64) async throws {
         var q = SQLFragment("INSERT INTO portico_invitations (app, user_id, role, invited_by, created_at) VALUES (")
         let inviter: SQLValue = if case .user(let id) = requester { .int(id) } else { .null }
-        q.append(joining: [.bind(.text(app)), .bind(.int(userID)), .bind(.text(role.name)), .bind(inviter), .bind(.int(clock.seconds))], separator: ", ")
+        q.append(joining: [.bind(.text(app)), .bind(.int(userID)), .bind(.text(role.name)), .bind(inviter), .bind(.int(now))], separator: ", ")
         q.append(") ON CONFLICT (app, user_id) DO UPDATE SET role = excluded.role, invited_by = excluded.invited_by, created_at = excluded.created_at")
-        try await database.execute(q)
+        try await db.execute(q)
     }
 
     /// The user's invitations that have not expired, oldest first.

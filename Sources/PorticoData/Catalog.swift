@@ -162,14 +162,22 @@ public struct CollectionView: Sendable, Equatable {
         sql = select.renderedWithLiterals()
     }
 
-    /// The SELECT's text with every table alias in it starting with `aliasPrefix`.
-    public func sql(aliasPrefix: String) -> String { select.renderedWithLiterals(aliasPrefix: aliasPrefix) }
+    /// The SELECT's text with every table alias in it starting with `aliasPrefix`, and every
+    /// table named in `schema` when given.
+    public func sql(aliasPrefix: String, schema: String? = nil) -> String { select.renderedWithLiterals(aliasPrefix: aliasPrefix, schema: schema) }
 
-    /// A name for this view as a temporary view of an SQLite connection, from a digest of its text:
-    /// two views share a name only when they are the same view.
+    /// A name for this view as a temporary view of an SQLite connection, from a keyed digest of
+    /// its text: two views share a name only when they are the same view, and no caller can work
+    /// out the name to write it themselves.
     public var temporaryName: String {
-        "portico_view_" + SHA256.hash(data: Array(sql.utf8)).withUnsafeBytes { Hex.encode(UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
+        Self.temporaryPrefix + HMAC<SHA256>.authenticationCode(for: Array(sql.utf8), using: Self.nameKey).withUnsafeBytes {
+            Hex.encode(UnsafeRawBufferPointer(rebasing: $0.prefix(16)))
+        }
     }
+
+    /// How every temporary view's name starts; SQL from outside that contains it is refused.
+    public static let temporaryPrefix = "portico_view_"
+    static let nameKey = SymmetricKey(size: .bits256)
 
     public static func == (a: CollectionView, b: CollectionView) -> Bool { a.sql == b.sql && a.columns == b.columns }
 }

@@ -114,12 +114,13 @@ extension RecordService {
                     if let condition { q.append(" WHERE "); q.append(condition) }
                     q.append(" RETURNING *")
                     rows = try await db.query(q)
-                    if let rule = catalog.rowCondition(of: collection) {
-                        try await Self.requireStillInside(rule, rows: rows, collection: collection, db: db)
-                    }
                 }
                 for row in rows {
                     try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
+                }
+                // Judged once the links are in too: a rule may be on a relation ("its members contain me").
+                if let rule = catalog.rowCondition(of: collection) {
+                    try await Self.requireStillInside(rule, rows: rows, collection: collection, db: db)
                 }
                 return rows
             }
@@ -194,7 +195,13 @@ extension RecordService {
     /// limited to its own or its region's records cannot hand them to someone else's.
     static func requireStillInside(_ rule: SQLFragment, rows: [Row], collection: CollectionSchema, db: any Database) async throws {
         let keys = collection.primaryKey.map(\.name)
-        guard !keys.isEmpty, !rows.isEmpty else { return }
+        guard !rows.isEmpty else { return }
+        guard !keys.isEmpty else {
+            throw DataError(
+                .forbidden,
+                "'\(collection.name)' has no primary key, so Portico cannot check that the change keeps its records inside this role's rows; nothing was changed"
+            )
+        }
         for start in stride(from: 0, to: rows.count, by: keysPerStatement / max(1, keys.count)) {
             let chunk = rows[start..<min(rows.count, start + keysPerStatement / max(1, keys.count))]
             var q = SQLFragment("SELECT COUNT(*) AS n FROM ")
@@ -517,10 +524,19 @@ struct Assignment: Sendable {
             if catalog.rowCondition(of: target) != nil { filteredTargets.append((column, target, relationField.relation!.targetKey, key)) }
         }
         for source in catalog.unscoped.values.sorted(by: { $0.name < $1.name }) {
-            for relationField in source.fields
-            where relationField.type == .hasMany && relationField.relation?.target == collection.name && relationField.relation?.foreignKey == column {
-                let owner = try catalog.collection(source.name)
-                if catalog.rowCondition(of: owner) != nil { filteredTargets.append((column, owner, relationField.relation!.sourceKey, key)) }
+            for relationField in source.fields {
+                guard let relation = relationField.relation else { continue }
+                // Whose key the column holds: a hasMany's source, or one side of a junction's link.
+                var holder: (collection: String, key: String)?
+                if relationField.type == .hasMany, relation.target == collection.name, relation.foreignKey == column {
+                    holder = (source.name, relation.sourceKey)
+                } else if relationField.type == .belongsToMany, relation.through == collection.name {
+                    if relation.foreignKey == column { holder = (source.name, relation.sourceKey) }
+                    if relation.otherKey == column { holder = (relation.target, relation.targetKey) }
+                }
+                guard let holder else { continue }
+                let owner = try catalog.collection(holder.collection)
+                if catalog.rowCondition(of: owner) != nil { filteredTargets.append((column, owner, holder.key, key)) }
             }
         }
     }

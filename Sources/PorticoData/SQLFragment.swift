@@ -28,8 +28,11 @@ public struct SQLFragment: SQLExpression, Sendable {
         case text(String)
         case identifier(String)
         /// A table alias: quoted as an identifier, and renamed where a caller's SQL must not be
-        /// able to name it (`renderedWithLiterals(aliasPrefix:)`).
+        /// able to name it (`renderedWithLiterals(aliasPrefix:schema:)`).
         case alias(String)
+        /// A table's name: quoted as an identifier, and qualified with its schema where a caller's
+        /// SQL must not be able to give the name another meaning (a WITH query of the same name).
+        case table(String)
         case bind(SQLValue)
     }
 
@@ -62,7 +65,7 @@ public struct SQLFragment: SQLExpression, Sendable {
 
     /// `"table" AS "alias"`
     public mutating func append(table: String, as alias: String) {
-        parts.append(.identifier(table))
+        parts.append(.table(table))
         parts.append(.text(" AS "))
         parts.append(.alias(alias))
     }
@@ -143,7 +146,7 @@ public struct SQLFragment: SQLExpression, Sendable {
         for part in parts {
             switch part {
             case .text(let text): serializer.write(text)
-            case .identifier(let name), .alias(let name): serializer.write(Self.quote(name))
+            case .identifier(let name), .alias(let name), .table(let name): serializer.write(Self.quote(name))
             case .bind(.null): serializer.write("NULL")
             case .bind(let value): serializer.write(bind: value)
             }
@@ -168,13 +171,15 @@ public struct SQLFragment: SQLExpression, Sendable {
     /// `standard_conforming_strings`, on since 9.1).
     /// With `aliasPrefix`, every table alias starts with it: a caller who cannot know the prefix
     /// cannot write an alias of these, so a query plan tells their tables from the caller's own.
-    public func renderedWithLiterals(aliasPrefix: String = "") -> String {
+    /// With `schema`, every table is named in it.
+    public func renderedWithLiterals(aliasPrefix: String = "", schema: String? = nil) -> String {
         var sql = ""
         for part in parts {
             switch part {
             case .text(let text): sql += text
             case .identifier(let name): sql += Self.quote(name)
             case .alias(let name): sql += Self.quote(aliasPrefix + name)
+            case .table(let name): sql += (schema.map { Self.quote($0) + "." } ?? "") + Self.quote(name)
             case .bind(.null): sql += "NULL"
             case .bind(.int(let i)): sql += String(i)
             case .bind(.double(let d)): sql += d.isFinite ? "\(d)" : "NULL"
@@ -199,7 +204,7 @@ public struct SQLFragment: SQLExpression, Sendable {
         for part in parts {
             switch part {
             case .text(let text): sql += text
-            case .identifier(let name), .alias(let name): sql += Self.quote(name)
+            case .identifier(let name), .alias(let name), .table(let name): sql += Self.quote(name)
             case .bind(.null): sql += "NULL"
             case .bind(let value):
                 binds.append(value)
@@ -216,7 +221,7 @@ public struct SQLFragment: SQLExpression, Sendable {
         for part in parts {
             switch part {
             case .text(let text): length += text.utf8.count
-            case .identifier(let name), .alias(let name):
+            case .identifier(let name), .alias(let name), .table(let name):
                 length += name.utf8.count + 2
                 quotesInNames = quotesInNames || name.utf8.contains(UInt8(ascii: "\""))
             case .bind(.null): length += 4
@@ -245,7 +250,7 @@ public struct SQLFragment: SQLExpression, Sendable {
             for part in parts {
                 switch part {
                 case .text(let text): write(text)
-                case .identifier(let name), .alias(let name):
+                case .identifier(let name), .alias(let name), .table(let name):
                     write(UInt8(ascii: "\""))
                     write(name)
                     write(UInt8(ascii: "\""))

@@ -32,7 +32,7 @@ struct PorticoRequestContext: RequestContext {
 /// Resolves the client's address: a request from a configured proxy (`--trusted-proxy`) is the
 /// client's whose address the proxy put last in `X-Forwarded-For` (the rightmost entry that is
 /// not itself a trusted proxy); from anyone else the header is ignored, since any client can
-/// write it. Requests that came through a proxy that is not trusted have no address of their own.
+/// write it. Loopback is no one client's (this machine, or a proxy on it).
 struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = PorticoRequestContext
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
@@ -47,7 +47,7 @@ struct ClientAddressMiddleware: RouterMiddleware {
             !Self.warned.exchange(true, ordering: .relaxed)
         {
             context.logger.notice(
-                "requests carry X-Forwarded-For from \(peer ?? "a peer") that is not a --trusted-proxy: the header is ignored and sign-in failures are counted per user name only"
+                "requests carry X-Forwarded-For from \(peer ?? "a peer"), which is not a --trusted-proxy: the header is ignored, so its clients share its address for sign-in throttling and IP allow-lists; list the proxy with --trusted-proxy"
             )
         }
         return try await next(request, context)
@@ -60,8 +60,9 @@ struct ClientAddressMiddleware: RouterMiddleware {
         guard let peer else { return (nil, false) }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !trustedProxies.isEmpty, IPAllowlist.allows(peer, entries: trustedProxies) else {
-            // A forwarded request from a proxy nobody vouched for: its address is the proxy's, shared by its clients.
-            return (peer, hops.isEmpty && !isLoopback(peer))
+            // From a peer nobody vouched for, the header is the peer's own words: ignored, or any
+            // client could step out of the count of its address by sending one.
+            return (peer, !isLoopback(peer))
         }
         guard let client = hops.last(where: { !IPAllowlist.allows($0, entries: trustedProxies) }) ?? hops.first,
             IPAllowlist.isAddress(client)

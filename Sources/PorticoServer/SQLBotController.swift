@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import PorticoAsk
 import PorticoAuth
+import PorticoData
 import PorticoJSON
 import PorticoMCP
 import PorticoTools
@@ -92,10 +93,13 @@ struct SQLBotController: Sendable {
             return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
         } catch is NIOTooManyBytesError {
             return Forms.json(["detail": "the body is larger than 1 MiB"], status: .contentTooLarge)
-        } catch {
-            // The caller's mistakes (a bad argument, a refused SQL) are 400 with what to change, as for the tools.
-            guard let mistake = ToolErrors.map(error) as? ToolError else { throw error }
-            return Forms.json(["detail": .string(mistake.message)], status: .badRequest)
+        } catch let error as DataError {
+            return Forms.json(["detail": .string(error.message)], status: .badRequest)
+        } catch let error as DatasourceError {
+            // The caller's mistakes (an unknown datasource) are 400 with what to change, as for the tools.
+            return Forms.json(["detail": .string(error.message)], status: .badRequest)
+        } catch let error as SQLGuardError {
+            return Forms.json(["detail": .string("The SQL was refused: \(error.message)")], status: .badRequest)
         }
     }
 

@@ -148,8 +148,8 @@ extension ToolPackage {
 
 /// The one place where errors from below become tool errors the model can read and act on;
 /// every package is built with `ToolPackage.mapped`, so none catches these itself.
-public enum ToolErrors {
-    public static func map(_ error: any Error) -> any Error {
+enum ToolErrors {
+    static func map(_ error: any Error) -> any Error {
         switch error {
         case let error as ToolError: return error
         case let refusal as AskRefusal: return ToolError(refusal.message + (refusal.chatID.map { " (chat_id \($0))" } ?? ""))

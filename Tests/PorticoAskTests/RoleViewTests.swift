@@ -36,6 +36,24 @@ import Testing
             }
         }
 
+        /// Sees the customers whose support rep is Eve: a row filter across a relation, whose view reads the employees.
+        func evesCustomers() throws -> QueryCaller {
+            let rule = AccessRule(filter: ["rep": ["name": "Eve"]])
+            let access = RecordAccess(key: "eve", allowsInFull: false) { collection, _ in
+                collection == "Customer" ? .allow(rule) : .deny("role 'eve' may not list records of '\(collection)'")
+            }
+            let scoped = try catalog.scoped(by: access, root: "", action: .list)
+            let catalog = self.catalog
+            return QueryCaller(key: "user:3") { table in
+                guard let name = catalog.collection(table: table) else { return .refused("'\(table)' is not a collection") }
+                do {
+                    return try scoped.view(of: name).map { .view($0) } ?? .whole
+                } catch {
+                    return .refused("\(error)")
+                }
+            }
+        }
+
         /// A table's name as the SQL of this backend writes it.
         func q(_ name: String) -> String { backend == .postgres ? "\"\(name)\"" : name }
 
@@ -66,13 +84,19 @@ import Testing
             collections: [
                 CollectionSchema(
                     name: "Customer", tableName: "Customer",
-                    fields: [id, Field(name: "name", type: .string), Field(name: "phone", type: .string), Field(name: "region", type: .string)]),
+                    fields: [
+                        id, Field(name: "name", type: .string), Field(name: "phone", type: .string), Field(name: "region", type: .string),
+                        Field(name: "repId", type: .integer),
+                        Field(name: "rep", type: .belongsTo, relation: Relation(target: "Employee", foreignKey: "repId", sourceKey: "repId", targetKey: "id")),
+                    ]),
                 CollectionSchema(
                     name: "Employee", tableName: "Employee", fields: [id, Field(name: "name", type: .string), Field(name: "salary", type: .integer)]),
             ])
         try await store.execute(
             "INSERT INTO \"Customer\" (name, phone, region) VALUES ('Ana', '111', 'EU'), ('Ben', '222', 'US'), ('Cleo', '333', 'EU'), ('Dev', '444', 'APAC')")
-        try await store.execute("INSERT INTO \"Employee\" (name, salary) VALUES ('Eve', 9000)")
+        try await store.execute("INSERT INTO \"Employee\" (name, salary) VALUES ('Eve', 9000), ('Zed', 8000)")
+        try await store.execute("UPDATE \"Customer\" SET \"repId\" = 1 WHERE name = 'Ana'")
+        try await store.execute("UPDATE \"Customer\" SET \"repId\" = 2 WHERE name = 'Ben'")
         let kind: Datasource.Kind = backend == .sqlite ? .sqlite : .postgres
         let service = DatasourceService(
             store: DatasourceStore(database: store, masterKey: MasterKey(bytes: Array(repeating: 7, count: 32))),
@@ -106,7 +130,11 @@ import Testing
             #expect(answer.rows == [[.int(2)]], "\(sql)")
         }
         // The hidden column is not there to read, and the refused table is refused.
-        for sql in ["SELECT \(s.q("phone")) FROM \(customer)", "SELECT count(*) FROM \(s.q("Employee"))"] {
+        for sql in [
+            "SELECT \(s.q("phone")) FROM \(customer)", "SELECT count(*) FROM \(s.q("Employee"))",
+            // A WITH name must not take the place of a table a view may read.
+            "WITH \(s.q("Employee")) AS (SELECT 1 AS x) SELECT count(*) FROM \(customer)",
+        ] {
             await #expect(throws: (any Error).self, "\(sql)") { _ = try await s.service.query(app: "main", datasource: "main", sql: sql, caller: analyst) }
         }
         if backend == .sqlite {
@@ -176,6 +204,44 @@ import Testing
         await s.close()
     }
 
+    /// A WITH query named like a table the view reads (through its row filter) changes nothing:
+    /// refused where the SQL is read, and, past that, unable to stand in for the table.
+    @Test(arguments: Backend.available) func aWithNameCannotStandInForATableTheViewReads(_ backend: Backend) async throws {
+        let s = try await Self.setUp(backend)
+        let eve = try s.evesCustomers()
+        let customer = s.q("Customer")
+        #expect(try await s.service.query(app: "main", datasource: "main", sql: "SELECT count(*) FROM \(customer)", caller: eve).rows == [[.int(1)]])
+        let fake = "WITH \(s.q("Employee")) AS (SELECT 1 AS id, 'Eve' AS name UNION ALL SELECT 2, 'Eve') SELECT count(*) FROM \(customer)"
+        await #expect(throws: DatasourceError.self) { _ = try await s.service.query(app: "main", datasource: "main", sql: fake, caller: eve) }
+        guard case .view(let view) = eve.rights("Customer") else {
+            Issue.record("Eve's customers are a view")
+            return
+        }
+        switch backend {
+        case .sqlite:
+            let source = try SQLiteReadOnlySource(
+                path: try await mainLocation(s), policy: SQLiteQueryPolicy(hiddenPrefixes: ["sqlite_", "portico_"], functions: DatasourceService.authorizedFunctions))
+            let scope = ReadScope(
+                visibleTables: ["customer", "employee"], protectedTables: ["customer", "employee"], views: [view.temporaryName: view.sql],
+                commonTableNames: ["employee"])
+            let rows = try await source.query(
+                "WITH Employee AS (SELECT 1 AS id, 'Eve' AS name UNION ALL SELECT 2, 'Eve') SELECT count(*) FROM temp.\"\(view.temporaryName)\"", maxRows: 1,
+                timeout: .seconds(5), scope: scope)
+            #expect(rows.rows == [[.int(1)]])
+            await source.close()
+        case .postgres:
+            let source = try PostgresReadOnlySource(url: try await mainLocation(s))
+            let prefix = "portico_89abcdef_"
+            let scope = ReadScope(visibleTables: ["customer", "employee"], protectedTables: ["customer", "employee"], viewAliasPrefix: prefix)
+            let rows = try await source.query(
+                "WITH \"Employee\" AS (SELECT 1 AS id, 'Eve' AS name UNION ALL SELECT 2, 'Eve') SELECT count(*) FROM (\(view.sql(aliasPrefix: prefix, schema: "public"))) AS c",
+                maxRows: 1, timeout: .seconds(5), scope: scope)
+            #expect(rows.rows == [[.int(1)]])
+            await source.close()
+        }
+        await s.close()
+    }
+
     func mainLocation(_ s: Setup) async throws -> String {
         try await s.service.source(app: "main", name: "main").datasource.location
     }
@@ -234,6 +300,10 @@ import Testing
             "printf('%.2f', 3.14159)", "printf('%5s|%-5d|%05d', 'a', 3, 42)", "printf('%s and %s', 'x')", "printf('%.*c', 5, 'x')",
             "printf('%*d', -4, 7)", "printf('%q', 'it''s')", "printf('%,d', 1234567)", "printf('%x', 255)", "format('%d%%', 50)", "printf(NULL)",
             "printf('%!.3g', 2.0)", "printf('no args')", "length(printf('%.*c', 100000, 'z'))",
+            // Values as SQLite keeps them, and text that is not UTF-8.
+            "typeof(replace(5, '', 'x'))", "replace('abc', char(0), 'x')", "hex(rtrim(CAST(x'8080' AS TEXT), CAST(x'80' AS TEXT)))",
+            "hex(ltrim(CAST(x'80C3A9' AS TEXT), CAST(x'80' AS TEXT)))", "instr(CAST(x'61808080' AS TEXT), CAST(x'80' AS TEXT))",
+            "instr(CAST(x'8061' AS TEXT), CAST(x'80' AS TEXT))", "instr(CAST(x'C3A961' AS TEXT), 'a')", "trim('xyzzy', 'zyx')",
         ]
         for expression in expressions {
             let bounded = try await source.query("SELECT \(expression) AS v", maxRows: 1, timeout: .seconds(5)).rows
@@ -257,6 +327,11 @@ import Testing
         let trimmed = try await source.query(
             "SELECT length(trim(printf('%.*c', 1000000, 'a'), printf('%.*c', 60000, 'b') || 'c'))", maxRows: 1, timeout: .seconds(10))
         #expect(trimmed.rows == [[.int(1_000_000)]])
+        // A needle of continuation bytes in a haystack of them (not UTF-8): still one pass.
+        let continuation = try await source.query(
+            "SELECT instr('a' || printf('%.*c', 4000000, CAST(x'80' AS TEXT)), printf('%.*c', 2000000, CAST(x'80' AS TEXT)))",
+            maxRows: 1, timeout: .seconds(10))
+        #expect(continuation.rows == [[.int(0)]])
         #expect(ContinuousClock.now - started < .seconds(5))
         for sql in ["SELECT printf('%.*c', 2147483647, 'x')", "SELECT printf('%2147483647d', 1)", "SELECT format('%*s', -99999999, 'x')"] {
             let refusedAt = ContinuousClock.now

@@ -82,6 +82,9 @@ import Testing
         (";;", "empty"),
         ("SELECT 1 -- \n; DELETE FROM Album", "one statement"),
         ("SELECT randomblob(1000000000)", "randomblob"),
+        // A WITH name that took the place of a role's view would have its reads taken for the view's.
+        ("WITH 'portico_view_0123' AS (SELECT * FROM Customer) SELECT * FROM Album", "Portico's own"),
+        ("SELECT * FROM Album WHERE Title = 'PORTICO_VIEW_x'", "Portico's own"),
     ])
     func sqliteRefusesAttacks(_ sql: String, _ expected: String) {
         #expect {
@@ -151,6 +154,8 @@ import Testing
         ("SELECT * FROM (Genre JOIN (Album a JOIN Artist ON 1) ON 1)", "SELECT * FROM (Genre JOIN ((V) a JOIN (W) AS \"Artist\" ON 1) ON 1)"),
         // SQLite's `x IN table`.
         ("SELECT 1 WHERE 1 IN Album", "SELECT 1 WHERE 1 IN (V)"),
+        // A single-quoted alias is an alias.
+        ("SELECT a.Title FROM Album 'a'", "SELECT a.Title FROM (V) 'a'"),
     ])
     func viewsReplaceTableReferences(_ sql: String, _ expected: String) throws {
         let views = ["album": "(V)", "artist": "(W)"]

@@ -28,6 +28,12 @@ import Testing
         defer { Task { await f.close() } }
         let p = try await Self.people(f)
         let roles = RoleStore(database: f.store)
+        // While another app's invitation waits, the only app's admin no longer holds the account alone.
+        try await f.users.requireAccountChange(of: p.onlyInApp, in: "other", by: .user(p.appAdmin.id))
+        try await f.store.execute("INSERT INTO portico_apps (name, title, created_at) VALUES ('third', 'third', 0)")
+        #expect(try await roles.assign(app: "third", userID: p.onlyInApp.id, name: "viewer", by: .application) == .invited)
+        await #expect(throws: DataError.self) { try await f.users.requireAccountChange(of: p.onlyInApp, in: "other", by: .user(p.appAdmin.id)) }
+        try await f.users.decline(app: "third", userID: p.onlyInApp.id)
         #expect(try await roles.assign(app: "other", userID: p.mainAdmin.id, name: "viewer", by: .user(p.appAdmin.id)) == .invited)
         #expect(try await f.users.role(app: "other", userID: p.mainAdmin.id) == nil)
         #expect(try await f.users.invitations(userID: p.mainAdmin.id).map(\.app) == ["other"])

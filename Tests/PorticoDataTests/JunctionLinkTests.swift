@@ -86,4 +86,48 @@ import Testing
         #expect(try await links(f) == ["3-2", "3-3", "4-3"], "only the links of the posts the role could destroy went")
         #expect(try await f.store.query("SELECT id FROM \"Post\" ORDER BY id").map { $0.int("id") } == [3, 4, 5])
     }
+
+    /// A junction's rows are links: written directly, they must name records the role may see
+    /// on both sides, as linking through the relation must.
+    @Test(arguments: Backend.available) func aJunctionRowWrittenDirectlyLinksOnlyVisibleRecords(_ backend: Backend) async throws {
+        let f = try await make(backend)
+        defer { Task { await f.close() } }
+        let access = RecordAccess(key: "linker", variables: ["currentUser.id": .int(1)], allowsInFull: false) { collection, action in
+            switch (collection, action) {
+            case ("PostTag", _): .allow(.everything)
+            case ("Post", .list): .allow(AccessRule(filter: ["authorId": ["$eq": "{{currentUser.id}}"]]))
+            case ("Tag", .list): .allow(AccessRule(filter: ["label": ["$ne": "green"]]))
+            default: .deny("may not \(action.rawValue) \(collection)")
+            }
+        }
+        for (post, tag, hidden) in [(3, 1, "Post"), (1, 3, "Tag")] {
+            var create = RecordRequest(resource: "PostTag")
+            create.values = ["postId": .int(Int64(post)), "tagId": .int(Int64(tag))]
+            await #expect("post \(post), tag \(tag)") {
+                _ = try await f.records.create(app: "main", create, access: access)
+            } throws: { error in
+                (error as? DataError)?.message.contains("names a \(hidden) record that does not exist or that this role may not see") == true
+            }
+        }
+        var create = RecordRequest(resource: "PostTag")
+        create.values = ["postId": 2, "tagId": 2]
+        _ = try await f.records.create(app: "main", create, access: access)
+        #expect(try await links(f) == ["1-1", "1-2", "2-1", "2-2", "3-2", "3-3", "4-3"])
+        // A rule on a relation is judged after the links change: the red posts' editor cannot unpaint one.
+        let painter = RecordAccess(key: "painter", allowsInFull: false) { collection, action in
+            switch (collection, action) {
+            case ("Post", .update): .allow(AccessRule(fields: ["tags"], filter: ["tags": ["label": "red"]]))
+            case (_, .list): .allow(.everything)
+            default: .deny("may not \(action.rawValue) \(collection)")
+            }
+        }
+        var repaint = RecordRequest(resource: "Post")
+        repaint.filterByTk = .int(1)
+        repaint.values = ["tags": [2]]
+        await #expect(throws: DataError.self) { _ = try await f.records.update(app: "main", repaint, access: painter) }
+        #expect(try await links(f) == ["1-1", "1-2", "2-1", "2-2", "3-2", "3-3", "4-3"], "nothing changed")
+        repaint.values = ["tags": [1]]
+        _ = try await f.records.update(app: "main", repaint, access: painter)
+        #expect(try await links(f) == ["1-1", "2-1", "2-2", "3-2", "3-3", "4-3"])
+    }
 }

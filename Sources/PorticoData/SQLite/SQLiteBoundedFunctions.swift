@@ -68,25 +68,26 @@ enum SQLiteBoundedFunctions {
             return sqlite3_result_error_nomem(context)
         }
         guard needle.count > 0 else { return sqlite3_result_int(context, 1) }
-        var start = 0
-        while let offset = find(needle, in: haystack, from: start) {
-            if asBytes { return sqlite3_result_int64(context, Int64(offset + 1)) }
-            // SQLite steps through text a character at a time, so a match counts where a character starts.
-            if offset == 0 || !isContinuation(haystack[offset]) {
-                var characters: Int64 = 1
-                for index in 1..<max(1, offset) where !isContinuation(haystack[index]) { characters += 1 }
-                return sqlite3_result_int64(context, offset == 0 ? 1 : characters + 1)
-            }
-            start = offset + 1
+        // SQLite steps through text a character at a time, so a match counts only where a character
+        // starts (or at the very start). A needle that starts with a continuation byte can match
+        // nowhere else; any other needle's matches all start characters.
+        if !asBytes, isContinuation(needle[0]) {
+            let atStart = haystack.count >= needle.count && haystack.prefix(needle.count).elementsEqual(needle)
+            return sqlite3_result_int(context, atStart ? 1 : 0)
         }
-        sqlite3_result_int(context, 0)
+        guard let offset = find(needle, in: haystack, from: 0) else { return sqlite3_result_int(context, 0) }
+        if asBytes || offset == 0 { return sqlite3_result_int64(context, Int64(offset + 1)) }
+        var characters: Int64 = 2  // the start, and the character the match begins
+        for index in 1..<offset where !isContinuation(haystack[index]) { characters += 1 }
+        sqlite3_result_int64(context, characters)
     }
 
     /// `replace(X, Y, Z)`: every `Y` in `X` replaced by `Z`, left to right; NULL when any is
     /// NULL, `X` unchanged when `Y` is empty.
     static func replace(_ context: OpaquePointer, _ arguments: UnsafeMutablePointer<OpaquePointer?>) {
         guard let text = bytes(arguments[0]), let pattern = bytes(arguments[1]) else { return sqlite3_result_null(context) }
-        guard pattern.count > 0 else { return result(context, text[...]) }
+        // SQLite reads the pattern as a C string: one that starts with NUL is empty, and leaves X as it was.
+        guard pattern.count > 0, pattern[0] != 0 else { return sqlite3_result_value(context, arguments[0]) }
         guard let replacement = bytes(arguments[2]) else { return sqlite3_result_null(context) }
         let limit = Int(sqlite3_limit(sqlite3_context_db_handle(context), SQLITE_LIMIT_LENGTH, -1))
         var out: [UInt8] = []
@@ -111,29 +112,38 @@ enum SQLiteBoundedFunctions {
     }
 
     /// The characters of a set as SQLite reads them (a lead byte and the continuation bytes after
-    /// it), up to its first NUL; up to eight bytes packed into an integer, longer ones kept as bytes.
+    /// it), up to its first NUL, each with its place in the set: SQLite takes the first that
+    /// matches. A character is packed with its length into an integer; `nil` for a set with a
+    /// "character" of more than seven bytes, which only text that is not UTF-8 has.
     struct CharacterSet {
-        var short: Set<UInt64> = []
-        var long: Set<[UInt8]> = []
+        var places: [UInt64: Int] = [:]
+        /// The lengths its characters have, shortest first.
+        var lengths: [Int] = []
 
-        init(_ set: UnsafeBufferPointer<UInt8>) {
+        init?(_ set: UnsafeBufferPointer<UInt8>) {
             var index = 0
+            var place = 0
             while index < set.count, set[index] != 0 {
                 let end = SQLiteBoundedFunctions.characterEnd(set, at: index)
-                insert(set, index..<end)
+                guard let packed = Self.pack(set, index..<end) else { return nil }
+                if places[packed] == nil { places[packed] = place }
+                if !lengths.contains(end - index) { lengths.append(end - index) }
+                place += 1
                 index = end
             }
+            lengths.sort()
         }
 
-        var isEmpty: Bool { short.isEmpty && long.isEmpty }
+        var isEmpty: Bool { places.isEmpty }
 
-        mutating func insert(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
-            if let packed = Self.pack(bytes, range) { short.insert(packed) } else { long.insert(Array(bytes[range])) }
-        }
-
-        func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
-            if let packed = Self.pack(bytes, range) { return short.contains(packed) }
-            return long.contains(Array(bytes[range]))
+        /// The length of the set's first character (in set order) that `text` has in one of the places `range(length)` gives.
+        func match(_ text: UnsafeBufferPointer<UInt8>, _ range: (Int) -> Range<Int>?) -> Int? {
+            var best: (place: Int, length: Int)?
+            for length in lengths {
+                guard let bytes = range(length), let packed = Self.pack(text, bytes), let place = places[packed] else { continue }
+                if best == nil || place < best!.place { best = (place, length) }
+            }
+            return best?.length
         }
 
         static func pack(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt64? {
@@ -153,27 +163,21 @@ enum SQLiteBoundedFunctions {
     }
 
     /// `trim(X, Y)`, `ltrim(X, Y)`, `rtrim(X, Y)`: `X` without the characters of `Y` at its start
-    /// (`sides` 1), its end (2) or both (3); NULL when either is NULL.
+    /// (`sides` 1), its end (2) or both (3); NULL when either is NULL. At most seven lengths are
+    /// tried at each step, where SQLite compares every character of the set.
     static func trim(_ context: OpaquePointer, _ arguments: UnsafeMutablePointer<OpaquePointer?>, sides: Int) {
         guard let text = bytes(arguments[0]), let setBytes = bytes(arguments[1]) else { return sqlite3_result_null(context) }
-        let set = CharacterSet(setBytes)
+        guard let set = CharacterSet(setBytes) else {
+            return sqlite3_result_error(context, "trim: the characters to remove are not valid text", -1)
+        }
         var start = 0
         var end = text.count
         if !set.isEmpty {
             if sides & 1 != 0 {
-                while start < end {
-                    let next = min(characterEnd(text, at: start), end)
-                    guard set.contains(text, start..<next) else { break }
-                    start = next
-                }
+                while start < end, let length = set.match(text, { start + $0 <= end ? start..<(start + $0) : nil }) { start += length }
             }
             if sides & 2 != 0 {
-                while end > start {
-                    var first = end - 1
-                    while first > start, isContinuation(text[first]) { first -= 1 }
-                    guard set.contains(text, first..<end) else { break }
-                    end = first
-                }
+                while end > start, let length = set.match(text, { end - $0 >= start ? (end - $0)..<end : nil }) { end -= length }
             }
         }
         result(context, text[start..<end])
