@@ -232,13 +232,10 @@ public final class DatasourceService: Sendable {
         var scope = ReadScope(visibleTables: visible, commonTableNames: guarded.commonTableNames)
         if name == "main" {
             let rights = caller.rights
-            // A WITH name that is also a table would hide, inside its own definition, the table it shadows.
-            for shadowed in guarded.commonTableNames where tables.contains(where: { $0.name.lowercased() == shadowed }) && rights(shadowed) != .whole {
-                throw DatasourceError("the WITH name '\(shadowed)' is also a table this role reads through a view; give the WITH query another name")
-            }
             scope.protectedTables = Set(tables.map(\.name).filter { rights($0) != .whole }.map { $0.lowercased() })
-            // A role's view may read other tables (its row filter across a relation); a WITH name
-            // must not take the place of any of them.
+            // A WITH name that is also a table would hide, inside its own definition, the table it
+            // shadows, and a role's view may read other tables (its row filter across a relation):
+            // where the caller reads any table in part, no WITH name may be a table's.
             if !scope.protectedTables.isEmpty,
                 let shadow = guarded.commonTableNames.first(where: { name in tables.contains { $0.name.lowercased() == name } })
             {

@@ -1,4 +1,4 @@
-public import PorticoData
+import PorticoData
 
 /// Who asks for a change to a user's account or memberships.
 public enum Requester: Sendable, Equatable {
