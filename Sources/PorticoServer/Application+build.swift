@@ -120,8 +120,7 @@ public func buildApplication(
 /// The main listener's routes: health, images, metrics, OAuth, the console and ask pages, MCP.
 func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext> {
     let router = Router(context: PorticoRequestContext.self)
-    router.add(middleware: RequestIDMiddleware())
-    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+    router.add(middleware: RequestIDMiddleware(trustedProxies: configuration.trustedProxies))
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
     MetricsController(registry: MetricsController.registry, endpoint: parts.endpoint).addRoutes(to: router)
@@ -148,8 +147,7 @@ func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Ro
 func buildSQLBotRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext>? {
     guard let sqlbot = parts.sqlbot, let endpoint = parts.sqlbotEndpoint else { return nil }
     let router = Router(context: PorticoRequestContext.self)
-    router.add(middleware: RequestIDMiddleware())
-    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+    router.add(middleware: RequestIDMiddleware(trustedProxies: configuration.trustedProxies))
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
     SQLBotController(

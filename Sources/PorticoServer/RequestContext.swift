@@ -15,31 +15,34 @@ struct PorticoRequestContext: RequestContext {
     /// trusted proxy the one it forwards (`ClientAddressMiddleware`).
     var remoteAddress: String?
     /// Whether `remoteAddress` is one client's own: not a proxy's that many clients share, nor
-    /// loopback (this machine, or a proxy on it). Only then are sign-in failures counted per address.
-    var addressIsClients: Bool
+    /// loopback (this machine, or a proxy on it). Only then are sign-in failures counted per
+    /// address. `nil` until a trusted proxy's header says: then a peer that is not loopback is.
+    var addressIsClients: Bool?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         requestID = ""
         remoteAddress = source.channel.remoteAddress?.ipAddress
-        addressIsClients = false
     }
 
     /// The address sign-in failures are counted under, when it is one client's.
-    var throttledAddress: String? { addressIsClients ? remoteAddress : nil }
+    var throttledAddress: String? {
+        guard let remoteAddress else { return nil }
+        return addressIsClients ?? !ClientAddress.isLoopback(remoteAddress) ? remoteAddress : nil
+    }
 }
 
 /// Resolves the client's address: a request from a configured proxy (`--trusted-proxy`) is the
 /// client's whose address the proxy put last in `X-Forwarded-For` (the rightmost entry that is
 /// not itself a trusted proxy); from anyone else the header is ignored, since any client can
-/// write it. Loopback is no one client's (this machine, or a proxy on it).
-struct ClientAddressMiddleware: RouterMiddleware {
-    typealias Context = PorticoRequestContext
+/// write it. Loopback is no one client's (this machine, or a proxy on it). Applied by
+/// `RequestIDMiddleware`, so a request pays for one middleware, not two.
+enum ClientAddress {
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
-    let trustedProxies: [String]
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
+    static func apply(_ request: Request, to context: inout PorticoRequestContext, trustedProxies: [String]) {
+        // Nothing to resolve without a proxy and without the header: the hot path stays as it was.
+        guard !trustedProxies.isEmpty || request.headers[Self.forwardedFor] != nil else { return }
         let forwarded = request.headers[values: Self.forwardedFor]
         let peer = context.remoteAddress
         (context.remoteAddress, context.addressIsClients) = Self.resolve(peer: peer, forwardedFor: forwarded, trustedProxies: trustedProxies)
@@ -50,7 +53,6 @@ struct ClientAddressMiddleware: RouterMiddleware {
                 "requests carry X-Forwarded-For from \(peer ?? "a peer"), which is not a --trusted-proxy: the header is ignored, so its clients share its address for sign-in throttling and IP allow-lists; list the proxy with --trusted-proxy"
             )
         }
-        return try await next(request, context)
     }
 
     /// Whether the untrusted proxy has been reported (once per process).
@@ -70,8 +72,9 @@ struct ClientAddressMiddleware: RouterMiddleware {
         return (client, !isLoopback(client))
     }
 
+    /// 127.0.0.0/8 and ::1, as peers' addresses are written (also IPv4-mapped).
     static func isLoopback(_ address: String) -> Bool {
-        IPAllowlist.allows(address, entries: ["127.0.0.0/8", "::1/128"])
+        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
     }
 }
 
@@ -80,6 +83,8 @@ struct ClientAddressMiddleware: RouterMiddleware {
 struct RequestIDMiddleware: RouterMiddleware {
     typealias Context = PorticoRequestContext
     static let header = HTTPField.Name("X-Request-Id")!
+    /// Proxies whose `X-Forwarded-For` names the client (`ClientAddress`).
+    var trustedProxies: [String] = []
 
     /// An id a client may choose: up to 64 ASCII letters, digits and dashes.
     static func isSane(_ id: String) -> Bool {
@@ -88,6 +93,7 @@ struct RequestIDMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
+        ClientAddress.apply(request, to: &context, trustedProxies: trustedProxies)
         let supplied = request.headers.value(Self.header).flatMap { Self.isSane($0) ? $0 : nil }
         let id = supplied ?? context.id
         context.requestID = id
