@@ -43,7 +43,8 @@ struct APIKeyCommand: AsyncParsableCommand {
             let lifetime = try expiresIn.map(parseDuration)
             guard try await stores.apps.names().contains(app) else { throw ValidationError("there is no app '\(app)'; see `portico app list`") }
             guard try await stores.users.role(app: app, userID: owner.id) != nil else {
-                throw ValidationError("\(owner.name) has no role in app '\(app)'; give them one first (users_set_roles on its endpoint, or portico app create --admin)")
+                throw ValidationError(
+                    "\(owner.name) has no role in app '\(app)'; give them one first (users_set_roles on its endpoint, or portico user set-role)")
             }
             let (key, token) = try await report {
                 try await stores.apiKeys.create(userID: owner.id, name: name, scopes: scopeSet, expiresIn: lifetime, app: app)

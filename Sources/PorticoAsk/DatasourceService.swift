@@ -231,19 +231,21 @@ public final class DatasourceService: Sendable {
         var runnable = guarded.sql
         var scope = ReadScope(visibleTables: visible, commonTableNames: guarded.commonTableNames)
         if name == "main" {
-            let rights = caller.rights
-            scope.protectedTables = Set(tables.map(\.name).filter { rights($0) != .whole }.map { $0.lowercased() })
+            // The caller's rights over each table, judged once (a view is rendered in the judging).
+            let rights = Dictionary(tables.map { ($0.name.lowercased(), caller.rights($0.name)) }, uniquingKeysWith: { first, _ in first })
+            scope.protectedTables = Set(rights.filter { $0.value != .whole }.keys)
             // A WITH name that is also a table would hide, inside its own definition, the table it
             // shadows, and a role's view may read other tables (its row filter across a relation):
             // where the caller reads any table in part, no WITH name may be a table's.
             if !scope.protectedTables.isEmpty,
                 let shadow = guarded.commonTableNames.first(where: { name in tables.contains { $0.name.lowercased() == name } })
             {
-                throw DatasourceError("the WITH name '\(shadow)' is also a table of this datasource, which your role reads in part; give the WITH query another name")
+                throw DatasourceError(
+                    "the WITH name '\(shadow)' is also a table of this datasource, which your role reads in part; give the WITH query another name")
             }
             var views: [String: CollectionView] = [:]
             for table in guarded.tables where !guarded.commonTableNames.contains(table.lowercased()) {
-                switch rights(table) {
+                switch rights[table.lowercased()] ?? caller.rights(table) {
                 case .whole: break
                 case .refused(let reason): throw DatasourceError(reason)
                 case .view(let view): views[table.lowercased()] = view

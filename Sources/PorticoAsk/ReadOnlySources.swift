@@ -270,7 +270,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                 END IF;
                 IF lower(node->>'Relation Name') = ANY (protected)
                   AND (prefix IS NULL OR left(node->>'Alias', length(prefix)) IS DISTINCT FROM prefix) THEN
-                  RAISE EXCEPTION '\(planRefusal)your role may read ''%'' only in part, and this query reads it in a way Portico cannot put your role''s view in its place; name the table plainly after FROM or JOIN', node->>'Relation Name';
+                  RAISE EXCEPTION \(literal(planRefusal + ReadScope.readAroundView("%"))), node->>'Relation Name';
                 END IF;
               END LOOP;
             END

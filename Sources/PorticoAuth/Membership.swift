@@ -74,11 +74,7 @@ extension UserStore {
         // Whether they are a member is decided in the same transaction as what follows, so a
         // removal that lands in between cannot turn an invitation into a membership.
         let outcome: RoleAssignment = try await database.transaction { db in
-            var member = SQLFragment("SELECT role FROM portico_app_users WHERE app = ")
-            member.append(bind: .text(app))
-            member.append(" AND user_id = ")
-            member.append(bind: .int(userID))
-            guard try await !db.query(member).isEmpty || mayAdd else {
+            guard try await Self.role(db, app: app, userID: userID) != nil || mayAdd else {
                 try await Self.invite(db, userID: userID, to: app, role: role, by: requester, at: now)
                 return .invited
             }

@@ -134,11 +134,16 @@ public struct UserStore: Sendable {
 
     /// The user's role in `app`, with its permissions when it is a custom role.
     public func role(app: String, userID: Int64) async throws -> Role? {
+        try await Self.role(database, app: app, userID: userID)
+    }
+
+    /// The user's role in `app` as `db` (a transaction, say) sees it.
+    static func role(_ db: any Database, app: String, userID: Int64) async throws -> Role? {
         var q = SQLFragment(Self.roleQuery + " WHERE m.app = ")
         q.append(bind: .text(app))
         q.append(" AND m.user_id = ")
         q.append(bind: .int(userID))
-        return try await database.query(q).first.flatMap(Self.role)
+        return try await db.query(q).first.flatMap(Self.role)
     }
 
     static let roleQuery =

@@ -119,3 +119,10 @@ class HeadlessUser:
     async def callback_handler(self) -> AuthorizationCodeResult:
         assert self.result is not None
         return self.result
+
+
+def console_sign_in(browser: httpx2.Client, base: str, user: str, password: str) -> httpx2.Response:
+    """Signs in on the console's form (its CSRF token included); 303 when the password is right."""
+    page = browser.get(f"{base}/login")
+    fields = [(k, v) for k, v in form_fields(forms(page.text)[0]) if k not in ("username", "password")] + [("username", user), ("password", password)]
+    return browser.post(f"{base}/login", content=urlencode(fields), headers={"Content-Type": "application/x-www-form-urlencoded"})

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 from conftest import start_server
 from mcp_http import modern_request, post
-from oauth_helpers import form_fields, forms
+from oauth_helpers import console_sign_in, form_fields, forms
 
 PASSWORDS = {"admin": "main admin password", "alice": "alice of appa pass", "bob": "bob of appa only", "carol": "carol of main only", "dave": "dave of main only"}
 
@@ -35,10 +35,7 @@ def signs_in(server, user: str, password: str) -> bool:
 
 
 def console_session(server, browser: httpx2.Client, user: str, password: str) -> bool:
-    page = browser.get(f"{server.base}/login")
-    fields = [(k, v) for k, v in form_fields(forms(page.text)[0]) if k not in ("username", "password")] + [("username", user), ("password", password)]
-    r = browser.post(f"{server.base}/login", content=urlencode(fields), headers={"Content-Type": "application/x-www-form-urlencoded"})
-    return r.status_code == 303
+    return console_sign_in(browser, server.base, user, password).status_code == 303
 
 
 def console_form(server, browser: httpx2.Client, action: str) -> httpx2.Response:

@@ -5,13 +5,11 @@ throttling and for applications' IP allow-lists alike. Both backends."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import httpx2
 import pytest
 from conftest import start_server
 from mcp_http import post
-from oauth_helpers import form_fields, forms
+from oauth_helpers import console_sign_in
 
 PASSWORD = "the right password"
 
@@ -19,9 +17,7 @@ PASSWORD = "the right password"
 def sign_in(server, user: str, password: str, forwarded_for: str | None = None) -> int:
     headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
     with httpx2.Client(follow_redirects=False, headers=headers) as browser:
-        page = browser.get(f"{server.base}/login")
-        fields = [(k, v) for k, v in form_fields(forms(page.text)[0]) if k not in ("username", "password")] + [("username", user), ("password", password)]
-        return browser.post(f"{server.base}/login", content=urlencode(fields), headers={"Content-Type": "application/x-www-form-urlencoded"}).status_code
+        return console_sign_in(browser, server.base, user, password).status_code
 
 
 def add_fenced_application(server) -> dict:

@@ -20,31 +20,23 @@ import Testing
 
         /// The analyst sees EU customers' names and regions, and no employees.
         func analyst() throws -> QueryCaller {
-            let rules: [String: AccessRule] = ["Customer": AccessRule(fields: ["name", "region"], filter: ["region": "EU"])]
-            let access = RecordAccess(key: "analyst", allowsInFull: false) { collection, _ in
-                rules[collection].map { .allow($0) } ?? .deny("role 'analyst' may not list records of '\(collection)'")
-            }
-            let scoped = try catalog.scoped(by: access, root: "", action: .list)
-            let catalog = self.catalog
-            return QueryCaller(key: "user:2") { table in
-                guard let name = catalog.collection(table: table) else { return .refused("'\(table)' is not a collection") }
-                do {
-                    return try scoped.view(of: name).map { .view($0) } ?? .whole
-                } catch {
-                    return .refused("\(error)")
-                }
-            }
+            try caller("analyst", user: 2, customers: AccessRule(fields: ["name", "region"], filter: ["region": "EU"]))
         }
 
         /// Sees the customers whose support rep is Eve: a row filter across a relation, whose view reads the employees.
         func evesCustomers() throws -> QueryCaller {
-            let rule = AccessRule(filter: ["rep": ["name": "Eve"]])
-            let access = RecordAccess(key: "eve", allowsInFull: false) { collection, _ in
-                collection == "Customer" ? .allow(rule) : .deny("role 'eve' may not list records of '\(collection)'")
+            try caller("eve", user: 3, customers: AccessRule(filter: ["rep": ["name": "Eve"]]))
+        }
+
+        /// A caller whose role lists customers under `customers` and nothing else, with rights
+        /// derived as the tools derive them (`AccessPolicy.tableRights`).
+        func caller(_ role: String, user: Int64, customers: AccessRule) throws -> QueryCaller {
+            let access = RecordAccess(key: role, allowsInFull: false) { collection, _ in
+                collection == "Customer" ? .allow(customers) : .deny("role '\(role)' may not list records of '\(collection)'")
             }
             let scoped = try catalog.scoped(by: access, root: "", action: .list)
             let catalog = self.catalog
-            return QueryCaller(key: "user:3") { table in
+            return QueryCaller(key: "user:\(user)") { table in
                 guard let name = catalog.collection(table: table) else { return .refused("'\(table)' is not a collection") }
                 do {
                     return try scoped.view(of: name).map { .view($0) } ?? .whole
@@ -220,7 +212,8 @@ import Testing
         switch backend {
         case .sqlite:
             let source = try SQLiteReadOnlySource(
-                path: try await mainLocation(s), policy: SQLiteQueryPolicy(hiddenPrefixes: ["sqlite_", "portico_"], functions: DatasourceService.authorizedFunctions))
+                path: try await mainLocation(s),
+                policy: SQLiteQueryPolicy(hiddenPrefixes: ["sqlite_", "portico_"], functions: DatasourceService.authorizedFunctions))
             let scope = ReadScope(
                 visibleTables: ["customer", "employee"], protectedTables: ["customer", "employee"], views: [view.temporaryName: view.sql],
                 commonTableNames: ["employee"])

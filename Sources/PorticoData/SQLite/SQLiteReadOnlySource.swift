@@ -52,11 +52,7 @@ public struct SQLiteQueryPolicy: Sendable {
             let name = table.lowercased()
             if let source, views.contains(source.lowercased()) { return .allow }
             if views.contains(name) { return .allow }
-            if protectedTables.contains(name) {
-                return .deny(
-                    "your role may read '\(table)' only in part, and this query reads it in a way Portico cannot put your role's view in its place; name the table plainly after FROM or JOIN"
-                )
-            }
+            if protectedTables.contains(name) { return .deny(ReadScope.readAroundView(table)) }
             let hidden = hiddenPrefixes.contains(where: { name.hasPrefix($0) })
             guard isVisible(table) || (commonTableNames.contains(name) && !hidden) else { return .deny("'\(table)' is not part of this datasource") }
             return .allow
@@ -83,6 +79,11 @@ public struct ReadScope: Sendable {
     public var views: [String: String]
     /// PostgreSQL: every table a view written into the query reads has an alias with this prefix.
     public var viewAliasPrefix: String?
+
+    /// What a query that reads a protected table other than through its view is told, on either database.
+    public static func readAroundView(_ table: String) -> String {
+        "your role may read '\(table)' only in part, and this query reads it in a way Portico cannot put your role's view in its place; name the table plainly after FROM or JOIN"
+    }
     /// The names the query's WITH clauses define, which are not tables.
     public var commonTableNames: Set<String>
 
