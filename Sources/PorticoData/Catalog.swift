@@ -170,9 +170,10 @@ public struct CollectionView: Sendable, Equatable {
     /// its text: two views share a name only when they are the same view, and no caller can work
     /// out the name to write it themselves.
     public var temporaryName: String {
-        Self.temporaryPrefix + HMAC<SHA256>.authenticationCode(for: Array(sql.utf8), using: Self.nameKey).withUnsafeBytes {
-            Hex.encode(UnsafeRawBufferPointer(rebasing: $0.prefix(16)))
-        }
+        Self.temporaryPrefix
+            + HMAC<SHA256>.authenticationCode(for: Array(sql.utf8), using: Self.nameKey).withUnsafeBytes {
+                Hex.encode(UnsafeRawBufferPointer(rebasing: $0.prefix(16)))
+            }
     }
 
     /// How every temporary view's name starts; SQL from outside that contains it is refused.

@@ -234,7 +234,8 @@ public struct APIKeysPackage: Sendable {
                 },
                 Tool(
                     name: "api_keys_create",
-                    description: "Create an API key for yourself on this app's endpoint (other apps refuse it); scopes at most your own. The key is shown once.",
+                    description:
+                        "Create an API key for yourself on this app's endpoint (other apps refuse it); scopes at most your own. The key is shown once.",
                     inputSchema: [
                         "type": "object",
                         "properties": [

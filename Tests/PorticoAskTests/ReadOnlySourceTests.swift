@@ -104,7 +104,8 @@ import Testing
         try await Migrator().migrate(store)
         try await store.execute("CREATE TABLE other_app_item (id INTEGER PRIMARY KEY)")
         let service = DatasourceService(
-            store: DatasourceStore(database: store, masterKey: MasterKey(bytes: Array(repeating: 7, count: 32))), main: { _ in MainDatabase(kind: .sqlite, location: path) },
+            store: DatasourceStore(database: store, masterKey: MasterKey(bytes: Array(repeating: 7, count: 32))),
+            main: { _ in MainDatabase(kind: .sqlite, location: path) },
             mainTables: { _ in [.init(table: "item", comment: "Things for sale", columns: ["price": "Price in euros"])] })
         let (_, tables) = try await service.schema(app: "main", datasource: "main")
         #expect(tables.map(\.name) == ["item"])

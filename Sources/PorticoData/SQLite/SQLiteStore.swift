@@ -184,7 +184,8 @@ public final class SQLiteStore: Database {
                 if let first = broken.first {
                     throw StoreError(
                         kind: .constraint,
-                        message: "\(broken.count) record(s) of \(first.string("table") ?? "a table") would point at records of \(first.string("parent") ?? "another") that do not exist",
+                        message:
+                            "\(broken.count) record(s) of \(first.string("table") ?? "a table") would point at records of \(first.string("parent") ?? "another") that do not exist",
                         sql: "PRAGMA foreign_key_check")
                 }
                 _ = try await transaction.run("COMMIT", [], cancellable: false)
