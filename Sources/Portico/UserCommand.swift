@@ -75,8 +75,6 @@ extension UserCommand {
                     throw ValidationError("there is no app named '\(app)'; `portico app list` shows them")
                 }
                 try await report { try await stores.roles.assign(app: app, userID: user.id, name: role, by: .operator) }
-                // Servers on a shared PostgreSQL hear it at once; on SQLite their sessions see it on their next list.
-                stores.database.changes.broadcast(UserStore.rightsChangedMessage(user.id))
             }
             print("\(name) is \(role) in app \(app).")
         }

@@ -244,6 +244,15 @@ extension AuthorizationServer {
         return try await database.query(q).map(Self.grant)
     }
 
+    /// Removes a user from `app` (`UserStore.remove`) and revokes the OAuth grants they gave
+    /// clients there: what was theirs to use in the app stops with their membership.
+    public func removeMember(userID: Int64, from app: String) async throws {
+        try await users.remove(userID: userID, from: app)
+        for grant in try await grants(userID: userID) where grant.app == app {
+            if let id = grant.id { try await revokeGrant(id) }
+        }
+    }
+
     /// Revokes a grant: its refresh tokens stop working at once, its access tokens on every replica within a second.
     public func revokeGrant(_ id: String) async throws {
         var q = SQLFragment("UPDATE portico_oauth_grants SET revoked_at = ")

@@ -82,7 +82,7 @@ extension UserStore {
             try await Self.setRole(db, app: app, userID: userID, role: role)
             return .assigned
         }
-        database.changes.announce()
+        if outcome == .assigned { rightsChanged(userID) } else { database.changes.announce() }
         return outcome
     }
 
@@ -129,8 +129,7 @@ extension UserStore {
             try await Self.setRole(db, app: app, userID: userID, role: role)
             return role
         }
-        database.changes.announce()
-        database.changes.broadcast(Self.rightsChangedMessage(userID))
+        rightsChanged(userID)
         return role
     }
 
@@ -149,9 +148,4 @@ extension UserStore {
         guard let row = try await db.query(q).first, (row.int("created_at") ?? 0) > since else { return nil }
         return row.string("role")
     }
-
-    /// The message, on the change signal every replica hears, that a user's rights changed: their
-    /// open sessions hear `tools/list_changed`.
-    public static func rightsChangedMessage(_ userID: Int64) -> String { rightsChangedPrefix + String(userID) }
-    public static let rightsChangedPrefix = "tools_list_changed:"
 }

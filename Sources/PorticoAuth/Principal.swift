@@ -1,3 +1,5 @@
+public import PorticoData
+
 /// Who is calling: the user behind a request, the credential that proved it, and what that
 /// credential was narrowed to.
 public struct Principal: Sendable, Hashable {
@@ -28,6 +30,9 @@ public struct Principal: Sendable, Hashable {
         self.scopes = scopes
         self.role = role
     }
+
+    /// The user the data layer keeps on what this caller writes (`createdById`, `updatedById`).
+    public var caller: Caller { Caller(userID: userID, userName: userName) }
 
     /// Whether the credential's scopes allow `scope` (always true for an unscoped credential).
     public func isGranted(_ scope: Scope) -> Bool {

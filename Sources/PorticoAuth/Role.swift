@@ -1,3 +1,4 @@
+import Crypto
 public import PorticoData
 public import PorticoJSON
 
@@ -29,9 +30,22 @@ public struct Role: Hashable, Sendable, CustomStringConvertible {
 /// row filter). An action that is absent is denied. The collection `*` stands for every
 /// collection without an entry of its own.
 public struct RolePermissions: Hashable, Sendable {
-    public var collections: [String: [RecordAction: AccessRule]]
+    public var collections: [String: [RecordAction: AccessRule]] {
+        didSet { digest = Self.digest(collections) }
+    }
+    /// Names these grants (a digest of `json`), made when they are read or changed, not on every
+    /// call that keys a cache by them.
+    public private(set) var digest: String
 
-    public init(collections: [String: [RecordAction: AccessRule]] = [:]) { self.collections = collections }
+    public init(collections: [String: [RecordAction: AccessRule]] = [:]) {
+        self.collections = collections
+        digest = Self.digest(collections)
+    }
+
+    static func digest(_ collections: [String: [RecordAction: AccessRule]]) -> String {
+        let text = RolePermissions.json(collections).serializedString
+        return SHA256.hash(data: Array(text.utf8)).withUnsafeBytes { Hex.encode(UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
+    }
 
     public func rule(_ collection: String, _ action: RecordAction) -> AccessRule? {
         if let actions = collections[collection] { return actions[action] }
@@ -44,7 +58,9 @@ public struct RolePermissions: Hashable, Sendable {
     }
 
     /// `{"Deal": {"list": {"fields": [...], "filter": {...}}, "update": {}}}`, keys in a stable order.
-    public var json: JSON {
+    public var json: JSON { Self.json(collections) }
+
+    static func json(_ collections: [String: [RecordAction: AccessRule]]) -> JSON {
         var object = JSONObject()
         for collection in collections.keys.sorted() {
             var actions = JSONObject()
@@ -71,7 +87,7 @@ public struct RolePermissions: Hashable, Sendable {
             }
             collections[collection] = rules
         }
-        self.collections = collections
+        self.init(collections: collections)
     }
 }
 
@@ -119,24 +135,17 @@ public struct AccessPolicy: Sendable {
     }
 
     /// The caller's rights over the records of `app`, for the data layer's choke point.
-    public func recordAccess(role: Role?, app: String, userID: Int64?, userName: String?) -> RecordAccess {
+    public func recordAccess(role: Role?, app: String, caller: Caller) -> RecordAccess {
         let policy = self
         guard let custom = role?.permissions, let role else {
             // A built-in role reads every collection in full: no variables, no scoped catalog.
-            return RecordAccess(key: "", allowsInFull: true) { collection, action in policy.decision(role, action, collection: collection, app: app) }
-        }
-        var variables: [String: JSON] = [:]
-        if let userID {
-            variables["currentUser.id"] = .int(userID)
-            variables["$user.id"] = .int(userID)
-        }
-        if let userName {
-            variables["currentUser.name"] = .string(userName)
-            variables["currentUser.username"] = .string(userName)
+            return RecordAccess(key: "", caller: caller, allowsInFull: true) { collection, action in
+                policy.decision(role, action, collection: collection, app: app)
+            }
         }
         // Scoped catalogs are kept per role definition and caller (its variables).
-        let key = "\(app)/\(role.name)/\(custom.json.serializedString)/\(userID.map(String.init) ?? "-")/\(userName ?? "-")"
-        return RecordAccess(key: key, variables: variables, allowsInFull: false) { collection, action in
+        let key = "\(app)/\(role.name)/\(custom.digest)/\(caller.userID.map(String.init) ?? "-")/\(caller.userName ?? "-")"
+        return RecordAccess(key: key, caller: caller, allowsInFull: false) { collection, action in
             policy.decision(role, action, collection: collection, app: app)
         }
     }

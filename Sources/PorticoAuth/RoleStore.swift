@@ -119,6 +119,14 @@ public struct RoleStore: Sendable {
         q.append(where: app, name)
         try await database.execute(q)
         database.changes.announce()
+        // Its holders' tools may change with their rights.
+        var holders = SQLFragment("SELECT user_id FROM portico_app_users WHERE app = ")
+        holders.append(bind: .text(app))
+        holders.append(" AND role = ")
+        holders.append(bind: .text(name))
+        for row in try await database.query(holders) {
+            if let userID = row.int("user_id") { database.changes.broadcast(.toolsListChanged(userID: userID)) }
+        }
         role.permissions = permissions
         return role
     }

@@ -71,8 +71,6 @@ public final class TokenKeys: Sendable {
     }
 
     static let purpose = "portico.signing-key"
-    /// The broadcast that tells every replica a new key is active.
-    public static let rotatedMessage = "signing_keys_rotated"
     var now: Int64 { clock.seconds }
 
     /// Loads the keys, creating the first one or rotating an old one as needed.
@@ -126,7 +124,7 @@ public final class TokenKeys: Sendable {
         }
         loaded.withLock { $0 = nil }  // sign with the new key from now on
         // Every replica loads the new key now (they would within minutes anyway).
-        database.changes.broadcast(Self.rotatedMessage)
+        database.changes.broadcast(.signingKeysRotated)
         logger.info("rotated the token signing key", metadata: ["kid": "\(kid)"])
     }
 

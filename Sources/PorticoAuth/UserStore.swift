@@ -161,7 +161,15 @@ public struct UserStore: Sendable {
             if role != .admin { try await Self.keepAnAdmin(db, app: app, losing: userID) }
             try await Self.setRole(db, app: app, userID: userID, role: role)
         }
+        rightsChanged(userID)
+    }
+
+    /// Tells every replica (caches and the user's open sessions, which hear
+    /// `tools/list_changed`) that a user's rights changed. Every writer of roles and memberships
+    /// calls it after its change committed, so no caller has to remember to.
+    func rightsChanged(_ userID: Int64) {
         database.changes.announce()
+        database.changes.broadcast(.toolsListChanged(userID: userID))
     }
 
     /// Refuses a change that would leave `app` without an administrator, when `userID` is its last.
@@ -263,7 +271,7 @@ public struct UserStore: Sendable {
                 try await db.execute(delete)
             }
         }
-        database.changes.announce()
+        rightsChanged(userID)
     }
 
     static func user(_ row: Row) -> User {

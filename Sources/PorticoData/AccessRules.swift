@@ -34,6 +34,36 @@ public struct AccessRule: Sendable, Hashable {
     public var isEverything: Bool { fields == nil && (filter == nil || filter?.isNull == true) }
 }
 
+/// Who makes a call, as the data layer keeps it: the user whose id a record's `createdById` and
+/// `updatedById` hold, and whom row filters name as `{{currentUser.id}}`. Built once from the
+/// principal, for every role, built-in or custom, and carried beside its rules in `RecordAccess`.
+public struct Caller: Sendable, Hashable {
+    public var userID: Int64?
+    public var userName: String?
+
+    public init(userID: Int64?, userName: String?) {
+        self.userID = userID
+        self.userName = userName
+    }
+
+    /// No user: an operator's tool or a caller without an account.
+    public static let nobody = Caller(userID: nil, userName: nil)
+
+    /// The values of the variables row filters may name (`RecordAccess.variableNames`).
+    public var variables: [String: JSON] {
+        var variables: [String: JSON] = [:]
+        if let userID {
+            variables["currentUser.id"] = .int(userID)
+            variables["$user.id"] = .int(userID)
+        }
+        if let userName {
+            variables["currentUser.name"] = .string(userName)
+            variables["currentUser.username"] = .string(userName)
+        }
+        return variables
+    }
+}
+
 /// One caller's rights over an app's records: per collection and action, a rule or a refusal.
 /// Every table reference of a call goes through the catalog these rights scope
 /// (`Catalog.scoped(by:root:action:)`), so no path can read around them.
@@ -46,7 +76,9 @@ public struct RecordAccess: Sendable {
 
     /// Identifies the rules and the variables' values: scoped catalogs are kept against it.
     public let key: String
-    /// Values of the variables row filters may use (`currentUser.id`, ...).
+    /// Who calls: the user kept on the records they write.
+    public let caller: Caller
+    /// Values of the variables row filters may use (`currentUser.id`, ...), from the caller.
     public let variables: [String: JSON]
     /// Every allowed action is allowed in full (no field list, no row filter), so a call needs
     /// only its own action checked, not a scoped catalog.
@@ -54,11 +86,12 @@ public struct RecordAccess: Sendable {
     let decide: @Sendable (_ collection: String, _ action: RecordAction) -> Decision
 
     public init(
-        key: String, variables: [String: JSON] = [:], allowsInFull: Bool,
+        key: String, caller: Caller = .nobody, allowsInFull: Bool,
         decide: @escaping @Sendable (_ collection: String, _ action: RecordAction) -> Decision
     ) {
         self.key = key
-        self.variables = variables
+        self.caller = caller
+        variables = allowsInFull ? [:] : caller.variables
         self.allowsInFull = allowsInFull
         self.decide = decide
     }

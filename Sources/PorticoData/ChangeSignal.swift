@@ -27,7 +27,7 @@ public final class ChangeSignal: Sendable {
     /// Tells the other processes of a change announced here (nil message) or sends them a message.
     private let publish: (@Sendable (String?) -> Void)?
     /// Who hears messages (`broadcast`): every replica's, this one's included.
-    private let listeners = Mutex<[@Sendable (String) -> Void]>([])
+    private let listeners = Mutex<[@Sendable (PeerMessage) -> Void]>([])
     /// The file other processes announce through; nil for a signal within this process only.
     public let path: String?
     /// Past this size the file is replaced by a new one (a new inode), so it stays small.
@@ -102,21 +102,27 @@ extension ChangeSignal {
     /// Sends `message` to every process that shares the database, this one included (through
     /// PostgreSQL's `NOTIFY` when there is one, else within this process only); each hears it
     /// through `onMessage`. Used for what must reach a client whichever replica holds its stream.
-    public func broadcast(_ message: String) {
+    public func broadcast(_ message: PeerMessage) {
         if let publish {
-            publish(message)
+            publish(message.encoded)
         } else {
             deliver(message)
         }
     }
 
     /// Registers a listener for broadcast messages.
-    public func onMessage(_ listener: @escaping @Sendable (String) -> Void) {
+    public func onMessage(_ listener: @escaping @Sendable (PeerMessage) -> Void) {
         listeners.withLock { $0.append(listener) }
     }
 
+    /// A message heard as text (from another replica): passed on when it is one this version knows.
+    public func deliver(encoded text: String) {
+        guard let message = PeerMessage(encoded: text) else { return }
+        deliver(message)
+    }
+
     /// A message heard: passed to every listener.
-    public func deliver(_ message: String) {
+    public func deliver(_ message: PeerMessage) {
         for listener in listeners.withLock({ $0 }) { listener(message) }
     }
 }

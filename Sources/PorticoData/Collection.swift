@@ -76,7 +76,7 @@ public struct Field: Sendable, Hashable {
 
     /// Values Portico keeps for each record of a collection made with `collections_create`.
     public enum Maintained: String, Sendable, Hashable {
-        case createdAt, updatedAt, createdBy
+        case createdAt, updatedAt, createdBy, updatedBy
     }
 
     public init(

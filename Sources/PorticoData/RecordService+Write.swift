@@ -34,7 +34,7 @@ extension RecordService {
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
                 // The parent must be one of the caller's rows (its role may filter them).
-                if let association = target.association { try await Self.requireExists(association, catalog: catalog, db: db) }
+                if let association = target.association { try await catalog.requireParent(association, db: db) }
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 var q = SQLFragment("INSERT INTO ")
                 q.append(identifier: collection.tableName)
@@ -88,40 +88,18 @@ extension RecordService {
             throw DataError.invalid("values.\(key.name) is the primary key of '\(target.collection.name)' and cannot be changed")
         }
         guard !assignment.columns.isEmpty || !assignment.links.isEmpty else { throw DataError.invalid("values names no field to change") }
-        let condition = SQLFragment.all(
-            [try conditions(request, target: target, catalog: catalog), catalog.rowCondition(of: target.collection)].compactMap { $0 })
+        let condition = try conditions(request, target: target, catalog: catalog)
         let collection = target.collection
         let rows: [Row] = try await writing(collection) {
             try await catalog.database.transaction { db in
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
-                var rows: [Row]
-                if assignment.columns.isEmpty {
-                    var q = SQLFragment("SELECT * FROM ")
-                    q.append(table: collection.tableName, as: Self.rootAlias)
-                    if let condition { q.append(" WHERE "); q.append(condition) }
-                    rows = try await db.query(q)
-                } else {
-                    var q = SQLFragment("UPDATE ")
-                    q.append(table: collection.tableName, as: Self.rootAlias)
-                    q.append(" SET ")
-                    q.append(
-                        joining: assignment.columns.map { name, value in
-                            var f = SQLFragment.identifier(name)
-                            f.append(" = ")
-                            f.append(bind: value)
-                            return f
-                        }, separator: ", ")
-                    if let condition { q.append(" WHERE "); q.append(condition) }
-                    q.append(" RETURNING *")
-                    rows = try await db.query(q)
-                }
+                let rows = try await db.query(
+                    assignment.columns.isEmpty
+                        ? catalog.select(collection, where: condition) : catalog.update(collection, set: assignment.columns, where: condition))
                 for row in rows {
                     try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
                 }
-                // Judged once the links are in too: a rule may be on a relation ("its members contain me").
-                if let rule = catalog.rowCondition(of: collection) {
-                    try await Self.requireStillInside(rule, rows: rows, collection: collection, db: db)
-                }
+                try await catalog.requireStillInside(collection, rows: rows, db: db)
                 return rows
             }
         }
@@ -142,18 +120,11 @@ extension RecordService {
         guard Self.hasSelector(request) else {
             throw DataError.invalid("a destroy needs filterByTk or a non-empty filter; Portico refuses to delete every record of '\(target.collection.name)'")
         }
-        let condition = SQLFragment.all(
-            [try conditions(request, target: target, catalog: catalog), catalog.rowCondition(of: target.collection)].compactMap { $0 })
+        let condition = try conditions(request, target: target, catalog: catalog)
         let collection = target.collection
         let links = try Self.junctionLinks(to: collection, in: catalog)
         let count: Int = try await writing(collection) {
-            guard !links.isEmpty else {
-                var q = SQLFragment("DELETE FROM ")
-                q.append(table: collection.tableName, as: Self.rootAlias)
-                if let condition { q.append(" WHERE "); q.append(condition) }
-                q.append(" RETURNING 1 AS deleted")
-                return try await catalog.database.query(q).count
-            }
+            guard !links.isEmpty else { return try await catalog.database.query(catalog.delete(collection, where: condition)).count }
             return try await Self.destroyWithLinks(collection, where: condition, links: links, catalog: catalog)
         }
         return ["data": JSON(count)]
@@ -190,40 +161,6 @@ extension RecordService {
     /// Keys to a statement, so a destroy of many records never binds more values than a database allows.
     static let keysPerStatement = 500
 
-    /// Refuses (inside the update's transaction, which it then rolls back) an update that moves
-    /// records out of the rows the role may update, as NocoBase's filter on update does: a role
-    /// limited to its own or its region's records cannot hand them to someone else's.
-    static func requireStillInside(_ rule: SQLFragment, rows: [Row], collection: CollectionSchema, db: any Database) async throws {
-        let keys = collection.primaryKey.map(\.name)
-        guard !rows.isEmpty else { return }
-        guard !keys.isEmpty else {
-            throw DataError(
-                .forbidden,
-                "'\(collection.name)' has no primary key, so Portico cannot check that the change keeps its records inside this role's rows; nothing was changed"
-            )
-        }
-        for start in stride(from: 0, to: rows.count, by: keysPerStatement / max(1, keys.count)) {
-            let chunk = rows[start..<min(rows.count, start + keysPerStatement / max(1, keys.count))]
-            var q = SQLFragment("SELECT COUNT(*) AS n FROM ")
-            q.append(table: collection.tableName, as: rootAlias)
-            q.append(" WHERE (")
-            q.append(
-                joining: chunk.map { row in
-                    SQLFragment.all(keys.map { key in Self.binary(.column(key, of: rootAlias), "=", row[key] ?? .null) })!
-                }, separator: " OR ")
-            q.append(") AND (")
-            q.append(rule)
-            q.append(")")
-            let inside = try await db.query(q).first?.int("n") ?? 0
-            guard inside == Int64(chunk.count) else {
-                throw DataError(
-                    .forbidden,
-                    "the change would move \(Int64(chunk.count) - inside) record(s) of '\(collection.name)' out of the rows this role may update; nothing was changed. Leave the fields its filter is on as they are"
-                )
-            }
-        }
-    }
-
     static func binary(_ left: SQLFragment, _ op: String, _ value: SQLValue) -> SQLFragment {
         var f = left
         f.append(" \(op) ")
@@ -240,14 +177,9 @@ extension RecordService {
         var keyColumns = primary
         for link in links where !keyColumns.contains(link.key) { keyColumns.append(link.key) }
         return try await catalog.database.transaction { [keyColumns] db in
-            var select = SQLFragment("SELECT ")
-            select.append(columns: keyColumns, of: rootAlias)
-            select.append(" FROM ")
-            select.append(table: collection.tableName, as: rootAlias)
-            if let condition { select.append(" WHERE "); select.append(condition) }
             let rows: [Row]
             do {
-                rows = try await db.query(select)
+                rows = try await db.query(catalog.select(collection, columns: keyColumns, where: condition))
             } catch let error as StoreError where error.kind == .tooLarge {
                 throw DataError.invalid(
                     "this destroy selects too many records of '\(collection.name)' to remove their belongsToMany links in one call (\(error.message)); narrow the filter and destroy them in parts"
@@ -309,7 +241,8 @@ extension RecordService {
         return f
     }
 
-    /// What Portico keeps for each record: `createdAt` and `updatedAt` (now), `createdById` (the caller).
+    /// What Portico keeps for each record: `createdAt` and `updatedAt` (now), `createdById` and
+    /// `updatedById` (the caller, whatever its role).
     func maintainedValues(of collection: CollectionSchema, catalog: Catalog, access: RecordAccess, creating: Bool) throws(DataError) -> [String: SQLValue] {
         var values: [String: SQLValue] = [:]
         let now = Self.timestamp(clock.date)
@@ -317,8 +250,8 @@ extension RecordService {
             switch field.maintained {
             case .createdAt? where creating, .updatedAt?:
                 values[field.name] = try ValueCoercion.coerce(.string(now), to: field, at: field.name)
-            case .createdBy? where creating:
-                values[field.name] = try ValueCoercion.coerce(access.variables["currentUser.id"] ?? .null, to: field, at: field.name)
+            case .createdBy? where creating, .updatedBy?:
+                values[field.name] = try ValueCoercion.coerce(access.caller.userID.map { .int($0) } ?? .null, to: field, at: field.name)
             default:
                 break
             }
@@ -366,20 +299,6 @@ extension RecordService {
             return full.columns.filter { $0.primaryKey || fields.contains($0.name) }.map(\.name)
         case .deny:
             return full.primaryKey.map(\.name)
-        }
-    }
-
-    static func requireExists(_ association: Association, catalog: Catalog, db: any Database) async throws {
-        var q = SQLFragment("SELECT 1 AS found FROM ")
-        q.append(catalog.from(association.parent, as: "p"))
-        q.append(" WHERE ")
-        q.append(column: association.parent.primaryKey[0].name, of: "p")
-        q.append(" = ")
-        q.append(bind: association.sourceId)
-        guard try await !db.query(q).isEmpty else {
-            throw DataError.notFound(
-                "there is no \(association.parent.name) with \(association.parent.primaryKey[0].name) \(association.sourceId.json.serializedString) that this caller can see"
-            )
         }
     }
 
@@ -440,11 +359,11 @@ struct Assignment: Sendable {
     var columnExpressions: [String: SQLFragment] = [:]
     /// hasMany / belongsToMany fields set to a list of target keys.
     var links: [(field: Field, keys: [SQLValue])] = []
-    /// Keys that must name records the caller can see, where those rows are filtered: a belongsTo
-    /// (by the relation or by its foreign key column) and the foreign key of a hasMany that points here.
-    var filteredTargets: [(path: String, target: CollectionSchema, keyColumn: String, key: SQLValue)] = []
-    /// For each hasMany link: the target's rows the caller may update (`nil`: all of them).
-    var linkScopes: [String: SQLFragment] = [:]
+    /// Keys that must name records the caller can see: a belongsTo (by the relation or by its
+    /// foreign key column) and the foreign key of a hasMany that points here.
+    var namedTargets: [(path: String, target: CollectionSchema, keyColumn: String, key: SQLValue)] = []
+    /// For each hasMany link: the target's rows the caller may move.
+    var linkScopes: [String: Catalog.LinkScope] = [:]
 
     init(
         values: JSONObject, collection: CollectionSchema, catalog: Catalog, access: RecordAccess, whitelist: [String]?, blacklist: [String]?
@@ -483,7 +402,7 @@ struct Assignment: Sendable {
                 }
                 let value = try ValueCoercion.coerce(key, to: fkField, at: "values.\(name)")
                 columns[relation.foreignKey] = value
-                if catalog.rowCondition(of: target) != nil, value != .null { filteredTargets.append((name, target, relation.targetKey, value)) }
+                if value != .null { namedTargets.append((name, target, relation.targetKey, value)) }
             case .hasMany, .belongsToMany:
                 let relation = field.relation!
                 let target = try catalog.target(of: field, in: collection)
@@ -500,8 +419,7 @@ struct Assignment: Sendable {
                 }
                 if field.type == .hasMany {
                     // Linking moves the target's records: that is an update of them.
-                    let rooted = try catalog.unscopedCatalog.scoped(by: access, root: target.name, action: .update)
-                    if let condition = rooted.rowCondition(of: target) { linkScopes[field.name] = condition }
+                    linkScopes[field.name] = try catalog.linkScope(target, access: access)
                 }
                 links.append((field, keys))
             default:
@@ -521,7 +439,7 @@ struct Assignment: Sendable {
         let full = catalog.unscoped[collection.name] ?? collection
         for relationField in full.fields where relationField.type == .belongsTo && relationField.relation?.foreignKey == column {
             let target = try catalog.target(of: relationField, in: full)
-            if catalog.rowCondition(of: target) != nil { filteredTargets.append((column, target, relationField.relation!.targetKey, key)) }
+            namedTargets.append((column, target, relationField.relation!.targetKey, key))
         }
         for source in catalog.unscoped.values.sorted(by: { $0.name < $1.name }) {
             for relationField in source.fields {
@@ -536,33 +454,20 @@ struct Assignment: Sendable {
                 }
                 guard let holder else { continue }
                 let owner = try catalog.collection(holder.collection)
-                if catalog.rowCondition(of: owner) != nil { filteredTargets.append((column, owner, holder.key, key)) }
+                namedTargets.append((column, owner, holder.key, key))
             }
         }
     }
 
     /// Refuses a belongsTo key or a belongsToMany link that names a record outside the caller's rows.
     func requireVisibleTargets(catalog: Catalog, db: any Database) async throws {
-        var checks = filteredTargets.map { ($0.path, $0.target, $0.keyColumn, [$0.key]) }
-        for (field, keys) in links where field.type == .belongsToMany && !keys.isEmpty {
+        for (path, target, keyColumn, key) in namedTargets {
+            try await catalog.requireVisible(target, keyColumn: keyColumn, keys: [key], path: path, db: db)
+        }
+        for (field, keys) in links where field.type == .belongsToMany {
             let target = try catalog.collection(field.relation!.target)
             let keyColumn = (target.field(field.relation!.targetKey) ?? target.primaryKey[0]).name
-            if catalog.rowCondition(of: target) != nil { checks.append((field.name, target, keyColumn, keys)) }
-        }
-        for (path, target, key, keys) in checks {
-            var q = SQLFragment("SELECT COUNT(DISTINCT ")
-            q.append(column: key, of: "v")
-            q.append(") AS n FROM ")
-            q.append(catalog.from(target, as: "v"))
-            q.append(" WHERE ")
-            q.append(column: key, of: "v")
-            q.append(" IN (")
-            q.append(joining: keys.map { .bind($0) }, separator: ", ")
-            q.append(")")
-            let found = try await db.query(q).first?.int("n") ?? 0
-            guard found == Int64(Set(keys).count) else {
-                throw DataError.notFound("values.\(path) names a \(target.name) record that does not exist or that this role may not see")
-            }
+            try await catalog.requireVisible(target, keyColumn: keyColumn, keys: keys, path: field.name, db: db)
         }
     }
 
@@ -573,49 +478,13 @@ struct Assignment: Sendable {
             guard let source = row[relation.sourceKey] else { continue }
             let target = try catalog.target(of: field, in: collection)
             if field.type == .hasMany {
-                guard !keys.isEmpty else { continue }
-                var q = SQLFragment("UPDATE ")
-                q.append(identifier: target.tableName)
-                q.append(" SET ")
-                q.append(identifier: relation.foreignKey)
-                q.append(" = ")
-                q.append(bind: source)
-                q.append(" WHERE ")
-                q.append(identifier: relation.targetKey)
-                q.append(" IN (")
-                q.append(joining: keys.map { .bind($0) }, separator: ", ")
-                q.append(")")
-                if let scope = linkScopes[field.name] {
-                    // The target's update rule, on its own table: records outside it stay where they are.
-                    q.append(" AND ")
-                    q.append(identifier: relation.targetKey)
-                    q.append(" IN (SELECT ")
-                    q.append(column: relation.targetKey, of: RecordService.rootAlias)
-                    q.append(" FROM ")
-                    q.append(table: target.tableName, as: RecordService.rootAlias)
-                    q.append(" WHERE ")
-                    q.append(scope)
-                    q.append(")")
-                }
-                try await db.execute(q)
+                guard !keys.isEmpty, let scope = linkScopes[field.name] else { continue }
+                try await db.execute(
+                    catalog.link(target, keys: keys, on: relation.targetKey, setting: relation.foreignKey, to: source, within: scope))
             } else if let through = relation.through, let otherKey = relation.otherKey {
-                var clear = SQLFragment("DELETE FROM ")
-                clear.append(identifier: through)
-                clear.append(" WHERE ")
-                clear.append(identifier: relation.foreignKey)
-                clear.append(" = ")
-                clear.append(bind: source)
-                if catalog.rowCondition(of: target) != nil {
-                    // Links to records the caller cannot see are not the caller's to remove.
-                    clear.append(" AND ")
-                    clear.append(identifier: otherKey)
-                    clear.append(" IN (SELECT ")
-                    clear.append(column: relation.targetKey, of: "v")
-                    clear.append(" FROM ")
-                    clear.append(catalog.from(target, as: "v"))
-                    clear.append(")")
-                }
-                try await db.execute(clear)
+                try await db.execute(
+                    catalog.unlink(
+                        through: through, foreignKey: relation.foreignKey, source: source, otherKey: otherKey, target: target, targetKey: relation.targetKey))
                 for key in keys {
                     try await db.execute(RecordService.junctionInsert(through, relation.foreignKey, otherKey, source: .bind(source), target: key))
                 }

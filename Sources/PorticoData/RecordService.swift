@@ -239,10 +239,9 @@ public struct RecordService: Sendable {
             ? .bind(sourceId)
             : catalog.lookup(linkColumn, in: collection, as: "p", where: pk.name, equals: .bind(sourceId))
         var scope = SQLFragment()
-        if catalog.rowCondition(of: collection) != nil, linkColumn == pk.name {
+        if linkColumn == pk.name, let parent = catalog.parentCondition(collection, key: pk.name, equals: sourceId) {
             // The parent must be one of the caller's rows, even when its key alone links.
-            scope.append("EXISTS ")
-            scope.append(catalog.lookup(pk.name, in: collection, as: "p", where: pk.name, equals: .bind(sourceId)))
+            scope.append(parent)
             scope.append(" AND ")
         }
         switch field.type {

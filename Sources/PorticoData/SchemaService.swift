@@ -45,7 +45,7 @@ public struct SchemaService: Sendable {
     }
 
     /// The fields Portico adds to every collection it creates, as NocoBase does.
-    public static let systemFieldNames: Set<String> = ["id", "createdAt", "updatedAt", "createdById"]
+    public static let systemFieldNames: Set<String> = ["id", "createdAt", "updatedAt", "createdById", "updatedById"]
     static let reservedPrefixes = ["portico_", "sqlite_", "pg_", "__"]
 
     // MARK: Collections
@@ -74,7 +74,9 @@ public struct SchemaService: Sendable {
         updatedAt.maintained = .updatedAt
         var createdBy = Field(name: "createdById", type: .integer, title: "Created by (user id)")
         createdBy.maintained = .createdBy
-        collection.fields += [createdAt, updatedAt, createdBy]
+        var updatedBy = Field(name: "updatedById", type: .integer, title: "Updated by (user id)")
+        updatedBy.maintained = .updatedBy
+        collection.fields += [createdAt, updatedAt, createdBy, updatedBy]
         let created = collection
         let work = plan
         try await change(app: app) { db in

@@ -70,7 +70,7 @@ extension MCPEndpoint {
                 if let nonce = exchange.session?.nonce {
                     remember(level, for: nonce)
                     // The session's next request may reach another replica.
-                    peerRelay.withLock { $0 }?(Self.logLevelPrefix + nonce + "=" + level.rawValue)
+                    peerRelay.withLock { $0 }?(.logLevel(session: nonce, level: level.rawValue))
                 }
                 return (.result(id: message.id, [:]), nil)
             default:

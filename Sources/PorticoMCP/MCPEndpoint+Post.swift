@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import PorticoAuth
+import PorticoData
 import PorticoJSON
 import Synchronization
 
@@ -235,7 +236,7 @@ extension MCPEndpoint {
             let key = inflightKey(exchange, id)
             let cancelled = inflight.cancel(key)
             // Not running here: the request may be running on another replica.
-            if !cancelled { peerRelay.withLock { $0 }?(Self.cancelPrefix + key) }
+            if !cancelled { peerRelay.withLock { $0 }?(.cancel(key: key)) }
             exchange.request.logger.debug("cancellation requested", metadata: ["requestId": "\(id)", "found": "\(cancelled)"])
         default:
             break  // notifications/initialized, roots/list_changed, ...: nothing to do

@@ -81,7 +81,7 @@ public final class MCPEndpoint: Sendable {
     let modernResultMembers: JSONObject
 
     /// Where messages for the other replicas go (`relayToPeers`).
-    let peerRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
+    let peerRelay = Mutex<(@Sendable (PeerMessage) -> Void)?>(nil)
 
     /// The time session ids expire by.
     public let clock: WallClock
@@ -172,24 +172,26 @@ public final class MCPEndpoint: Sendable {
     /// Where this endpoint sends what the other replicas must know of a session: a cancellation it
     /// could not act on (the call runs elsewhere) and a session's log level. Every replica passes
     /// what it hears to `receivedFromPeer` (its own messages included). Set once at start-up.
-    public func relayToPeers(_ send: @escaping @Sendable (String) -> Void) {
+    public func relayToPeers(_ send: @escaping @Sendable (PeerMessage) -> Void) {
         peerRelay.withLock { $0 = send }
     }
 
-    static let cancelPrefix = "cancel:"
-    static let logLevelPrefix = "log_level:"
-
-    /// A message from `relayToPeers` on some replica: a cancellation stops the call if it runs
-    /// here; a log level applies to the session's later calls here. Others are not this endpoint's.
-    public func receivedFromPeer(_ message: String) {
-        if message.hasPrefix(Self.cancelPrefix) {
-            inflight.cancel(String(message.dropFirst(Self.cancelPrefix.count)))
-        } else if message.hasPrefix(Self.resourcesChangedPrefix) {
-            notifyResourcesListChanged(app: String(message.dropFirst(Self.resourcesChangedPrefix.count)))
-        } else if message.hasPrefix(Self.logLevelPrefix) {
-            let rest = message.dropFirst(Self.logLevelPrefix.count)
-            guard let equals = rest.lastIndex(of: "="), let level = LogLevel(rawValue: String(rest[rest.index(after: equals)...])) else { return }
-            remember(level, for: String(rest[..<equals]))
+    /// A message from some replica: a cancellation stops the call if it runs here; a log level
+    /// applies to the session's later calls here; a change of resources or of a user's rights is
+    /// told to the sessions with a stream open here. Others are not this endpoint's.
+    public func receivedFromPeer(_ message: PeerMessage) {
+        switch message {
+        case .cancel(let key):
+            inflight.cancel(key)
+        case .resourcesChanged(let app):
+            notifyResourcesListChanged(app: app)
+        case .toolsListChanged(let userID):
+            notifyToolsListChanged(userID: userID)
+        case .logLevel(let session, let name):
+            guard let level = LogLevel(rawValue: name) else { return }
+            remember(level, for: session)
+        case .signingKeysRotated:
+            break
         }
     }
 
@@ -200,9 +202,6 @@ public final class MCPEndpoint: Sendable {
             levels[nonce] = level
         }
     }
-
-    /// Peer message: an app's resources changed (`resources_changed:<app>`), sent by whoever changed them.
-    public static let resourcesChangedPrefix = "resources_changed:"
 
     /// Tells the sessions of `app` with a stream open here that its resource list changed.
     public func notifyResourcesListChanged(app: String) {

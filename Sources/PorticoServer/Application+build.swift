@@ -204,7 +204,7 @@ struct ServerParts {
             database: stores.database, masterKey: masterKey, logger: logger, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400), clock: clock)
         try await keys.refresh()
         stores.database.changes.onMessage { [logger] message in
-            guard message == TokenKeys.rotatedMessage else { return }
+            guard message == .signingKeysRotated else { return }
             Task {
                 do { try await keys.refresh() } catch { logger.warning("could not load the rotated signing keys", metadata: ["error": "\(error)"]) }
             }
@@ -229,16 +229,15 @@ struct ServerParts {
         // Every replica's sessions hear that an app's collections changed.
         let schemaChanges = stores.database.changes
         let schemaPackage = SchemaPackage(
-            schema: SchemaService(catalogs: stores.catalogs) { app in schemaChanges.broadcast(MCPEndpoint.resourcesChangedPrefix + app) })
+            schema: SchemaService(catalogs: stores.catalogs) { app in schemaChanges.broadcast(.resourcesChanged(app: app)) })
         let audit: AuditTrail? =
             configuration.auditRetentionDays > 0
             ? AuditTrail(databases: stores.apps.databases, retentionDays: configuration.auditRetentionDays, logger: logger) : nil
-        let toolsChanged = ToolsChangedRelay(changes: stores.database.changes)
         let registry = ToolRegistry(
             packages: [
                 DataPackage(records: stores.records).package,
                 schemaPackage.package,
-                UsersPackage(users: stores.users, server: authorizationServer) { userID in toolsChanged.notify(userID: userID) }.package,
+                UsersPackage(users: stores.users, server: authorizationServer).package,
                 ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
                 APIKeysPackage(keys: stores.apiKeys).package,
                 ACLPackage(
@@ -250,9 +249,7 @@ struct ServerParts {
                             try await stores.apps.setOfferedPackages(app, packages)
                             return packages
                         })
-                ) { userID in
-                    toolsChanged.notify(userID: userID)
-                }.package,
+                ).package,
                 AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
             ],
             defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
@@ -275,7 +272,6 @@ struct ServerParts {
         if let audit { endpointConfiguration.audit = { record in audit.record(record) } }
         endpointConfiguration.resources = schemaPackage.resources
         let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations, clock: clock)
-        toolsChanged.endpoint = endpoint
         // A client's `notifications/cancelled` or `logging/setLevel` may reach another replica than the call it names.
         let changes = stores.database.changes
         endpoint.relayToPeers { message in changes.broadcast(message) }
@@ -331,27 +327,4 @@ struct ServerParts {
             pages: try await WebPages.load(), baseURL: baseURL, secureCookies: secureCookies, sqlbot: sqlbot, sqlbotEndpoint: sqlbotEndpoint,
             sqlbotBaseURL: sqlbotBaseURL)
     }
-}
-
-/// Lets the users package, built before the endpoint, announce `tools/list_changed` through it.
-final class ToolsChangedRelay: @unchecked Sendable {
-    // Set once during start-up, before the server accepts requests; read afterwards.
-    var endpoint: MCPEndpoint? {
-        didSet {
-            let endpoint = self.endpoint
-            changes.onMessage { message in
-                guard message.hasPrefix(Self.prefix), let userID = Int64(message.dropFirst(Self.prefix.count)) else { return }
-                endpoint?.notifyToolsListChanged(userID: userID)
-            }
-        }
-    }
-    /// The user's streams may be on any replica: the change goes to all of them.
-    let changes: ChangeSignal
-    static let prefix = UserStore.rightsChangedPrefix
-
-    init(changes: ChangeSignal) {
-        self.changes = changes
-    }
-
-    func notify(userID: Int64) { changes.broadcast(UserStore.rightsChangedMessage(userID)) }
 }

@@ -56,7 +56,8 @@ struct AskPageController: Sendable {
                     chatID: chat, lang: "en",
                     caller: QueryCaller(
                         key: "user:\(user.id)",
-                        rights: try await policy.tableRights(role: roles[app], app: app, userID: user.id, userName: user.name, catalogs: asker.catalogs))))
+                        rights: try await policy.tableRights(
+                            role: roles[app], app: app, caller: Caller(userID: user.id, userName: user.name), catalogs: asker.catalogs))))
             return try await page(user: user, session: session, app: app, chat: answer.chatID, answer: answer)
         } catch let refusal as AskRefusal {
             return try await page(user: user, session: session, app: app, chat: refusal.chatID ?? chat, error: refusal.message, refusedSQL: refusal.sql)

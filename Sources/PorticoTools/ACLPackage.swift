@@ -32,19 +32,12 @@ public struct ACLPackage: Sendable {
             self.set = set
         }
     }
-    /// Called for each user whose rights changed, so their open sessions hear `tools/list_changed`.
-    let rightsChanged: @Sendable (Int64) -> Void
-
-    public init(
-        roles: RoleStore, users: UserStore, catalogs: CatalogStore, audit: AuditTrail? = nil, packages: AppPackages? = nil,
-        rightsChanged: @escaping @Sendable (Int64) -> Void
-    ) {
+    public init(roles: RoleStore, users: UserStore, catalogs: CatalogStore, audit: AuditTrail? = nil, packages: AppPackages? = nil) {
         self.packages = packages
         self.roles = roles
         self.users = users
         self.catalogs = catalogs
         self.audit = audit
-        self.rightsChanged = rightsChanged
     }
 
     static let ruleSchema: JSON = [
@@ -154,7 +147,6 @@ public struct ACLPackage: Sendable {
                     guard let user = try await users.find(name: name) else { throw ToolError("there is no user '\(name)'") }
                     switch try await roles.assign(app: context.app, userID: user.id, name: roleName, by: context.requester) {
                     case .assigned:
-                        rightsChanged(user.id)
                         return .structured(["data": ["user": .string(user.name), "app": .string(context.app), "roles": [.string(roleName)]]])
                     case .invited:
                         let text =
@@ -257,7 +249,6 @@ public struct ACLPackage: Sendable {
             rules[action] = AccessRule(fields: fields, filter: filter)
         }
         let role = try await roles.setPermissions(app: context.app, name: roleName, collection: collectionName, actions: rules)
-        for (user, held, _) in try await users.members(app: context.app) where held.name == roleName { rightsChanged(user.id) }
         return .structured(["data": role.json])
     }
 

@@ -87,7 +87,7 @@ public struct DataPackage: Sendable {
     /// The caller's rights over this app's records, from their role in it.
     func access(_ context: CallContext) -> RecordAccess {
         let principal = context.principal
-        return policy.recordAccess(role: principal.role, app: context.app, userID: principal.userID, userName: principal.userName)
+        return policy.recordAccess(role: principal.role, app: context.app, caller: principal.caller)
     }
 }
 

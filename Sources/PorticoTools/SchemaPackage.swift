@@ -62,7 +62,7 @@ public struct SchemaPackage: Sendable {
                         "name": ["type": "string"], "title": ["type": "string"], "description": ["type": "string"],
                         "fields": ["type": "array", "items": Self.fieldSchema],
                     ], required: ["name"],
-                    "Create a collection (a real table) with fields; id, createdAt, updatedAt and createdById are added and kept by Portico. Relations: belongsTo (target, foreignKey), hasMany (target, foreignKey on the target), belongsToMany (target, through junction).",
+                    "Create a collection (a real table) with fields; id, createdAt, updatedAt, createdById and updatedById are added and kept by Portico. Relations: belongsTo (target, foreignKey), hasMany (target, foreignKey on the target), belongsToMany (target, through junction).",
                     write: true
                 ) { s, a, c in
                     let fields = try (a["fields"]?.arrayValue ?? []).enumerated().map { index, item in try Self.spec(item, at: "fields[\(index)]") }
@@ -146,7 +146,7 @@ public struct SchemaPackage: Sendable {
 
     func visibleCatalog(app: String, principal: Principal) async throws -> Catalog {
         let catalog = try await schema.catalogs.catalog(app: app)
-        let access = policy.recordAccess(role: principal.role, app: app, userID: principal.userID, userName: principal.userName)
+        let access = policy.recordAccess(role: principal.role, app: app, caller: principal.caller)
         if access.allowsInFull { return catalog }
         return try catalog.scoped(by: access, root: "", action: .list)
     }

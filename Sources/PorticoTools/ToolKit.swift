@@ -92,16 +92,16 @@ extension AccessPolicy {
     public func queryCaller(_ principal: Principal, app: String, catalogs: CatalogStore) async throws -> QueryCaller {
         QueryCaller(
             key: principal.userID.map { "user:\($0)" } ?? principal.bindingKey,
-            rights: try await tableRights(role: principal.role, app: app, userID: principal.userID, userName: principal.userName, catalogs: catalogs))
+            rights: try await tableRights(role: principal.role, app: app, caller: principal.caller, catalogs: catalogs))
     }
 
     /// How the caller may read each table of `app`'s own data (what `sql_query`, `ask`,
     /// `mcp_question` and the ask page pass to the datasources): refused, whole, or through the
     /// view of the rows and fields the role's `list` rule allows.
-    public func tableRights(role: Role?, app: String, userID: Int64?, userName: String?, catalogs: CatalogStore) async throws
+    public func tableRights(role: Role?, app: String, caller: Caller, catalogs: CatalogStore) async throws
         -> @Sendable (String) -> TableAccess
     {
-        let access = recordAccess(role: role, app: app, userID: userID, userName: userName)
+        let access = recordAccess(role: role, app: app, caller: caller)
         let catalog = try await catalogs.catalog(app: app)
         if access.allowsInFull {
             return { table in

@@ -9,13 +9,10 @@ public import PorticoMCP
 public struct UsersPackage: Sendable {
     let users: UserStore
     let server: AuthorizationServer?
-    /// Called when a user's role changes, so their open sessions hear `tools/list_changed`.
-    let roleChanged: @Sendable (Int64) -> Void
 
-    public init(users: UserStore, server: AuthorizationServer?, roleChanged: @escaping @Sendable (Int64) -> Void) {
+    public init(users: UserStore, server: AuthorizationServer?) {
         self.users = users
         self.server = server
-        self.roleChanged = roleChanged
     }
 
     static let userSchema: JSON = [
@@ -89,13 +86,11 @@ public struct UsersPackage: Sendable {
                         return Casdoor.operation("delete", affected: false, resource: "user")
                     }
                     guard user.id != context.principal.userID else { throw ToolError("you cannot delete yourself; ask another admin") }
-                    try await users.remove(userID: user.id, from: owner)
                     if let server {
-                        for grant in try await server.grants(userID: user.id) where grant.app == owner {
-                            if let id = grant.id { try await server.revokeGrant(id) }
-                        }
+                        try await server.removeMember(userID: user.id, from: owner)
+                    } else {
+                        try await users.remove(userID: user.id, from: owner)
                     }
-                    roleChanged(user.id)
                     return Casdoor.operation("delete", affected: true, resource: "user")
                 },
             ])
@@ -182,7 +177,6 @@ public struct UsersPackage: Sendable {
                 throw ToolError("you cannot take away your own admin role; ask another admin")
             }
             try await users.setRole(app: owner, userID: user.id, role: role)
-            roleChanged(user.id)
             changed = true
         }
         return Casdoor.operation("update", affected: changed, resource: "user")

@@ -39,6 +39,11 @@ def refused(server, key, tool, arguments) -> str:
     return run(call(server, key, tool, arguments, expect_error=True))
 
 
+def user_id(server, name: str) -> int:
+    line = next(l for l in server.cli("user", "list").stdout.splitlines() if l.split("\t")[1] == name)
+    return int(line.split("\t")[0])
+
+
 def tool_names(server, key) -> set[str]:
     async def go():
         async with connect(server, "auto", key=key, url=url(server)) as client:
@@ -70,6 +75,7 @@ def crm():
 
     s.cli("user", "create", "sam", "--role", "member")
     s.cli("user", "create", "vera", "--role", "viewer")
+    s.cli("user", "create", "mia", "--role", "member")
     ok(s, admin, "roles_create", {"name": "sales", "title": "Sales"})
     ok(s, admin, "roles_create", {"name": "analyst", "title": "EU analyst"})
     own = {"createdById": {"$eq": "{{currentUser.id}}"}}
@@ -100,6 +106,7 @@ def crm():
         created = ok(s, sam, "resource_create", {"resource": "deals", "values": {"title": title, "amount": amount, "account": acme, "tags": [red]}})
         assert "margin" not in created["data"]
     ok(s, admin, "resource_update", {"resource": "deals", "filter": {"title": {"$startsWith": "Sam"}}, "values": {"margin": 42}})
+    ok(s, s.new_key("mia"), "resource_create", {"resource": "tags", "values": {"label": "blue"}})
     yield {"server": s, "admin": admin, "sam": sam, "vera": vera, "acme": acme}
     s.stop()
 
@@ -108,7 +115,7 @@ def test_the_schema_is_built_and_described(crm):
     s, admin = crm["server"], crm["admin"]
     listed = ok(s, admin, "collections_list", {"search": "sales"})["data"]
     assert [c["name"] for c in listed] == ["deals"], "search matches the description"
-    assert listed[0]["fieldCount"] == 11
+    assert listed[0]["fieldCount"] == 12
     deals = ok(s, admin, "collections_get", {"name": "deals"})["data"]
     fields = {f["name"]: f for f in deals["fields"]}
     assert fields["account"]["relation"] == {"target": "accounts", "foreignKey": "accountId", "targetKey": "id"}
@@ -119,8 +126,14 @@ def test_the_schema_is_built_and_described(crm):
     assert [r["title"] for r in rows] == ["Admin deal A", "Admin deal B", "Sam deal 1", "Sam deal 2"]
     assert all(r["createdAt"] and r["updatedAt"] for r in rows)
     assert rows[0]["stage"] == "open", "the default applies"
-    assert rows[0]["createdById"] != rows[2]["createdById"], "createdById is the user who created the record"
+    # Whatever the creator's role (admin and member are built in, sales is custom), the record keeps who made it and who changed it last.
+    admin_id, sam_id = user_id(s, "admin"), user_id(s, "sam")
+    assert [(r["createdById"], r["updatedById"]) for r in rows] == [(admin_id, admin_id)] * 2 + [(sam_id, admin_id)] * 2
+    tags = ok(s, admin, "resource_list", {"resource": "tags", "sort": ["id"]})["data"]
+    assert [(t["label"], t["createdById"]) for t in tags] == [("red", admin_id), ("blue", user_id(s, "mia"))]
+    assert fields["updatedById"]["maintained"] == "updatedBy"
     refused(s, admin, "resource_update", {"resource": "deals", "filterByTk": 1, "values": {"createdById": 99}})
+    refused(s, admin, "resource_update", {"resource": "deals", "filterByTk": 1, "values": {"updatedById": 99}})
 
 
 def test_three_roles_three_tool_lists(crm):

@@ -27,7 +27,7 @@ import Testing
 
     static func access(_ rules: [String: [RecordAction: AccessRule]], userID: Int64?) -> RecordAccess {
         RecordAccess(
-            key: "test/\(rules.keys.sorted())/\(userID ?? -1)", variables: userID.map { ["currentUser.id": .int($0)] } ?? [:], allowsInFull: false
+            key: "test/\(rules.keys.sorted())/\(userID ?? -1)", caller: Caller(userID: userID, userName: nil), allowsInFull: false
         ) { collection, action in
             rules[collection]?[action].map { .allow($0) } ?? .deny("role 'author' may not \(action.rawValue) records of '\(collection)'")
         }

@@ -92,7 +92,7 @@ import Testing
     @Test(arguments: Backend.available) func aJunctionRowWrittenDirectlyLinksOnlyVisibleRecords(_ backend: Backend) async throws {
         let f = try await make(backend)
         defer { Task { await f.close() } }
-        let access = RecordAccess(key: "linker", variables: ["currentUser.id": .int(1)], allowsInFull: false) { collection, action in
+        let access = RecordAccess(key: "linker", caller: Caller(userID: 1, userName: nil), allowsInFull: false) { collection, action in
             switch (collection, action) {
             case ("PostTag", _): .allow(.everything)
             case ("Post", .list): .allow(AccessRule(filter: ["authorId": ["$eq": "{{currentUser.id}}"]]))

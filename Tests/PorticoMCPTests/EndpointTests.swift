@@ -125,8 +125,8 @@ final class Probe: Sendable {
         #expect(set.status == .ok)
         #expect(b.sessionLogLevels.withLock { Array($0.values) } == [.warning], "replica b knows the session's level")
         // A message not meant for the endpoint, or malformed, changes nothing.
-        b.receivedFromPeer("tools_list_changed:1")
-        b.receivedFromPeer("log_level:x=loudest")
+        b.receivedFromPeer(.toolsListChanged(userID: 1))
+        b.receivedFromPeer(.logLevel(session: "x", level: "loudest"))
         #expect(b.sessionLogLevels.withLock { $0.count } == 1)
     }
 

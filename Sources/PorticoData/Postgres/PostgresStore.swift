@@ -104,7 +104,7 @@ public final class PostgresStore: Database {
         let lost = LostConnectionRelay()
         let changes = ChangeSignal(path: nil, remote: listener.heard, publish: { listener.publish($0) })
         self.changes = changes
-        listener.onMessage = { changes.deliver($0) }
+        listener.onMessage = { changes.deliver(encoded: $0) }
         lost.store = self
         listener.onLost = { lost.store?.connectionLost() }
         listener.start()

@@ -1,0 +1,52 @@
+/// What one replica tells every replica sharing its database (PostgreSQL's `NOTIFY`, or within
+/// the process on SQLite), through `ChangeSignal.broadcast`: the things that must reach a client
+/// or a cache whichever replica holds it. Encoded as text here, and only here.
+public enum PeerMessage: Sendable, Hashable {
+    /// Cancel the call that runs under this key (a client's `notifications/cancelled` that reached
+    /// another replica than the call).
+    case cancel(key: String)
+    /// A session's log level (`logging/setLevel`), for its later calls on any replica.
+    case logLevel(session: String, level: String)
+    /// An app's collections changed: its sessions hear `notifications/resources/list_changed`.
+    case resourcesChanged(app: String)
+    /// A user's rights changed (role, membership, a role's permissions): their sessions hear
+    /// `notifications/tools/list_changed`.
+    case toolsListChanged(userID: Int64)
+    /// A new token signing key was made: every replica loads it.
+    case signingKeysRotated
+
+    /// The message as text, `kind:argument`.
+    public var encoded: String {
+        switch self {
+        case .cancel(let key): "cancel:" + key
+        case .logLevel(let session, let level): "log_level:" + session + "=" + level
+        case .resourcesChanged(let app): "resources_changed:" + app
+        case .toolsListChanged(let userID): "tools_list_changed:" + String(userID)
+        case .signingKeysRotated: "signing_keys_rotated"
+        }
+    }
+
+    /// The message `encoded` wrote; `nil` for text that is not one (a newer replica's, or noise).
+    public init?(encoded text: String) {
+        guard let colon = text.firstIndex(of: ":") else {
+            guard text == "signing_keys_rotated" else { return nil }
+            self = .signingKeysRotated
+            return
+        }
+        let argument = String(text[text.index(after: colon)...])
+        switch text[..<colon] {
+        case "cancel":
+            self = .cancel(key: argument)
+        case "log_level":
+            guard let equals = argument.lastIndex(of: "=") else { return nil }
+            self = .logLevel(session: String(argument[..<equals]), level: String(argument[argument.index(after: equals)...]))
+        case "resources_changed":
+            self = .resourcesChanged(app: argument)
+        case "tools_list_changed":
+            guard let userID = Int64(argument) else { return nil }
+            self = .toolsListChanged(userID: userID)
+        default:
+            return nil
+        }
+    }
+}
