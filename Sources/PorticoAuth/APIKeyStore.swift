@@ -54,8 +54,26 @@ public final class APIKeyStore: Sendable {
     }
 
     /// Creates a key and returns it with its plaintext token, which is shown once and never again.
-    public func create(userID: Int64, name: String, scopes: ScopeSet?, expiresIn: Int64?, app: String = "main") async throws -> (APIKey, token: String) {
+    /// A key has at most what made it: the scopes of the creator's credential (`within`, `nil`
+    /// when it is not narrowed; a narrowed creator that names no scopes makes a key as narrow as
+    /// itself), and only scopes the user's role in `app` allows. The tool, the console and the
+    /// command line all create keys here, so the rule is one.
+    public func create(
+        userID: Int64, name: String, scopes requested: ScopeSet?, expiresIn: Int64?, app: String = "main", within creator: ScopeSet? = nil
+    ) async throws -> (APIKey, token: String) {
         guard let user = try await users.find(id: userID) else { throw DataError.notFound("there is no user with id \(userID)") }
+        let scopes = requested ?? creator
+        if let scopes, let creator, let extra = scopes.expanded.first(where: { !creator.contains($0) && $0 != .mcp }) {
+            throw DataError(.forbidden, "you cannot give a key \(extra.name): your own credential does not have it")
+        }
+        guard let role = try await users.role(app: app, userID: userID) else {
+            throw DataError(
+                .forbidden,
+                "\(user.name) has no role in app '\(app)', so a key there could do nothing; give them one first (users_set_roles or portico user set-role)")
+        }
+        if let scopes, let extra = scopes.expanded.first(where: { !AccessPolicy().allows(role, scope: $0) }) {
+            throw DataError(.forbidden, "\(user.name)'s role '\(role.name)' in app '\(app)' does not allow \(extra.name), so no key of theirs can have it")
+        }
         if let expiresIn, expiresIn <= 0 { throw DataError.invalid("expiry must be in the future") }
         if let expiresIn, expiresIn > 100 * 31_536_000 { throw DataError.invalid("expiry must be within 100 years") }
         let id = Secrets.random(12, alphabet: Array("abcdefghijkmnpqrstuvwxyz23456789".utf8))

@@ -177,7 +177,11 @@ struct ConsoleController: Sendable {
         guard unknown.isEmpty else { return try await console(user: user, session: session, error: "Unknown scope: \(unknown.joined(separator: ", "))") }
         let lifetimes: [String: Int64] = ["30d": 30 * 86400, "90d": 90 * 86400, "1y": 365 * 86400]
         let expires = Forms.first(fields, "expires").flatMap { lifetimes[$0] }
-        let (_, token) = try await keys.create(userID: user.id, name: name, scopes: chosen.isEmpty ? nil : scopes, expiresIn: expires)
-        return try await console(user: user, session: session, newKey: token)
+        do {
+            let (_, token) = try await keys.create(userID: user.id, name: name, scopes: chosen.isEmpty ? nil : scopes, expiresIn: expires)
+            return try await console(user: user, session: session, newKey: token)
+        } catch let error as DataError {
+            return try await console(user: user, session: session, error: error.message)
+        }
     }
 }

@@ -195,7 +195,6 @@ public struct UsersPackage: Sendable {
 /// Package `apikeys`: the caller's own API keys. A new key can have at most the caller's scopes.
 public struct APIKeysPackage: Sendable {
     let keys: APIKeyStore
-    let policy = AccessPolicy()
 
     public init(keys: APIKeyStore) {
         self.keys = keys
@@ -248,21 +247,11 @@ public struct APIKeysPackage: Sendable {
                         let (parsed, unknown) = ScopeSet.parse(requested.joined(separator: " "))
                         guard unknown.isEmpty else { throw ToolError("unknown scope(s): \(unknown.joined(separator: ", "))") }
                         scopes = parsed
-                    } else if let own = context.principal.scopes {
-                        scopes = own  // a narrowed caller makes narrowed keys
-                    }
-                    if let scopes, let callerScopes = context.principal.scopes,
-                        let extra = scopes.expanded.first(where: { !callerScopes.contains($0) && $0 != .mcp })
-                    {
-                        throw ToolError("you cannot give a key \(extra.name): your own credential does not have it")
-                    }
-                    if let scopes, let extra = scopes.expanded.first(where: { !policy.allows(context.principal.role, scope: $0) }) {
-                        throw ToolError("your role does not allow \(extra.name), so no key of yours can have it")
                     }
                     let days = arguments["expiresInDays"]?.intValue
                     let (key, token) = try await keys.create(
                         userID: userID, name: try ToolArguments(arguments).optionalString("name") ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 },
-                        app: context.app)
+                        app: context.app, within: context.principal.scopes)
                     return ToolResult(
                         content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
                         structuredContent: [

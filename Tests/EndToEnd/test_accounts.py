@@ -144,3 +144,39 @@ def test_an_instance_administrator_and_the_operator_add_and_change_users_of_othe
     # The operator sets any password.
     server.cli("user", "set-password", "carol", "--password-stdin", stdin="carol's next password\n")
     assert signs_in(server, "carol", "carol's next password")
+
+
+def test_a_key_has_at_most_its_users_rights_wherever_it_is_made(s):
+    """Key-scope narrowing is one rule in the key store: the console's form, the command line and
+    the tool refuse a scope the user's role (or the creating credential) does not allow."""
+    server = s["server"]
+    server.cli("user", "create", "vic", "--role", "viewer", "--password-stdin", stdin="vic views only\n")
+    keys_of_vic = lambda: [l for l in server.cli("apikey", "list", "--user", "vic").stdout.splitlines()[1:] if l.strip()]
+    with httpx2.Client(follow_redirects=False) as browser:
+        assert console_session(server, browser, "vic", "vic views only")
+        page = browser.get(f"{server.base}/console")
+        form = next(f for f in forms(page.text) if f.get("action") == "/console/keys")
+        offered = {i.get("value") for i in form["inputs"] if i.get("name") == "scope_choice"}
+        assert "read:data" in offered and "write:data" not in offered, "the form offers what the role allows"
+        # A forged form asks for more than the page offered: refused, and no key is made.
+        fields = [(k, v) for k, v in form_fields(form, checked_scopes=set()) if k != "name"] + [("name", "forged"), ("scope_choice", "write:data")]
+        r = browser.post(f"{server.base}/console/keys", content=urlencode(fields), headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 200 and "does not allow write:data" in r.text, r.text[:2000]
+        assert keys_of_vic() == []
+        fields = [(k, v) for k, v in form_fields(form, checked_scopes={"read:data"}) if k != "name"] + [("name", "reader")]
+        r = browser.post(f"{server.base}/console/keys", content=urlencode(fields), headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 200 and "pk_" in r.text
+        assert len(keys_of_vic()) == 1
+    # The operator's command line holds the same rule for the user it makes a key for.
+    refused = server.cli("apikey", "create", "--user", "vic", "--scopes", "read:data write:schema", check=False)
+    assert refused.returncode != 0 and "does not allow write:schema" in refused.stderr, refused.stderr
+    assert len(keys_of_vic()) == 1
+    made = server.cli("apikey", "create", "--user", "vic", "--scopes", "read:data")
+    assert made.stdout.strip().splitlines()[-1].startswith("pk_")
+    # A key narrowed to some scopes makes keys no wider than itself, whatever the role allows.
+    narrow = server.new_key("admin", scopes="read:data write:apikey")
+    body, headers = modern_request("tools/call", {"name": "api_keys_create", "arguments": {"name": "wider", "scopes": ["write:data"]}})
+    with httpx2.Client(headers={"Authorization": f"Bearer {narrow}"}, timeout=30) as c:
+        r = post(c, f"{server.mcp}?packages=apikeys", body, headers)
+    result = r.json()["result"]
+    assert result.get("isError") and "your own credential does not have it" in result["content"][0]["text"], result
