@@ -74,7 +74,7 @@ extension UserCommand {
                 guard try await stores.apps.names().contains(app) else {
                     throw ValidationError("there is no app named '\(app)'; `portico app list` shows them")
                 }
-                try await report { try await stores.roles.assign(app: app, userID: user.id, name: role, by: .operator) }
+                _ = try await report { try await stores.roles.assign(app: app, userID: user.id, name: role, by: .operator) }
             }
             print("\(name) is \(role) in app \(app).")
         }

@@ -1,4 +1,4 @@
-public import PorticoAuth
+import PorticoAuth
 public import PorticoData
 
 /// The apps that exist (`portico_apps`, in the instance's database), each made with its own

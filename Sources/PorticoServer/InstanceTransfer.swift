@@ -1,5 +1,5 @@
 import Foundation
-public import PorticoData
+import PorticoData
 import PorticoJSON
 
 /// Moves a whole instance from one database to another (a laptop's SQLite file to PostgreSQL,
@@ -120,7 +120,7 @@ public enum InstanceTransfer {
             for table in ["portico_apps", "portico_settings", "portico_signing_keys", "portico_revocations"] {
                 try await db.execute("DELETE FROM \(table)")
             }
-            var summary = try await load(chunks, app: "main", into: db, stores: stores)
+            let summary = try await load(chunks, app: "main", into: db, stores: stores)
             // Keys the database assigns continue after the imported ones.
             for (table, column) in ownKeys {
                 if let catchUp = db.flavor.keyCatchUp(table: table, column: column) { try await db.execute(catchUp) }
