@@ -8,13 +8,14 @@ PY := $(VENV)/bin/python
 PORTICO_DEBUG := $(CURDIR)/.build/debug/portico
 DEMO_DIR ?= ./portico-data
 
-.PHONY: all build build-deps test unit e2e fuzz fuzz-short soak demo bench clean help test-deps
+.PHONY: all build build-deps test unit e2e lint fuzz fuzz-short soak demo bench clean help test-deps
 
 all: build
 
 help:
 	@echo "make demo   build Portico and run it with the Chinook demo data"
-	@echo "make test   build once, then run the Swift unit tests and the end-to-end tests"
+	@echo "make test   check formatting, build once, then run the Swift unit tests and the end-to-end tests"
+	@echo "make lint   swift format lint --strict over Sources and Tests (.swift-format); swift format -i -r Sources Tests fixes it"
 	@echo "make bench  release build; Portico against FastMCP and MCP Toolbox under the same loads (see bench/)"
 	@echo "make fuzz   the libFuzzer targets, ten minutes each (FUZZ_SECONDS=N to change)"
 	@echo "make soak   the load tests for a minute each against the release build, with the latency target"
@@ -54,7 +55,12 @@ fi
 endef
 
 unit: build
+	@[ -n "$$PORTICO_TEST_POSTGRES_URL" ] || echo "PORTICO_TEST_POSTGRES_URL is not set: the PostgreSQL half of the store tests is skipped (make test runs it)"
 	$(SWIFT) test --skip-build
+
+# Formatting is part of the tests: the repository's .swift-format, every warning an error.
+lint:
+	$(SWIFT) format lint --strict --configuration .swift-format --recursive Sources Tests
 
 e2e: build $(VENV)/.installed test-deps
 	PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd
@@ -69,7 +75,7 @@ fuzz: build-deps
 # The tests run with a throwaway PostgreSQL cluster (Tests/pg_cluster.sh), stopped however they end:
 # the Swift tests (the store tests on both databases), then the end-to-end suite twice, with
 # Portico's own data in its embedded SQLite file and in PostgreSQL.
-test: build $(VENV)/.installed test-deps
+test: lint build $(VENV)/.installed test-deps
 	@cluster=$$(mktemp -d) && bash Tests/pg_cluster.sh start $$cluster && \
 	export PORTICO_TEST_POSTGRES_URL=$$(cat $$cluster/url) && \
 	{ $(SWIFT) test --skip-build && \
@@ -89,6 +95,8 @@ demo: build-deps
 	$(SWIFT) build --product portico
 	$(PORTICO_DEBUG) serve --demo --data-dir $(DEMO_DIR)
 
+# Not part of make test (it takes a quiet machine and about half an hour): bench/report.py fails it
+# when instructions per call rise more than 10% over bench/cost-baseline.json.
 bench: build-deps
 	bash bench/run.sh
 

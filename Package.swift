@@ -1,12 +1,18 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import Foundation
 import PackageDescription
 
-let upcoming: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-]
+// CI builds Portico's own targets with warnings as errors (`.ci/run` sets PORTICO_WARNINGS_AS_ERRORS=1);
+// the dependencies' warnings are theirs.
+let strict: [SwiftSetting] =
+    ProcessInfo.processInfo.environment["PORTICO_WARNINGS_AS_ERRORS"] == "1" ? [.treatAllWarnings(as: .error)] : []
+
+let upcoming: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ] + strict
 
 let package = Package(
     name: "portico",
