@@ -4,6 +4,7 @@ import PorticoAuth
 import PorticoData
 import PorticoJSON
 import PorticoServer
+import PorticoTools
 
 struct AppCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,7 +23,7 @@ struct AppCommand: AsyncParsableCommand {
             do throws(DataError) { try AppRegistry.validateName(name) } catch { throw ValidationError(error.message) }
             try await common.withStores { stores in
                 guard try await !stores.apps.names().contains(name) else { throw ValidationError("app '\(name)' already exists") }
-                let offered = try packages.map { list in try AppRegistry.validPackages(list.split(separator: ",").map { $0.trimmingSpaces() }) }
+                let offered = try packages.map { list in try ToolInventory.valid(list.split(separator: ",").map { $0.trimmingSpaces() }) }
                 try await stores.apps.create(name)
                 if let offered { try await stores.apps.setOfferedPackages(name, offered) }
                 if demo { try await DemoData.install(app: name, catalogs: stores.catalogs, logger: try common.makeLogger()) }
@@ -75,7 +76,7 @@ struct AppCommand: AsyncParsableCommand {
             abstract: "Show or restrict the tool packages an app's endpoint offers (x-mcp-packages and ?packages= only narrow them).")
         @OptionGroup var common: CommonOptions
         @Argument(help: "The app.") var name: String
-        @Option(help: "Offer only these packages, comma-separated (\(AppRegistry.packages.joined(separator: ", "))).") var set: String?
+        @Option(help: "Offer only these packages, comma-separated (\(ToolInventory.names.joined(separator: ", "))).") var set: String?
         @Flag(help: "Offer every package again.") var all = false
 
         func run() async throws {
@@ -83,13 +84,13 @@ struct AppCommand: AsyncParsableCommand {
             let offered: [String]? = try await common.withStores { stores in
                 guard try await stores.apps.names().contains(name) else { throw ValidationError("there is no app named '\(name)'") }
                 if let set {
-                    try await stores.apps.setOfferedPackages(name, try AppRegistry.validPackages(set.split(separator: ",").map { $0.trimmingSpaces() }))
+                    try await stores.apps.setOfferedPackages(name, try ToolInventory.valid(set.split(separator: ",").map { $0.trimmingSpaces() }))
                 } else if all {
                     try await stores.apps.setOfferedPackages(name, nil)
                 }
                 return try await stores.apps.offeredPackages()[name] ?? nil
             }
-            print("App \(name) offers: \((offered ?? AppRegistry.packages).joined(separator: ", "))\(offered == nil ? " (all)" : "")")
+            print("App \(name) offers: \((offered ?? ToolInventory.names).joined(separator: ", "))\(offered == nil ? " (all)" : "")")
         }
     }
 }

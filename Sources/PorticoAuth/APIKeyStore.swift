@@ -36,7 +36,7 @@ public final class APIKeyStore: Sendable {
     let users: UserStore
     private let lastUsedWrites = Mutex<[String: Int64]>([:])
     /// Keys as last read, by id, with the change stamp seen before the read (`ChangeSignal`).
-    private let known = Mutex<[String: KnownKey]>([:])
+    private let known = BoundedCache<String, KnownKey>(limit: 10_000)
     /// A key read longer ago than this is read again even if no change was announced.
     static let knownKeyLifetime: Int64 = 60
 
@@ -150,7 +150,7 @@ public final class APIKeyStore: Sendable {
         let now = clock.seconds
         let stamp = stamp ?? database.changes.stamp()
         let found: KnownKey
-        if let cached = known.withLock({ $0[id] }), cached.stamp == stamp, now - cached.readAt < Self.knownKeyLifetime {
+        if let cached = known[id], cached.stamp == stamp, now - cached.readAt < Self.knownKeyLifetime {
             found = cached
         } else {
             var q = SQLFragment("SELECT \(Self.columns), u.disabled, k.secret_hash FROM \(Self.tables) WHERE k.id = ")
@@ -162,11 +162,7 @@ public final class APIKeyStore: Sendable {
             var key = Self.key(row)
             if row.bool("disabled") == true { key.revokedAt = key.revokedAt ?? now }
             found = KnownKey(key: key, digest: row.string("secret_hash") ?? "", stamp: stamp, readAt: now)
-            known.withLock { known in
-                // A bound, not an LRU: past it the map starts again from the keys in use.
-                if known.count >= 10_000, known[id] == nil { known.removeAll(keepingCapacity: true) }
-                known[id] = found
-            }
+            known.store(found, for: id)
         }
         guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
         guard found.key.isActive(at: now) else { return .failure(found.key.revokedAt != nil ? .revoked : .expired) }

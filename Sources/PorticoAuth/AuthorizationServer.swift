@@ -52,7 +52,7 @@ public final class AuthorizationServer: Sendable {
     /// The time expiry is judged by.
     public let clock: WallClock
     let logger: Logger
-    private let documentCache = Mutex<[String: (client: OAuthClient, until: Int64)]>([:])
+    private let documentCache = BoundedCache<String, CachedDocument>(limit: 1000)
 
     public init(
         configuration: Configuration, database: any Database, users: UserStore, keys: TokenKeys, revocations: RevocationList,
@@ -103,7 +103,7 @@ public final class AuthorizationServer: Sendable {
     public func client(id: String) async throws(OAuthError) -> OAuthClient? {
         if let client = try? await clients.find(clientID: id) { return client }
         guard ClientMetadataDocument.isDocumentURL(id) else { return nil }
-        if let cached = documentCache.withLock({ $0[id] }), cached.until > self.now { return cached.client }
+        if let cached = documentCache[id], cached.until > self.now { return cached.client }
         guard let metadataFetcher else { throw .invalidClient("client ID metadata documents are not enabled") }
         let document: JSON
         do {
@@ -112,10 +112,7 @@ public final class AuthorizationServer: Sendable {
             throw .invalidClient("the client metadata document at \(id) could not be fetched: \(error)")
         }
         let client = try ClientMetadataDocument.client(from: document, url: id, now: self.now)
-        documentCache.withLock { cache in
-            if cache.count > 1000 { cache.removeAll() }
-            cache[id] = (client, self.now + 300)
-        }
+        documentCache.store(CachedDocument(client: client, until: self.now + 300), for: id)
         return client
     }
 
@@ -316,4 +313,10 @@ public enum FormEncoding {
     static func decode(_ s: Substring) -> String? {
         String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
+}
+
+/// A client metadata document's client, kept until `until` (seconds).
+struct CachedDocument: Sendable {
+    var client: OAuthClient
+    var until: Int64
 }

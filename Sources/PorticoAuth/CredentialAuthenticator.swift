@@ -135,17 +135,20 @@ final class RoleCache: Sendable {
         var userID: Int64
     }
 
-    private let entries = Mutex<[Key: (role: Role?, stamp: ChangeSignal.Stamp, at: ContinuousClock.Instant)]>([:])
+    private struct Entry: Sendable {
+        var role: Role?
+        var stamp: ChangeSignal.Stamp
+        var at: ContinuousClock.Instant
+    }
+
+    private let entries = BoundedCache<Key, Entry>(limit: 10_000)
 
     func role(_ users: UserStore, app: String, userID: Int64, stamp: ChangeSignal.Stamp? = nil) async throws -> Role? {
         let key = Key(app: app, userID: userID)
         let stamp = stamp ?? users.database.changes.stamp()
-        if let entry = entries.withLock({ $0[key] }), entry.stamp == stamp, ContinuousClock.now - entry.at < .seconds(60) { return entry.role }
+        if let entry = entries[key], entry.stamp == stamp, ContinuousClock.now - entry.at < .seconds(60) { return entry.role }
         let role = try await users.role(app: app, userID: userID)
-        entries.withLock { entries in
-            if entries.count > 10_000 { entries.removeAll() }
-            entries[key] = (role, stamp, .now)
-        }
+        entries.store(Entry(role: role, stamp: stamp, at: .now), for: key)
         return role
     }
 }

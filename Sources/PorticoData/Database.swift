@@ -43,8 +43,8 @@ public struct Row: Sendable {
     }
 }
 
-/// A database Portico stores its metadata and collections in. SQL is built as `SQLFragment`s
-/// (an `SQLExpression`), so identifiers are quoted and values always bound; rows come back as
+/// A database Portico stores its metadata and collections in. SQL is built as `SQLFragment`s,
+/// so identifiers are quoted and values always bound; rows come back as
 /// plain values whatever the driver.
 public protocol Database: Sendable {
     var flavor: SQLFlavor { get }

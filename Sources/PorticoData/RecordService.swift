@@ -46,8 +46,10 @@ public struct RecordService: Sendable {
     /// The SQL dialect of every app's database.
     let flavor: SQLFlavor
     public let budget: ResultBudget
-    private let plans = PlanCache()
-    private let scopes = ScopeCache()
+    /// Select plans by catalog and request shape.
+    private let plans = BoundedCache<PlanKey, SelectPlan>(limit: 512)
+    /// Catalogs scoped for callers, by catalog, rules, collection and action.
+    private let scopes = BoundedCache<ScopeKey, Catalog>(limit: 1024)
 
     /// The time `createdAt` and `updatedAt` are set to.
     let clock: WallClock
@@ -62,15 +64,12 @@ public struct RecordService: Sendable {
     /// The plan for reading `collection` as `request` asks (its fields, appends, except and
     /// sort), made once per catalog and request shape: agents repeat the same shapes.
     func plan(_ request: RecordRequest, collection: CollectionSchema, catalog: Catalog) throws(DataError) -> SelectPlan {
-        let key = PlanCache.Key(
+        let key = PlanKey(
             catalog: catalog.version, collection: collection.name, fields: request.fields, appends: request.appends, except: request.except,
             sort: request.sort)
-        if let plan = plans.entries.withLock({ $0[key] }) { return plan }
+        if let plan = plans[key] { return plan }
         let plan = try SelectPlan(request: request, collection: collection, catalog: catalog, flavor: flavor)
-        plans.entries.withLock { entries in
-            if entries.count >= PlanCache.limit { entries.removeAll(keepingCapacity: true) }
-            entries[key] = plan
-        }
+        plans.store(plan, for: key)
         return plan
     }
 
@@ -196,13 +195,10 @@ public struct RecordService: Sendable {
     /// `catalog` scoped by `access` for one call, kept while the catalog and the rules are the same.
     func scoped(_ catalog: Catalog, by access: RecordAccess, root: String, action: RecordAction) throws(DataError) -> Catalog {
         if access.allowsInFull { return try catalog.scoped(by: access, root: root, action: action) }
-        let key = ScopeCache.Key(catalog: catalog.version, access: access.key, root: root, action: action)
-        if let scoped = scopes.entries.withLock({ $0[key] }) { return scoped }
+        let key = ScopeKey(catalog: catalog.version, access: access.key, root: root, action: action)
+        if let scoped = scopes[key] { return scoped }
         let scoped = try catalog.scoped(by: access, root: root, action: action)
-        scopes.entries.withLock { entries in
-            if entries.count >= ScopeCache.limit { entries.removeAll(keepingCapacity: true) }
-            entries[key] = scoped
-        }
+        scopes.store(scoped, for: key)
         return scoped
     }
 
@@ -332,30 +328,20 @@ public struct RecordService: Sendable {
     }
 }
 
-/// Catalogs scoped for callers, by catalog, rules, collection and action, within a bound.
-final class ScopeCache: Sendable {
-    struct Key: Hashable {
-        var catalog: UInt64
-        var access: String
-        var root: String
-        var action: RecordAction
-    }
-
-    static let limit = 1024
-    let entries = Mutex<[Key: Catalog]>([:])
+/// What a scoped catalog is kept against.
+struct ScopeKey: Hashable, Sendable {
+    var catalog: UInt64
+    var access: String
+    var root: String
+    var action: RecordAction
 }
 
-/// Select plans by catalog and request shape, within a bound.
-final class PlanCache: Sendable {
-    struct Key: Hashable {
-        var catalog: UInt64
-        var collection: String
-        var fields: [String]?
-        var appends: [String]?
-        var except: [String]?
-        var sort: [String]?
-    }
-
-    static let limit = 512
-    let entries = Mutex<[Key: SelectPlan]>([:])
+/// What a select plan is kept against: the catalog and the request's shape.
+struct PlanKey: Hashable, Sendable {
+    var catalog: UInt64
+    var collection: String
+    var fields: [String]?
+    var appends: [String]?
+    var except: [String]?
+    var sort: [String]?
 }

@@ -1,29 +1,16 @@
-public import SQLKit
-
 /// A value bound into a statement. Values are always bound, never spliced into SQL text.
-public enum SQLValue: Sendable, Hashable, Encodable {
+public enum SQLValue: Sendable, Hashable {
     case null
     case int(Int64)
     case double(Double)
     case text(String)
     case bool(Bool)
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .int(let i): try container.encode(i)
-        case .double(let d): try container.encode(d)
-        case .text(let s): try container.encode(s)
-        case .bool(let b): try container.encode(b)
-        }
-    }
 }
 
 /// A piece of SQL assembled from text, quoted identifiers and bound values. Identifiers are
 /// quoted by the database's dialect and values become placeholders, so a fragment carries no
 /// user input as SQL text.
-public struct SQLFragment: SQLExpression, Sendable {
+public struct SQLFragment: Sendable {
     enum Part: Sendable {
         case text(String)
         case identifier(String)
@@ -142,20 +129,9 @@ public struct SQLFragment: SQLExpression, Sendable {
         return quoted + "\""
     }
 
-    public func serialize(to serializer: inout SQLSerializer) {
-        for part in parts {
-            switch part {
-            case .text(let text): serializer.write(text)
-            case .identifier(let name), .alias(let name), .table(let name): serializer.write(Self.quote(name))
-            case .bind(.null): serializer.write("NULL")
-            case .bind(let value): serializer.write(bind: value)
-            }
-        }
-    }
-
     /// The SQL text with `?` placeholders and the values to bind, in order (SQLite's form),
-    /// without going through SQLKit's serializer and its boxed binds on the hot path. The text is
-    /// measured first and then written straight into one string.
+    /// without boxing a bind on the hot path. The text is measured first and then written
+    /// straight into one string.
     public func rendered() -> (sql: String, binds: [SQLValue]) {
         renderedWithQuestionMarks()
     }

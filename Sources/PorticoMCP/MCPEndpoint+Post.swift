@@ -153,7 +153,7 @@ extension MCPEndpoint {
             request: request, principal: principal, modern: false,
             protocolVersion: session?.protocolVersion ?? headerVersion ?? ProtocolVersion.assumedWithoutHeader,
             clientCapabilities: [:], session: session, selection: selection,
-            logLevel: session.flatMap { nonce in sessionLogLevels.withLock { $0[nonce.nonce] } },
+            logLevel: session.flatMap { sessionLogLevels[$0.nonce] },
             deadline: .now + configuration.requestTimeout)
 
         // One request asking for progress gets an event stream carrying the progress.

@@ -75,7 +75,7 @@ public final class MCPEndpoint: Sendable {
     let streamQuota = StreamQuota()
     let metrics = MCPMetrics()
     let draining = Atomic<Bool>(false)
-    let sessionLogLevels = LockedValue<[String: LogLevel]>([:])
+    let sessionLogLevels = BoundedCache<String, LogLevel>(limit: 10_000)
 
     /// The members every modern-era result ends with (`resultType` and the server's identity).
     let modernResultMembers: JSONObject
@@ -197,10 +197,7 @@ public final class MCPEndpoint: Sendable {
 
     /// A session's log level, kept for its later calls (bounded: past the bound the table starts again).
     func remember(_ level: LogLevel, for nonce: String) {
-        sessionLogLevels.withLock { levels in
-            if levels.count >= 10_000, levels[nonce] == nil { levels.removeAll(keepingCapacity: true) }
-            levels[nonce] = level
-        }
+        sessionLogLevels.store(level, for: nonce)
     }
 
     /// Tells the sessions of `app` with a stream open here that its resource list changed.
@@ -303,7 +300,7 @@ public final class MCPEndpoint: Sendable {
                 return Self.errorResponse(.internalServerError, id: nil, .internalError("the session could not be ended; try again"))
             }
             streams.finish(nonce: session.nonce)
-            sessionLogLevels.withLock { _ = $0.removeValue(forKey: session.nonce) }
+            sessionLogLevels.remove(session.nonce)
             metrics.endedSession(session.nonce)
             return .empty(status: .ok, headers: HTTPFields())
         }

@@ -102,15 +102,12 @@ public struct SessionSigner: Sendable {
 
 /// Binding hashes by credential, within a bound.
 final class BindingHashes: Sendable {
-    private let known = Mutex<[String: String]>([:])
+    private let known = BoundedCache<String, String>(limit: 10_000)
 
     func hash(of bindingKey: String) -> String {
-        if let hash = known.withLock({ $0[bindingKey] }) { return hash }
+        if let hash = known[bindingKey] { return hash }
         let hash = SessionSigner.bindingHash(bindingKey)
-        known.withLock { known in
-            if known.count >= 10_000 { known.removeAll(keepingCapacity: true) }
-            known[bindingKey] = hash
-        }
+        known.store(hash, for: bindingKey)
         return hash
     }
 }

@@ -19,18 +19,6 @@ public struct AppRegistry: Sendable {
         try await database.query("SELECT name FROM portico_apps ORDER BY name").compactMap { $0.string("name") }
     }
 
-    /// The tool packages an app's endpoint serves (the SQLBot listener's `sqlbot` is its own).
-    public static let packages = ["data", "schema", "users", "applications", "apikeys", "acl", "ask"]
-
-    /// `packages` checked against the ones there are; `nil` for an empty list.
-    public static func validPackages(_ names: [String]) throws(DataError) -> [String] {
-        guard !names.isEmpty else { throw DataError.invalid("give at least one package; there are: \(packages.joined(separator: ", "))") }
-        if let unknown = names.first(where: { !packages.contains($0) }) {
-            throw DataError.invalid("unknown package '\(unknown)'; there are: \(packages.joined(separator: ", "))")
-        }
-        return packages.filter(names.contains)
-    }
-
     /// Every app with the packages its endpoint may offer (`nil`: every package).
     public func offeredPackages() async throws -> [String: [String]?] {
         var apps: [String: [String]?] = [:]

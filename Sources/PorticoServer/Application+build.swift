@@ -234,7 +234,7 @@ struct ServerParts {
             configuration.auditRetentionDays > 0
             ? AuditTrail(databases: stores.apps.databases, retentionDays: configuration.auditRetentionDays, logger: logger) : nil
         let registry = ToolRegistry(
-            packages: [
+            packages: ToolInventory.ordered([
                 DataPackage(records: stores.records).package,
                 schemaPackage.package,
                 UsersPackage(users: stores.users, server: authorizationServer).package,
@@ -243,17 +243,12 @@ struct ServerParts {
                 ACLPackage(
                     roles: stores.roles, users: stores.users, catalogs: stores.catalogs, audit: audit,
                     packages: ACLPackage.AppPackages(
-                        all: AppRegistry.packages, offered: { app in try await stores.apps.offeredPackages()[app] ?? nil },
-                        set: { app, names in
-                            let packages = try names.map { try AppRegistry.validPackages($0) }
-                            try await stores.apps.setOfferedPackages(app, packages)
-                            return packages
-                        })
+                        offered: { app in try await stores.apps.offeredPackages()[app] ?? nil },
+                        set: { app, names in try await stores.apps.setOfferedPackages(app, names) })
                 ).package,
                 AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
-            ],
-            defaultPackages: ["data", "schema", "ask"], pageSize: configuration.toolsPageSize)
-        precondition(registry.packageNames == AppRegistry.packages, "AppRegistry.packages names the packages served, in order")
+            ]),
+            defaultPackages: ToolInventory.defaults, pageSize: configuration.toolsPageSize)
         if !registry.missingDefaultPackages.isEmpty {
             logger.notice(
                 "default packages not served by this version: \(registry.missingDefaultPackages.joined(separator: ", ")); the default set is \(registry.defaultPackages.joined(separator: ", "))"
@@ -318,7 +313,8 @@ struct ServerParts {
             }
             sqlbot = package
             sqlbotEndpoint = MCPEndpoint(
-                configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [package.package], defaultPackages: ["sqlbot"]), signer: signer,
+                configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [package.package], defaultPackages: [ToolInventory.sqlbot]),
+                signer: signer,
                 ledger: revocations, clock: clock)
         }
         return ServerParts(

@@ -18,16 +18,14 @@ public struct ACLPackage: Sendable {
     let packages: AppPackages?
 
     public struct AppPackages: Sendable {
-        public var all: [String]
         public var offered: @Sendable (_ app: String) async throws -> [String]?
-        /// Checks the names, stores them and returns what the app now offers (`nil`: every package).
-        public var set: @Sendable (_ app: String, _ packages: [String]?) async throws -> [String]?
+        /// Stores what the app now offers (`nil`: every package), names checked against `ToolInventory`.
+        public var set: @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
 
         public init(
-            all: [String], offered: @escaping @Sendable (_ app: String) async throws -> [String]?,
-            set: @escaping @Sendable (_ app: String, _ packages: [String]?) async throws -> [String]?
+            offered: @escaping @Sendable (_ app: String) async throws -> [String]?,
+            set: @escaping @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
         ) {
-            self.all = all
             self.offered = offered
             self.set = set
         }
@@ -166,7 +164,9 @@ public struct ACLPackage: Sendable {
                 ) { _, context in
                     guard let packages else { throw ToolError("this server does not restrict packages per app") }
                     let offered = try await packages.offered(context.app)
-                    return .structured(["data": ["app": .string(context.app), "packages": JSON(offered ?? packages.all), "restricted": .bool(offered != nil)]])
+                    return .structured([
+                        "data": ["app": .string(context.app), "packages": JSON(offered ?? ToolInventory.names), "restricted": .bool(offered != nil)]
+                    ])
                 },
                 Tool(
                     name: "app_packages_set",
@@ -181,8 +181,10 @@ public struct ACLPackage: Sendable {
                     guard let packages else { throw ToolError("this server does not restrict packages per app") }
                     let names = try ToolArguments(arguments).optionalStrings("packages")
                     if names?.isEmpty == true { throw ToolError("packages is empty; give at least one, or null for all") }
-                    let chosen = try await packages.set(context.app, names)
-                    return .structured(["data": ["app": .string(context.app), "packages": JSON(chosen ?? packages.all), "restricted": .bool(chosen != nil)]])
+                    let chosen = try names.map { try ToolInventory.valid($0) }
+                    try await packages.set(context.app, chosen)
+                    return .structured(
+                        ["data": ["app": .string(context.app), "packages": JSON(chosen ?? ToolInventory.names), "restricted": .bool(chosen != nil)]])
                 },
                 Tool(
                     name: "audit_list",

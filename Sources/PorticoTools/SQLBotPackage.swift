@@ -59,7 +59,7 @@ public struct SQLBotPackage: Sendable {
 
     public var package: ToolPackage {
         ToolPackage.mapped(
-            name: "sqlbot", summary: "SQLBot's MCP tools: sign in, then ask questions answered with SQL, data and a chart",
+            name: ToolInventory.sqlbot, summary: "SQLBot's MCP tools: sign in, then ask questions answered with SQL, data and a chart",
             tools: [
                 tool(
                     "mcp_start", "Sign in with a user name and password. Returns an access_token for the other tools and a chat_id for mcp_question.",

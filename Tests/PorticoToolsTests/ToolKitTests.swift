@@ -71,3 +71,13 @@ import Testing
         #expect(cancelled.mapError?(CancellationError()) is CancellationError)
     }
 }
+
+@Suite struct ToolInventoryTests {
+    @Test func onePlaceNamesThePackagesAndTheDefaults() throws {
+        #expect(ToolInventory.defaults == ["data", "schema", "ask"])
+        #expect(try ToolInventory.valid(["ask", "data"]) == ["data", "ask"], "in listing order")
+        #expect(throws: DataError.self) { try ToolInventory.valid(["data", "sqlbot"]) }
+        #expect(throws: DataError.self) { try ToolInventory.valid([]) }
+        #expect(!ToolInventory.names.contains(ToolInventory.sqlbot))
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import Metrics
+import PorticoJSON
 import Synchronization
 
 /// Portico's embedded database: one SQLite file in WAL mode, with one writer connection on a
@@ -31,7 +32,7 @@ public final class SQLiteStore: Database {
     private let inlineReads = Counter(label: "portico_db_inline_reads_total")
     private let movedReads = Counter(label: "portico_db_reads_moved_total")
     /// Where each statement seen so far runs, so writes and slow reads go straight to their threads.
-    private let routes = Mutex<[String: Route]>([:])
+    private let routes = BoundedCache<String, Route>(limit: 4096)
 
     enum Route {
         /// Read on the caller's thread when a connection is free.
@@ -120,7 +121,7 @@ public final class SQLiteStore: Database {
         if let transaction = Self.currentTransaction, transaction.store === self {
             return try await transaction.run(sql, binds)
         }
-        let route = routes.withLock { $0[sql] }
+        let route = routes[sql]
         if route == .write {
             return try await write(sql, binds)
         }
@@ -246,15 +247,12 @@ public final class SQLiteStore: Database {
 
     /// Where `sql` runs, once it has run.
     func route(of sql: String) -> Route? {
-        routes.withLock { $0[sql] }
+        routes[sql]
     }
 
     private func remember(_ sql: String, _ route: Route) {
-        routes.withLock { known in
-            if known.count > 4096 { known.removeAll(keepingCapacity: true) }
-            // A statement seen as slow stays slow; one that writes stays a write.
-            if known[sql] == nil || route != .read { known[sql] = route }
-        }
+        // A statement seen as slow stays slow; one that writes stays a write.
+        routes.update(sql) { known in if known == nil || route != .read { known = route } }
     }
 
     static let readOnlyError = StoreError(kind: .readOnly, message: "this database is open read-only", sql: "")
