@@ -105,10 +105,21 @@ let package = Package(
             dependencies: ["PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoCharts"],
             swiftSettings: upcoming
         ),
+        // One instance's stores, apps, export/import and the services built over them: what the
+        // server and the command line share, without HTTP.
+        .target(
+            name: "PorticoInstance",
+            dependencies: [
+                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: upcoming
+        ),
         .target(
             name: "PorticoServer",
             dependencies: [
-                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoCharts",
+                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoCharts", "PorticoInstance",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -128,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "Portico",
             dependencies: [
-                "PorticoServer", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoCharts",
+                "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoCharts",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -160,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "PorticoServerTests",
             dependencies: [
-                "PorticoServer", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoTestSupport",
+                "PorticoServer", "PorticoInstance", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import PorticoAuth
 import PorticoData
-import PorticoServer
+import PorticoInstance
 
 struct APIKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

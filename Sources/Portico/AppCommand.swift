@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import PorticoAuth
 import PorticoData
+import PorticoInstance
 import PorticoJSON
-import PorticoServer
 import PorticoTools
 
 struct AppCommand: AsyncParsableCommand {

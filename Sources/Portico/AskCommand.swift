@@ -5,8 +5,8 @@ import PorticoAsk
 import PorticoAuth
 import PorticoCharts
 import PorticoData
+import PorticoInstance
 import PorticoJSON
-import PorticoServer
 
 /// `portico ask "question"`: one question answered on this data directory, printed as SQL and a table.
 struct AskCommand: AsyncParsableCommand {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import PorticoData
+import PorticoInstance
 import PorticoJSON
-import PorticoServer
 
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import ArgumentParser
 import PorticoAsk
 import PorticoAuth
-import PorticoServer
+import PorticoInstance
 
 /// `portico datasource add|list|remove`: the external databases an app's questions and SQL can
 /// read, besides its own (`main`).

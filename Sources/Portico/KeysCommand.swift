@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import PorticoAuth
-import PorticoServer
+import PorticoInstance
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import ArgumentParser
 import PorticoAsk
-import PorticoServer
+import PorticoInstance
 
 /// `portico llm add|list|remove`: the OpenAI-compatible chat APIs questions are answered with.
 struct LLMCommand: AsyncParsableCommand {

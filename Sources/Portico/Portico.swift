@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import PorticoAuth
 import PorticoData
-import PorticoServer
+import PorticoInstance
 
 /// `portico`: the server and its administration commands.
 struct Portico: AsyncParsableCommand {

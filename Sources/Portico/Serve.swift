@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PorticoAsk
 import PorticoAuth
+import PorticoInstance
 import PorticoServer
 
 /// The defaults every option of `serve` shows and falls back to: `ServerConfiguration`'s own.

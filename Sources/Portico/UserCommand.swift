@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import PorticoAuth
 import PorticoData
-import PorticoServer
+import PorticoInstance
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

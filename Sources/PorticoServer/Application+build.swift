@@ -7,14 +7,12 @@ import NIOCore
 import PorticoAsk
 import PorticoAuth
 import PorticoData
+public import PorticoInstance
 import PorticoJSON
 import PorticoMCP
 import PorticoTools
 import ServiceLifecycle
 import UnixSignals
-
-/// Portico's version, reported as `serverInfo`.
-public let porticoVersion = "0.2.0"
 
 /// What `portico serve` prints once it listens.
 public struct ServerBanner: Sendable {
@@ -194,29 +192,15 @@ struct ServerParts {
         let masterKey = try MasterKey.load(environment: configuration.masterKey, dataDirectory: configuration.dataDirectory)
         let demo: DemoCredentials? = configuration.demo ? try await DemoSetup.ensure(stores: stores, logger: logger) : nil
         let clock = configuration.clock
-        let revocations = RevocationList(database: stores.database, logger: logger, clock: clock)
-        try await revocations.refresh()
-        let signer = SessionSigner(secret: try await stores.sessionSecret(masterKey: masterKey))
-
+        let revocations = try await stores.revocationList(logger: logger)
+        let signer = try await stores.sessionSigner(masterKey: masterKey)
         let port = configuration.port
         let baseURL = configuration.baseURL(port: port)
-        let keys = TokenKeys(
-            database: stores.database, masterKey: masterKey, logger: logger, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400), clock: clock)
-        try await keys.refresh()
-        stores.database.changes.onMessage { [logger] message in
-            guard message == .signingKeysRotated else { return }
-            Task {
-                do { try await keys.refresh() } catch { logger.warning("could not load the rotated signing keys", metadata: ["error": "\(error)"]) }
-            }
-        }
+        let keys = try await stores.tokenKeys(masterKey: masterKey, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400), logger: logger)
         let httpClient = HTTPClientMetadataFetcher.makeClient()
-        var oauthConfiguration = AuthorizationServer.Configuration(issuer: baseURL)
-        oauthConfiguration.accessTokenLifetime = configuration.accessTokenLifetime
-        let authorizationServer = AuthorizationServer(
-            configuration: oauthConfiguration, database: stores.database, users: stores.users, keys: keys, revocations: revocations,
-            appNames: { try await stores.apps.names() },
-            metadataFetcher: HTTPClientMetadataFetcher(client: httpClient, allowPrivateHosts: configuration.allowPrivateClientMetadata),
-            logger: logger, clock: clock)
+        let authorizationServer = stores.authorizationServer(
+            issuer: baseURL, accessTokenLifetime: configuration.accessTokenLifetime, keys: keys, revocations: revocations,
+            metadataFetcher: HTTPClientMetadataFetcher(client: httpClient, allowPrivateHosts: configuration.allowPrivateClientMetadata), logger: logger)
         let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, clock: clock)
         let throttle = LoginThrottle(database: stores.database, clock: clock)
         let apps = AppDirectory(load: { try await stores.apps.offeredPackages() })
@@ -226,34 +210,10 @@ struct ServerParts {
             directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"),
             database: stores.database.flavor == .postgres ? stores.database : nil)
         let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images, limits: configuration.queryLimits)
-        // Every replica's sessions hear that an app's collections changed.
-        let schemaChanges = stores.database.changes
-        let schemaPackage = SchemaPackage(
-            schema: SchemaService(catalogs: stores.catalogs) { app in schemaChanges.broadcast(.resourcesChanged(app: app)) })
-        let audit: AuditTrail? =
-            configuration.auditRetentionDays > 0
-            ? AuditTrail(databases: stores.apps.databases, retentionDays: configuration.auditRetentionDays, logger: logger) : nil
-        let registry = ToolRegistry(
-            packages: ToolInventory.ordered([
-                DataPackage(records: stores.records).package,
-                schemaPackage.package,
-                UsersPackage(users: stores.users, server: authorizationServer).package,
-                ApplicationsPackage(server: authorizationServer, quota: configuration.applicationQuota).package,
-                APIKeysPackage(keys: stores.apiKeys).package,
-                ACLPackage(
-                    roles: stores.roles, users: stores.users, catalogs: stores.catalogs, audit: audit,
-                    packages: ACLPackage.AppPackages(
-                        offered: { app in try await stores.apps.offeredPackages()[app] ?? nil },
-                        set: { app, names in try await stores.apps.setOfferedPackages(app, names) })
-                ).package,
-                AskPackage(asker: asker, imageBaseURL: baseURL + "/images/").package,
-            ]),
-            defaultPackages: ToolInventory.defaults, pageSize: configuration.toolsPageSize)
-        if !registry.missingDefaultPackages.isEmpty {
-            logger.notice(
-                "default packages not served by this version: \(registry.missingDefaultPackages.joined(separator: ", ")); the default set is \(registry.defaultPackages.joined(separator: ", "))"
-            )
-        }
+        let audit = stores.auditTrail(retentionDays: configuration.auditRetentionDays, logger: logger)
+        let tools = stores.appTools(
+            authorizationServer: authorizationServer, asker: asker, schema: stores.schemaService(), audit: audit, imageBaseURL: baseURL + "/images/",
+            applicationQuota: configuration.applicationQuota, pageSize: configuration.toolsPageSize)
         var endpointConfiguration = MCPEndpoint.Configuration(
             identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
             publicDiscovery: configuration.publicDiscovery,
@@ -265,12 +225,8 @@ struct ServerParts {
         endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
         if let audit { endpointConfiguration.audit = { record in audit.record(record) } }
-        endpointConfiguration.resources = schemaPackage.resources
-        let endpoint = MCPEndpoint(configuration: endpointConfiguration, registry: registry, signer: signer, ledger: revocations, clock: clock)
-        // A client's `notifications/cancelled` or `logging/setLevel` may reach another replica than the call it names.
-        let changes = stores.database.changes
-        endpoint.relayToPeers { message in changes.broadcast(message) }
-        changes.onMessage { [weak endpoint] message in endpoint?.receivedFromPeer(message) }
+        endpointConfiguration.resources = tools.resources
+        let endpoint = stores.endpoint(configuration: endpointConfiguration, registry: tools.registry, signer: signer, revocations: revocations)
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
         let secureCookies = baseURL.hasPrefix("https://")
 
@@ -312,10 +268,9 @@ struct ServerParts {
                 "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."
             }
             sqlbot = package
-            sqlbotEndpoint = MCPEndpoint(
+            sqlbotEndpoint = stores.endpoint(
                 configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [package.package], defaultPackages: [ToolInventory.sqlbot]),
-                signer: signer,
-                ledger: revocations, clock: clock)
+                signer: signer, revocations: revocations)
         }
         return ServerParts(
             stores: stores, demo: demo, revocations: revocations, keys: keys, httpClient: httpClient, authorizationServer: authorizationServer,

@@ -1,5 +1,6 @@
 import Logging
 import PorticoData
+import PorticoInstance
 import ServiceLifecycle
 
 /// Writes the audit trail: a batch once `batch` calls are waiting or a second has passed since

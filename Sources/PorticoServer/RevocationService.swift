@@ -1,18 +1,6 @@
 import Logging
-public import PorticoAuth
-public import PorticoMCP
+import PorticoAuth
 import ServiceLifecycle
-
-/// Ended MCP sessions are entries of the revocation list, so one mechanism serves sessions and tokens.
-extension RevocationList: SessionLedger {
-    public func isEnded(_ nonce: String) -> Bool {
-        contains(Self.sessionPrefix + nonce)
-    }
-
-    public func end(_ session: MCPSession, expiresAt: Int64) async throws {
-        try await revoke(Self.sessionPrefix + session.nonce, expiresAt: expiresAt)
-    }
-}
 
 /// Keeps the revocation list in step with the other replicas: every 200 ms it writes this
 /// replica's entries; every second it reads the others'; every minute it drops the rows of

@@ -4,6 +4,7 @@ import Hummingbird
 import Mustache
 import NIOCore
 import PorticoAuth
+import PorticoInstance
 import PorticoJSON
 
 /// Renders Portico's server-side pages (sign-in, consent, console, errors) from the bundled

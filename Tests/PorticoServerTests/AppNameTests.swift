@@ -1,4 +1,5 @@
 import PorticoData
+import PorticoInstance
 import Testing
 
 @testable import PorticoServer

@@ -7,6 +7,7 @@ import NIOCore
 import PorticoAsk
 import PorticoAuth
 import PorticoData
+import PorticoInstance
 import PorticoTestSupport
 import Testing
 

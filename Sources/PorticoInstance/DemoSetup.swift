@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import PorticoAuth
 import PorticoData
 
@@ -11,10 +11,10 @@ public struct DemoCredentials: Sendable {
 }
 
 /// `--demo`: the Chinook collections, an `admin` user and an API key, created once.
-enum DemoSetup {
+public enum DemoSetup {
     /// In one transaction that holds the migration lock, so replicas started together with
     /// `--demo` on one PostgreSQL database install it once.
-    static func ensure(stores: PorticoStores, logger: Logger) async throws -> DemoCredentials {
+    public static func ensure(stores: PorticoStores, logger: Logger) async throws -> DemoCredentials {
         let credentials = try await stores.database.transaction { db in
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
             var credentials = DemoCredentials(created: false, adminName: "admin")

@@ -1,0 +1,110 @@
+import Foundation
+public import Logging
+public import PorticoAsk
+public import PorticoAuth
+public import PorticoData
+public import PorticoMCP
+import PorticoTools
+
+/// The services of one instance, each made by a small named builder over its stores. The server
+/// composes them with its listeners (`PorticoServer`'s `ServerParts`); nothing here speaks HTTP,
+/// so the command line and tests build the same pieces the same way.
+extension PorticoStores {
+    /// The revocation list every replica mirrors, loaded.
+    public func revocationList(logger: Logger) async throws -> RevocationList {
+        let revocations = RevocationList(database: database, logger: logger, clock: clock)
+        try await revocations.refresh()
+        return revocations
+    }
+
+    /// The token signing keys, loaded, and loaded again on every replica when one rotates them.
+    public func tokenKeys(masterKey: MasterKey, maxTokenLifetime: Int64, logger: Logger) async throws -> TokenKeys {
+        let keys = TokenKeys(database: database, masterKey: masterKey, logger: logger, maxTokenLifetime: maxTokenLifetime, clock: clock)
+        try await keys.refresh()
+        database.changes.onMessage { [logger] message in
+            guard message == .signingKeysRotated else { return }
+            Task {
+                do { try await keys.refresh() } catch { logger.warning("could not load the rotated signing keys", metadata: ["error": "\(error)"]) }
+            }
+        }
+        return keys
+    }
+
+    /// What signs MCP session ids, with the secret every replica shares.
+    public func sessionSigner(masterKey: MasterKey) async throws -> SessionSigner {
+        SessionSigner(secret: try await sessionSecret(masterKey: masterKey))
+    }
+
+    /// The OAuth 2.1 authorization server of `issuer`, for every app of the instance.
+    public func authorizationServer(
+        issuer: String, accessTokenLifetime: Int64, keys: TokenKeys, revocations: RevocationList, metadataFetcher: (any ClientMetadataFetcher)?,
+        logger: Logger
+    ) -> AuthorizationServer {
+        var configuration = AuthorizationServer.Configuration(issuer: issuer)
+        configuration.accessTokenLifetime = accessTokenLifetime
+        let apps = self.apps
+        return AuthorizationServer(
+            configuration: configuration, database: database, users: users, keys: keys, revocations: revocations, appNames: { try await apps.names() },
+            metadataFetcher: metadataFetcher, logger: logger, clock: clock)
+    }
+
+    /// Schema changes that every replica's sessions hear of (`notifications/resources/list_changed`).
+    public func schemaService() -> SchemaService {
+        let changes = database.changes
+        return SchemaService(catalogs: catalogs) { app in changes.broadcast(.resourcesChanged(app: app)) }
+    }
+
+    /// The record of every tool call, in each app's database; `nil` when the trail is off (0 days).
+    public func auditTrail(retentionDays: Int, logger: Logger) -> AuditTrail? {
+        retentionDays > 0 ? AuditTrail(databases: apps.databases, retentionDays: retentionDays, logger: logger) : nil
+    }
+
+    /// The tools of an app's endpoint: every package of `ToolInventory`, in its order, and the
+    /// schema resources.
+    public func appTools(
+        authorizationServer: AuthorizationServer, asker: AskService, schema: SchemaService, audit: AuditTrail?, imageBaseURL: String, applicationQuota: Int,
+        pageSize: Int
+    ) -> (registry: ToolRegistry, resources: ResourceProvider) {
+        let apps = self.apps
+        let schemaPackage = SchemaPackage(schema: schema)
+        let packages = [
+            DataPackage(records: records).package,
+            schemaPackage.package,
+            UsersPackage(users: users, server: authorizationServer).package,
+            ApplicationsPackage(server: authorizationServer, quota: applicationQuota).package,
+            APIKeysPackage(keys: apiKeys).package,
+            ACLPackage(
+                roles: roles, users: users, catalogs: catalogs, audit: audit,
+                packages: ACLPackage.AppPackages(
+                    offered: { app in try await apps.offeredPackages()[app] ?? nil }, set: { app, names in try await apps.setOfferedPackages(app, names) })
+            ).package,
+            AskPackage(asker: asker, imageBaseURL: imageBaseURL).package,
+        ]
+        let registry = ToolRegistry(packages: ToolInventory.ordered(packages), defaultPackages: ToolInventory.defaults, pageSize: pageSize)
+        return (registry, schemaPackage.resources)
+    }
+
+    /// An MCP endpoint over `registry` that hears its peers: a cancellation or a session's log
+    /// level may reach another replica than the call it names, and a change of resources or of a
+    /// user's rights must reach the sessions wherever their streams are.
+    public func endpoint(configuration: MCPEndpoint.Configuration, registry: ToolRegistry, signer: SessionSigner, revocations: RevocationList)
+        -> MCPEndpoint
+    {
+        let endpoint = MCPEndpoint(configuration: configuration, registry: registry, signer: signer, ledger: revocations, clock: clock)
+        let changes = database.changes
+        endpoint.relayToPeers { message in changes.broadcast(message) }
+        changes.onMessage { [weak endpoint] message in endpoint?.receivedFromPeer(message) }
+        return endpoint
+    }
+}
+
+/// Ended MCP sessions are entries of the revocation list, so one mechanism serves sessions and tokens.
+extension RevocationList: SessionLedger {
+    public func isEnded(_ nonce: String) -> Bool {
+        contains(Self.sessionPrefix + nonce)
+    }
+
+    public func end(_ session: MCPSession, expiresAt: Int64) async throws {
+        try await revoke(Self.sessionPrefix + session.nonce, expiresAt: expiresAt)
+    }
+}
