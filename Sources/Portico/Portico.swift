@@ -4,6 +4,7 @@ import Logging
 import PorticoAuth
 import PorticoData
 import PorticoInstance
+import Synchronization
 
 /// `portico`: the server and its administration commands.
 struct Portico: AsyncParsableCommand {
@@ -90,16 +91,12 @@ extension LoggingSystem {
     }
 }
 
-final class OnceFlag: @unchecked Sendable {
-    private var done = false
-    private let lock = NSLock()
+final class OnceFlag: Sendable {
+    private let done = Atomic<Bool>(false)
 
+    /// True for the first caller only.
     func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if done { return false }
-        done = true
-        return true
+        done.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 }
 

@@ -111,8 +111,14 @@ public final class PostgresStore: Database {
     }
 
     /// Lets the listener tell the store without owning it.
-    final class LostConnectionRelay: @unchecked Sendable {
-        weak var store: PostgresStore?
+    final class LostConnectionRelay: Sendable {
+        private struct Target: Sendable { weak var store: PostgresStore? }
+        private let target = Mutex(Target())
+
+        var store: PostgresStore? {
+            get { target.withLock { $0.store } }
+            set { target.withLock { $0.store = newValue } }
+        }
     }
 
     /// Stores on the same database that do not listen themselves (apps' schemas), told when this
@@ -273,6 +279,7 @@ public final class PostgresStore: Database {
 
     /// Whichever comes first of a connection and the deadline (or the caller's cancellation)
     /// answers the caller, once.
+    // Unchecked: every mutable field is read and written under `lock` only.
     final class AcquireRace<T: Sendable>: Abandonable, @unchecked Sendable {
         private let lock = NSLock()
         private var body: (@Sendable (PostgresConnection) async throws -> T)?
@@ -368,7 +375,7 @@ public final class PostgresStore: Database {
     @TaskLocal static var currentTransaction: Transaction?
 
     /// One connection, held by one task from BEGIN to COMMIT or ROLLBACK.
-    final class Transaction: Database, @unchecked Sendable {
+    final class Transaction: Database, Sendable {
         let store: PostgresStore
         let connection: PostgresConnection
         var flavor: SQLFlavor { .postgres }

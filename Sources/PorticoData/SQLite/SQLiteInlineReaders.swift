@@ -84,6 +84,7 @@ final class SQLiteInlineReaders: Sendable {
 }
 
 /// A connection moving between threads, used by one at a time (the pool hands it out once).
+// Unchecked: SQLite's connection is a C pointer; the pool hands the box to one thread at a time.
 final class SQLiteConnectionBox: @unchecked Sendable {
     let connection: SQLiteConnection
     init(_ connection: SQLiteConnection) { self.connection = connection }

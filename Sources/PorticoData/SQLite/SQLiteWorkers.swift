@@ -6,6 +6,7 @@ import Synchronization
 /// One piece of database work waiting for, or running on, a worker thread. Whoever moves it out
 /// of `queued` first (the worker starting it, or the caller cancelling it) resumes the caller, so
 /// a cancelled caller never waits for a busy worker.
+// Unchecked: `work` and `fail` are set before the job is queued and read by the one worker that takes it (`state` orders them).
 final class SQLiteJob: @unchecked Sendable {
     enum StopReason: Sendable {
         case cancelled, deadline
