@@ -17,27 +17,12 @@ extension AuthorizationServer {
             return items
         }
         let grantTypes = try strings("grant_types") ?? ["authorization_code", "refresh_token"]
-        guard !grantTypes.isEmpty, grantTypes.allSatisfy(OAuthClient.grantTypes.contains) else {
-            throw .invalidClientMetadata("grant_types may contain authorization_code, refresh_token and client_credentials")
-        }
         let responseTypes = try strings("response_types") ?? ["code"]
         guard responseTypes == ["code"] || (responseTypes.isEmpty && !grantTypes.contains("authorization_code")) else {
             throw .invalidClientMetadata("response_types must be [\"code\"]")
         }
         let redirectURIs = try strings("redirect_uris") ?? []
-        if grantTypes.contains("authorization_code") {
-            guard !redirectURIs.isEmpty else { throw .invalidRedirectURI("redirect_uris is required for the authorization code grant") }
-        }
-        for uri in redirectURIs {
-            if let problem = RedirectURI.validationProblem(uri) { throw .invalidRedirectURI("'\(uri)': \(problem)") }
-        }
         let method = metadata["token_endpoint_auth_method"]?.stringValue ?? "client_secret_basic"
-        guard OAuthClient.authMethods.contains(method) else {
-            throw .invalidClientMetadata("token_endpoint_auth_method must be none, client_secret_basic or client_secret_post")
-        }
-        if grantTypes.contains("client_credentials"), method == "none" {
-            throw .invalidClientMetadata("the client credentials grant needs a client secret: use client_secret_basic or client_secret_post")
-        }
         if let type = metadata["application_type"]?.stringValue, !["native", "web"].contains(type) {
             throw .invalidClientMetadata("application_type must be native or web")
         }
@@ -57,20 +42,20 @@ extension AuthorizationServer {
                 details[key] = .string(text)
             }
         }
-        let clientID = "dcr_" + Secrets.random(20)
-        let secret = method == "none" ? nil : Secrets.random(48)
-        let now = self.now
-        let client = OAuthClient(
-            clientID: clientID, owner: "main", name: clientID, displayName: name, secretHash: secret.map(Secrets.sha256Hex),
-            redirectURIs: redirectURIs, grantTypes: grantTypes, allowedScopes: nil, ipAllowlist: [], authMethod: method,
-            kind: .dynamic, createdBy: nil, createdAt: now, details: details)
+        let draft = OAuthClient(
+            clientID: "", owner: "main", name: "", displayName: name, secretHash: nil, redirectURIs: redirectURIs, grantTypes: grantTypes,
+            allowedScopes: nil, ipAllowlist: [], authMethod: method, kind: .dynamic, createdBy: nil, createdAt: 0, details: details)
+        let client: OAuthClient
+        let secret: String?
         do {
-            try await clients.insert(client)
+            (client, secret) = try await createClient(draft)
+        } catch let violation as ClientRuleViolation {
+            throw Self.registrationError(violation)
         } catch {
             throw .serverError("the client could not be registered; try again")
         }
         var response: JSONObject = [
-            "client_id": .string(clientID), "client_id_issued_at": .int(now),
+            "client_id": .string(client.clientID), "client_id_issued_at": .int(client.createdAt),
             "client_name": .string(name), "redirect_uris": JSON(redirectURIs), "grant_types": JSON(grantTypes),
             "response_types": JSON(grantTypes.contains("authorization_code") ? ["code"] : []), "token_endpoint_auth_method": .string(method),
         ]
@@ -81,5 +66,18 @@ extension AuthorizationServer {
         if let scope = metadata["scope"]?.stringValue { response["scope"] = .string(scope) }
         for (key, value) in details { response[key] = value }
         return .object(response)
+    }
+
+    /// A broken client rule in RFC 7591's words (its field names and error codes).
+    static func registrationError(_ violation: ClientRuleViolation) -> OAuthError {
+        switch violation {
+        case .grantTypes: .invalidClientMetadata("grant_types may contain authorization_code, refresh_token and client_credentials")
+        case .redirectURI(let uri, let problem): .invalidRedirectURI("'\(uri)': \(problem)")
+        case .redirectURIsMissing: .invalidRedirectURI("redirect_uris is required for the authorization code grant")
+        case .authMethod: .invalidClientMetadata("token_endpoint_auth_method must be none, client_secret_basic or client_secret_post")
+        case .secretNeeded:
+            .invalidClientMetadata("the client credentials grant needs a client secret: use client_secret_basic or client_secret_post")
+        case .quotaExceeded: .invalidClientMetadata("no more clients can be registered")
+        }
     }
 }

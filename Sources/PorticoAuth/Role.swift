@@ -91,9 +91,6 @@ public struct RolePermissions: Hashable, Sendable {
     }
 }
 
-/// The actions a role is checked for, per collection (NocoBase's ACL action names).
-public typealias DataAction = RecordAction
-
 /// The administrative areas beyond data that a role may manage.
 public enum AdminArea: String, Sendable {
     case schema, acl, users, applications, apikeys, datasources

@@ -1,4 +1,5 @@
 public import PorticoAuth
+public import PorticoData
 public import PorticoJSON
 
 /// Hints about a tool's behaviour, shown to clients (MCP `ToolAnnotations`).
@@ -34,7 +35,7 @@ public struct ToolAnnotations: Sendable {
 public enum ToolAccess: Sendable {
     /// Record tools: the per-collection check happens in the data layer; here only whether the
     /// role may take this action on some collection at all.
-    case data(DataAction)
+    case data(RecordAction)
     case admin(AdminArea, write: Bool)
     /// Offered to every caller, credentials or not: the tool checks who calls it itself (SQLBot's
     /// tools, which take the token of `mcp_start` as an argument).

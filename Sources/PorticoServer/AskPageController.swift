@@ -6,7 +6,6 @@ import PorticoAuth
 import PorticoCharts
 import PorticoData
 import PorticoJSON
-import PorticoTools
 
 /// `/console/ask`: a signed-in user asks questions of an app's datasources and sees the answer,
 /// the engine, the SQL, the rows and the chart; follow-ups stay in the same chat. Plain forms,

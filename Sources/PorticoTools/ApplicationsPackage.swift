@@ -87,8 +87,7 @@ public struct ApplicationsPackage: Sendable {
                     guard let name = try application.optionalString("name"), let client = try await server.clients.find(owner: owner, name: name) else {
                         return Casdoor.operation("delete", affected: false)
                     }
-                    try await server.clients.delete(clientID: client.clientID)
-                    try await server.revokeGrants(clientID: client.clientID)
+                    try await server.deleteClient(clientID: client.clientID)
                     return Casdoor.operation("delete", affected: true)
                 },
             ])
@@ -99,17 +98,12 @@ public struct ApplicationsPackage: Sendable {
         guard let name = try application.optionalString("name"), Self.validName(name) else {
             throw ToolError("application.name is required: 1 to 100 letters, digits, '.', '_' or '-'")
         }
-        if quota >= 0, try await server.clients.count(owner: owner) >= quota {
-            throw ToolError("application quota is exceeded")
-        }
-        var client = OAuthClient(
-            clientID: "app_" + Secrets.random(20), owner: owner, name: name, displayName: name, secretHash: nil, redirectURIs: [],
-            grantTypes: ["authorization_code", "refresh_token"], allowedScopes: nil, ipAllowlist: [], authMethod: "client_secret_basic",
-            kind: .registered, createdBy: context.principal.userID, createdAt: Int64(Date().timeIntervalSince1970), details: [:])
-        try Self.apply(application, to: &client)
-        let secret = Secrets.random(48)
-        client.secretHash = Secrets.sha256Hex(secret)
-        try await server.clients.insert(client)
+        var draft = OAuthClient(
+            clientID: "", owner: owner, name: name, displayName: name, secretHash: nil, redirectURIs: [], grantTypes: ["authorization_code", "refresh_token"],
+            allowedScopes: nil, ipAllowlist: [], authMethod: "client_secret_basic", kind: .registered, createdBy: context.principal.userID, createdAt: 0,
+            details: [:])
+        try Self.apply(application, to: &draft)
+        let (client, secret) = try await Self.casdoorErrors { try await server.createClient(draft, quota: quota) }
         let text = "Successfully added application"
         let created = Self.json(client, secret: secret)
         return ToolResult(
@@ -135,23 +129,15 @@ public struct ApplicationsPackage: Sendable {
         }
         try Self.apply(application, to: &client)
         guard client != before else { return Casdoor.operation("update", affected: false) }
-        try await server.clients.update(client)
+        try await Self.casdoorErrors { try await server.updateClient(client) }
         return Casdoor.operation("update", affected: true)
     }
 
     /// Copies Casdoor's fields onto a client, checking each.
     static func apply(_ a: ToolArguments, to client: inout OAuthClient) throws {
         if let v = try a.optionalString("displayName") { client.displayName = v }
-        if let uris = try a.optionalStrings("redirectUris") {
-            for uri in uris { if let problem = RedirectURI.validationProblem(uri) { throw ToolError("redirectUris: '\(uri)': \(problem)") } }
-            client.redirectURIs = uris
-        }
-        if let grants = try a.optionalStrings("grantTypes") {
-            guard !grants.isEmpty, grants.allSatisfy(OAuthClient.grantTypes.contains) else {
-                throw ToolError("grantTypes may contain authorization_code, refresh_token and client_credentials")
-            }
-            client.grantTypes = grants
-        }
+        if let uris = try a.optionalStrings("redirectUris") { client.redirectURIs = uris }
+        if let grants = try a.optionalStrings("grantTypes") { client.grantTypes = grants }
         if let raw = a["scopes"], !raw.isNull {
             let names: [String]
             switch raw {
@@ -184,8 +170,21 @@ public struct ApplicationsPackage: Sendable {
                 client.details[key] = .double(hours)
             }
         }
-        if client.grantTypes.contains("authorization_code"), client.redirectURIs.isEmpty {
-            throw ToolError("redirectUris is required for the authorization_code grant (or set grantTypes to [\"client_credentials\"])")
+    }
+
+    /// Runs `body`, wording a broken client rule in Casdoor's field names.
+    static func casdoorErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let violation as ClientRuleViolation {
+            switch violation {
+            case .grantTypes: throw ToolError("grantTypes may contain authorization_code, refresh_token and client_credentials")
+            case .redirectURI(let uri, let problem): throw ToolError("redirectUris: '\(uri)': \(problem)")
+            case .redirectURIsMissing:
+                throw ToolError("redirectUris is required for the authorization_code grant (or set grantTypes to [\"client_credentials\"])")
+            case .authMethod, .secretNeeded: throw ToolError("the application's client authentication method cannot be used with its grant types")
+            case .quotaExceeded: throw ToolError("application quota is exceeded")
+            }
         }
     }
 

@@ -71,7 +71,7 @@ public struct DataPackage: Sendable {
     }
 
     func tool(
-        _ name: String, _ input: JSON, output: JSON, _ annotations: ToolAnnotations, _ description: String, action: DataAction,
+        _ name: String, _ input: JSON, output: JSON, _ annotations: ToolAnnotations, _ description: String, action: RecordAction,
         _ run: @escaping @Sendable (DataPackage, JSONObject, CallContext) async throws -> JSON
     ) -> Tool {
         let package = self

@@ -151,3 +151,39 @@ struct FakeMetadataHost: ClientMetadataFetcher {
         #expect(APIKeyStore.parse("pk_\(id)_\(secret.dropLast(2))é") == nil, "ASCII only")
     }
 }
+
+/// A client is made in one place with one set of rules, whichever surface asks.
+@Suite struct ClientCreationTests {
+    static func draft(
+        _ kind: OAuthClient.Kind, redirect: [String], grants: [String] = ["authorization_code", "refresh_token"], method: String = "client_secret_basic"
+    )
+        -> OAuthClient
+    {
+        OAuthClient(
+            clientID: "", owner: "main", name: kind == .registered ? "tool" : "", displayName: "d", secretHash: nil, redirectURIs: redirect,
+            grantTypes: grants, allowedScopes: nil, ipAllowlist: [], authMethod: method, kind: kind, createdBy: nil, createdAt: 0, details: [:])
+    }
+
+    @Test func theRulesAndTheQuotaHoldForEveryKind() async throws {
+        let f = try await AuthFixture.make()
+        defer { Task { await f.close() } }
+        for kind in [OAuthClient.Kind.registered, .dynamic] {
+            await #expect(throws: ClientRuleViolation.redirectURIsMissing) { _ = try await f.server.createClient(Self.draft(kind, redirect: [])) }
+            await #expect(throws: ClientRuleViolation.self) { _ = try await f.server.createClient(Self.draft(kind, redirect: ["http://evil.example/cb"])) }
+            await #expect(throws: ClientRuleViolation.secretNeeded) {
+                _ = try await f.server.createClient(Self.draft(kind, redirect: [], grants: ["client_credentials"], method: "none"))
+            }
+        }
+        let (made, secret) = try await f.server.createClient(Self.draft(.registered, redirect: ["https://app.example/cb"]), quota: 1)
+        #expect(made.clientID.hasPrefix("app_") && secret != nil && made.secretHash == secret.map(Secrets.sha256Hex))
+        await #expect(throws: ClientRuleViolation.quotaExceeded) {
+            _ = try await f.server.createClient(Self.draft(.registered, redirect: ["https://app.example/cb"]), quota: 1)
+        }
+        let (dynamic, none) = try await f.server.createClient(Self.draft(.dynamic, redirect: ["http://127.0.0.1/cb"], method: "none"))
+        #expect(dynamic.clientID.hasPrefix("dcr_") && dynamic.name == dynamic.clientID && none == nil)
+        // A change is held to the same rules.
+        var changed = made
+        changed.grantTypes = ["password"]
+        await #expect(throws: ClientRuleViolation.grantTypes) { try await f.server.updateClient(changed) }
+    }
+}
