@@ -1,5 +1,6 @@
 public import PorticoCharts
 public import PorticoData
+public import PorticoJSON
 
 /// Picks the chart a result calls for, from the shape of its columns (or the engine's hint when
 /// the data fits it): one category and numbers → bars, a date or time bucket → a line, a few
@@ -127,5 +128,17 @@ extension SQLValue {
         case .text(let s): Double(s)
         default: nil
         }
+    }
+}
+
+extension ChartSpec {
+    /// The spec as `ask` and SQLBot's answers carry it: `{type, title, axis: {x, y, series}}`.
+    public var json: JSON {
+        func field(_ f: ChartSpec.Field) -> JSON { ["name": .string(f.name), "value": .string(f.value)] }
+        var axis: JSONObject = [:]
+        if let x { axis["x"] = field(x) }
+        if !y.isEmpty { axis["y"] = .array(y.map(field)) }
+        if let series { axis["series"] = field(series) }
+        return ["type": .string(kind.rawValue), "title": .string(title), "axis": .object(axis)]
     }
 }

@@ -176,7 +176,7 @@ struct ServerParts {
     let pages: WebPages
     let baseURL: String
     let secureCookies: Bool
-    let sqlbot: SQLBotPackage?
+    let sqlbot: SQLBotService?
     let sqlbotEndpoint: MCPEndpoint?
     let sqlbotBaseURL: String
 
@@ -230,7 +230,7 @@ struct ServerParts {
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
         let secureCookies = baseURL.hasPrefix("https://")
 
-        var sqlbot: SQLBotPackage?
+        var sqlbot: SQLBotService?
         var sqlbotEndpoint: MCPEndpoint?
         var sqlbotBaseURL = baseURL
         if let sqlbotPort = configuration.sqlbotPort {
@@ -239,7 +239,7 @@ struct ServerParts {
             sqlbotBaseURL = configuration.publicURL == nil ? configuration.baseURL(port: sqlbotPort) : baseURL
             let tokens = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, lifetime: 8 * 3600, clock: clock)
             let users = stores.users
-            let accounts = SQLBotPackage.Accounts(
+            let accounts = SQLBotService.Accounts(
                 login: { username, password, address in
                     let signIn = SignIn(users: users, throttle: throttle, sessions: tokens, secureCookies: secureCookies)
                     switch try await signIn.check(username: username, password: password, address: address) {
@@ -259,7 +259,8 @@ struct ServerParts {
                             : RequestCredentials(authorization: nil, cookie: "\(WebSessions.cookieName)=\(token)"), app: app)
                 },
                 apps: { userID in try await users.roles(userID: userID).keys.sorted() })
-            let package = SQLBotPackage(asker: asker, accounts: accounts, imageBaseURL: sqlbotBaseURL + "/images/")
+            let service = SQLBotService(asker: asker, accounts: accounts, imageBaseURL: sqlbotBaseURL + "/images/")
+            let package = SQLBotPackage(service: service)
             var sqlbotConfiguration = endpointConfiguration
             sqlbotConfiguration.allowedOrigins = configuration.allowedOrigins(port: sqlbotPort)
             // SQLBot's listener serves its own tools only (its calls are audited like the main endpoint's).
@@ -267,7 +268,7 @@ struct ServerParts {
             sqlbotConfiguration.instructions = { _ in
                 "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."
             }
-            sqlbot = package
+            sqlbot = service
             sqlbotEndpoint = stores.endpoint(
                 configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [package.package], defaultPackages: [ToolInventory.sqlbot]),
                 signer: signer, revocations: revocations)

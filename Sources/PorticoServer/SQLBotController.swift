@@ -14,7 +14,7 @@ import PorticoTools
 /// HTTP tools such as n8n, and the chart images.
 struct SQLBotController: Sendable {
     let mcp: MCPController
-    let sqlbot: SQLBotPackage
+    let sqlbot: SQLBotService
     let authenticator: any Authenticator
 
     func addRoutes(to router: Router<PorticoRequestContext>) {
@@ -27,11 +27,7 @@ struct SQLBotController: Sendable {
             try await route(request, context) { body, _ in .object(try await sqlbot.start(body, address: context.throttledAddress)) }
         }
         router.post("mcp/access_token") { request, context in
-            try await route(request, context) { body, _ in
-                var answer = try await sqlbot.start(body, address: context.throttledAddress, chat: false)
-                answer["token_type"] = "bearer"
-                return .object(answer)
-            }
+            try await route(request, context) { body, _ in .object(try await sqlbot.accessToken(body, address: context.throttledAddress)) }
         }
         router.post("mcp/mcp_ws_list") { request, context in
             try await route(request, context) { body, principal in try await sqlbot.workspaces(try await sqlbot.caller(body, principal, app: "main")) }
@@ -119,7 +115,7 @@ struct SQLBotController: Sendable {
     }
 
     /// `mcp_question`'s streamed answer as SQLBot writes it: `text/event-stream`, carrying the
-    /// markdown chunks of `SQLBotPackage.streamed` (quoted answer id and question, the SQL fence,
+    /// markdown chunks of `SQLBotService.streamed` (quoted answer id and question, the SQL fence,
     /// the table, the chart image) or SQLBot's error lines.
     func events(_ body: JSONObject, caller: (principal: Principal, app: String)) -> Response {
         let sqlbot = self.sqlbot
@@ -137,11 +133,11 @@ struct SQLBotController: Sendable {
                     let outcome = try await sqlbot.question(body, caller: caller) { _ in }
                     chunks = sqlbot.streamed(outcome, question: question, lang: lang, returnImage: returnImage)
                 } catch let error as SQLBotError {
-                    chunks = SQLBotPackage.streamedError(error.message)
+                    chunks = SQLBotService.streamedError(error.message)
                 } catch let error as ToolError {
-                    chunks = SQLBotPackage.streamedError(error.message)
+                    chunks = SQLBotService.streamedError(error.message)
                 } catch {
-                    chunks = SQLBotPackage.streamedError("the question could not be answered: \(error)")
+                    chunks = SQLBotService.streamedError("the question could not be answered: \(error)")
                 }
                 for chunk in chunks { try await writer.write(ByteBuffer(string: chunk)) }
                 try await writer.finish(nil)

@@ -156,20 +156,11 @@ public struct AskPackage: Sendable {
             "engine": .string(answer.engine), "datasource": .string(answer.datasource), "chat_id": answer.chatID.map(JSON.int) ?? .null,
             "record_id": answer.recordID.map(JSON.int) ?? .null, "title": .string(answer.title), "answer": .string(answer.summary),
             "sql": .string(answer.sql), "columns": .array(answer.columns.map(JSON.string)), "rows": .array(answer.rows.map { .array($0.map(\.json)) }),
-            "truncated": .bool(answer.truncated), "chart": chartJSON(answer.chart), "image_url": imageURL.map(JSON.string) ?? .null,
+            "truncated": .bool(answer.truncated), "chart": answer.chart.json, "image_url": imageURL.map(JSON.string) ?? .null,
         ]
     }
 
     /// SQLBot's chart spec: `{type, title, axis: {x, y: [..], series}}`.
-    static func chartJSON(_ chart: ChartSpec) -> JSON {
-        func field(_ f: ChartSpec.Field) -> JSON { ["name": .string(f.name), "value": .string(f.value)] }
-        var axis: JSONObject = [:]
-        if let x = chart.x { axis["x"] = field(x) }
-        if !chart.y.isEmpty { axis["y"] = .array(chart.y.map(field)) }
-        if let series = chart.series { axis["series"] = field(series) }
-        return ["type": .string(chart.kind.rawValue), "title": .string(chart.title), "axis": .object(axis)]
-    }
-
     /// The answer for a model to read: what was found, the SQL, and the rows fenced as data.
     static func text(_ answer: AskAnswer, imageURL: String?) -> String {
         var text = "\(answer.summary)\nEngine: \(answer.engine). Datasource: \(answer.datasource)."
