@@ -21,9 +21,14 @@ func fuzzArguments(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let tool = Harness.tools[Int(data[0]) % Harness.tools.count]
     if SchemaValidator().validate(.object(arguments), against: tool.inputSchema) != nil { return 0 }
     guard tool.annotations.readOnly else {
-        if let request = try? Arguments.record(arguments), let values = request.values, let collection = try? Harness.catalog.collection(request.resource) {
+        guard case .data(let action) = tool.access else { return 0 }
+        let input = ToolInput(arguments, declared: DataParameters.declared(for: action).map(\.name))
+        if let request = try? DataParameters.record(input, action), let values = request.values,
+            let collection = try? Harness.catalog.collection(request.resource)
+        {
             _ = try? Assignment(
-                values: values, collection: collection, catalog: Harness.catalog, access: .unrestricted, whitelist: request.whitelist, blacklist: request.blacklist)
+                values: values, collection: collection, catalog: Harness.catalog, access: .unrestricted, whitelist: request.whitelist,
+                blacklist: request.blacklist)
         }
         return 0
     }

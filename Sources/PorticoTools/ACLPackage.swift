@@ -49,16 +49,33 @@ public struct ACLPackage: Sendable {
 
     static let roleOutput: JSON = ["type": "object", "properties": ["data": ["type": "object"]], "required": ["data"]]
 
+    static let name = Param.string("name")
+    static let title = Param.optionalString("title")
+    static let role = Param.string("role")
+    static let collection = Param.string("collection")
+    static let actions = Param.object(
+        "actions",
+        schema: [
+            "properties": .object(JSONObject(uniqueKeysWithValues: RecordAction.allCases.map { ($0.rawValue, ruleSchema) })),
+            "additionalProperties": false,
+        ], required: true)
+    static let user = Param.string("user")
+    static let roles = Param.strings("roles", required: true, minItems: 1)
+    static let packageNames = Param.strings("packages", required: true, nullable: true)
+    static let since = Param.json("since", schema: ["type": ["string", "integer"]])
+    static let principal = Param.optionalString("principal")
+    static let tool = Param.optionalString("tool")
+    static let limit = Param.int("limit", minimum: 1, maximum: 1000).or(100)
+
+    static let dataOutput: JSON = ["type": "object", "properties": ["data": ["type": "object"]], "required": ["data"]]
+
     public var package: ToolPackage {
-        let actionProperties = JSONObject(uniqueKeysWithValues: RecordAction.allCases.map { ($0.rawValue, Self.ruleSchema) })
-        return ToolPackage.mapped(
+        ToolPackage.mapped(
             name: "acl", summary: "Roles and what they may do with each collection",
             tools: [
-                Tool(
-                    name: "roles_list", description: "The app's roles: built-in (admin, member, viewer) and custom, with how many users hold each.",
-                    inputSchema: ["type": "object", "properties": [:]],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
+                Tool.admin(
+                    .acl, .acl, "roles_list", "The app's roles: built-in (admin, member, viewer) and custom, with how many users hold each.", [],
+                    output: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]], change: nil
                 ) { _, context in
                     let list = try await roles.list(app: context.app)
                     return .structured([
@@ -70,75 +87,48 @@ public struct ACLPackage: Sendable {
                             })
                     ])
                 },
-                Tool(
-                    name: "roles_get", description: "One role with its permissions: per collection, the granted actions with their fields and row filter.",
-                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"]], "required": ["name"]],
-                    outputSchema: Self.roleOutput, annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
-                ) { arguments, context in
-                    .structured(["data": try await roles.require(app: context.app, name: try ToolArguments(arguments).string("name")).json])
+                Tool.admin(
+                    .acl, .acl, "roles_get", "One role with its permissions: per collection, the granted actions with their fields and row filter.",
+                    [Self.name],
+                    output: Self.roleOutput, change: nil
+                ) { input, context in
+                    .structured(["data": try await roles.require(app: context.app, name: try input[Self.name]).json])
                 },
-                Tool(
-                    name: "roles_create", description: "Create a custom role. It may do nothing until roles_set_permissions grants it actions.",
-                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"], "title": ["type": "string"]], "required": ["name"]],
-                    outputSchema: Self.roleOutput, annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .acl),
-                    access: .admin(.acl, write: true)
-                ) { arguments, context in
-                    let a = ToolArguments(arguments)
-                    return .structured(["data": try await roles.create(app: context.app, name: try a.string("name"), title: try a.optionalString("title")).json]
-                    )
+                Tool.admin(
+                    .acl, .acl, "roles_create", "Create a custom role. It may do nothing until roles_set_permissions grants it actions.",
+                    [Self.name, Self.title],
+                    output: Self.roleOutput, change: ToolAnnotations(readOnly: false)
+                ) { input, context in
+                    .structured(["data": try await roles.create(app: context.app, name: try input[Self.name], title: try input[Self.title]).json])
                 },
-                Tool(
-                    name: "roles_update", description: "Change a custom role's title.",
-                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"], "title": ["type": "string"]], "required": ["name"]],
-                    outputSchema: Self.roleOutput, annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl),
-                    access: .admin(.acl, write: true)
-                ) { arguments, context in
-                    let a = ToolArguments(arguments)
-                    return .structured(["data": try await roles.update(app: context.app, name: try a.string("name"), title: try a.optionalString("title")).json]
-                    )
+                Tool.admin(
+                    .acl, .acl, "roles_update", "Change a custom role's title.", [Self.name, Self.title], output: Self.roleOutput,
+                    change: ToolAnnotations(readOnly: false, idempotent: true)
+                ) { input, context in
+                    .structured(["data": try await roles.update(app: context.app, name: try input[Self.name], title: try input[Self.title]).json])
                 },
-                Tool(
-                    name: "roles_destroy", description: "Remove a custom role that no user holds.",
-                    inputSchema: ["type": "object", "properties": ["name": ["type": "string"]], "required": ["name"]],
-                    outputSchema: ["type": "object"], annotations: ToolAnnotations(readOnly: false, destructive: true), requiredScope: Scope(.write, .acl),
-                    access: .admin(.acl, write: true)
-                ) { arguments, context in
-                    let name = try ToolArguments(arguments).string("name")
+                Tool.admin(
+                    .acl, .acl, "roles_destroy", "Remove a custom role that no user holds.", [Self.name], output: ["type": "object"],
+                    change: ToolAnnotations(readOnly: false, destructive: true)
+                ) { input, context in
+                    let name = try input[Self.name]
                     try await roles.destroy(app: context.app, name: name)
                     return .structured(["data": ["name": .string(name), "destroyed": true]])
                 },
-                Tool(
-                    name: "roles_set_permissions",
-                    description:
-                        "Set what a custom role may do with one collection ('*' for every collection without its own entry): actions maps list, get, create, update, destroy, query to {fields?, filter?}. An action left out is denied; fields absent means all; filter is a NocoBase filter and may use {{currentUser.id}}. Replaces the role's earlier permissions on that collection.",
-                    inputSchema: [
-                        "type": "object",
-                        "properties": [
-                            "role": ["type": "string"], "collection": ["type": "string"],
-                            "actions": ["type": "object", "properties": .object(actionProperties), "additionalProperties": false],
-                        ],
-                        "required": ["role", "collection", "actions"],
-                    ],
-                    outputSchema: Self.roleOutput, annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl),
-                    access: .admin(.acl, write: true)
-                ) { arguments, context in
-                    try await setPermissions(ToolArguments(arguments), context)
+                Tool.admin(
+                    .acl, .acl, "roles_set_permissions",
+                    "Set what a custom role may do with one collection ('*' for every collection without its own entry): actions maps list, get, create, update, destroy, query to {fields?, filter?}. An action left out is denied; fields absent means all; filter is a NocoBase filter and may use {{currentUser.id}}. Replaces the role's earlier permissions on that collection.",
+                    [Self.role, Self.collection, Self.actions], output: Self.roleOutput, change: ToolAnnotations(readOnly: false, idempotent: true)
+                ) { input, context in
+                    try await setPermissions(role: try input[Self.role], collection: try input[Self.collection], actions: try input[Self.actions], context)
                 },
-                Tool(
-                    name: "users_set_roles",
-                    description:
-                        "Give a user their role in this app (a user has one role per app). user is the user name. A user of other apps who is not in this one is invited, and joins when they accept in their console, unless an instance administrator (an admin of app main) asks.",
-                    inputSchema: [
-                        "type": "object",
-                        "properties": ["user": ["type": "string"], "roles": ["type": "array", "items": ["type": "string"], "minItems": 1]],
-                        "required": ["user", "roles"],
-                    ],
-                    outputSchema: ["type": "object"], annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl),
-                    access: .admin(.acl, write: true)
-                ) { arguments, context in
-                    let a = ToolArguments(arguments)
-                    let name = try a.string("user")
-                    let names = try a.optionalStrings("roles") ?? []
+                Tool.admin(
+                    .acl, .acl, "users_set_roles",
+                    "Give a user their role in this app (a user has one role per app). user is the user name. A user of other apps who is not in this one is invited, and joins when they accept in their console, unless an instance administrator (an admin of app main) asks.",
+                    [Self.user, Self.roles], output: ["type": "object"], change: ToolAnnotations(readOnly: false, idempotent: true)
+                ) { input, context in
+                    let name = try input[Self.user]
+                    let names = try input[Self.roles] ?? []
                     guard names.count == 1, let roleName = names.first else {
                         throw ToolError("roles must name exactly one role: a user has one role per app (got \(names.count))")
                     }
@@ -156,11 +146,9 @@ public struct ACLPackage: Sendable {
                             ])
                     }
                 },
-                Tool(
-                    name: "app_packages_get", description: "The tool packages this app's endpoint offers (x-mcp-packages and ?packages= only narrow them).",
-                    inputSchema: ["type": "object", "properties": [:]],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": "object"]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
+                Tool.admin(
+                    .acl, .acl, "app_packages_get", "The tool packages this app's endpoint offers (x-mcp-packages and ?packages= only narrow them).", [],
+                    output: Self.dataOutput, change: nil
                 ) { _, context in
                     guard let packages else { throw ToolError("this server does not restrict packages per app") }
                     let offered = try await packages.offered(context.app)
@@ -168,43 +156,28 @@ public struct ACLPackage: Sendable {
                         "data": ["app": .string(context.app), "packages": JSON(offered ?? ToolInventory.names), "restricted": .bool(offered != nil)]
                     ])
                 },
-                Tool(
-                    name: "app_packages_set",
-                    description:
-                        "Restrict the tool packages this app's endpoint offers to every caller (packages: [names]), or offer them all again (packages: null). Keep acl, or this tool goes too.",
-                    inputSchema: [
-                        "type": "object", "properties": ["packages": ["type": ["array", "null"], "items": ["type": "string"]]], "required": ["packages"],
-                    ],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": "object"]], "required": ["data"]],
-                    annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .acl), access: .admin(.acl, write: true)
-                ) { arguments, context in
+                Tool.admin(
+                    .acl, .acl, "app_packages_set",
+                    "Restrict the tool packages this app's endpoint offers to every caller (packages: [names]), or offer them all again (packages: null). Keep acl, or this tool goes too.",
+                    [Self.packageNames], output: Self.dataOutput, change: ToolAnnotations(readOnly: false, idempotent: true)
+                ) { input, context in
                     guard let packages else { throw ToolError("this server does not restrict packages per app") }
-                    let names = try ToolArguments(arguments).optionalStrings("packages")
+                    let names = try input[Self.packageNames]
                     if names?.isEmpty == true { throw ToolError("packages is empty; give at least one, or null for all") }
                     let chosen = try names.map { try ToolInventory.valid($0) }
                     try await packages.set(context.app, chosen)
                     return .structured(
                         ["data": ["app": .string(context.app), "packages": JSON(chosen ?? ToolInventory.names), "restricted": .bool(chosen != nil)]])
                 },
-                Tool(
-                    name: "audit_list",
-                    description:
-                        "The app's audit trail, newest first: every tool call with its time (ms), principal, credential, client, tool, a digest of its arguments, outcome and duration. Filter by since (ISO date or ms), principal, tool; limit ≤ 1000.",
-                    inputSchema: [
-                        "type": "object",
-                        "properties": [
-                            "since": ["type": ["string", "integer"]], "principal": ["type": "string"], "tool": ["type": "string"],
-                            "limit": ["type": "integer", "minimum": 1, "maximum": 1000],
-                        ],
-                    ],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .acl), access: .admin(.acl, write: false)
-                ) { arguments, context in
+                Tool.admin(
+                    .acl, .acl, "audit_list",
+                    "The app's audit trail, newest first: every tool call with its time (ms), principal, credential, client, tool, a digest of its arguments, outcome and duration. Filter by since (ISO date or ms), principal, tool; limit ≤ 1000.",
+                    [Self.since, Self.principal, Self.tool, Self.limit],
+                    output: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]], change: nil
+                ) { input, context in
                     guard let audit else { throw ToolError("this server keeps no audit trail: it runs with --audit-retention-days 0") }
-                    let a = ToolArguments(arguments)
-                    var query = AuditTrail.Query(
-                        principal: try a.optionalString("principal"), tool: try a.optionalString("tool"), limit: try a.optionalInt("limit") ?? 100)
-                    switch a["since"] {
+                    var query = AuditTrail.Query(principal: try input[Self.principal], tool: try input[Self.tool], limit: try input[Self.limit])
+                    switch try input[Self.since] {
                     case .int(let ms)?: query.since = ms
                     case .string(let text)?:
                         guard let date = AuditTrail.parseSince(text) else {
@@ -220,18 +193,17 @@ public struct ACLPackage: Sendable {
             ])
     }
 
-    func setPermissions(_ a: ToolArguments, _ context: CallContext) async throws -> ToolResult {
-        let roleName = try a.string("role")
-        let collectionName = try a.string("collection")
-        guard let actions = try a.optionalObject("actions") else { throw ToolError("actions is required: an object such as {\"list\": {}}") }
+    func setPermissions(role roleName: String, collection collectionName: String, actions: ToolArguments, _ context: CallContext) async throws
+        -> ToolResult
+    {
         let catalog = try await catalogs.catalog(app: context.app)
         let collection: CollectionSchema? = collectionName == "*" ? nil : try catalog.collection(collectionName)
         var rules: [RecordAction: AccessRule] = [:]
-        for (name, value) in actions {
+        for name in actions.object.keys {
             guard let action = RecordAction(rawValue: name) else {
                 throw ToolError("actions.\(name): unknown action; actions are \(RecordAction.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            let rule = ToolArguments(value.objectValue ?? [:], path: "actions.\(name)")
+            let rule = try actions.object(name)
             let fields = try rule.optionalStrings("fields")
             let filter = rule["filter"].flatMap { $0.isNull ? nil : $0 }
             if collection == nil, fields != nil || filter != nil {

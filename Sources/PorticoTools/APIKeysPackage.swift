@@ -12,17 +12,20 @@ public struct APIKeysPackage: Sendable {
         self.keys = keys
     }
 
+    static let name = Param.optionalString("name", required: true).constrained(["minLength": 1, "maxLength": 60]).or("mcp")
+    static let scopes = Param.strings("scopes", "e.g. [\"read:data\"]; omit for everything you may do")
+    static let expiresInDays = Param.int("expiresInDays", minimum: 1, maximum: 3650)
+    static let id = Param.optionalString("id", required: true).or("")
+
     public var package: ToolPackage {
         ToolPackage.mapped(
             name: "apikeys", summary: "Your API keys",
             tools: [
-                Tool(
-                    name: "api_keys_list", description: "List your API keys (never their secrets).",
-                    inputSchema: ["type": "object", "properties": [:]],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .apikey), access: .admin(.apikeys, write: false)
+                Tool.admin(
+                    .apikeys, .apikey, "api_keys_list", "List your API keys (never their secrets).", [],
+                    output: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]], change: nil
                 ) { _, context in
-                    guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+                    let userID = try Self.owner(context)
                     let now = keys.clock.seconds
                     return Casdoor.result(
                         .array(
@@ -37,32 +40,21 @@ public struct APIKeysPackage: Sendable {
                                 ]
                             }))
                 },
-                Tool(
-                    name: "api_keys_create",
-                    description:
-                        "Create an API key for yourself on this app's endpoint (other apps refuse it); scopes at most your own. The key is shown once.",
-                    inputSchema: [
-                        "type": "object",
-                        "properties": [
-                            "name": ["type": "string", "minLength": 1, "maxLength": 60],
-                            "scopes": ["type": "array", "items": ["type": "string"], "description": "e.g. [\"read:data\"]; omit for everything you may do"],
-                            "expiresInDays": ["type": "integer", "minimum": 1, "maximum": 3650],
-                        ], "required": ["name"], "additionalProperties": false,
-                    ],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .apikey), access: .admin(.apikeys, write: true)
-                ) { arguments, context in
-                    guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
-                    let requested = arguments["scopes"]?.arrayValue?.compactMap(\.stringValue)
+                Tool.admin(
+                    .apikeys, .apikey, "api_keys_create",
+                    "Create an API key for yourself on this app's endpoint (other apps refuse it); scopes at most your own. The key is shown once.",
+                    [Self.name, Self.scopes, Self.expiresInDays], closed: true,
+                    change: ToolAnnotations(readOnly: false)
+                ) { input, context in
+                    let userID = try Self.owner(context)
                     var scopes: ScopeSet? = nil
-                    if let requested {
+                    if let requested = try input[Self.scopes] {
                         let (parsed, unknown) = ScopeSet.parse(requested.joined(separator: " "))
                         guard unknown.isEmpty else { throw ToolError("unknown scope(s): \(unknown.joined(separator: ", "))") }
                         scopes = parsed
                     }
-                    let days = arguments["expiresInDays"]?.intValue
                     let (key, token) = try await keys.create(
-                        userID: userID, name: try ToolArguments(arguments).optionalString("name") ?? "mcp", scopes: scopes, expiresIn: days.map { $0 * 86400 },
+                        userID: userID, name: try input[Self.name], scopes: scopes, expiresIn: try input[Self.expiresInDays].map { Int64($0) * 86400 },
                         app: context.app, within: context.principal.scopes)
                     return ToolResult(
                         content: [["type": "text", "text": .string("Created API key \(key.id); it is shown once: \(token)")]],
@@ -71,17 +63,19 @@ public struct APIKeysPackage: Sendable {
                             "unrestricted": .bool(key.scopes == nil), "expiresAt": key.expiresAt.map { .int($0) } ?? .null, "app": .string(key.app),
                         ])
                 },
-                Tool(
-                    name: "api_keys_revoke", description: "Revoke one of your API keys by id.",
-                    inputSchema: ["type": "object", "properties": ["id": ["type": "string"]], "required": ["id"], "additionalProperties": false],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .apikey),
-                    access: .admin(.apikeys, write: true)
-                ) { arguments, context in
-                    guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
-                    let revoked = try await keys.revoke(id: try ToolArguments(arguments).optionalString("id") ?? "", userID: userID)
+                Tool.admin(
+                    .apikeys, .apikey, "api_keys_revoke", "Revoke one of your API keys by id.", [Self.id], closed: true,
+                    change: ToolAnnotations(readOnly: false, destructive: true, idempotent: true)
+                ) { input, context in
+                    let revoked = try await keys.revoke(id: try input[Self.id], userID: try Self.owner(context))
                     return Casdoor.operation("revoke", affected: revoked, resource: "API key")
                 },
             ])
+    }
+
+    /// The user whose keys these are: the caller's.
+    static func owner(_ context: CallContext) throws -> Int64 {
+        guard let userID = context.principal.userID else { throw ToolError("API keys belong to users; this credential has none") }
+        return userID
     }
 }

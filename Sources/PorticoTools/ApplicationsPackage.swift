@@ -16,73 +16,53 @@ public struct ApplicationsPackage: Sendable {
         self.quota = quota
     }
 
-    static let applicationSchema: JSON = [
-        "type": "object",
-        "description":
-            "Casdoor application: owner, name, displayName, description, homepageUrl, logo, redirectUris, grantTypes (authorization_code, refresh_token, client_credentials), scopes (allowed scopes, e.g. [\"read:data\"]), ipWhitelist (comma-separated IPs or CIDRs), expireInHours.",
-    ]
+    static let applicationDescription =
+        "Casdoor application: owner, name, displayName, description, homepageUrl, logo, redirectUris, grantTypes (authorization_code, refresh_token, client_credentials), scopes (allowed scopes, e.g. [\"read:data\"]), ipWhitelist (comma-separated IPs or CIDRs), expireInHours."
+    static let owner = Param.optionalString("owner", "The owner of applications (the app, e.g. main)", required: true)
+    static let describedID = Param.optionalString("id", "owner/name, e.g. main/my-app", required: true)
+    static let id = Param.optionalString("id", required: true)
+    static let application = Param.object("application", applicationDescription, required: true)
+    static let applicationName = Param.object(
+        "application", schema: ["properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]], required: true)
 
     public var package: ToolPackage {
         ToolPackage.mapped(
             name: "applications", summary: "OAuth applications (Casdoor's tools)",
             tools: [
-                Tool(
-                    name: "get_applications", description: "Get all applications for a specific owner (app).",
-                    inputSchema: [
-                        "type": "object", "properties": ["owner": ["type": "string", "description": "The owner of applications (the app, e.g. main)"]],
-                        "required": ["owner"],
-                    ],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
-                ) { arguments, context in
-                    let owner = try Casdoor.owner(try ToolArguments(arguments).optionalString("owner"), context)
+                Tool.admin(
+                    .applications, .application, "get_applications", "Get all applications for a specific owner (app).", [Self.owner],
+                    output: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]], change: nil
+                ) { input, context in
+                    let owner = try Casdoor.owner(try input[Self.owner], context)
                     let apps = try await server.clients.list(owner: owner).filter { $0.kind == .registered }
                     return Casdoor.result(.array(apps.map { Self.json($0, secret: nil) }))
                 },
-                Tool(
-                    name: "get_application", description: "Get details of a specific application by id (owner/name).",
-                    inputSchema: [
-                        "type": "object", "properties": ["id": ["type": "string", "description": "owner/name, e.g. main/my-app"]], "required": ["id"],
-                    ],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .application), access: .admin(.applications, write: false)
-                ) { arguments, context in
-                    let (owner, name) = try Casdoor.id(try ToolArguments(arguments).optionalString("id"), context)
+                Tool.admin(
+                    .applications, .application, "get_application", "Get details of a specific application by id (owner/name).", [Self.describedID],
+                    output: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]], change: nil
+                ) { input, context in
+                    let (owner, name) = try Casdoor.id(try input[Self.describedID], context)
                     let app = try await server.clients.find(owner: owner, name: name)
                     return Casdoor.result(app.map { Self.json($0, secret: nil) } ?? .null)
                 },
-                Tool(
-                    name: "add_application", description: "Create a new application; the result shows its clientSecret once.",
-                    inputSchema: ["type": "object", "properties": ["application": Self.applicationSchema], "required": ["application"]],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .application), access: .admin(.applications, write: true)
-                ) { arguments, context in
-                    try await add(try ToolArguments(arguments).object("application"), context)
+                Tool.admin(
+                    .applications, .application, "add_application", "Create a new application; the result shows its clientSecret once.", [Self.application],
+                    change: ToolAnnotations(readOnly: false)
+                ) { input, context in
+                    try await add(try input[Self.application], context)
                 },
-                Tool(
-                    name: "update_application", description: "Modify an existing application (id = owner/name).",
-                    inputSchema: [
-                        "type": "object", "properties": ["id": ["type": "string"], "application": Self.applicationSchema], "required": ["id", "application"],
-                    ],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .application),
-                    access: .admin(.applications, write: true)
-                ) { arguments, context in
-                    try await update(id: try ToolArguments(arguments).optionalString("id"), try ToolArguments(arguments).object("application"), context)
+                Tool.admin(
+                    .applications, .application, "update_application", "Modify an existing application (id = owner/name).", [Self.id, Self.application],
+                    change: ToolAnnotations(readOnly: false, idempotent: true)
+                ) { input, context in
+                    try await update(id: try input[Self.id], try input[Self.application], context)
                 },
-                Tool(
-                    name: "delete_application", description: "Remove an application (by owner and name); tokens issued to it stop working.",
-                    inputSchema: [
-                        "type": "object",
-                        "properties": [
-                            "application": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]
-                        ], "required": ["application"],
-                    ],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .application),
-                    access: .admin(.applications, write: true)
-                ) { arguments, context in
-                    let application = try ToolArguments(arguments).object("application")
+                Tool.admin(
+                    .applications, .application, "delete_application", "Remove an application (by owner and name); tokens issued to it stop working.",
+                    [Self.applicationName],
+                    change: ToolAnnotations(readOnly: false, destructive: true, idempotent: true)
+                ) { input, context in
+                    let application = try input[Self.applicationName]
                     let owner = try Casdoor.owner(try application.optionalString("owner"), context)
                     guard let name = try application.optionalString("name"), let client = try await server.clients.find(owner: owner, name: name) else {
                         return Casdoor.operation("delete", affected: false)

@@ -24,15 +24,20 @@ public struct SchemaPackage: Sendable {
     ]
     static let dataOutput: JSON = ["type": "object", "properties": ["data": [:]], "required": ["data"]]
 
+    static let name = Param.string("name")
+    static let collection = Param.string("collection")
+    static let title = Param.optionalString("title")
+    static let description = Param.optionalString("description")
+
     public var package: ToolPackage {
         ToolPackage.mapped(
             name: "schema", summary: "Collections and their fields: read, create, change, remove",
             tools: [
                 tool(
-                    "collections_list", ["search": ["type": "string", "description": "Part of a name, title or description"]], required: [],
-                    "The app's collections, compact: name, title, description and field count. search narrows the list.", write: false
-                ) { s, a, c in
-                    let search = try a.optionalString("search")?.lowercased()
+                    "collections_list", "The app's collections, compact: name, title, description and field count. search narrows the list.",
+                    [Self.search], write: false
+                ) { s, input, c in
+                    let search = try input[Self.search]?.lowercased()
                     let catalog = try await s.visibleCatalog(c)
                     let rows = catalog.names.compactMap { name -> JSON? in
                         guard let collection = catalog.collections[name], catalog.isVisible(name) else { return nil }
@@ -49,92 +54,85 @@ public struct SchemaPackage: Sendable {
                     return ["data": .array(rows)]
                 },
                 tool(
-                    "collections_get", ["name": ["type": "string"]], required: ["name"],
-                    "One collection with its fields: types, constraints, relations (target, keys, junction).", write: false
-                ) { s, a, c in
+                    "collections_get", "One collection with its fields: types, constraints, relations (target, keys, junction).", [Self.name], write: false
+                ) { s, input, c in
                     let catalog = try await s.visibleCatalog(c)
-                    let collection = try catalog.collection(try a.string("name"))
+                    let collection = try catalog.collection(try input[Self.name])
                     return ["data": Self.json(collection)]
                 },
                 tool(
                     "collections_create",
-                    [
-                        "name": ["type": "string"], "title": ["type": "string"], "description": ["type": "string"],
-                        "fields": ["type": "array", "items": Self.fieldSchema],
-                    ], required: ["name"],
                     "Create a collection (a real table) with fields; id, createdAt, updatedAt, createdById and updatedById are added and kept by Portico. Relations: belongsTo (target, foreignKey), hasMany (target, foreignKey on the target), belongsToMany (target, through junction).",
-                    write: true
-                ) { s, a, c in
-                    let fields = try (a["fields"]?.arrayValue ?? []).enumerated().map { index, item in try Self.spec(item, at: "fields[\(index)]") }
+                    [Self.name, Self.title, Self.description, Self.fields], write: true
+                ) { s, input, c in
+                    let fields = try input[Self.fields].enumerated().map { index, item in try Self.spec(item, at: "fields[\(index)]") }
                     let created = try await s.schema.createCollection(
-                        app: c.app, name: try a.string("name"), title: try a.optionalString("title"), description: try a.optionalString("description"),
-                        fields: fields)
+                        app: c.app, name: try input[Self.name], title: try input[Self.title], description: try input[Self.description], fields: fields)
                     return ["data": Self.json(created)]
                 },
                 tool(
-                    "collections_update", ["name": ["type": "string"], "title": ["type": ["string", "null"]], "description": ["type": ["string", "null"]]],
-                    required: ["name"], "Change a collection's title or description.", write: true, idempotent: true
-                ) { s, a, c in
-                    let title: String?? = a["title"].map { $0.stringValue }
-                    let description: String?? = a["description"].map { $0.stringValue }
-                    return [
-                        "data": Self.json(try await s.schema.updateCollection(app: c.app, name: try a.string("name"), title: title, description: description))
-                    ]
+                    "collections_update", "Change a collection's title or description.", [Self.name, Self.newTitle, Self.newDescription], write: true,
+                    idempotent: true
+                ) { s, input, c in
+                    let collection = try await s.schema.updateCollection(
+                        app: c.app, name: try input[Self.name], title: try input[Self.newTitle], description: try input[Self.newDescription])
+                    return ["data": Self.json(collection)]
                 },
                 tool(
-                    "collections_destroy", ["name": ["type": "string"], "cascade": ["type": "boolean"]], required: ["name"],
+                    "collections_destroy",
                     "Remove a collection with all its records. Refused while other collections' relations point at it, unless cascade: true, which removes those relation fields too.",
-                    write: true, destructive: true
-                ) { s, a, c in
-                    let name = try a.string("name")
-                    let removed = try await s.schema.destroyCollection(app: c.app, name: name, cascade: try a.optionalBool("cascade") ?? false)
+                    [Self.name, Self.cascade], write: true, destructive: true
+                ) { s, input, c in
+                    let name = try input[Self.name]
+                    let removed = try await s.schema.destroyCollection(app: c.app, name: name, cascade: try input[Self.cascade])
                     return ["data": ["name": .string(name), "destroyed": true, "alsoRemoved": JSON(removed)]]
                 },
                 tool(
-                    "fields_create", ["collection": ["type": "string"], "field": Self.fieldSchema], required: ["collection", "field"],
+                    "fields_create",
                     "Add a field to a collection (a new column, or a relation with its key column or junction). A required field on a collection with records needs a default.",
-                    write: true
-                ) { s, a, c in
-                    guard let item = a["field"] else { throw ToolError("field is required") }
-                    let field = try await s.schema.createField(app: c.app, collection: try a.string("collection"), field: try Self.spec(item, at: "field"))
+                    [Self.collection, Self.field], write: true
+                ) { s, input, c in
+                    guard let item = try input[Self.field] else { throw ToolError("field is required") }
+                    let field = try await s.schema.createField(app: c.app, collection: try input[Self.collection], field: try Self.spec(item, at: "field"))
                     return ["data": Self.json(field)]
                 },
                 tool(
-                    "fields_update", ["collection": ["type": "string"], "name": ["type": "string"], "field": ["type": "object"]],
-                    required: ["collection", "name", "field"],
+                    "fields_update",
                     "Change a field: rename (field.name), title, required, options, length, default, or type when every stored value converts; the data is kept.",
-                    write: true, idempotent: true
-                ) { s, a, c in
-                    let changes = try a.optionalObject("field") ?? [:]
+                    [Self.collection, Self.name, Self.changes], write: true, idempotent: true
+                ) { s, input, c in
                     let field = try await s.schema.updateField(
-                        app: c.app, collection: try a.string("collection"), field: try a.string("name"), changes: changes)
+                        app: c.app, collection: try input[Self.collection], field: try input[Self.name], changes: try input[Self.changes] ?? [:])
                     return ["data": Self.json(field)]
                 },
-                tool(
-                    "fields_destroy", ["collection": ["type": "string"], "name": ["type": "string"]], required: ["collection", "name"],
-                    "Remove a field and its column's data.", write: true, destructive: true
-                ) { s, a, c in
-                    let collection = try a.string("collection")
-                    let name = try a.string("name")
+                tool("fields_destroy", "Remove a field and its column's data.", [Self.collection, Self.name], write: true, destructive: true) {
+                    s, input, c in
+                    let collection = try input[Self.collection]
+                    let name = try input[Self.name]
                     try await s.schema.destroyField(app: c.app, collection: collection, field: name)
                     return ["data": ["collection": .string(collection), "name": .string(name), "destroyed": true]]
                 },
             ])
     }
 
+    static let search = Param.optionalString("search", "Part of a name, title or description")
+    static let fields = Param.array("fields", items: fieldSchema)
+    static let newTitle = Param.nullableString("title")
+    static let newDescription = Param.nullableString("description")
+    static let cascade = Param.bool("cascade").or(false)
+    static let field = Param.json("field", schema: fieldSchema, required: true)
+    static let changes = Param.jsonObject("field", required: true)
+
     func tool(
-        _ name: String, _ properties: JSONObject, required: [String], _ description: String, write: Bool, idempotent: Bool = false,
-        destructive: Bool = false, _ run: @escaping @Sendable (SchemaPackage, ToolArguments, CallContext) async throws -> JSON
+        _ name: String, _ description: String, _ parameters: [any DeclaredParameter], write: Bool, idempotent: Bool = false, destructive: Bool = false,
+        _ run: @escaping @Sendable (SchemaPackage, ToolInput, CallContext) async throws -> JSON
     ) -> Tool {
         let package = self
-        let required = JSON(required)
-        return Tool(
-            name: name, description: description, inputSchema: ["type": "object", "properties": .object(properties), "required": required],
-            outputSchema: Self.dataOutput,
-            annotations: write ? ToolAnnotations(readOnly: false, destructive: destructive, idempotent: idempotent) : .read,
-            requiredScope: Scope(write ? .write : .read, .schema), access: .admin(.schema, write: write)
-        ) { arguments, context in
-            .structured(try await run(package, ToolArguments(arguments), context))
+        return Tool.admin(
+            .schema, .schema, name, description, parameters, output: Self.dataOutput,
+            change: write ? ToolAnnotations(readOnly: false, destructive: destructive, idempotent: idempotent) : nil
+        ) { input, context in
+            .structured(try await run(package, input, context))
         }
     }
 

@@ -15,70 +15,57 @@ public struct UsersPackage: Sendable {
         self.server = server
     }
 
-    static let userSchema: JSON = [
-        "type": "object",
-        "description": "Casdoor user: owner (app), name, displayName, email, phone, password (write-only), type (role: admin, member or viewer) or isAdmin.",
-    ]
+    static let owner = Param.optionalString("owner", "The app, e.g. main", required: true)
+    static let id = Param.optionalString("id", "owner/name")
+    static let userID = Param.optionalString("id", required: true)
+    static let lookupOwner = Param.optionalString("owner")
+    static let email = Param.optionalString("email")
+    static let phone = Param.optionalString("phone")
+    static let user = Param.object("user", userDescription, required: true)
+    static let userName = Param.object(
+        "user", schema: ["properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]], required: true)
+    static let userDescription =
+        "Casdoor user: owner (app), name, displayName, email, phone, password (write-only), type (role: admin, member or viewer) or isAdmin."
 
     public var package: ToolPackage {
         ToolPackage.mapped(
             name: "users", summary: "Users and their roles (Casdoor's tools)",
             tools: [
-                Tool(
-                    name: "get_users", description: "Get all users of an owner (app), with their role as type.",
-                    inputSchema: ["type": "object", "properties": ["owner": ["type": "string", "description": "The app, e.g. main"]], "required": ["owner"]],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
-                ) { arguments, context in
-                    let owner = try Casdoor.owner(try ToolArguments(arguments).optionalString("owner"), context)
+                Tool.admin(
+                    .users, .user, "get_users", "Get all users of an owner (app), with their role as type.", [Self.owner],
+                    output: ["type": "object", "properties": ["data": ["type": "array", "items": ["type": "object"]]], "required": ["data"]], change: nil
+                ) { input, context in
+                    let owner = try Casdoor.owner(try input[Self.owner], context)
                     let members = try await users.members(app: owner)
                     return Casdoor.result(.array(members.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: owner) }))
                 },
-                Tool(
-                    name: "get_user", description: "Get one user by id (owner/name), or by owner with email or phone.",
-                    inputSchema: [
-                        "type": "object",
-                        "properties": [
-                            "id": ["type": "string", "description": "owner/name"], "owner": ["type": "string"], "email": ["type": "string"],
-                            "phone": ["type": "string"],
-                        ],
-                    ],
-                    outputSchema: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]],
-                    annotations: .read, requiredScope: Scope(.read, .user), access: .admin(.users, write: false)
-                ) { arguments, context in
-                    let match = try await find(arguments, context)
+                Tool.admin(
+                    .users, .user, "get_user", "Get one user by id (owner/name), or by owner with email or phone.",
+                    [Self.id, Self.lookupOwner, Self.email, Self.phone],
+                    output: ["type": "object", "properties": ["data": ["type": ["object", "null"]]], "required": ["data"]], change: nil
+                ) { input, context in
+                    let match = try await find(input, context)
                     return Casdoor.result(match.map { Self.json($0.0, role: $0.1, profile: $0.2, owner: context.app) } ?? .null)
                 },
-                Tool(
-                    name: "add_user",
-                    description: "Create a user with a role (type) in the owner app; a password is generated when none is given and shown once.",
-                    inputSchema: ["type": "object", "properties": ["user": Self.userSchema], "required": ["user"]],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
-                ) { arguments, context in
-                    try await add(try ToolArguments(arguments).object("user"), context)
+                Tool.admin(
+                    .users, .user, "add_user", "Create a user with a role (type) in the owner app; a password is generated when none is given and shown once.",
+                    [Self.user],
+                    change: ToolAnnotations(readOnly: false)
+                ) { input, context in
+                    try await add(try input[Self.user], context)
                 },
-                Tool(
-                    name: "update_user", description: "Change a user (id = owner/name): displayName, email, phone, password, type (role).",
-                    inputSchema: ["type": "object", "properties": ["id": ["type": "string"], "user": Self.userSchema], "required": ["id", "user"]],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false, idempotent: true), requiredScope: Scope(.write, .user), access: .admin(.users, write: true)
-                ) { arguments, context in
-                    try await update(id: try ToolArguments(arguments).optionalString("id"), try ToolArguments(arguments).object("user"), context)
+                Tool.admin(
+                    .users, .user, "update_user", "Change a user (id = owner/name): displayName, email, phone, password, type (role).",
+                    [Self.userID, Self.user],
+                    change: ToolAnnotations(readOnly: false, idempotent: true)
+                ) { input, context in
+                    try await update(id: try input[Self.userID], try input[Self.user], context)
                 },
-                Tool(
-                    name: "delete_user", description: "Remove a user from the owner app (a user left in no app is deleted).",
-                    inputSchema: [
-                        "type": "object",
-                        "properties": [
-                            "user": ["type": "object", "properties": ["owner": ["type": "string"], "name": ["type": "string"]], "required": ["name"]]
-                        ], "required": ["user"],
-                    ],
-                    outputSchema: ["type": "object"],
-                    annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), requiredScope: Scope(.write, .user),
-                    access: .admin(.users, write: true)
-                ) { arguments, context in
-                    let u = try ToolArguments(arguments).object("user")
+                Tool.admin(
+                    .users, .user, "delete_user", "Remove a user from the owner app (a user left in no app is deleted).", [Self.userName],
+                    change: ToolAnnotations(readOnly: false, destructive: true, idempotent: true)
+                ) { input, context in
+                    let u = try input[Self.userName]
                     let owner = try Casdoor.owner(try u.optionalString("owner"), context)
                     guard let name = try u.optionalString("name"), let user = try await users.find(name: name),
                         try await users.role(app: owner, userID: user.id) != nil
@@ -96,15 +83,15 @@ public struct UsersPackage: Sendable {
             ])
     }
 
-    func find(_ arguments: JSONObject, _ context: CallContext) async throws -> (User, Role, UserStore.Profile)? {
-        if let id = try ToolArguments(arguments).optionalString("id") {
+    func find(_ input: ToolInput, _ context: CallContext) async throws -> (User, Role, UserStore.Profile)? {
+        if let id = try input[Self.id] {
             let (owner, name) = try Casdoor.id(id, context)
             return try await users.members(app: owner).first { $0.0.name == name }
         }
-        let owner = try Casdoor.owner(try ToolArguments(arguments).optionalString("owner"), context)
+        let owner = try Casdoor.owner(try input[Self.lookupOwner], context)
         let members = try await users.members(app: owner)
-        if let email = try ToolArguments(arguments).optionalString("email") { return members.first { $0.0.email == email } }
-        if let phone = try ToolArguments(arguments).optionalString("phone") { return members.first { $0.2.phone == phone } }
+        if let email = try input[Self.email] { return members.first { $0.0.email == email } }
+        if let phone = try input[Self.phone] { return members.first { $0.2.phone == phone } }
         throw ToolError("give id (owner/name), or owner with email or phone")
     }
 

@@ -81,3 +81,59 @@ import Testing
         #expect(!ToolInventory.names.contains(ToolInventory.sqlbot))
     }
 }
+
+@Suite struct ToolDeclarationTests {
+    static let name = Param.string("name", "Who")
+    static let title = Param.nullableString("title")
+    static let tags = Param.strings("tags", minItems: 1)
+    static let limit = Param.int("limit", minimum: 1, maximum: 10).or(5)
+    static let color = Param.optionalString("color", values: ["red", "blue"])
+
+    static func tool(closed: Bool = false) -> Tool {
+        Tool(
+            "t", "A test tool", parameters: [name, title, tags, limit, color], closed: closed, annotations: .read, scope: .mcp, access: .open
+        ) { input, _ in
+            let title = try input[title]
+            return .structured([
+                "name": .string(try input[name]), "limit": .int(Int64(try input[limit])), "tags": JSON(try input[tags] ?? []),
+                "title": title.map { $0.map(JSON.string) ?? "null-given" } ?? "absent",
+            ])
+        }
+    }
+
+    @Test func theSchemaIsMadeFromTheDeclarations() throws {
+        let schema = try #require(Self.tool(closed: true).inputSchema.objectValue)
+        #expect(schema["required"] == ["name"])
+        #expect(schema["additionalProperties"] == false)
+        let properties = try #require(schema["properties"]?.objectValue)
+        #expect(Set(properties.keys) == ["name", "title", "tags", "limit", "color"])
+        #expect(properties["name"] == ["type": "string", "description": "Who"])
+        #expect(properties["title"] == ["type": ["string", "null"]])
+        #expect(properties["tags"] == ["type": "array", "items": ["type": "string"], "minItems": 1])
+        #expect(properties["limit"] == ["type": "integer", "minimum": 1, "maximum": 10])
+        #expect(properties["color"] == ["type": "string", "enum": ["red", "blue"]])
+        #expect(Self.tool().inputSchema.objectValue?["additionalProperties"] == nil)
+    }
+
+    @Test func theHandlerReadsTypedValuesWithTheirDefaults() async throws {
+        let context = ToolErrorsTests.context()
+        let tool = Self.tool()
+        let read = try await tool.handler(["name": "ana", "tags": "a, b", "title": nil], context).structuredContent
+        #expect(read == ["name": "ana", "limit": 5, "tags": ["a", "b"], "title": "null-given"])
+        let given = try await tool.handler(["name": "bo", "limit": 3, "title": "Dr"], context).structuredContent
+        #expect(given == ["name": "bo", "limit": 3, "tags": [], "title": "Dr"])
+        let absent = try await tool.handler(["name": "cy"], context).structuredContent
+        #expect(absent?["title"] == "absent")
+        let wrong = await #expect(throws: ToolError.self) { _ = try await tool.handler(["name": "ana", "limit": "many"], context) }
+        #expect(wrong?.message.hasPrefix("limit must be a whole number") == true)
+        let missing = await #expect(throws: ToolError.self) { _ = try await tool.handler(["name": ""], context) }
+        #expect(missing?.message == "name is required")
+    }
+
+    @Test func aHandlerCannotReadWhatItsToolDidNotDeclare() async {
+        await #expect(processExitsWith: .failure) {
+            let undeclared = Param.string("secret")
+            _ = try? ToolInput(["secret": "x"], declared: ["name"])[undeclared]
+        }
+    }
+}
