@@ -1,0 +1,218 @@
+extension Interpreter.Assembly {
+    /// Columns named but not yet given a role.
+    mutating func placeColumns() throws(NotUnderstood) {
+        for (k, item) in items.enumerated() where !used.contains(k) {
+            guard case .columns(let cs) = item else { continue }
+            let named = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } } + [root0])
+            if let t = isTable(k + 1), !cs.contains(where: { named.contains(schema.column($0).table) }),
+                cs.allSatisfy({ ["name", "title"].contains(schema.column($0).words.last ?? "") && schema.column($0).words.count == 1 })
+            {
+                // "the names of passengers", who have a first and a last name: their labels.
+                used.insert(k)
+                shown += schema.tables[t].labels
+                continue
+            }
+            guard let c = interpreter.pickColumn(cs, near: related) else { continue }
+            used.insert(k)
+            // A key named where two keys join the same tables says which ("flights by destination airport").
+            for key in cs where schema.column(key).references != nil {
+                let edge = schema.edges.first { $0.fromColumn == key }
+                if let edge, schema.edges.contains(where: { $0.from == edge.from && $0.to == edge.to && $0.fromColumn != key }) { plan.via.insert(key) }
+            }
+            if let target = schema.column(c).references, target == schema.column(c).table {
+                // "the managers": rows that other rows of the same table point at; not modelled, so not guessed.
+                throw NotUnderstood(message: "the built-in engine does not follow \(schema.column(c).name), a key to its own table; configure an LLM")
+            }
+            if schema.column(c).isKey || schema.column(c).kind == .date && isConditionColumn(c, plan) { continue }
+            if schema.column(c).kind == .boolean {
+                // "low cost airlines": a yes/no column named as an adjective is a filter.
+                plan.conditions.append(.flag(c, true))
+                continue
+            }
+            let article = k > 0 && [QuestionReader.Item.which].contains(items[k - 1])
+            if measure == nil && counted != nil || (measure == .countRows), grouping == nil, let counted, schema.column(c).table != counted,
+                schema.tables[schema.column(c).table].labels.contains(c)
+            {
+                // "the names of airlines and the number of flights they have": one count per airline.
+                grouping = .entity(schema.column(c).table)
+            } else if measure == nil && counted != nil || (measure == .countRows) {
+                // "customers that work for a company": the column has a value.
+                plan.conditions.append(.notNull(c))
+            } else if !article {
+                shown.append(c)
+            }
+        }
+        // Tables named but not yet given a role are passed through ("tracks of each invoice").
+        for (k, item) in items.enumerated() where !used.contains(k) {
+            if case .table(let t) = item, t != root0 { plan.through.append(t) }
+        }
+    }
+
+    /// Put it together: the measure, the grouping and what is shown. An answer comes back already
+    /// when it counts the groups that pass a condition; `nil` otherwise.
+    mutating func putTogether() throws(NotUnderstood) -> Understood? {
+        if let counted, measure == nil, counted == root0, !plan.having.isEmpty {
+            // "how many playlists contain more than 100 tracks": the groups that pass, counted.
+            plan.countGroups = true
+            plan.grouping = .entity(counted)
+            return Understood(plan: plan, confidence: confidence, title: "")
+        }
+        if let counted, measure == nil || measure == .countRows {
+            measure = .countRows
+            plan.counted = counted
+            if grouping == nil, subject != nil, subject != counted, subjectColumn == nil, superlative != nil { grouping = .entity(subject!) }
+            if grouping == nil, let subjectColumn, subject == counted || subject == schema.column(subjectColumn).table { grouping = .column(subjectColumn) }
+        }
+        if let subjectColumn, grouping == nil, measure != nil, case .aggregate = measure! { grouping = .column(subjectColumn) }
+        if case .bucket(-1, let b)? = grouping {
+            guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
+                throw NotUnderstood(message: "the question asks per \(b == .year ? "year" : "month"), but its tables have no date column")
+            }
+            let hasYear = plan.conditions.contains { interpreter.isDateCondition($0, date) }
+            if schema.column(date).isYear {
+                guard b == .year else { throw NotUnderstood(message: "the tables the question is about keep years, not dates; ask per year") }
+                grouping = .column(date)
+            } else {
+                grouping = .bucket(date, b == .year ? .year : (hasYear ? .month : .yearMonth))
+            }
+        }
+        if case .entity(let t)? = grouping, case .aggregate(let f, .column(let c))? = measure, f != .count, schema.column(c).table == t,
+            !averageOfCount
+        {
+            // "the average quantity per order item": one row per group, so the average over all.
+            grouping = nil
+        }
+        plan.grouping = grouping
+        if case .entity(let t)? = grouping, t != plan.root { plan.root = t }
+
+        switch measure {
+        case .column(let c)?:
+            // Rows ranked by a column of their own: "the 5 longest tracks".
+            let asked = shown.filter { schema.column($0).table == schema.column(c).table && $0 != c }
+            plan.shown = (asked.isEmpty ? schema.tables[schema.column(c).table].labels : asked) + [c]
+            plan.order = [(.column(c), descending: superlative.map { interpreter.ranksDescending($0.word, $0.descending, column: c) } ?? true)]
+            plan.limit = limit ?? 1
+            plan.root = schema.column(c).table
+            if case .entity? = plan.grouping { plan.grouping = nil }
+        case let m?:
+            if averageOfCount {
+                guard grouping != nil else { throw NotUnderstood(message: "say what the average is per, e.g. \"per invoice\"") }
+                plan.measures = [m]
+                plan.averageOverGroups = true
+                // The groups need no labels; group by the key alone.
+            } else {
+                plan.measures = [m]
+                if case .aggregate(_, let measured) = m { plan.measures += moreFunctions.map { .aggregate($0, measured) } }
+                if let superlative {
+                    if plan.grouping == nil, let subjectColumn { plan.grouping = .column(subjectColumn) }
+                    if plan.grouping == nil, let subject, subject != measureTable(m) { plan.grouping = .entity(subject); plan.root = subject }
+                    if plan.grouping != nil || rankedBy != nil {
+                        plan.order = [(m, descending: superlative.descending)]
+                        plan.limit = limit ?? 1
+                    }
+                } else if rankedBy != nil {
+                    if plan.grouping == nil, let subject { plan.grouping = .entity(subject); plan.root = subject }
+                    plan.order = [(m, descending: true)]
+                    plan.limit = limit
+                }
+            }
+            // Beside a grouped measure only columns of the grouped row itself can be shown.
+            plan.shown = shown.filter { c in
+                guard case .entity(let t)? = plan.grouping, schema.column(c).table == t else { return false }
+                return !covers(.entity(t), c) && !isConditionColumn(c, plan) && !isMeasured(c, m)
+            }
+            if plan.grouping == nil { plan.shown = [] }
+            // A column the question asked to see that this answer cannot show is not dropped silently.
+            if let dropped = shown.first(where: { c in
+                !plan.shown.contains(c) && !(plan.grouping.map { covers($0, c) } ?? false) && !isConditionColumn(c, plan) && !isMeasured(c, m)
+            }) {
+                throw NotUnderstood(
+                    message:
+                        "the built-in engine could not tell how \(schema.column(dropped).name) fits beside the \(plan.grouping == nil ? "total" : "groups"); rephrase it"
+                )
+            }
+        case nil:
+            // A list: the columns asked for, else the labels of what is listed.
+            if let subjectColumn, shown.isEmpty {
+                shown = [subjectColumn]
+                plan.distinct = true
+            }
+            plan.shown = shown.isEmpty ? schema.tables[root0].labels : shown
+            plan.root = shown.first.map { schema.column($0).table } ?? root0
+            if case .entity? = plan.grouping, plan.having.isEmpty { plan.grouping = nil }
+            if !plan.having.isEmpty, plan.grouping == nil { plan.grouping = .entity(root0) }
+            if case .entity(let t)? = plan.grouping, !plan.having.isEmpty {
+                if let c = shown.first, schema.column(c).table == t, !schema.column(c).isKey, shown.count == 1 {
+                    // "the specialties that have more than 3 doctors": groups of the column's values.
+                    plan.grouping = .column(c)
+                }
+                plan.shown = []
+                plan.root = t
+            }
+            if items.contains(.distinct) {
+                plan.distinct = true
+                if let k = items.firstIndex(of: .distinct) { used.insert(k) }
+            }
+            if let limit { plan.limit = limit }
+        }
+        if plan.averageOverGroups, case .entity(let t)? = plan.grouping {
+            // Averages over groups need no labels.
+            plan.root = t
+        }
+        return nil
+    }
+
+    /// An order the question asked for: "ordered by salary", "in descending order", "alphabetically".
+    mutating func readOrderAndFinish() throws(NotUnderstood) -> Understood {
+        let direction = items.indices.first { k in if case .direction = items[k] { return !used.contains(k) } else { return false } }
+        var descending = false
+        var ofAge = false
+        if let d = direction, case .direction(let desc, let age) = items[d] {
+            descending = desc
+            ofAge = age
+        }
+        for (columns, at) in orderColumns {
+            guard let c = interpreter.pickColumn(columns, near: [plan.root] + related) else { continue }
+            if plan.grouping != nil, !(plan.grouping.map { covers($0, c) } ?? false) {
+                throw NotUnderstood(message: "the built-in engine can order grouped answers only by what they are grouped by; rephrase")
+            }
+            let down = ofAge && schema.column(c).kind == .date ? !descending : descending
+            plan.order.append((.column(c), descending: down))
+            // "the products sorted by price": the price is shown beside them; asked-for columns stay as asked.
+            if plan.distinct || shown.isEmpty && plan.measures.isEmpty, !plan.shown.contains(c) { plan.shown.append(c) }
+            used.insert(at)
+            if let d = direction { used.insert(d) }
+        }
+        if let k = items.firstIndex(of: .alphabetical), !used.contains(k), plan.order.isEmpty, plan.measures.isEmpty {
+            guard let c = (plan.shown.first { schema.column($0).kind == .text }) ?? schema.tables[plan.root].labels.first else {
+                throw NotUnderstood(message: "the built-in engine could not tell what to put in alphabetical order; name the column")
+            }
+            plan.order = [(.column(c), descending: false)]
+            used.insert(k)
+        }
+        if let d = direction, !used.contains(d), plan.order.count == 1 {
+            // "the 5 most expensive tracks, in descending order": the ranking's own way, said again.
+            if plan.order[0].descending == descending { used.insert(d) }
+        }
+        let rankedAsFunction =
+            aggregateFunction == nil
+            && plan.measures.contains {
+                if case .aggregate(.max, _) = $0 { return true } else if case .aggregate(.min, _) = $0 { return true } else { return false }
+            }
+        if let superlative, plan.order.isEmpty, !rankedAsFunction {
+            throw NotUnderstood(message: "the built-in engine could not tell what '\(superlative.word)' ranks by; name the column")
+        }
+        if let k = items.indices.first(where: { !used.contains($0) && mustBePlaced(items[$0]) }) {
+            throw NotUnderstood(message: "the built-in engine could not tell how \(describe(items[k])) applies to the question; rephrase it or name the column")
+        }
+
+        // Rank ties and vague words cost certainty.
+        if items.contains(.or), !plan.conditions.contains(where: { if case .oneOf(_, let v) = $0 { return v.count > 1 } else { return false } }) {
+            confidence -= 0.3
+        }
+        guard confidence >= Interpreter.threshold else {
+            throw NotUnderstood(message: "the built-in engine is not sure enough what the question means; rephrase it, name the table, or configure an LLM")
+        }
+        return Understood(plan: plan, confidence: confidence, title: "")
+    }
+}
