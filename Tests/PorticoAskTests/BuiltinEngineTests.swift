@@ -1,3 +1,4 @@
+import Foundation
 import PorticoData
 import Testing
 
@@ -34,6 +35,11 @@ import Testing
         let city = schema.columnList.firstIndex { $0.name == "city" } ?? 0
         for name in ["Lisbon", "Porto", "New York"] { values.add(column: city, value: name) }
         values.names[city] = ("teams", "city")
+        for (column, names) in [("first_name", ["Ana", "Rui"]), ("last_name", ["Silva", "Costa"])] {
+            let index = schema.columnList.firstIndex { $0.name == column } ?? 0
+            for name in names { values.add(column: index, value: name) }
+            values.names[index] = ("players", column)
+        }
         var request = EngineRequest(
             question: question, lang: "en", dialect: dialect, schema: "", examples: [], history: history.map { .init(question: $0, sql: nil) },
             corrections: [])
@@ -175,6 +181,61 @@ import Testing
             let reply = BuiltinEngine.answer(Self.request(question))
             #expect(reply.candidates.isEmpty && reply.reason?.contains("did not understand") == true, "\(question)")
         }
+    }
+
+    @Test func twoValuesOfEachOfTwoColumnsEachHoldForARelatedRow() throws {
+        let sql = try #require(Self.sql("Which teams have players Ana and Rui and players Silva and Costa?"))
+        for name in ["Ana", "Rui", "Silva", "Costa"] {
+            #expect(sql.components(separatedBy: "'\(name)'").count == 2, "\(name) once in \(sql)")
+        }
+        #expect((0..<20).allSatisfy { _ in Self.sql("Which teams have players Ana and Rui and players Silva and Costa?") == sql }, "the same SQL every time")
+    }
+
+    @Test func twoValuesReachedThroughTwoKeysAreRefusedNamingTheKeys() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "leagues", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "clubs", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "city", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "matches", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "league_id", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "home_club_id", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "away_club_id", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                ],
+                foreignKeys: [
+                    .init(column: "league_id", table: "leagues", targetColumn: "id"), .init(column: "home_club_id", table: "clubs", targetColumn: "id"),
+                    .init(column: "away_club_id", table: "clubs", targetColumn: "id"),
+                ]),
+        ]
+        let schema = SchemaModel(tables)
+        var values = ValueIndex()
+        let club = schema.columnList.firstIndex { $0.name == "name" && schema.tables[$0.table].name == "clubs" } ?? 0
+        for name in ["Porto", "Benfica"] { values.add(column: club, value: name) }
+        values.names[club] = ("clubs", "name")
+        let city = schema.columnList.firstIndex { $0.name == "city" && schema.tables[$0.table].name == "clubs" } ?? 0
+        for name in ["Lisbon", "Braga"] { values.add(column: city, value: name) }
+        values.names[city] = ("clubs", "city")
+        var request = EngineRequest(
+            question: "Which leagues have matches with both Porto and Benfica and both Lisbon and Braga?", lang: "en", dialect: .sqlite, schema: "",
+            examples: [], history: [],
+            corrections: [])
+        request.tables = tables
+        request.values = values
+        let reply = BuiltinEngine.answer(request)
+        #expect(reply.candidates.isEmpty, "no key was named: \(reply.candidates)")
+        #expect(reply.reason?.contains("matches.home_club_id or matches.away_club_id") == true, "\(reply.reason ?? "")")
     }
 
     @Test func refusalsSayWhatWasNotUnderstood() {

@@ -204,7 +204,10 @@ extension Interpreter.Assembly {
         // row holds both, so each must hold for a related row; otherwise the question is refused.
         var byColumn: [Int: [Int]] = [:]
         for (i, c) in plan.conditions.enumerated() { if case .oneOf(let col, let v) = c, v.count == 1 { byColumn[col, default: []].append(i) } }
-        for (column, indices) in byColumn where indices.count > 1 {
+        // In the order the question named them, and all moved at once: the indices are of the conditions as they are now.
+        var moved = Set<Int>()
+        var throughRelated: [QueryPlan.Condition] = []
+        for (column, indices) in byColumn.filter({ $0.value.count > 1 }).sorted(by: { $0.value[0] < $1.value[0] }) {
             let table = schema.column(column).table
             let root = plan.root
             let bridge =
@@ -213,10 +216,10 @@ extension Interpreter.Assembly {
             guard let bridge, table != plan.root, schema.edges.filter({ $0.from == bridge && $0.to == root }).count == 1 else {
                 throw NotUnderstood(message: "the question asks for two values of \(schema.column(column).name) at once; ask for one, or use 'or'")
             }
-            let wanted = indices.map { plan.conditions[$0] }
-            plan.conditions = plan.conditions.enumerated().filter { !indices.contains($0.offset) }.map(\.element)
-            plan.conditions += wanted.map { .some(table: bridge, $0) }
+            throughRelated += indices.map { .some(table: bridge, plan.conditions[$0]) }
+            moved.formUnion(indices)
             plan.through.removeAll { $0 == table || $0 == bridge }
         }
+        if !moved.isEmpty { plan.conditions = plan.conditions.enumerated().filter { !moved.contains($0.offset) }.map(\.element) + throughRelated }
     }
 }

@@ -109,6 +109,13 @@ struct PlanCompiler {
 
     func sql(_ plan: QueryPlan) -> String? { try? compile(plan).get() }
 
+    /// Two keys or more between the same tables, and the question named none of them.
+    static func ambiguity(_ edges: [SchemaModel.Edge], _ schema: SchemaModel) -> Unwritable {
+        let names = edges.map { "\(schema.tables[$0.from].name).\(schema.column($0.fromColumn).name)" }
+        return Unwritable(
+            message: "the question can go through \(names.joined(separator: " or ")); name the one it means (e.g. its column's words), or configure an LLM")
+    }
+
     func compile(_ plan: QueryPlan) -> Result<String, Unwritable> {
         let cannotJoin = Unwritable(message: "the built-in engine could not join the tables the question needs; name fewer tables or configure an LLM")
         // Every table the plan touches, joined along the shortest key paths from the root.
@@ -159,11 +166,7 @@ struct PlanCompiler {
                 let parallel = schema.edges.filter { $0.from == edge.from && $0.to == edge.to }
                 if parallel.count > 1 {
                     guard let named = parallel.first(where: { plan.via.contains($0.fromColumn) }) else {
-                        let names = parallel.map { "\(schema.tables[$0.from].name).\(schema.column($0.fromColumn).name)" }
-                        return .failure(
-                            Unwritable(
-                                message: "the question can go through \(names.joined(separator: " or ")); name the one it means "
-                                    + "(e.g. its column's words), or configure an LLM"))
+                        return .failure(Self.ambiguity(parallel, schema))
                     }
                     edge = named
                 }
@@ -232,6 +235,8 @@ struct PlanCompiler {
             case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
             }
         }
+        /// Why a condition could not be written, when it is that the question named no key of two.
+        var ambiguity: Unwritable?
         func condition(_ c: QueryPlan.Condition) -> String? {
             switch c {
             case .compare(let e, let op, let l): return "\(expression(e)) \(op.rawValue) \(literal(l))"
@@ -269,7 +274,13 @@ struct PlanCompiler {
                 return "x.\(q(schema.column(column).name)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
             case .oneOf(let column, let values):
                 let target = schema.column(column).table
-                guard let edge = schema.edges.first(where: { $0.from == table && $0.to == target }), let key = edge.toColumn else { return nil }
+                // Two keys from the subquery's table to the value's: only the one the question named.
+                let edges = schema.edges.filter { $0.from == table && $0.to == target }
+                guard let edge = edges.count == 1 ? edges.first : edges.first(where: { plan.via.contains($0.fromColumn) }), let key = edge.toColumn
+                else {
+                    if edges.count > 1 { ambiguity = Self.ambiguity(edges, schema) }
+                    return nil
+                }
                 return "x.\(q(schema.column(edge.fromColumn).name)) IN (SELECT \(q(schema.column(key).name)) FROM \(q(schema.tables[target].name)) "
                     + "WHERE \(q(schema.column(column).name)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", "))))"
             default: return nil
@@ -304,7 +315,7 @@ struct PlanCompiler {
         var sql = "SELECT " + (distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + " FROM \(q(schema.tables[plan.root].name)) t0"
         if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }
         let wheres = plan.conditions.compactMap(condition)
-        guard wheres.count == plan.conditions.count else { return .failure(cannotJoin) }
+        guard wheres.count == plan.conditions.count else { return .failure(ambiguity ?? cannotJoin) }
         if !wheres.isEmpty { sql += " WHERE " + wheres.joined(separator: " AND ") }
         if !group.isEmpty { sql += " GROUP BY " + group.joined(separator: ", ") }
         let havings = plan.having.compactMap(condition)
