@@ -433,7 +433,7 @@ public struct SchemaService: Sendable {
     }
 
     static func dropTable(_ collection: CollectionSchema, app: String, db: any Database) async throws {
-        try await db.execute("DROP TABLE \(SQLFragment.quote(collection.tableName))" + (db.flavor == .postgres ? " CASCADE" : ""))
+        try await db.flavor.tableMigrator.dropTable(collection.tableName, db: db)
         var q = SQLFragment("DELETE FROM portico_collections WHERE app = ")
         q.append(bind: .text(app))
         q.append(" AND name = ")
@@ -486,29 +486,8 @@ public struct SchemaService: Sendable {
         }
     }
 
-    /// Drops the foreign-key constraints on one column of a PostgreSQL table in the current schema.
-    static func dropForeignKeys(table: String, column: String, db: any Database) async throws {
-        var find = SQLFragment(
-            """
-            SELECT con.conname AS name FROM pg_constraint con
-            JOIN pg_class rel ON rel.oid = con.conrelid
-            JOIN pg_namespace ns ON ns.oid = rel.relnamespace
-            JOIN pg_attribute att ON att.attrelid = rel.oid AND att.attnum = ANY (con.conkey)
-            WHERE con.contype = 'f' AND ns.nspname = current_schema() AND rel.relname =
-            """)
-        find.append(" ")
-        find.append(bind: .text(table))
-        find.append(" AND att.attname = ")
-        find.append(bind: .text(column))
-        for row in try await db.query(find) {
-            guard let name = row.string("name") else { continue }
-            try await db.execute("ALTER TABLE \(SQLFragment.quote(table)) DROP CONSTRAINT \(SQLFragment.quote(name))")
-        }
-    }
-
-    /// Makes `to`'s table from `from`'s: on SQLite a new table filled from the old one, which
-    /// then takes its name (the way SQLite changes a column); on PostgreSQL ALTER TABLE. Values
-    /// of a column whose type changed are rewritten converted.
+    /// Makes `to`'s table from `from`'s, the way the database's `TableMigrator` changes a table;
+    /// values of a column whose type changed are then rewritten converted.
     static func rebuild(
         from old: CollectionSchema, to new: CollectionSchema, renames: [String: String], app: String, db: any Database, removedTarget: String? = nil
     ) async throws {
@@ -517,65 +496,7 @@ public struct SchemaService: Sendable {
         // A belongsTo to a collection being dropped leaves its column as a plain one.
         if let removedTarget { schema.fields.removeAll { $0.type == .belongsTo && $0.relation?.target == removedTarget } }
         let oldColumns = Dictionary(old.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        switch db.flavor {
-        case .sqlite:
-            let temporary = "__portico_new_" + old.tableName
-            var staged = schema
-            staged.tableName = temporary
-            let statements = DDL.createTable(staged, flavor: .sqlite)
-            try await db.execute(statements[0])
-            let kept = schema.columns.compactMap { column -> (String, String)? in
-                let source = renames[column.name] ?? column.name
-                return oldColumns[source] == nil ? nil : (column.name, source)
-            }
-            if !kept.isEmpty {
-                try await db.execute(
-                    "INSERT INTO \(q(temporary)) (\(kept.map { q($0.0) }.joined(separator: ", "))) SELECT \(kept.map { q($0.1) }.joined(separator: ", ")) FROM \(q(old.tableName))"
-                )
-            }
-            try await db.execute("DROP TABLE \(q(old.tableName))")
-            try await db.execute("ALTER TABLE \(q(temporary)) RENAME TO \(q(old.tableName))")
-            for statement in DDL.createTable(schema, flavor: .sqlite).dropFirst() { try await db.execute(statement) }
-        case .postgres:
-            let table = q(old.tableName)
-            for column in old.columns {
-                let renamed = renames.first { $0.value == column.name }?.key ?? column.name
-                if schema.field(renamed) == nil || schema.field(renamed)?.isColumn == false {
-                    try await db.execute("ALTER TABLE \(table) DROP COLUMN \(q(column.name)) CASCADE")
-                    continue
-                }
-                if renamed != column.name { try await db.execute("ALTER TABLE \(table) RENAME COLUMN \(q(column.name)) TO \(q(renamed))") }
-                let now = schema.field(renamed)!
-                if now.type != column.type || now.length != column.length || now.scale != column.scale {
-                    // Values are rewritten below; the cast only has to carry them as text.
-                    try await db.execute(
-                        "ALTER TABLE \(table) ALTER COLUMN \(q(renamed)) TYPE \(db.flavor.columnType(for: now)) USING NULLIF(\(q(renamed))::text, '')::text::\(db.flavor.columnType(for: now).split(separator: "(").first!)"
-                    )
-                }
-                if now.nullable != column.nullable {
-                    try await db.execute("ALTER TABLE \(table) ALTER COLUMN \(q(renamed)) \(now.nullable ? "DROP" : "SET") NOT NULL")
-                }
-                if now.defaultValue != column.defaultValue {
-                    if let value = now.defaultValue, let bound = try? ValueCoercion.coerce(value, to: now, at: "default") {
-                        try await db.execute("ALTER TABLE \(table) ALTER COLUMN \(q(renamed)) SET DEFAULT \(SQLFragment.bind(bound).renderedWithLiterals())")
-                    } else {
-                        try await db.execute("ALTER TABLE \(table) ALTER COLUMN \(q(renamed)) DROP DEFAULT")
-                    }
-                }
-            }
-            for column in schema.columns where oldColumns[renames[column.name] ?? column.name] == nil {
-                try await addColumn(column, to: schema, db: db)
-            }
-            // A belongsTo removed while its key column stays: the column keeps its values and loses
-            // its foreign key, as the rebuilt table does on SQLite.
-            for field in old.fields where field.type == .belongsTo {
-                guard let key = field.relation?.foreignKey else { continue }
-                let column = renames.first { $0.value == key }?.key ?? key
-                let stillLinked = schema.fields.contains { $0.type == .belongsTo && $0.relation?.foreignKey == column }
-                guard !stillLinked, schema.field(column)?.isColumn == true else { continue }
-                try await dropForeignKeys(table: old.tableName, column: column, db: db)
-            }
-        }
+        try await db.flavor.tableMigrator.change(from: old, to: schema, renames: renames, db: db)
         // Converted values, written with the new column's own type.
         for column in schema.columns {
             let source = renames[column.name] ?? column.name
