@@ -42,7 +42,7 @@ struct MCPController: Sendable {
         // A request whose head came before the shutdown signal is served in full; later ones are refused.
         if endpoint.isDraining { return response(MCPEndpoint.shuttingDown(), request: request, context: context) }
         guard let known = await apps.entry(app) else {
-            return Forms.json(
+            return Response.json(
                 RPCResponse.error(
                     id: nil,
                     RPCError(
@@ -65,7 +65,7 @@ struct MCPController: Sendable {
                 // A body the HTTP decoder could not read (bad chunk sizes, a cut connection): the
                 // client's fault, and it says so.
                 context.logger.debug("unreadable request body", metadata: ["error": "\(error)"])
-                var response = Forms.json(
+                var response = Response.json(
                     RPCResponse.error(
                         id: nil,
                         .invalidRequest(
@@ -131,7 +131,7 @@ struct MCPController: Sendable {
     }
 
     func tooLarge() -> Response {
-        Forms.json(
+        Response.json(
             RPCResponse.error(
                 id: nil, .invalidRequest("the request body is larger than \(maxBodyBytes) bytes; send smaller messages or raise --max-body-bytes")
             ).json, status: .contentTooLarge)

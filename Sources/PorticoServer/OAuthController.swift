@@ -21,17 +21,17 @@ struct OAuthController: Sendable {
     static let controlFields: Set<String> = ["csrf", "action", "username", "password", "decision", "scope_choice"]
 
     func addRoutes(to router: Router<PorticoRequestContext>) {
-        router.get(".well-known/oauth-authorization-server") { _, _ in Forms.json(server.metadata(openID: false), cors: true) }
-        router.get(".well-known/openid-configuration") { _, _ in Forms.json(server.metadata(openID: true), cors: true) }
-        router.get(".well-known/oauth-protected-resource") { _, _ in Forms.json(server.protectedResourceMetadata(app: "main"), cors: true) }
-        router.get(".well-known/oauth-protected-resource/api/mcp") { _, _ in Forms.json(server.protectedResourceMetadata(app: "main"), cors: true) }
+        router.get(".well-known/oauth-authorization-server") { _, _ in Response.json(server.metadata(openID: false), cors: true) }
+        router.get(".well-known/openid-configuration") { _, _ in Response.json(server.metadata(openID: true), cors: true) }
+        router.get(".well-known/oauth-protected-resource") { _, _ in Response.json(server.protectedResourceMetadata(app: "main"), cors: true) }
+        router.get(".well-known/oauth-protected-resource/api/mcp") { _, _ in Response.json(server.protectedResourceMetadata(app: "main"), cors: true) }
         router.get(".well-known/oauth-protected-resource/api/__app/{app}/mcp") { _, context in
             try await resourceMetadata(app: context.parameters.require("app"))
         }
         router.get(".well-known/{app}/oauth-protected-resource") { _, context in
             try await resourceMetadata(app: context.parameters.require("app"))
         }
-        router.get("oauth/jwks.json") { _, _ in Forms.json(try await server.keys.jwks(), cors: true) }
+        router.get("oauth/jwks.json") { _, _ in Response.json(try await server.keys.jwks(), cors: true) }
         router.get("oauth/authorize") { request, context in await authorize(request, context: context) }
         router.post("oauth/authorize") { request, context in try await authorizeForm(request, context: context) }
         router.post("oauth/token") { request, context in try await token(request, context: context) }
@@ -42,9 +42,9 @@ struct OAuthController: Sendable {
 
     func resourceMetadata(app: String) async throws -> Response {
         guard await apps.exists(app) else {
-            return Forms.json(["error": "not_found", "error_description": .string("there is no app named '\(app)'")], status: .notFound)
+            return Response.json(["error": "not_found", "error_description": .string("there is no app named '\(app)'")], status: .notFound)
         }
-        return Forms.json(server.protectedResourceMetadata(app: app), cors: true)
+        return Response.json(server.protectedResourceMetadata(app: app), cors: true)
     }
 
     // MARK: Authorization endpoint
@@ -177,11 +177,12 @@ struct OAuthController: Sendable {
         do {
             fields = try await Forms.fields(request)
         } catch {
-            return Forms.json(OAuthError.invalidRequest("send the token request as application/x-www-form-urlencoded").json, status: .badRequest, noStore: true)
+            return Response.json(
+                OAuthError.invalidRequest("send the token request as application/x-www-form-urlencoded").json, status: .badRequest, noStore: true)
         }
         do {
             let result = try await server.token(form: fields, authorization: request.headers[.authorization], remoteAddress: context.remoteAddress)
-            return Forms.json(result, noStore: true)
+            return Response.json(result, noStore: true)
         } catch {
             return oauthError(error, for: request)
         }
@@ -193,11 +194,11 @@ struct OAuthController: Sendable {
             let buffer = try await request.body.collect(upTo: Forms.maxBytes)
             body = try JSONParser.parse(buffer.readableBytesView)
         } catch {
-            return Forms.json(
+            return Response.json(
                 OAuthError.invalidClientMetadata("the registration request must be a JSON object: \(error)").json, status: .badRequest, noStore: true)
         }
         do {
-            return Forms.json(try await server.register(body), status: .created, noStore: true)
+            return Response.json(try await server.register(body), status: .created, noStore: true)
         } catch {
             return oauthError(error, for: nil)
         }
@@ -208,7 +209,7 @@ struct OAuthController: Sendable {
         do {
             fields = try await Forms.fields(request)
         } catch {
-            return Forms.json(
+            return Response.json(
                 OAuthError.invalidRequest("send the revocation request as application/x-www-form-urlencoded").json, status: .badRequest, noStore: true)
         }
         do {
@@ -221,7 +222,7 @@ struct OAuthController: Sendable {
 
     /// The RFC 6749 error response; a client that authenticated with HTTP Basic and failed is told how to retry (RFC 6749 §5.2).
     func oauthError(_ error: OAuthError, for request: Request?) -> Response {
-        var response = Forms.json(error.json, status: HTTPResponse.Status(code: error.status), noStore: true)
+        var response = Response.json(error.json, status: HTTPResponse.Status(code: error.status), noStore: true)
         if error.code == "invalid_client", request?.headers[.authorization]?.lowercased().hasPrefix("basic ") == true {
             response.headers[.wwwAuthenticate] = "Basic realm=\"portico\", charset=\"UTF-8\""
         }

@@ -77,7 +77,7 @@ struct SQLBotController: Sendable {
     func route(_ request: Request, _ context: PorticoRequestContext, _ body: (JSONObject, Principal?) async throws -> JSON) async throws -> Response {
         try await answering {
             let arguments = try await arguments(request)
-            return Forms.json(try await body(arguments, await principal(request, context)))
+            return Response.json(try await body(arguments, await principal(request, context)))
         }
     }
 
@@ -86,16 +86,16 @@ struct SQLBotController: Sendable {
         do {
             return try await body()
         } catch let error as SQLBotError {
-            return Forms.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+            return Response.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
         } catch is NIOTooManyBytesError {
-            return Forms.json(["detail": "the body is larger than 1 MiB"], status: .contentTooLarge)
+            return Response.json(["detail": "the body is larger than 1 MiB"], status: .contentTooLarge)
         } catch let error as DataError {
-            return Forms.json(["detail": .string(error.message)], status: .badRequest)
+            return Response.json(["detail": .string(error.message)], status: .badRequest)
         } catch let error as DatasourceError {
             // The caller's mistakes (an unknown datasource) are 400 with what to change, as for the tools.
-            return Forms.json(["detail": .string(error.message)], status: .badRequest)
+            return Response.json(["detail": .string(error.message)], status: .badRequest)
         } catch let error as SQLGuardError {
-            return Forms.json(["detail": .string("The SQL was refused: \(error.message)")], status: .badRequest)
+            return Response.json(["detail": .string("The SQL was refused: \(error.message)")], status: .badRequest)
         }
     }
 
@@ -108,7 +108,7 @@ struct SQLBotController: Sendable {
             guard body["question"]?.stringValue?.isEmpty == false else { throw SQLBotError(422, "question is required") }
             let caller = try await sqlbot.caller(body, await principal(request, context), app: assistant ? "main" : body["oid"]?.stringValue ?? "main")
             guard body["stream"]?.boolValue ?? true else {
-                return Forms.json(.object(sqlbot.json(try await sqlbot.question(body, caller: caller) { _ in })))
+                return Response.json(.object(sqlbot.json(try await sqlbot.question(body, caller: caller) { _ in })))
             }
             return events(body, caller: caller)
         }

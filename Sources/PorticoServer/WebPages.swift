@@ -94,17 +94,6 @@ enum Forms {
         FormEncoding.parse(request.uri.query ?? "") ?? []
     }
 
-    static func json(_ value: JSON, status: HTTPResponse.Status = .ok, noStore: Bool = false, cors: Bool = false) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        if noStore {
-            headers[.cacheControl] = "no-store"
-            headers[HTTPField.Name("Pragma")!] = "no-cache"
-        }
-        if cors { headers[.accessControlAllowOrigin] = "*" }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: value.serialized)))
-    }
-
     static func redirect(_ location: String, status: HTTPResponse.Status = .seeOther, headers extra: HTTPFields = [:]) -> Response {
         var headers = extra
         headers[.location] = location
