@@ -1,6 +1,7 @@
 import ArgumentParser
 import PorticoAsk
 import PorticoAuth
+import PorticoData
 import PorticoInstance
 
 /// `portico datasource add|list|remove`: the external databases an app's questions and SQL can

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PorticoAsk
+import PorticoData
 import PorticoInstance
 
 /// `portico llm add|list|remove`: the OpenAI-compatible chat APIs questions are answered with.

@@ -35,13 +35,6 @@ public struct Datasource: Sendable {
     }
 }
 
-/// Refusals of the datasource registry and of queries, in words the caller can act on.
-public struct DatasourceError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
 /// The registered external datasources of each app, their locations sealed with the master key.
 public struct DatasourceStore: Sendable {
     let database: any Database

@@ -1,24 +1,7 @@
 import Foundation
 public import Logging
-public import PorticoData
 import PorticoJSON
 import PostgresNIO
-
-/// A database opened for questions only: the guard's second layer.
-public protocol ReadOnlySource: Sendable {
-    /// Runs one query within `scope`: at most `maxRows` rows, stopped after `timeout`.
-    func query(_ sql: String, maxRows: Int, timeout: Duration, scope: ReadScope) async throws -> QueryRows
-    /// How many queries may run at once.
-    var connections: Int { get }
-    func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable]
-    func close() async
-}
-
-extension SQLiteReadOnlySource: ReadOnlySource {
-    public func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable] {
-        try await introspect(samples: samples, only: only, timeout: .seconds(30))
-    }
-}
 
 /// A PostgreSQL datasource: every statement runs inside `BEGIN READ ONLY` with a
 /// `statement_timeout`, sent with the extended protocol (one statement per message, so stacked

@@ -1,0 +1,117 @@
+/// A database opened for questions only, the guard's second layer: `SQLiteReadOnlySource` and
+/// `PostgresReadOnlySource`.
+public protocol ReadOnlySource: Sendable {
+    /// Runs one query within `scope`: at most `maxRows` rows, stopped after `timeout`.
+    func query(_ sql: String, maxRows: Int, timeout: Duration, scope: ReadScope) async throws -> QueryRows
+    /// How many queries may run at once.
+    var connections: Int { get }
+    func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable]
+    func close() async
+}
+
+extension SQLiteReadOnlySource: ReadOnlySource {
+    public func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable] {
+        try await introspect(samples: samples, only: only, timeout: .seconds(30))
+    }
+}
+
+/// What one query may read beyond its datasource's policy: the tables a caller's role hides, and
+/// the views that stand in for them (SQLite: temporary views by name and SELECT; PostgreSQL: the
+/// prefix of every alias inside the views written into the query, which the plan must show).
+public struct ReadScope: Sendable {
+    /// When set, the only tables that can be read (lower case).
+    public var visibleTables: Set<String>?
+    /// Tables (lower case) the query may read only through the views.
+    public var protectedTables: Set<String>
+    /// SQLite: the temporary views the query reads, by name, with their SELECT.
+    public var views: [String: String]
+    /// PostgreSQL: every table a view written into the query reads has an alias with this prefix.
+    public var viewAliasPrefix: String?
+
+    /// What a query that reads a protected table other than through its view is told, on either database.
+    public static func readAroundView(_ table: String) -> String {
+        "your role may read '\(table)' only in part, and this query reads it in a way Portico cannot put your role's view in its place; name the table plainly after FROM or JOIN"
+    }
+    /// The names the query's WITH clauses define, which are not tables.
+    public var commonTableNames: Set<String>
+
+    public init(
+        visibleTables: Set<String>? = nil, protectedTables: Set<String> = [], views: [String: String] = [:], viewAliasPrefix: String? = nil,
+        commonTableNames: Set<String> = []
+    ) {
+        self.visibleTables = visibleTables.map { Set($0.map { $0.lowercased() }) }
+        self.protectedTables = Set(protectedTables.map { $0.lowercased() })
+        self.views = views
+        self.viewAliasPrefix = viewAliasPrefix
+        self.commonTableNames = Set(commonTableNames.map { $0.lowercased() })
+    }
+}
+
+/// The rows of a query, at most the cap asked for.
+public struct QueryRows: Sendable {
+    public let columns: [String]
+    public let rows: [[SQLValue]]
+    /// Whether more rows (or more bytes) were there than were returned.
+    public let truncated: Bool
+
+    public init(columns: [String], rows: [[SQLValue]], truncated: Bool) {
+        self.columns = columns
+        self.rows = rows
+        self.truncated = truncated
+    }
+}
+
+/// A table of a datasource, as introspection found it.
+public struct SourceTable: Sendable {
+    public struct Column: Sendable {
+        public let name: String
+        public let type: String
+        public let notNull: Bool
+        public let primaryKey: Bool
+        /// A few distinct values, for text columns.
+        public var samples: [String]
+        /// The database's comment on the column (PostgreSQL's `COMMENT ON COLUMN`), if any.
+        public var comment: String?
+
+        public init(name: String, type: String, notNull: Bool, primaryKey: Bool, samples: [String]) {
+            self.name = name
+            self.type = type
+            self.notNull = notNull
+            self.primaryKey = primaryKey
+            self.samples = samples
+        }
+    }
+
+    public struct ForeignKey: Sendable {
+        public let column: String
+        public let table: String
+        public let targetColumn: String?
+
+        public init(column: String, table: String, targetColumn: String?) {
+            self.column = column
+            self.table = table
+            self.targetColumn = targetColumn
+        }
+    }
+
+    public let name: String
+    public let isView: Bool
+    public var columns: [Column]
+    public var foreignKeys: [ForeignKey]
+    /// The database's comment on the table (PostgreSQL's `COMMENT ON TABLE`), if any.
+    public var comment: String?
+
+    public init(name: String, isView: Bool, columns: [Column], foreignKeys: [ForeignKey]) {
+        self.name = name
+        self.isView = isView
+        self.columns = columns
+        self.foreignKeys = foreignKeys
+    }
+}
+
+/// Refusals of the datasource registry and of queries, in words the caller can act on.
+public struct DatasourceError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
