@@ -35,7 +35,8 @@ import Testing
         let hostile = String(repeating: "{", count: 500_000) + "x" + String(repeating: "}", count: 500_000) + "\n```sql\nSELECT 1\n```"
         let started = ContinuousClock.now
         #expect(ReplyParser.parse(hostile).candidates == ["SELECT 1"])
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Quadratic work on a million characters would take hours; linear work takes a second or two in a debug build.
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func aNullSQLCarriesTheReason() {

@@ -63,7 +63,8 @@ struct PostgresSourceTests {
         } catch let error as StoreError {
             #expect(error.kind == .timeout)
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Stopped, not slept out: well before the ten seconds the statement asks for, even on a busy machine.
+        #expect(ContinuousClock.now - started < .seconds(8))
         await source.close()
     }
 

@@ -91,7 +91,7 @@ struct PostgresStoreTests {
         let before = b.changes.stamp()
         a.changes.announce()
         var seen = false
-        let heardBy = ContinuousClock.now + .seconds(1)
+        let heardBy = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < heardBy {
             if b.changes.stamp() != before {
                 seen = true
@@ -99,7 +99,7 @@ struct PostgresStoreTests {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(seen, "b heard a's change within a second")
+        #expect(seen, "b heard a's change within five seconds")
     }
 
     @Test func anUnreachableDatabaseFailsFastAsUnavailable() async throws {
