@@ -79,7 +79,8 @@ public final class TokenKeys: Sendable {
         var rows = try await database.query(select)
         let active = rows.first { $0.int("retired_at") == nil }
         if active == nil || self.now - (active?.int("created_at") ?? 0) >= rotationInterval {
-            try await rotate()
+            // Replicas that start (or find the key old) together make one key between them.
+            try await rotate(onlyIfDue: true)
             rows = try await database.query(select)
         }
         let collection = JWTKeyCollection()
@@ -102,6 +103,15 @@ public final class TokenKeys: Sendable {
 
     /// Retires the active key and creates a new one; tokens signed before stay valid.
     public func rotate() async throws {
+        try await rotate(onlyIfDue: false)
+    }
+
+    /// The lock replicas take turns under to make a signing key.
+    static let rotationLock: Int64 = 7_406_216
+
+    /// Rotates; with `onlyIfDue`, only when no replica has made a key that is still fresh (checked
+    /// under the rotation lock, so replicas that find no key together make one between them).
+    func rotate(onlyIfDue: Bool) async throws {
         let signing = P256.Signing.PrivateKey()
         let key = try ES256PrivateKey(backing: signing)
         let kid = Secrets.random(16)
@@ -110,7 +120,13 @@ public final class TokenKeys: Sendable {
             "kty": "EC", "crv": "P-256", "x": .string(parameters.x), "y": .string(parameters.y), "kid": .string(kid), "use": "sig", "alg": "ES256",
         ]
         let sealed = try masterKey.seal(Array(signing.pemRepresentation.utf8), purpose: Self.purpose)
-        try await database.transaction { db in
+        let rotationInterval = self.rotationInterval
+        let made = try await database.transaction { db -> Bool in
+            if let lock = db.flavor.exclusiveLock(Self.rotationLock) { try await db.execute(lock) }
+            if onlyIfDue {
+                let newest = try await db.query("SELECT MAX(created_at) AS at FROM portico_signing_keys WHERE retired_at IS NULL").first?.int("at")
+                if let newest, self.now - newest < rotationInterval { return false }
+            }
             var retire = SQLFragment("UPDATE portico_signing_keys SET retired_at = ")
             retire.append(bind: .int(self.now))
             retire.append(" WHERE retired_at IS NULL")
@@ -121,7 +137,9 @@ public final class TokenKeys: Sendable {
                 separator: ", ")
             insert.append(")")
             try await db.execute(insert)
+            return true
         }
+        guard made else { return }
         loaded.withLock { $0 = nil }  // sign with the new key from now on
         // Every replica loads the new key now (they would within minutes anyway).
         database.changes.broadcast(.signingKeysRotated)

@@ -124,10 +124,14 @@ public enum SQLFlavor: String, Sendable {
 
     /// A statement that keeps other processes' migrations waiting until the transaction it runs
     /// in ends: a PostgreSQL advisory lock. SQLite needs none (its transactions take the write lock).
-    public var migrationLock: String? {
+    public var migrationLock: String? { exclusiveLock(7406215) }
+
+    /// A statement that takes the lock named `key` until the end of its transaction, so replicas
+    /// take turns at one job; `nil` on SQLite, where a write transaction already excludes others.
+    public func exclusiveLock(_ key: Int64) -> String? {
         switch self {
         case .sqlite: nil
-        case .postgres: "SELECT pg_advisory_xact_lock(7406215)"
+        case .postgres: "SELECT pg_advisory_xact_lock(\(key))"
         }
     }
 

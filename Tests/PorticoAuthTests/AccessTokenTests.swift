@@ -104,6 +104,36 @@ import Testing
         #expect(try await eager.verify(newest).sub.value == "user:1", "an unknown kid triggers one reload")
     }
 
+    /// Replicas started together on one database find no key at once: they make one between them,
+    /// so a token signed by one is known to the others from the start.
+    @Test func replicasStartedTogetherShareOneSigningKey() async throws {
+        guard Backend.clusterURL != nil else { return }
+        let url = try await Backend.freshPostgresDatabase()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let master = try MasterKey.load(environment: nil, dataDirectory: directory.path)
+        let stores = try (0..<3).map { i in try PostgresStore(url: url, logger: Logger(label: "replica-\(i)")) }
+        try await Migrator().migrate(stores[0])
+        let replicas = stores.map { TokenKeys(database: $0, masterKey: master, logger: Logger(label: "keys"), reloadInterval: .seconds(3600)) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for keys in replicas { group.addTask { try await keys.refresh() } }
+            try await group.waitForAll()
+        }
+        let made = try await stores[0].query("SELECT kid FROM portico_signing_keys")
+        #expect(made.count == 1, "one key between them, not \(made.count)")
+        for signer in replicas {
+            let now = Date()
+            let claims = AccessTokenClaims(
+                iss: .init(value: "https://portico.test"), sub: .init(value: "user:1"), aud: .init(value: ["https://portico.test/api/mcp"]),
+                exp: .init(value: now.addingTimeInterval(600)), iat: .init(value: now), nbf: .init(value: now.addingTimeInterval(-5)),
+                jti: .init(value: Secrets.random(10)), scope: "mcp", client_id: "c", app: "main", gid: nil, name: "u")
+            let token = try await signer.sign(claims)
+            for verifier in replicas { _ = try await verifier.verify(token) }
+        }
+        for store in stores { await store.close() }
+    }
+
     @Test(arguments: Backend.available) func signingKeysAreSealedAtRest(_ backend: Backend) async throws {
         let f = try await AuthFixture.make(backend)
         defer { Task { await f.close() } }
