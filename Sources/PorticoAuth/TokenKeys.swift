@@ -120,12 +120,12 @@ public final class TokenKeys: Sendable {
             "kty": "EC", "crv": "P-256", "x": .string(parameters.x), "y": .string(parameters.y), "kid": .string(kid), "use": "sig", "alg": "ES256",
         ]
         let sealed = try masterKey.seal(Array(signing.pemRepresentation.utf8), purpose: Self.purpose)
-        let rotationInterval = self.rotationInterval
+        // The key is made before the lock is taken, so the lock is held only for the statements.
         let made = try await database.transaction { db -> Bool in
             if let lock = db.flavor.exclusiveLock(Self.rotationLock) { try await db.execute(lock) }
             if onlyIfDue {
                 let newest = try await db.query("SELECT MAX(created_at) AS at FROM portico_signing_keys WHERE retired_at IS NULL").first?.int("at")
-                if let newest, self.now - newest < rotationInterval { return false }
+                if let newest, self.now - newest < self.rotationInterval { return false }
             }
             var retire = SQLFragment("UPDATE portico_signing_keys SET retired_at = ")
             retire.append(bind: .int(self.now))

@@ -78,7 +78,7 @@ enum Param {
         }
     }
 
-    /// A whole number, within `range` when one is given.
+    /// A whole number, within `minimum` and `maximum` when they are given.
     static func int(_ name: String, _ description: String? = nil, minimum: Int? = nil, maximum: Int? = nil) -> Parameter<Int?> {
         var extra: JSONObject = [:]
         if let minimum { extra["minimum"] = .int(Int64(minimum)) }
