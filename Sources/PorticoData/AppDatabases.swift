@@ -167,6 +167,7 @@ public final class AppDatabases: Sendable {
             for statement in Self.definitionTables + AuditTrail.createTable(flavor: db.flavor) { try await db.execute(statement) }
             // Databases made before collections had descriptions gain the column.
             try await Migrator.addColumnIfMissing(db, table: "portico_collections", column: "description", type: "TEXT")
+            try await CatalogStore.addUpdatedBy(db: db)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PorticoJSON
 
 /// Reads and writes collection definitions, each app's in its own database, and keeps each
@@ -53,6 +54,51 @@ public final class CatalogStore: Sendable {
             return collection
         }
         return Catalog(app: app, collections: collections, database: database)
+    }
+
+    /// Collections made before Portico kept `updatedById` (those that keep `createdById`) gain
+    /// it: the column, and its definition after their other fields. Runs when a database is
+    /// opened, inside the caller's transaction; the second time there is nothing to do.
+    public static func addUpdatedBy(db: any Database) async throws {
+        let rows = try await db.query(
+            """
+            SELECT f.app, f.collection, f.name, f.position, f.definition, c.table_name FROM portico_fields AS f
+              JOIN portico_collections AS c ON c.app = f.app AND c.name = f.collection ORDER BY f.app, f.collection, f.position
+            """)
+        struct Kept {
+            var table = ""
+            var names: Set<String> = []
+            var keepsCreator = false
+            var lastPosition: Int64 = 0
+        }
+        var collections: [[String]: Kept] = [:]
+        for row in rows {
+            guard let app = row.string("app"), let name = row.string("collection"), let field = row.string("name"),
+                let definition = row.string("definition")
+            else { continue }
+            var kept = collections[[app, name]] ?? Kept()
+            kept.table = row.string("table_name") ?? name
+            kept.names.insert(field)
+            if try FieldCodec.decode(name: field, definition: definition).maintained == .createdBy { kept.keepsCreator = true }
+            kept.lastPosition = max(kept.lastPosition, row.int("position") ?? 0)
+            collections[[app, name]] = kept
+        }
+        let updatedBy = Field.Maintained.updatedBy.field
+        for (key, kept) in collections.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
+        where kept.keepsCreator && !kept.names.contains(updatedBy.name) {
+            let q = SQLFragment.quote
+            try await db.execute(
+                "ALTER TABLE \(q(kept.table)) ADD COLUMN \(q(updatedBy.name)) \(DDL.columnDefinition(updatedBy, flavor: db.flavor))")
+            var insert = SQLFragment("INSERT INTO portico_fields (app, collection, name, position, definition) VALUES (")
+            insert.append(
+                joining: [
+                    .bind(.text(key[0])), .bind(.text(key[1])), .bind(.text(updatedBy.name)), .bind(.int(kept.lastPosition + 1)),
+                    .bind(.text(FieldCodec.encode(updatedBy))),
+                ], separator: ", ")
+            insert.append(")")
+            try await db.execute(insert)
+            db.logger.info("collection gained updatedById", metadata: ["app": "\(key[0])", "collection": "\(key[1])"])
+        }
     }
 
     /// Creates collections (their tables, indexes and metadata) in one transaction, in an order

@@ -75,8 +75,21 @@ public struct Field: Sendable, Hashable {
     public var maintained: Maintained?
 
     /// Values Portico keeps for each record of a collection made with `collections_create`.
-    public enum Maintained: String, Sendable, Hashable {
+    public enum Maintained: String, Sendable, Hashable, CaseIterable {
         case createdAt, updatedAt, createdBy, updatedBy
+
+        /// The field Portico keeps for this value on every collection it creates.
+        public var field: Field {
+            var field: Field
+            switch self {
+            case .createdAt: field = Field(name: "createdAt", type: .datetime, title: "Created at")
+            case .updatedAt: field = Field(name: "updatedAt", type: .datetime, title: "Updated at")
+            case .createdBy: field = Field(name: "createdById", type: .integer, title: "Created by (user id)")
+            case .updatedBy: field = Field(name: "updatedById", type: .integer, title: "Updated by (user id)")
+            }
+            field.maintained = self
+            return field
+        }
     }
 
     public init(

@@ -68,15 +68,7 @@ public struct SchemaService: Sendable {
             }
             try add(spec, to: &collection, catalog: catalog, plan: &plan, at: "fields[\(index)]")
         }
-        var createdAt = Field(name: "createdAt", type: .datetime, title: "Created at")
-        createdAt.maintained = .createdAt
-        var updatedAt = Field(name: "updatedAt", type: .datetime, title: "Updated at")
-        updatedAt.maintained = .updatedAt
-        var createdBy = Field(name: "createdById", type: .integer, title: "Created by (user id)")
-        createdBy.maintained = .createdBy
-        var updatedBy = Field(name: "updatedById", type: .integer, title: "Updated by (user id)")
-        updatedBy.maintained = .updatedBy
-        collection.fields += [createdAt, updatedAt, createdBy, updatedBy]
+        collection.fields += Field.Maintained.allCases.map(\.field)
         let created = collection
         let work = plan
         try await change(app: app) { db in

@@ -40,7 +40,13 @@ public struct PorticoStores: Sendable {
             layout = .files(directory: dataDirectory, options: options)
         }
         do {
-            if migrate { try await Migrator().migrate(store) }
+            if migrate {
+                try await Migrator().migrate(store)
+                try await store.transaction { db in
+                    if let lock = db.flavor.migrationLock { try await db.execute(lock) }
+                    try await CatalogStore.addUpdatedBy(db: db)
+                }
+            }
         } catch {
             await store.close()
             throw error

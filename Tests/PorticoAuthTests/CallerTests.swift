@@ -72,6 +72,37 @@ import Testing
         await #expect(throws: DataError.self) { _ = try await s.records.update(app: "main", update, access: s.access(.admin, 1)) }
     }
 
+    @Test(arguments: Backend.available) func aCollectionMadeBeforeUpdatedByGainsIt(_ backend: Backend) async throws {
+        let s = try await Setup.make(backend)
+        defer { Task { await s.fixture.close() } }
+        // A collection as Portico made them before it kept `updatedById`.
+        let old = CollectionSchema(
+            name: "notes", tableName: "notes",
+            fields: [Field(name: "id", type: .integer, nullable: false, primaryKey: true, autoIncrement: true), Field(name: "text", type: .string)]
+                + [Field.Maintained.createdAt, .updatedAt, .createdBy].map(\.field))
+        let catalogs = CatalogStore(database: s.fixture.store)
+        try await catalogs.create(app: "main", collections: [old])
+        for _ in 0..<2 { try await s.fixture.store.transaction { db in try await CatalogStore.addUpdatedBy(db: db) } }
+        catalogs.invalidate(app: "main")
+        let fields = try await catalogs.catalog(app: "main").collection("notes").fields.map(\.name)
+        #expect(fields == ["id", "text", "createdAt", "updatedAt", "createdById", "updatedById"])
+        // The tasks collection, made with it, is left as it was.
+        #expect(try await catalogs.catalog(app: "main").collection("tasks").fields.filter { $0.name == "updatedById" }.count == 1)
+        let records = RecordService(catalogs: catalogs)
+        var create = RecordRequest(resource: "notes")
+        create.values = ["text": "first"]
+        let made = try await records.create(app: "main", create, access: s.access(.member, 2))["data"] ?? .null
+        #expect(made["createdById"] == 2 && made["updatedById"] == 2)
+        var update = RecordRequest(resource: "notes")
+        update.filterByTk = made["id"]
+        update.values = ["text": "second"]
+        _ = try await records.update(app: "main", update, access: s.access(.admin, 1))
+        var get = RecordRequest(resource: "notes")
+        get.filterByTk = made["id"]
+        let changed = try await records.get(app: "main", get, access: s.access(.admin, 1))["data"] ?? .null
+        #expect(changed["createdById"] == 2 && changed["updatedById"] == 1)
+    }
+
     @Test(arguments: Backend.available) func aRowRuleHoldsOnEveryWritePath(_ backend: Backend) async throws {
         let s = try await Setup.make(backend)
         defer { Task { await s.fixture.close() } }
