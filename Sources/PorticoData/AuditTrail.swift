@@ -42,8 +42,9 @@ public struct ToolCallRecord: Sendable, Equatable {
     }
 
     public static func digest(_ arguments: JSONObject) -> String {
-        var text = JSON.object(arguments).serializedString
-        return text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { Hex.encode($0) }
+        var writer = JSONWriter(capacity: 128)
+        writer.write(.object(arguments))
+        return writer.withBytes { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { Hex.encode($0) }
     }
 
     /// At most `limit` characters of text from outside, so a client cannot fill the trail.
