@@ -24,14 +24,7 @@ public struct Migrator: Sendable {
 
     /// The migrations the database has not seen yet.
     public func pending(_ database: any Database) async throws -> [Migration] {
-        let tables: [Row]
-        switch database.flavor {
-        case .sqlite: tables = try await database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'portico_migrations'")
-        case .postgres:
-            tables = try await database.query(
-                "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'portico_migrations'")
-        }
-        guard !tables.isEmpty else { return migrations }
+        guard try await !database.columnTypes(of: "portico_migrations").isEmpty else { return migrations }
         let applied = Set(try await database.query("SELECT version FROM portico_migrations").compactMap { $0.int("version") })
         return migrations.filter { !applied.contains(Int64($0.version)) }
     }
@@ -74,17 +67,8 @@ public struct Migrator: Sendable {
 
     /// Adds `column` to `table` unless it is there (for tables made outside the migrations).
     public static func addColumnIfMissing(_ db: any Database, table: String, column: String, type: String) async throws {
-        let q = SQLFragment.quote
-        switch db.flavor {
-        case .postgres:
-            try await db.execute("ALTER TABLE \(q(table)) ADD COLUMN IF NOT EXISTS \(q(column)) \(type)")
-        case .sqlite:
-            var probe = SQLFragment("SELECT COUNT(*) AS n FROM pragma_table_info(")
-            probe.append(bind: .text(table))
-            probe.append(") WHERE name = ")
-            probe.append(bind: .text(column))
-            if try await db.query(probe).first?.int("n") == 0 { try await db.execute("ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) \(type)") }
-        }
+        guard try await db.columnTypes(of: table)[column.lowercased()] == nil else { return }
+        try await db.execute("ALTER TABLE \(SQLFragment.quote(table)) ADD COLUMN \(SQLFragment.quote(column)) \(type)")
     }
 
     /// Portico's own tables. Names start with `portico_`, which collections may not use.

@@ -170,7 +170,7 @@ public enum InstanceTransfer {
                 createdTables = true
             }
             let table = chunk.table
-            if types[table] == nil { types[table] = try await columnTypes(table, db: db) }
+            if types[table] == nil { types[table] = try await db.columnTypes(of: table) }
             let kinds = chunk.columns.map { types[table]?[$0.lowercased()] ?? "" }
             for row in chunk.rows {
                 var insert = SQLFragment("INSERT INTO ")
@@ -194,25 +194,6 @@ public enum InstanceTransfer {
             }
         }
         return summary
-    }
-
-    /// The declared type of each column of `table`, by lower-cased column name.
-    static func columnTypes(_ table: String, db: any Database) async throws -> [String: String] {
-        switch db.flavor {
-        case .sqlite:
-            var q = SQLFragment("SELECT name, type FROM pragma_table_info(")
-            q.append(bind: .text(table))
-            q.append(")")
-            let rows = try await db.query(q)
-            return Dictionary(rows.compactMap { row in row.string("name").map { ($0.lowercased(), (row.string("type") ?? "").lowercased()) } }) { a, _ in a }
-        case .postgres:
-            var q = SQLFragment(
-                "SELECT column_name::text AS name, data_type::text AS type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = "
-            )
-            q.append(bind: .text(table))
-            let rows = try await db.query(q)
-            return Dictionary(rows.compactMap { row in row.string("name").map { ($0.lowercased(), (row.string("type") ?? "").lowercased()) } }) { a, _ in a }
-        }
     }
 
     /// A value from the file, as the target column takes it: SQLite keeps booleans as 0 and 1,
