@@ -58,7 +58,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            resources: [.copy("Demo/chinook")],
+            swiftSettings: upcoming
+        ),
+        // The Chinook sample that `--demo` and `portico app create --demo` load: its script is a
+        // resource of its own target, so the data layer does not ship it.
+        .target(
+            name: "PorticoDemo",
+            dependencies: ["PorticoData", .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("chinook")],
             swiftSettings: upcoming
         ),
         // The system's Cairo (Debian's libcairo2-dev), which chart images are drawn with.
@@ -109,7 +116,7 @@ let package = Package(
         .target(
             name: "PorticoInstance",
             dependencies: [
-                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk",
+                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
@@ -139,7 +146,7 @@ let package = Package(
             name: "Portico",
             dependencies: [
                 "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoCharts",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "PorticoDemo", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PorticoAuth
 import PorticoData
+import PorticoDemo
 import PorticoInstance
 import PorticoJSON
 import PorticoTools

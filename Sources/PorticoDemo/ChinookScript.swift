@@ -1,4 +1,5 @@
 import Foundation
+import PorticoData
 
 /// Reads the Chinook SQLite script: its tables (columns, keys, foreign keys) and the rows of
 /// its INSERT statements, so the sample can be loaded into any database flavor.

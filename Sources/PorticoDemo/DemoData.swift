@@ -1,7 +1,8 @@
 public import Foundation
 public import Logging
+public import PorticoData
 
-/// The Chinook sample (MIT licence, `Demo/chinook/LICENSE.md`) as collections of the `main` app,
+/// The Chinook sample (MIT licence, `chinook/LICENSE.md` beside this file) as collections of the `main` app,
 /// keeping its table and column names so questions about it read naturally.
 public enum DemoData {
     /// Relation names for Chinook's foreign keys: (collection, column) → (belongsTo name, hasMany name on the target).

@@ -1,6 +1,7 @@
 public import Logging
 import PorticoAuth
 import PorticoData
+import PorticoDemo
 
 /// What a first demo start created; the password and key are shown once.
 public struct DemoCredentials: Sendable {
