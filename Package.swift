@@ -204,7 +204,7 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
     let log = Target.Dependency.product(name: "Logging", package: "swift-log")
     let http = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
     package.targets += [
-        .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoJSON", log], path: "Fuzz/Support", swiftSettings: upcoming),
+        .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoDemo", "PorticoJSON", log], path: "Fuzz/Support", swiftSettings: upcoming),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
         .executableTarget(
             name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", log, http], path: "Fuzz/FuzzJSONRPC",
@@ -212,7 +212,7 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
         .executableTarget(
             name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", log],
+            name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoDemo", "PorticoJSON", log],
             path: "Fuzz/FuzzArguments", swiftSettings: fuzzSettings),
     ]
     package.products += ["FuzzJSON", "FuzzJSONRPC", "FuzzFilter", "FuzzArguments"].map { .executable(name: $0, targets: [$0]) }

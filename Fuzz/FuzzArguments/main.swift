@@ -2,6 +2,7 @@ import Foundation
 import FuzzSupport
 import Logging
 import PorticoAuth
+import PorticoDemo
 import PorticoJSON
 import PorticoMCP
 

@@ -3,6 +3,7 @@ import Logging
 public import PorticoJSON
 
 @testable public import PorticoData
+@testable import PorticoDemo
 
 /// What every fuzz target shares: running async code from libFuzzer's synchronous callback, and
 /// the Chinook sample (plus one collection with every other field type) as a catalog and a database.
@@ -35,7 +36,7 @@ public enum FuzzSupport {
     /// Chinook's collections and `Gadget`, a collection with the field types Chinook lacks.
     public static let collections: [CollectionSchema] = {
         guard let url = DemoData.scriptURL(), let text = try? String(contentsOf: url, encoding: .utf8), let script = try? ChinookScript(text: text) else {
-            fatalError("the Chinook script is missing from PorticoData's resources")
+            fatalError("the Chinook script is missing from PorticoDemo's resources")
         }
         let gadget = CollectionSchema(
             name: "Gadget", tableName: "Gadget",
