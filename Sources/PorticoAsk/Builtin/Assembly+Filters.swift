@@ -22,186 +22,41 @@ extension Interpreter.Assembly {
         plan.through = groupThrough + [counted, subject].compactMap { $0 }
     }
 
-    /// Filters: values, dates, comparisons, text matches, negations.
+    /// Filters: values, dates, comparisons, text matches, negations, each item by a reader of its kind.
     mutating func readFilters() throws(NotUnderstood) {
         related = [root0, subject, counted, measureTable(measure)].compactMap { $0 }
+        try compareWithAverages()
+        for k in items.indices where !used.contains(k) {
+            switch items[k] {
+            case .value(let entries, _, let partial): try readValue(at: k, entries, partial: partial)
+            case .year(let year): try readYear(at: k, year)
+            case .month(let month, let year): try readMonth(at: k, month, year: year)
+            case .compare(let op, let word): try readComparison(at: k, op, word: word)
+            case .textMatch(let kind): try readTextMatch(at: k, kind)
+            case .text(let text): try readQuoted(at: k, text)
+            case .negation: try readNegation(at: k)
+            case .or: used.insert(k)
+            case .range(let low, let high): try readRange(at: k, low, high)
+            case .number(let n, nil): try readNumber(at: k, n)
+            default: continue
+            }
+        }
+        try spreadValuesOfOneColumn()
+    }
+
+    /// "longer than the average": a column compared with its own average.
+    mutating func compareWithAverages() throws(NotUnderstood) {
         for bound in againstAverage {
             guard let c = bound.columns.flatMap({ interpreter.pickNumeric($0, near: related) }) ?? interpreter.adjectiveColumn(bound.word, in: root0) else {
                 throw NotUnderstood(message: "the built-in engine could not tell which column's average '\(bound.word)' compares with; name the column")
             }
             plan.conditions.append(.comparedToAverage(c, bound.op))
         }
-        var k = 0
-        while k < items.count {
-            defer { k += 1 }
-            guard !used.contains(k) else { continue }
-            switch items[k] {
-            case .value(let entries, _, let partial):
-                used.insert(k)
-                var mentionedAt = k - 1
-                if mentionedAt > 0, items[mentionedAt] == .groupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
-                var mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
-                // "a First class seat": the column named just after the value.
-                if mentioned.map({ cs in !entries.contains { cs.contains($0.column) } }) ?? true, !used.contains(k + 1),
-                    let after = isColumns(k + 1), entries.contains(where: { after.contains($0.column) })
-                {
-                    mentioned = after
-                    mentionedAt = k + 1
-                }
-                var entry = interpreter.preferred(entries, near: related, mentioned: mentioned, table: k > 0 ? isTable(k - 1) : nil)
-                if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
-                let valueTable = schema.column(entry.column).table
-                if mentioned == nil, (schema.distance(root0, valueTable) ?? 99) >= 3, !items.contains(.table(valueTable)) {
-                    // A value found only far from what the question is about ("customers in Brasil" and a track
-                    // called Brasil): a close spelling next to it wins, else the engine is not sure.
-                    let close = values.near(ValueIndex.words(entry.value)).filter { (schema.distance(root0, schema.column($0.column).table) ?? 99) <= 1 }
-                    if let first = close.first, close.allSatisfy({ $0.value == first.value }) {
-                        entry = first
-                    } else {
-                        confidence -= 0.5
-                    }
-                }
-                if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
-                let condition: QueryPlan.Condition =
-                    partial || interpreter.isListColumn(entry.column, phrase: entry.value)
-                    ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
-                if k > 0, items[k - 1] == .or || k > 1 && items[k - 2] == .or && used.contains(k - 1), let last = plan.conditions.popLast() {
-                    plan.conditions.append(merge(last, condition))
-                } else {
-                    plan.conditions.append(condition)
-                }
-            case .year(let year):
-                used.insert(k)
-                guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
-                    throw NotUnderstood(message: "the question names the year \(year), but the tables it is about have no date column")
-                }
-                if k > 0, case .compare(let op, _) = items[k - 1], schema.column(date).isYear {
-                    used.insert(k - 1)
-                    plan.conditions.append(.compare(.column(date), op, .number(Double(year))))
-                } else if k > 0, case .compare(let op, _) = items[k - 1] {
-                    used.insert(k - 1)
-                    plan.conditions.append(
-                        op == .greater
-                            ? .compare(.column(date), .greaterOrEqual, .text("\(year + 1)-01-01"))
-                            : .compare(.column(date), op == .less ? .less : .greaterOrEqual, .text("\(year)-01-01")))
-                } else {
-                    plan.conditions += interpreter.yearRange(date, year)
-                }
-            case .month(let month, let year):
-                used.insert(k)
-                guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)), let year else {
-                    throw NotUnderstood(message: "name the year of the month too, e.g. \"in December 2024\"")
-                }
-                if schema.column(date).isYear {
-                    throw NotUnderstood(message: "the tables the question is about keep years, not dates; ask by year")
-                }
-                plan.conditions += interpreter.monthRange(date, year, month)
-            case .compare(let op, let word):
-                used.insert(k)
-                guard k + 1 < items.count, case .number(let n, let unit) = items[k + 1] else {
-                    if k + 1 < items.count, case .year = items[k + 1] { continue }
-                    throw NotUnderstood(message: "'\(word)' needs a number after it")
-                }
-                used.insert(k + 1)
-                // What is compared: the table counted after the number ("more than 25 tracks"), a column named
-                // next to it, or the column an adjective names ("longer than 20 minutes").
-                if let t = isTable(k + 2) {
-                    used.insert(k + 2)
-                    plan.having.append(.compare(.countRows, op, .number(n)))
-                    plan.counted = plan.counted ?? t
-                    if grouping == nil { grouping = .entity(root0) }
-                    plan.through.append(t)
-                } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = interpreter.pickNumeric(cs, near: related) {
-                    if let j = [k + 2, k - 1].first(where: { isColumns($0) != nil }) { used.insert(j) }
-                    plan.conditions.append(.compare(.column(c), op, .number(n)))
-                } else if let c = (tablesBefore(k, items) + [root0]).lazy.compactMap({ [interpreter] t in
-                    interpreter.adjectiveColumn(word, in: t) ?? unit.flatMap { interpreter.adjectiveColumn($0, in: t) }
-                }).first {
-                    plan.conditions.append(.compare(.column(c), op, .number(interpreter.convert(n, unit: unit, to: c))))
-                } else {
-                    throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(Int(n))' compares; name the column")
-                }
-            case .textMatch(let kind):
-                used.insert(k)
-                guard k + 1 < items.count, case .text(let text) = items[k + 1] else {
-                    // "playlists that contain more than 100 tracks": a verb, not a text match.
-                    if k + 1 < items.count, case .compare = items[k + 1] { continue }
-                    if k + 1 < items.count, case .table = items[k + 1] { continue }
-                    throw NotUnderstood(message: "put the text to match in quotes, e.g. containing 'love'")
-                }
-                used.insert(k + 1)
-                let mentioned = (k > 0 ? isColumns(k - 1) : nil) ?? (k > 1 ? isColumns(k - 2) : nil)
-                let column = mentioned.flatMap { interpreter.pickText($0, near: related) } ?? schema.tables[root0].labels.first
-                guard let column else { throw NotUnderstood(message: "name the column whose text should match '\(text)'") }
-                if let m = [k - 1, k - 2].first(where: { $0 >= 0 && isColumns($0) != nil }) { used.insert(m) }
-                let pattern: String
-                switch kind {
-                case .contains: pattern = "%" + text + "%"
-                case .starts: pattern = text + "%"
-                case .ends: pattern = "%" + text
-                }
-                plan.conditions.append(.like(column, pattern))
-            case .text(let text):
-                used.insert(k)
-                // A quoted name: a value if one holds it, else the label of the subject.
-                let words = ValueIndex.words(text)
-                let found = values.whole(words)
-                if !found.isEmpty {
-                    let entry = interpreter.preferred(found, near: related, table: k > 0 ? isTable(k - 1) : nil)
-                    plan.conditions.append(.oneOf(entry.column, [entry.value]))
-                } else {
-                    throw NotUnderstood(message: "no value '\(text)' was found in the datasource; check the spelling")
-                }
-            case .negation:
-                used.insert(k)
-                if let c = isColumns(k + 1).flatMap({ cs in cs.first { schema.column($0).kind == .boolean } }) {
-                    // "airlines that are not low cost".
-                    used.insert(k + 1)
-                    plan.conditions.append(.flag(c, false))
-                } else if let t = isTable(k + 1) {
-                    used.insert(k + 1)
-                    // Directly, or through a table that links both ("products never ordered": no order line names them).
-                    let bridges = schema.edges.filter { e in e.to == root0 && schema.edges.contains { $0.from == e.from && $0.to == t } }.map(\.from)
-                    let direct = schema.edges.contains { $0.from == t && $0.to == root0 }
-                    guard direct || Set(bridges).count == 1, let linked = direct ? t : bridges.first,
-                        schema.edges.filter({ $0.from == linked && $0.to == root0 }).count == 1
-                    else {
-                        // Also two keys between them ("airports with no flights": leaving or arriving?).
-                        throw NotUnderstood(message: "the built-in engine cannot tell how \(schema.tables[t].name) relates to \(schema.tables[root0].name)")
-                    }
-                    plan.conditions.append(.none(table: linked))
-                    plan.through.removeAll { $0 == t }
-                } else {
-                    throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
-                }
-            case .or:
-                used.insert(k)
-            case .range(let low, let high):
-                let around = [k - 1, k + 1].first { j in
-                    j >= 0 && !used.contains(j) && isColumns(j).flatMap { interpreter.pickNumeric($0, near: related) } != nil
-                }
-                guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else {
-                    throw NotUnderstood(
-                        message:
-                            "the built-in engine could not tell which column lies between \(numberText(low)) and \(numberText(high)); name it"
-                    )
-                }
-                used.formUnion([k, j])
-                plan.conditions += [.compare(.column(c), .greaterOrEqual, .number(low)), .compare(.column(c), .lessOrEqual, .number(high))]
-            case .number(let n, nil):
-                // "the wards on floor 2", "courses with 4 credits": a column equal to the number.
-                let around = [k - 1, k + 1].first { j in
-                    j >= 0 && !used.contains(j) && isColumns(j).flatMap { interpreter.pickNumeric($0, near: related) } != nil
-                }
-                guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else { continue }
-                used.formUnion([k, j])
-                plan.conditions.append(.compare(.column(c), .equal, .number(n)))
-            default: continue
-            }
-        }
+    }
 
-        // Two values of one column, both asked for ("took both Databases and Algorithms"): no single
-        // row holds both, so each must hold for a related row; otherwise the question is refused.
+    /// Two values of one column, both asked for ("took both Databases and Algorithms"): no single
+    /// row holds both, so each must hold for a related row; otherwise the question is refused.
+    mutating func spreadValuesOfOneColumn() throws(NotUnderstood) {
         var byColumn: [Int: [Int]] = [:]
         for (i, c) in plan.conditions.enumerated() { if case .oneOf(let col, let v) = c, v.count == 1 { byColumn[col, default: []].append(i) } }
         // In the order the question named them, and all moved at once: the indices are of the conditions as they are now.
@@ -221,5 +76,190 @@ extension Interpreter.Assembly {
             plan.through.removeAll { $0 == table || $0 == bridge }
         }
         if !moved.isEmpty { plan.conditions = plan.conditions.enumerated().filter { !moved.contains($0.offset) }.map(\.element) + throughRelated }
+    }
+
+    /// A value found in the data ("customers in Brazil"): the column it is in, chosen by what the question names near it.
+    mutating func readValue(at k: Int, _ entries: [ValueIndex.Entry], partial: Bool) throws(NotUnderstood) {
+        used.insert(k)
+        var mentionedAt = k - 1
+        if mentionedAt > 0, items[mentionedAt] == .groupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
+        var mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
+        // "a First class seat": the column named just after the value.
+        if mentioned.map({ cs in !entries.contains { cs.contains($0.column) } }) ?? true, !used.contains(k + 1),
+            let after = isColumns(k + 1), entries.contains(where: { after.contains($0.column) })
+        {
+            mentioned = after
+            mentionedAt = k + 1
+        }
+        var entry = interpreter.preferred(entries, near: related, mentioned: mentioned, table: k > 0 ? isTable(k - 1) : nil)
+        if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
+        let valueTable = schema.column(entry.column).table
+        if mentioned == nil, (schema.distance(root0, valueTable) ?? 99) >= 3, !items.contains(.table(valueTable)) {
+            // A value found only far from what the question is about ("customers in Brasil" and a track
+            // called Brasil): a close spelling next to it wins, else the engine is not sure.
+            let close = values.near(ValueIndex.words(entry.value)).filter { (schema.distance(root0, schema.column($0.column).table) ?? 99) <= 1 }
+            if let first = close.first, close.allSatisfy({ $0.value == first.value }) {
+                entry = first
+            } else {
+                confidence -= 0.5
+            }
+        }
+        if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
+        let condition: QueryPlan.Condition =
+            partial || interpreter.isListColumn(entry.column, phrase: entry.value)
+            ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
+        if k > 0, items[k - 1] == .or || k > 1 && items[k - 2] == .or && used.contains(k - 1), let last = plan.conditions.popLast() {
+            plan.conditions.append(merge(last, condition))
+        } else {
+            plan.conditions.append(condition)
+        }
+    }
+
+    /// A year, alone or compared ("after 2010"), on the date column of what is measured.
+    mutating func readYear(at k: Int, _ year: Int) throws(NotUnderstood) {
+        used.insert(k)
+        guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
+            throw NotUnderstood(message: "the question names the year \(year), but the tables it is about have no date column")
+        }
+        if k > 0, case .compare(let op, _) = items[k - 1], schema.column(date).isYear {
+            used.insert(k - 1)
+            plan.conditions.append(.compare(.column(date), op, .number(Double(year))))
+        } else if k > 0, case .compare(let op, _) = items[k - 1] {
+            used.insert(k - 1)
+            plan.conditions.append(
+                op == .greater
+                    ? .compare(.column(date), .greaterOrEqual, .text("\(year + 1)-01-01"))
+                    : .compare(.column(date), op == .less ? .less : .greaterOrEqual, .text("\(year)-01-01")))
+        } else {
+            plan.conditions += interpreter.yearRange(date, year)
+        }
+    }
+
+    /// A month of a year.
+    mutating func readMonth(at k: Int, _ month: Int, year: Int?) throws(NotUnderstood) {
+        used.insert(k)
+        guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)), let year else {
+            throw NotUnderstood(message: "name the year of the month too, e.g. \"in December 2024\"")
+        }
+        if schema.column(date).isYear {
+            throw NotUnderstood(message: "the tables the question is about keep years, not dates; ask by year")
+        }
+        plan.conditions += interpreter.monthRange(date, year, month)
+    }
+
+    /// "more than 25 tracks", "a price above 1", "longer than 20 minutes": what is compared with the number after it.
+    mutating func readComparison(at k: Int, _ op: QueryPlan.Comparison, word: String) throws(NotUnderstood) {
+        used.insert(k)
+        guard k + 1 < items.count, case .number(let n, let unit) = items[k + 1] else {
+            if k + 1 < items.count, case .year = items[k + 1] { return }
+            throw NotUnderstood(message: "'\(word)' needs a number after it")
+        }
+        used.insert(k + 1)
+        // What is compared: the table counted after the number ("more than 25 tracks"), a column named
+        // next to it, or the column an adjective names ("longer than 20 minutes").
+        if let t = isTable(k + 2) {
+            used.insert(k + 2)
+            plan.having.append(.compare(.countRows, op, .number(n)))
+            plan.counted = plan.counted ?? t
+            if grouping == nil { grouping = .entity(root0) }
+            plan.through.append(t)
+        } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = interpreter.pickNumeric(cs, near: related) {
+            if let j = [k + 2, k - 1].first(where: { isColumns($0) != nil }) { used.insert(j) }
+            plan.conditions.append(.compare(.column(c), op, .number(n)))
+        } else if let c = (tablesBefore(k, items) + [root0]).lazy.compactMap({ [interpreter] t in
+            interpreter.adjectiveColumn(word, in: t) ?? unit.flatMap { interpreter.adjectiveColumn($0, in: t) }
+        }).first {
+            plan.conditions.append(.compare(.column(c), op, .number(interpreter.convert(n, unit: unit, to: c))))
+        } else {
+            throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(Int(n))' compares; name the column")
+        }
+    }
+
+    /// "containing 'love'": a text column matched by the quoted text after it.
+    mutating func readTextMatch(at k: Int, _ kind: QuestionReader.TextMatch) throws(NotUnderstood) {
+        used.insert(k)
+        guard k + 1 < items.count, case .text(let text) = items[k + 1] else {
+            // "playlists that contain more than 100 tracks": a verb, not a text match.
+            if k + 1 < items.count, case .compare = items[k + 1] { return }
+            if k + 1 < items.count, case .table = items[k + 1] { return }
+            throw NotUnderstood(message: "put the text to match in quotes, e.g. containing 'love'")
+        }
+        used.insert(k + 1)
+        let mentioned = (k > 0 ? isColumns(k - 1) : nil) ?? (k > 1 ? isColumns(k - 2) : nil)
+        let column = mentioned.flatMap { interpreter.pickText($0, near: related) } ?? schema.tables[root0].labels.first
+        guard let column else { throw NotUnderstood(message: "name the column whose text should match '\(text)'") }
+        if let m = [k - 1, k - 2].first(where: { $0 >= 0 && isColumns($0) != nil }) { used.insert(m) }
+        let pattern: String
+        switch kind {
+        case .contains: pattern = "%" + text + "%"
+        case .starts: pattern = text + "%"
+        case .ends: pattern = "%" + text
+        }
+        plan.conditions.append(.like(column, pattern))
+    }
+
+    /// A quoted name: a value if one holds it.
+    mutating func readQuoted(at k: Int, _ text: String) throws(NotUnderstood) {
+        used.insert(k)
+        // A quoted name: a value if one holds it, else the label of the subject.
+        let words = ValueIndex.words(text)
+        let found = values.whole(words)
+        if !found.isEmpty {
+            let entry = interpreter.preferred(found, near: related, table: k > 0 ? isTable(k - 1) : nil)
+            plan.conditions.append(.oneOf(entry.column, [entry.value]))
+        } else {
+            throw NotUnderstood(message: "no value '\(text)' was found in the datasource; check the spelling")
+        }
+    }
+
+    /// "not low cost", "products never ordered": a false flag, or no related row.
+    mutating func readNegation(at k: Int) throws(NotUnderstood) {
+        used.insert(k)
+        if let c = isColumns(k + 1).flatMap({ cs in cs.first { schema.column($0).kind == .boolean } }) {
+            // "airlines that are not low cost".
+            used.insert(k + 1)
+            plan.conditions.append(.flag(c, false))
+        } else if let t = isTable(k + 1) {
+            used.insert(k + 1)
+            // Directly, or through a table that links both ("products never ordered": no order line names them).
+            let bridges = schema.edges.filter { e in e.to == root0 && schema.edges.contains { $0.from == e.from && $0.to == t } }.map(\.from)
+            let direct = schema.edges.contains { $0.from == t && $0.to == root0 }
+            guard direct || Set(bridges).count == 1, let linked = direct ? t : bridges.first,
+                schema.edges.filter({ $0.from == linked && $0.to == root0 }).count == 1
+            else {
+                // Also two keys between them ("airports with no flights": leaving or arriving?).
+                throw NotUnderstood(message: "the built-in engine cannot tell how \(schema.tables[t].name) relates to \(schema.tables[root0].name)")
+            }
+            plan.conditions.append(.none(table: linked))
+            plan.through.removeAll { $0 == t }
+        } else {
+            throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
+        }
+    }
+
+    /// "between 10 and 20": the numeric column named next to it.
+    mutating func readRange(at k: Int, _ low: Double, _ high: Double) throws(NotUnderstood) {
+        let around = [k - 1, k + 1].first { j in
+            j >= 0 && !used.contains(j) && isColumns(j).flatMap { interpreter.pickNumeric($0, near: related) } != nil
+        }
+        guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else {
+            throw NotUnderstood(
+                message:
+                    "the built-in engine could not tell which column lies between \(numberText(low)) and \(numberText(high)); name it"
+            )
+        }
+        used.formUnion([k, j])
+        plan.conditions += [.compare(.column(c), .greaterOrEqual, .number(low)), .compare(.column(c), .lessOrEqual, .number(high))]
+    }
+
+    /// "the wards on floor 2", "courses with 4 credits": a column equal to the number.
+    mutating func readNumber(at k: Int, _ n: Double) throws(NotUnderstood) {
+        // "the wards on floor 2", "courses with 4 credits": a column equal to the number.
+        let around = [k - 1, k + 1].first { j in
+            j >= 0 && !used.contains(j) && isColumns(j).flatMap { interpreter.pickNumeric($0, near: related) } != nil
+        }
+        guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else { return }
+        used.formUnion([k, j])
+        plan.conditions.append(.compare(.column(c), .equal, .number(n)))
     }
 }

@@ -1,6 +1,19 @@
 extension Interpreter.Assembly {
-    /// What is measured.
+    /// What is measured: the limit a superlative or "top" sets, a count, an aggregate function and
+    /// the column, money or table it applies to, and more functions of that column.
     mutating func readMeasure() throws(NotUnderstood) {
+        readLimit()
+        readCount()
+        readFunction()
+        let measureAt = try readMeasured()
+        readMoreFunctions(before: measureAt)
+        if aggregateFunction != nil, measure == nil, counted == nil, !averageOfCount {
+            throw NotUnderstood(message: "the built-in engine found nothing to \(functionIndex.map { describe(items[$0]) } ?? "aggregate"); name the column")
+        }
+    }
+
+    /// "the 3 highest", "top 5": the superlative and how many rows it keeps.
+    mutating func readLimit() {
         for (k, item) in items.enumerated() where !used.contains(k) {
             switch item {
             case .superlative(let d, let w):
@@ -20,46 +33,52 @@ extension Interpreter.Assembly {
             default: break
             }
         }
-        if let k = items.firstIndex(of: .count), !used.contains(k) {
-            used.insert(k)
-            if k > 0, items[k - 1] == .average { averageOfCount = true; used.insert(k - 1) }
-            // "how many track units": a numeric column right after the count is summed, unless it is compared.
-            let quantity = [k + 1, k + 2].first { j in
-                guard let cs = isColumns(j), interpreter.pickNumeric(cs, near: []) != nil else { return false }
-                if j + 1 < items.count, case .compare = items[j + 1] { return false }
-                if j + 1 < items.count, case .range = items[j + 1] { return false }
-                if j + 1 < items.count, case .number = items[j + 1] { return false }
-                return j == k + 1 || isTable(k + 1) != nil
-            }
-            let distinctAt = k + 1 < items.count && items[k + 1] == .distinct ? k + 1 : nil
-            if let d = distinctAt, let cs = isColumns(d + 1), let c = interpreter.pickColumn(cs, near: []), schema.column(c).references == nil {
-                // "how many different cities": each value once.
-                measure = .aggregate(.countDistinct, .column(c))
-                used.formUnion([d, d + 1])
-            } else if let j = quantity, let cs = isColumns(j), let c = interpreter.pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
-                // "the average number of days stayed": the column's average, not a count.
-                measure = .aggregate(averageOfCount ? .avg : .sum, .column(c))
-                averageOfCount = false
-                used.insert(j)
-                if let t = isTable(k + 1) { used.insert(k + 1); subject = subject ?? t }
-            } else if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
-                counted = t
-                used.insert(j)
-                if let d = distinctAt, d < j { used.insert(d) }  // "how many different genres": rows are counted once anyway
-            } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
-                let c = interpreter.pickNumeric(cs, near: [subject].compactMap { $0 })
-            {
-                // "the total number of credits": a sum of a numeric column.
-                measure = .aggregate(.sum, .column(c))
-                used.insert(j)
-            } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
-                let c = interpreter.pickColumn(cs, near: []), let target = schema.column(c).references
-            {
-                counted = target
-                used.insert(j)
-            }
+    }
+
+    /// "how many …": a count of rows, of distinct values, or a sum of a quantity counted.
+    mutating func readCount() {
+        guard let k = items.firstIndex(of: .count), !used.contains(k) else { return }
+        used.insert(k)
+        if k > 0, items[k - 1] == .average { averageOfCount = true; used.insert(k - 1) }
+        // "how many track units": a numeric column right after the count is summed, unless it is compared.
+        let quantity = [k + 1, k + 2].first { j in
+            guard let cs = isColumns(j), interpreter.pickNumeric(cs, near: []) != nil else { return false }
+            if j + 1 < items.count, case .compare = items[j + 1] { return false }
+            if j + 1 < items.count, case .range = items[j + 1] { return false }
+            if j + 1 < items.count, case .number = items[j + 1] { return false }
+            return j == k + 1 || isTable(k + 1) != nil
         }
-        // An aggregate function and what it applies to.
+        let distinctAt = k + 1 < items.count && items[k + 1] == .distinct ? k + 1 : nil
+        if let d = distinctAt, let cs = isColumns(d + 1), let c = interpreter.pickColumn(cs, near: []), schema.column(c).references == nil {
+            // "how many different cities": each value once.
+            measure = .aggregate(.countDistinct, .column(c))
+            used.formUnion([d, d + 1])
+        } else if let j = quantity, let cs = isColumns(j), let c = interpreter.pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
+            // "the average number of days stayed": the column's average, not a count.
+            measure = .aggregate(averageOfCount ? .avg : .sum, .column(c))
+            averageOfCount = false
+            used.insert(j)
+            if let t = isTable(k + 1) { used.insert(k + 1); subject = subject ?? t }
+        } else if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
+            counted = t
+            used.insert(j)
+            if let d = distinctAt, d < j { used.insert(d) }  // "how many different genres": rows are counted once anyway
+        } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
+            let c = interpreter.pickNumeric(cs, near: [subject].compactMap { $0 })
+        {
+            // "the total number of credits": a sum of a numeric column.
+            measure = .aggregate(.sum, .column(c))
+            used.insert(j)
+        } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
+            let c = interpreter.pickColumn(cs, near: []), let target = schema.column(c).references
+        {
+            counted = target
+            used.insert(j)
+        }
+    }
+
+    /// An aggregate function ("average", "total", "maximum"); money alone is a sum.
+    mutating func readFunction() {
         functionIndex = items.indices.first { k in
             guard !used.contains(k) else { return false }
             if case .function = items[k] { return true }
@@ -75,78 +94,84 @@ extension Interpreter.Assembly {
             // "the revenue for each genre", "monthly revenue": money alone is a sum.
             aggregateFunction = .sum
         }
+    }
+
+    /// The thing a function or superlative measures: money, a numeric column, or a table (counted).
+    /// Returns where the measured column was named, when it was.
+    mutating func readMeasured() throws(NotUnderstood) -> Int? {
+        guard aggregateFunction != nil || superlative != nil || rankedBy != nil, measure == nil else { return nil }
         var measureAt: Int?
-        if aggregateFunction != nil || superlative != nil || rankedBy != nil, measure == nil {
-            let start = functionIndex ?? rankedBy ?? superlative?.at ?? 0
-            // The measured thing: money, a numeric column, or a table (counted).
-            for j in start..<items.count where !used.contains(j) {
-                switch items[j] {
-                case .money:
-                    used.insert(j)
-                    let around =
-                        [grouping.flatMap(entityTable), subject, counted].compactMap { $0 }
-                        + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-                    guard let money = interpreter.moneyMeasure(near: around) else { throw NotUnderstood(message: noMoney) }
-                    measure = .aggregate(aggregateFunction ?? .sum, money)
-                case .columns(let cs):
-                    let near =
-                        [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
-                        + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-                    guard let c = interpreter.pickNumeric(cs, near: near) else { continue }
-                    used.insert(j)
-                    measureAt = j
-                    // "the name of the airport with the highest elevation": a column of the same rows asked for first.
-                    let asksRowColumns = items[..<j].indices.contains { i in
-                        !used.contains(i) && (isColumns(i)?.contains { schema.column($0).table == schema.column(c).table && $0 != c } ?? false)
-                    }
-                    let rankedRows = rankedBy == j && tablesBefore(j, items).contains(schema.column(c).table)
-                    if aggregateFunction == nil, superlative != nil, grouping == nil,
-                        subject.map({ subjectColumn == nil && schema.column(c).table == $0 }) ?? (asksRowColumns || rankedRows)
-                    {
-                        // "which department has the largest budget": rows ranked by their own column.
-                        measure = .column(c)
-                    } else {
-                        measure = .aggregate(aggregateFunction ?? (superlative?.descending == false ? .min : .max), .column(c))
-                    }
-                case .table(let t) where aggregateFunction == nil && measure == nil:
-                    // "the most tracks": a count of a table, unless the table is what is asked about and an adjective says the column.
-                    if let superlative, let column = interpreter.adjectiveColumn(superlative.word, in: t) {
-                        if subject == nil { subject = t }
-                        used.insert(j)
-                        measure = .column(column)
-                    } else if subject != nil || grouping != nil || subjectColumn != nil {
-                        counted = t
-                        used.insert(j)
-                        measure = .countRows
-                    } else {
-                        continue
-                    }
-                default: continue
+        let start = functionIndex ?? rankedBy ?? superlative?.at ?? 0
+        for j in start..<items.count where !used.contains(j) {
+            switch items[j] {
+            case .money:
+                used.insert(j)
+                let around =
+                    [grouping.flatMap(entityTable), subject, counted].compactMap { $0 }
+                    + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
+                guard let money = interpreter.moneyMeasure(near: around) else { throw NotUnderstood(message: noMoney) }
+                measure = .aggregate(aggregateFunction ?? .sum, money)
+            case .columns(let cs):
+                let near =
+                    [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
+                    + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
+                guard let c = interpreter.pickNumeric(cs, near: near) else { continue }
+                used.insert(j)
+                measureAt = j
+                // "the name of the airport with the highest elevation": a column of the same rows asked for first.
+                let asksRowColumns = items[..<j].indices.contains { i in
+                    !used.contains(i) && (isColumns(i)?.contains { schema.column($0).table == schema.column(c).table && $0 != c } ?? false)
                 }
-                if measure != nil { break }
-            }
-            if measure == nil, let superlative {
-                // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
-                let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-                for t in candidates {
-                    if let column = interpreter.adjectiveColumn(superlative.word, in: t) {
-                        measure = .column(column)
-                        subject = subject ?? t
-                        break
-                    }
+                let rankedRows = rankedBy == j && tablesBefore(j, items).contains(schema.column(c).table)
+                if aggregateFunction == nil, superlative != nil, grouping == nil,
+                    subject.map({ subjectColumn == nil && schema.column(c).table == $0 }) ?? (asksRowColumns || rankedRows)
+                {
+                    // "which department has the largest budget": rows ranked by their own column.
+                    measure = .column(c)
+                } else {
+                    measure = .aggregate(aggregateFunction ?? (superlative?.descending == false ? .min : .max), .column(c))
                 }
+            case .table(let t) where aggregateFunction == nil && measure == nil:
+                // "the most tracks": a count of a table, unless the table is what is asked about and an adjective says the column.
+                if let superlative, let column = interpreter.adjectiveColumn(superlative.word, in: t) {
+                    if subject == nil { subject = t }
+                    used.insert(j)
+                    measure = .column(column)
+                } else if subject != nil || grouping != nil || subjectColumn != nil {
+                    counted = t
+                    used.insert(j)
+                    measure = .countRows
+                } else {
+                    continue
+                }
+            default: continue
             }
-            if measure == nil, aggregateFunction != nil, let table = [subject, counted].compactMap({ $0 }).first ?? firstTable(items, used) {
-                // "the total of invoices": the table's own money column.
-                if let money = interpreter.moneyMeasure(near: [table]) {
-                    measure = .aggregate(aggregateFunction ?? .sum, money)
-                    // "the average invoice total": the word "total" named the amount, not a sum.
-                    for j in items.indices where !used.contains(j) && items[j] == .function(.sum) { used.insert(j) }
+            if measure != nil { break }
+        }
+        if measure == nil, let superlative {
+            // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
+            let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
+            for t in candidates {
+                if let column = interpreter.adjectiveColumn(superlative.word, in: t) {
+                    measure = .column(column)
+                    subject = subject ?? t
+                    break
                 }
             }
         }
+        if measure == nil, aggregateFunction != nil, let table = [subject, counted].compactMap({ $0 }).first ?? firstTable(items, used) {
+            // "the total of invoices": the table's own money column.
+            if let money = interpreter.moneyMeasure(near: [table]) {
+                measure = .aggregate(aggregateFunction ?? .sum, money)
+                // "the average invoice total": the word "total" named the amount, not a sum.
+                for j in items.indices where !used.contains(j) && items[j] == .function(.sum) { used.insert(j) }
+            }
+        }
+        return measureAt
+    }
 
-        // "the maximum and minimum salary", "average, lowest and highest age": several functions of one column.
+    /// "the maximum and minimum salary", "average, lowest and highest age": several functions of one column.
+    mutating func readMoreFunctions(before measureAt: Int?) {
         if let k = functionIndex, superlative == nil, case .aggregate = measure {
             let at = measureAt ?? items.count
             for j in (k + 1)..<at where !used.contains(j) {
@@ -160,8 +185,5 @@ extension Interpreter.Assembly {
             }
         }
 
-        if aggregateFunction != nil, measure == nil, counted == nil, !averageOfCount {
-            throw NotUnderstood(message: "the built-in engine found nothing to \(functionIndex.map { describe(items[$0]) } ?? "aggregate"); name the column")
-        }
     }
 }
