@@ -42,6 +42,13 @@ let package = Package(
     targets: [
         // The system's SQLite (Debian's libsqlite3-dev), driven by PorticoData's own connection layer.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // What every module shares and nothing else owns: locked state, the bounded cache, hex and
+        // base64url, random secrets and digests, and the master key that seals secrets at rest.
+        .target(
+            name: "PorticoBase",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: upcoming
+        ),
         .target(
             name: "PorticoJSON",
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")],
@@ -50,7 +57,7 @@ let package = Package(
         .target(
             name: "PorticoData",
             dependencies: [
-                "PorticoJSON", "CSQLite",
+                "PorticoJSON", "PorticoBase", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -74,7 +81,7 @@ let package = Package(
         .target(
             name: "PorticoAsk",
             dependencies: [
-                "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoCharts",
+                "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -85,7 +92,7 @@ let package = Package(
         .target(
             name: "PorticoAuth",
             dependencies: [
-                "PorticoJSON", "PorticoData",
+                "PorticoJSON", "PorticoBase", "PorticoData",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,7 +104,7 @@ let package = Package(
         .target(
             name: "PorticoMCP",
             dependencies: [
-                "PorticoJSON", "PorticoAuth", "PorticoData",
+                "PorticoJSON", "PorticoBase", "PorticoAuth", "PorticoData",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -108,7 +115,7 @@ let package = Package(
         ),
         .target(
             name: "PorticoTools",
-            dependencies: ["PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoCharts"],
+            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoCharts"],
             swiftSettings: upcoming
         ),
         // One instance's stores, apps, export/import and the services built over them: what the
@@ -116,7 +123,7 @@ let package = Package(
         .target(
             name: "PorticoInstance",
             dependencies: [
-                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
@@ -125,7 +132,7 @@ let package = Package(
         .target(
             name: "PorticoServer",
             dependencies: [
-                "PorticoJSON", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoCharts", "PorticoInstance",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoCharts", "PorticoInstance",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -145,7 +152,7 @@ let package = Package(
         .executableTarget(
             name: "Portico",
             dependencies: [
-                "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoCharts",
+                "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoBase", "PorticoCharts",
                 "PorticoDemo", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -155,7 +162,7 @@ let package = Package(
             swiftSettings: upcoming,
             linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))]
         ),
-        .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON"], swiftSettings: upcoming),
+        .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON", "PorticoBase"], swiftSettings: upcoming),
         // What the store tests of several targets share: the databases they run on.
         .target(
             name: "PorticoTestSupport", dependencies: ["PorticoData", .product(name: "Logging", package: "swift-log")], path: "Tests/Support",
@@ -170,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "PorticoToolsTests",
             dependencies: [
-                "PorticoTools", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoJSON", "PorticoMCP",
+                "PorticoTools", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoJSON", "PorticoBase", "PorticoMCP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming),
@@ -185,7 +192,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming),
-        .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth", "PorticoData"], swiftSettings: upcoming),
+        .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth", "PorticoData", "PorticoBase"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",
             dependencies: [
@@ -204,15 +211,15 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
     let log = Target.Dependency.product(name: "Logging", package: "swift-log")
     let http = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
     package.targets += [
-        .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoDemo", "PorticoJSON", log], path: "Fuzz/Support", swiftSettings: upcoming),
-        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
+        .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoDemo", "PorticoJSON", "PorticoBase", log], path: "Fuzz/Support", swiftSettings: upcoming),
+        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", log, http], path: "Fuzz/FuzzJSONRPC",
+            name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", "PorticoBase", log, http], path: "Fuzz/FuzzJSONRPC",
             swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),
+            name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoDemo", "PorticoJSON", log],
+            name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoDemo", "PorticoJSON", "PorticoBase", log],
             path: "Fuzz/FuzzArguments", swiftSettings: fuzzSettings),
     ]
     package.products += ["FuzzJSON", "FuzzJSONRPC", "FuzzFilter", "FuzzArguments"].map { .executable(name: $0, targets: [$0]) }

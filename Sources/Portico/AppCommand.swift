@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoDemo
 import PorticoInstance

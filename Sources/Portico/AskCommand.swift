@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import PorticoAsk
 import PorticoAuth
+import PorticoBase
 import PorticoCharts
 import PorticoData
 import PorticoInstance

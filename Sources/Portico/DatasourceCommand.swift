@@ -1,6 +1,7 @@
 import ArgumentParser
 import PorticoAsk
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoInstance
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PorticoAuth
+import PorticoBase
 import PorticoInstance
 
 struct KeysCommand: AsyncParsableCommand {

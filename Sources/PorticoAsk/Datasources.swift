@@ -1,5 +1,5 @@
 import Foundation
-public import PorticoAuth
+public import PorticoBase
 public import PorticoData
 import Synchronization
 

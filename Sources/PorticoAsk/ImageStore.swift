@@ -1,5 +1,5 @@
 public import Foundation
-import PorticoAuth
+import PorticoBase
 public import PorticoData
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoJSON
 
 /// What a model's reply asked for: SQL candidates in the order to try them, and hints.

@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoAuth
+import PorticoBase
 import PorticoCharts
 import PorticoData
 public import PorticoJSON

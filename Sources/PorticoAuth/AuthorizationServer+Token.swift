@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JWTKit
 import Logging
+import PorticoBase
 public import PorticoData
 public import PorticoJSON
 

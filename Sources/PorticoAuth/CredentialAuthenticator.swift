@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import PorticoBase
 import PorticoData
 import PorticoJSON
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoData
 
 /// A client setting that breaks one of the rules every OAuth client meets, however it is made or

@@ -1,4 +1,5 @@
 import Crypto
+import PorticoBase
 public import PorticoData
 public import PorticoJSON
 

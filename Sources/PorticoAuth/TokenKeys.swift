@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 public import JWTKit
 public import Logging
+public import PorticoBase
 public import PorticoData
 public import PorticoJSON
 import Synchronization

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+public import PorticoBase
 public import PorticoData
 import PorticoJSON
 

@@ -1,3 +1,4 @@
+import PorticoBase
 public import PorticoJSON
 
 /// The record actions, by NocoBase's names: what a role is granted per collection.

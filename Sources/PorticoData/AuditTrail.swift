@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 public import Logging
+import PorticoBase
 public import PorticoJSON
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Crypto
+import PorticoBase
 import PorticoJSON
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PorticoBase
 import PorticoJSON
 
 /// Reads and writes collection definitions, each app's in its own database, and keeps each

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 public import PorticoJSON
 
 /// Compiles NocoBase's JSON filter language into a parameterised SQL condition.

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 public import PorticoJSON
 import Synchronization
 

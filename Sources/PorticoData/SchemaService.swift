@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 public import PorticoJSON
 
 /// A field as `collections_create` and `fields_create` describe it (NocoBase's field options).

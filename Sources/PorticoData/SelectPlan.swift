@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoJSON
 
 /// What a list or get reads: which columns, in what order, and which relations to attach.

@@ -1,3 +1,4 @@
+import PorticoBase
 import PorticoJSON
 
 /// A date or date-time written by a client, with the span it denotes ("2024" is a whole year).

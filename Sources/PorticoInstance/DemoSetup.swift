@@ -1,5 +1,6 @@
 public import Logging
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoDemo
 

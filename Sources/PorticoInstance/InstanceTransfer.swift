@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoData
 import PorticoJSON
 

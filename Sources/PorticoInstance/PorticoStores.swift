@@ -3,6 +3,7 @@ import Foundation
 public import Logging
 public import PorticoAsk
 public import PorticoAuth
+public import PorticoBase
 public import PorticoData
 
 /// Portico's stores over one database, shared by the server and the command line.

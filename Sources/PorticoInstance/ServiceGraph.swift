@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import PorticoAsk
 public import PorticoAuth
+public import PorticoBase
 public import PorticoData
 public import PorticoMCP
 import PorticoTools

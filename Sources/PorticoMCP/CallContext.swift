@@ -1,5 +1,6 @@
 public import Logging
 public import PorticoAuth
+import PorticoBase
 public import PorticoJSON
 
 /// Log severities of MCP `notifications/message` (RFC 5424 order).

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoJSON
 import Synchronization

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 public import PorticoAuth
+import PorticoBase
 public import PorticoData
 import PorticoJSON
 import Synchronization

@@ -1,3 +1,4 @@
+import PorticoBase
 import PorticoJSON
 
 /// Which tool packages a request asked for (`x-mcp-packages: data,ask`, `?packages=...`).

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PorticoBase
 import PorticoJSON
 import Synchronization
 

@@ -6,6 +6,7 @@ public import Logging
 import NIOCore
 import PorticoAsk
 import PorticoAuth
+import PorticoBase
 import PorticoData
 public import PorticoInstance
 import PorticoJSON

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import PorticoAsk
 import PorticoAuth
+import PorticoBase
 import PorticoCharts
 import PorticoData
 import PorticoJSON

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoJSON
 

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import PorticoAuth
+import PorticoBase
 
 /// Password sign-in, shared by the consent flow and the console: the form's CSRF protection before
 /// there is a session (a random pre-session cookie whose HMAC the form carries), throttling, and the

@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoJSON
 public import PorticoMCP

@@ -1,5 +1,6 @@
 import PorticoAsk
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoJSON
 import PorticoMCP

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import Logging
+import PorticoBase
 import PorticoData
 import PorticoJSON
 import PorticoTestSupport

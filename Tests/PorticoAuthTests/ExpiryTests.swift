@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PorticoBase
 import PorticoData
 import PorticoJSON
 import PorticoTestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoJSON
 import Testing
 

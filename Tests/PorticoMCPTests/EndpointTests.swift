@@ -1,6 +1,7 @@
 import HTTPTypes
 import Logging
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoJSON
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import PorticoBase
 import PorticoJSON
 import PostgresNIO
 

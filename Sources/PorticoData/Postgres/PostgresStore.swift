@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import Metrics
 import NIOCore
+import PorticoBase
 import PorticoJSON
 public import PostgresNIO
 import Synchronization

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import PorticoBase
 import PorticoJSON
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import Metrics
+import PorticoBase
 import PorticoJSON
 import Synchronization
 

@@ -1,6 +1,5 @@
 public import Crypto
 import Foundation
-import PorticoJSON
 
 /// The key that seals Portico's own secrets at rest (token signing keys, the session secret).
 /// It comes from `PORTICO_MASTER_KEY` (base64, 32 bytes) so replicas can share it, or from

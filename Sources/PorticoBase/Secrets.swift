@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import PorticoJSON
 
 /// Random secrets and their digests.
 public enum Secrets {
