@@ -83,6 +83,10 @@ public final class AuditTrail: Sendable {
     public let retentionDays: Int
     let logger: Logger
     private let pending = Mutex<(records: [ToolCallRecord], dropped: Int)>(([], 0))
+    /// One flush at a time: a flush that finds another under way waits for it to commit, so a
+    /// caller that flushes before it reads (`audit_list`) sees every call recorded before it asked,
+    /// even those the background flush had taken but not yet written.
+    private let flushing = WriteLease(queueDepth: "portico_audit_flush_queue_depth", waitSeconds: "portico_audit_flush_wait_seconds")
     public static let maxPending = 50_000
 
     public init(databases: AppDatabases, retentionDays: Int = 90, logger: Logger) {
@@ -105,6 +109,8 @@ public final class AuditTrail: Sendable {
 
     /// Writes what was recorded, each app's records in transactions of its own database.
     public func flush() async throws {
+        try await flushing.acquire()
+        defer { flushing.release() }
         let (records, dropped) = pending.withLock { pending in
             defer { pending = ([], 0) }
             return (pending.records, pending.dropped)

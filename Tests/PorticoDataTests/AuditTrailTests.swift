@@ -16,6 +16,22 @@ import Testing
             durationMilliseconds: Int64(i % 5))
     }
 
+    @Test(arguments: Backend.available) func aFlushWaitsForTheOneUnderWay(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let trail = AuditTrail(databases: f.catalogs.databases, logger: Logger(label: "test"))
+        for i in 0..<20_000 { trail.record(record(i)) }
+        // The background flush takes every pending record and is still writing them when a
+        // reader flushes with nothing left pending: the reader's flush returns only once those
+        // are written, so what it reads next includes them.
+        let background = Task { try await trail.flush() }
+        while trail.pendingCount > 0 { await Task.yield() }
+        try await trail.flush()
+        let read = try await trail.read(app: "main", AuditTrail.Query(limit: 10_000))
+        #expect(read.count == 10_000 && read.first?.at == 1_700_000_000_000 + 19_999)
+        try await background.value
+    }
+
     @Test(arguments: Backend.available) func recordsAreWrittenInBatchesAndReadNewestFirst(_ backend: Backend) async throws {
         let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }

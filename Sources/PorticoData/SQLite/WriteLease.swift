@@ -15,9 +15,14 @@ final class WriteLease: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Writers waiting for the lease (`portico_db_write_queue_depth`).
-    private let depth = Gauge(label: "portico_db_write_queue_depth")
-    private let wait = Metrics.Timer(label: "portico_db_write_wait_seconds", preferredDisplayUnit: .seconds)
+    /// Writers waiting for the lease (`portico_db_write_queue_depth` for the writer connection).
+    private let depth: Gauge
+    private let wait: Metrics.Timer
+
+    init(queueDepth: String = "portico_db_write_queue_depth", waitSeconds: String = "portico_db_write_wait_seconds") {
+        depth = Gauge(label: queueDepth)
+        wait = Metrics.Timer(label: waitSeconds, preferredDisplayUnit: .seconds)
+    }
 
     func acquire() async throws {
         let id: UInt64? = state.withLock { s in
