@@ -63,42 +63,26 @@ public final class CatalogStore: Sendable {
     public static func addUpdatedBy(db: any Database) async throws {
         let rows = try await db.query(
             """
-            SELECT f.app, f.collection, f.name, f.position, f.definition, c.table_name FROM portico_fields AS f
-              JOIN portico_collections AS c ON c.app = f.app AND c.name = f.collection ORDER BY f.app, f.collection, f.position
+            SELECT c.app, c.name AS collection, c.table_name, f.name, f.definition FROM portico_collections AS c
+              JOIN portico_fields AS f ON f.app = c.app AND f.collection = c.name ORDER BY c.app, c.name, f.position
             """)
-        struct Kept {
-            var table = ""
-            var names: Set<String> = []
-            var keepsCreator = false
-            var lastPosition: Int64 = 0
-        }
-        var collections: [[String]: Kept] = [:]
+        var collections: [(app: String, schema: CollectionSchema)] = []
         for row in rows {
-            guard let app = row.string("app"), let name = row.string("collection"), let field = row.string("name"),
-                let definition = row.string("definition")
+            guard let app = row.string("app"), let name = row.string("collection"), let table = row.string("table_name"),
+                let field = row.string("name"), let definition = row.string("definition")
             else { continue }
-            var kept = collections[[app, name]] ?? Kept()
-            kept.table = row.string("table_name") ?? name
-            kept.names.insert(field)
-            if try FieldCodec.decode(name: field, definition: definition).maintained == .createdBy { kept.keepsCreator = true }
-            kept.lastPosition = max(kept.lastPosition, row.int("position") ?? 0)
-            collections[[app, name]] = kept
+            if collections.last.map({ $0.app != app || $0.schema.name != name }) ?? true {
+                collections.append((app, CollectionSchema(name: name, tableName: table, fields: [])))
+            }
+            collections[collections.count - 1].schema.fields.append(try FieldCodec.decode(name: field, definition: definition))
         }
         let updatedBy = Field.Maintained.updatedBy.field
-        for (key, kept) in collections.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
-        where kept.keepsCreator && !kept.names.contains(updatedBy.name) {
-            let q = SQLFragment.quote
-            try await db.execute(
-                "ALTER TABLE \(q(kept.table)) ADD COLUMN \(q(updatedBy.name)) \(DDL.columnDefinition(updatedBy, flavor: db.flavor))")
-            var insert = SQLFragment("INSERT INTO portico_fields (app, collection, name, position, definition) VALUES (")
-            insert.append(
-                joining: [
-                    .bind(.text(key[0])), .bind(.text(key[1])), .bind(.text(updatedBy.name)), .bind(.int(kept.lastPosition + 1)),
-                    .bind(.text(FieldCodec.encode(updatedBy))),
-                ], separator: ", ")
-            insert.append(")")
-            try await db.execute(insert)
-            db.logger.info("collection gained updatedById", metadata: ["app": "\(key[0])", "collection": "\(key[1])"])
+        for (app, var collection) in collections
+        where collection.fields.contains(where: { $0.maintained == .createdBy }) && !collection.fields.contains(where: { $0.name == updatedBy.name }) {
+            try await SchemaService.addColumn(updatedBy, to: collection, db: db)
+            collection.fields.append(updatedBy)
+            try await writeFields(collection, app: app, db: db)
+            db.logger.info("collection gained updatedById", metadata: ["app": "\(app)", "collection": "\(collection.name)"])
         }
     }
 
