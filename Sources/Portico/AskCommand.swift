@@ -83,12 +83,14 @@ struct EvalCommand: AsyncParsableCommand {
                 do {
                     let answer = try await asker.ask(
                         AskRequest(app: app, userID: nil, question: item.question, datasource: name, engine: engine, drawImage: false))
+                    let sureness = answer.confidence.map { String(format: "%.2f", $0) } ?? "-"
+                    let risks = answer.risks.isEmpty ? "-" : answer.risks.joined(separator: ",")
                     if EvalScorer.isCorrect(answer: answer.rows, gold: gold.rows, goldSQL: item.sql) {
                         correct += 1
-                        outcome = "correct"
+                        outcome = "correct\t\(sureness)\t\(risks)"
                     } else {
                         wrong += 1
-                        outcome = "wrong    \(answer.sql)"
+                        outcome = "wrong\t\(sureness)\t\(risks)\t\(answer.sql)"
                     }
                 } catch let refusal as AskRefusal {
                     refused += 1

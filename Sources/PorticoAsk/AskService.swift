@@ -54,6 +54,9 @@ public struct AskAnswer: Sendable {
     public internal(set) var recordID: Int64?
     /// How long drawing the chart took, when one was drawn.
     public var chartTime: Duration? = nil
+    /// How sure the engine was, when it said (the built-in engine does), and what lowered it.
+    public var confidence: Double? = nil
+    public var risks: [String] = []
 }
 
 /// A question no engine could answer, and why, in words that say what to do.
@@ -256,7 +259,7 @@ public struct AskService: Sendable {
         return AskAnswer(
             engine: engine, datasource: result.datasource, title: title, summary: Self.summary(result, spec: spec), sql: result.sql,
             columns: result.columns, rows: result.rows, truncated: result.truncated, chart: spec, png: png, imageName: imageName, chatID: chatID,
-            recordID: nil, chartTime: chartTime)
+            recordID: nil, chartTime: chartTime, confidence: reply.confidence, risks: reply.risks)
     }
 
     /// Stores the answer in its chat and returns it with its record id.

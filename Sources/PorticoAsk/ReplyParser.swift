@@ -9,12 +9,18 @@ public struct EngineReply: Sendable, Equatable {
     public var title: String?
     /// The model's reason when it says the question cannot be answered from the schema.
     public var reason: String?
+    /// How sure the engine is, from 0 to 1, when it can say (the built-in engine does).
+    public var confidence: Double?
+    /// What lowered the confidence (`Risk` names), for `portico eval`.
+    public var risks: [String] = []
 
-    public init(candidates: [String], chart: String? = nil, title: String? = nil, reason: String? = nil) {
+    public init(candidates: [String], chart: String? = nil, title: String? = nil, reason: String? = nil, confidence: Double? = nil, risks: [String] = []) {
         self.candidates = candidates
         self.chart = chart
         self.title = title
         self.reason = reason
+        self.confidence = confidence
+        self.risks = risks
     }
 }
 

@@ -246,4 +246,34 @@ import Testing
         let foreign = BuiltinEngine.answer(Self.request("有多少球员？"))
         #expect(foreign.candidates.isEmpty && foreign.reason?.contains("English") == true)
     }
+
+    @Test func aKeyAskedForInAListIsShown() {
+        #expect(Self.sql("Show the id and city of teams.") == #"SELECT t0."id", t0."city" FROM "teams" t0"#)
+    }
+
+    @Test func anAnswerSaysHowSureItIsAndARiskyReadingIsRefused() {
+        let plain = BuiltinEngine.answer(Self.request("How many players are there?"))
+        #expect(plain.confidence == 1 && plain.risks.isEmpty, "\(plain)")
+
+        // Read against the plans themselves: each kind is one the benchmark found wrong nearly always.
+        let schema = SchemaModel(Self.tables)
+        let interpreter = Interpreter(schema: schema, values: ValueIndex())
+        let teams = schema.tables.firstIndex { $0.name == "teams" }!
+        let city = schema.columnList.firstIndex { $0.name == "city" }!
+        var ownRows = QueryPlan(root: teams)
+        ownRows.grouping = .entity(teams)
+        ownRows.having = [.compare(.countRows, .greater, .number(1))]
+        #expect(interpreter.risks(of: ownRows, items: [.table(teams), .count], joined: 1).contains(.countsItsOwnRows))
+        var noCount = QueryPlan(root: teams)
+        noCount.shown = [city]
+        #expect(interpreter.risks(of: noCount, items: [.count, .table(teams)], joined: 1).contains(.countLost))
+        #expect(interpreter.risks(of: noCount, items: [.columns([city]), .table(teams)], joined: 1).isEmpty)
+        var idDropped = QueryPlan(root: teams)
+        idDropped.shown = [city]
+        let id = schema.tables[teams].primaryKey!
+        #expect(interpreter.risks(of: idDropped, items: [.columns([id]), .columns([city]), .table(teams)], joined: 1) == [.namedColumnUnused])
+        #expect(Risk.namedColumnUnused.weight < Interpreter.threshold && Risk.countLost.weight < Interpreter.threshold)
+        // Two middling risks together refuse; one alone does not.
+        #expect(Risk.bridge.weight >= Interpreter.threshold && Risk.bridge.weight * Risk.pickedColumn.weight < Interpreter.threshold)
+    }
 }

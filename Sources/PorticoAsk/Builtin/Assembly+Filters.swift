@@ -104,7 +104,6 @@ extension Interpreter.Assembly {
                 confidence -= 0.5
             }
         }
-        if Set(entries.map { schema.column($0.column).table }).count > 1, mentioned == nil { confidence -= 0.1 }
         let condition: QueryPlan.Condition =
             partial || interpreter.isListColumn(entry.column, phrase: entry.value)
             ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])

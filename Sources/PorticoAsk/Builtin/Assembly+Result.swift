@@ -23,7 +23,13 @@ extension Interpreter.Assembly {
                 // "the managers": rows that other rows of the same table point at; not modelled, so not guessed.
                 throw NotUnderstood(message: "the built-in engine does not follow \(schema.column(c).name), a key to its own table; configure an LLM")
             }
-            if schema.column(c).isKey || schema.column(c).kind == .date && isConditionColumn(c, plan) { continue }
+            if schema.column(c).kind == .date && isConditionColumn(c, plan) { continue }
+            if schema.column(c).isKey {
+                // "the id and location of railways": a key asked for in a list is shown; elsewhere it
+                // names the way to a table, or what is counted.
+                if !plan.via.contains(c), measure == nil, counted == nil, grouping == nil, schema.column(c).table == root0 { shown.append(c) }
+                continue
+            }
             if schema.column(c).kind == .boolean {
                 // "low cost airlines": a yes/no column named as an adjective is a filter.
                 plan.conditions.append(.flag(c, true))

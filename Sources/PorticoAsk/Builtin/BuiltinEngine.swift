@@ -30,8 +30,19 @@ public struct BuiltinEngine: AskEngine {
         case .failure(let refusal):
             return EngineReply(candidates: [], reason: refusal.message)
         case .success(let understood):
-            switch PlanCompiler(schema: schema, dialect: request.dialect).compile(understood.plan) {
-            case .success(let sql): return EngineReply(candidates: [sql], chart: understood.plan.chartHint)
+            switch PlanCompiler(schema: schema, dialect: request.dialect).compileCounting(understood.plan) {
+            case .success(let (sql, joined)):
+                let risks = interpreter.risks(of: understood.plan, items: understood.items, joined: joined)
+                let confidence = risks.reduce(understood.confidence) { $0 * $1.weight }
+                guard confidence >= Interpreter.threshold - 1e-9 else {
+                    let reasons = Array(Set(risks.filter { $0.weight < 1 }.map(\.reason))).sorted()
+                    return EngineReply(
+                        candidates: [],
+                        reason: "the built-in engine is not sure enough of its reading (\(reasons.joined(separator: "; "))) to answer; "
+                            + "rephrase with the table and column names (datasource_describe lists them), or configure an LLM with `portico llm add`",
+                        confidence: confidence, risks: risks.map(\.rawValue))
+                }
+                return EngineReply(candidates: [sql], chart: understood.plan.chartHint, confidence: confidence, risks: risks.map(\.rawValue))
             case .failure(let unwritable): return EngineReply(candidates: [], reason: unwritable.message)
             }
         }

@@ -9,6 +9,8 @@ struct Interpreter {
         var plan: QueryPlan
         var confidence: Double
         var title: String
+        /// The question's parts as read, for `risks(of:items:joined:)`.
+        var items: [Item] = []
     }
 
     struct NotUnderstood: Error, Sendable {
@@ -53,10 +55,14 @@ struct Interpreter {
                 message: "the built-in engine did not understand \(words): name a table or column of the datasource (datasource_describe lists them), "
                     + "rephrase, or configure an LLM with `portico llm add`")
         }
+        var understood: Understood
         if let previous, isFollowUp(items, reader) {
-            return try followUp(previous, items)
+            understood = try followUp(previous, items)
+        } else {
+            understood = try assemble(items)
         }
-        return try assemble(items)
+        understood.items = items
+        return understood
     }
 
     // MARK: - Recognition

@@ -109,6 +109,8 @@ struct PlanCompiler {
 
     func sql(_ plan: QueryPlan) -> String? { try? compile(plan).get() }
 
+    func compile(_ plan: QueryPlan) -> Result<String, Unwritable> { compileCounting(plan).map(\.sql) }
+
     /// Two keys or more between the same tables, and the question named none of them.
     static func ambiguity(_ edges: [SchemaModel.Edge], _ schema: SchemaModel) -> Unwritable {
         let names = edges.map { "\(schema.tables[$0.from].name).\(schema.column($0.fromColumn).name)" }
@@ -116,7 +118,8 @@ struct PlanCompiler {
             message: "the question can go through \(names.joined(separator: " or ")); name the one it means (e.g. its column's words), or configure an LLM")
     }
 
-    func compile(_ plan: QueryPlan) -> Result<String, Unwritable> {
+    /// The SQL and how many tables it reads (the root and every table joined).
+    func compileCounting(_ plan: QueryPlan) -> Result<(sql: String, tables: Int), Unwritable> {
         let cannotJoin = Unwritable(message: "the built-in engine could not join the tables the question needs; name fewer tables or configure an LLM")
         // Every table the plan touches, joined along the shortest key paths from the root.
         var tables = Set(plan.through)
@@ -338,7 +341,7 @@ struct PlanCompiler {
         if let limit = plan.limit { sql += " LIMIT \(limit)" }
         if plan.averageOverGroups { sql = "SELECT AVG(value) AS average FROM (\(sql)) groups" }
         if plan.countGroups { sql = "SELECT COUNT(*) AS value FROM (\(sql)) groups" }
-        return .success(sql)
+        return .success((sql, alias.count))
     }
 
     func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }

@@ -1,0 +1,226 @@
+/// What makes an understood question more likely to be answered wrong: kinds of reading that
+/// were measured to go wrong more often than others (joins the question did not ask for, words
+/// that named more than one column, a named column that got no role). Each lowers the answer's
+/// confidence by its `weight`; `BuiltinEngine` refuses below `Interpreter.threshold`. The
+/// weights come from how often answers with each risk were wrong on public benchmark databases
+/// the engine was not written for (bench/NOTES.md has the figures): a risk alone refuses when
+/// its weight is under the threshold, two or three together when their product is.
+enum Risk: String, Sendable, CaseIterable {
+    /// A table joined only because a word named it, with nothing of it shown or filtered.
+    case tableForAWord = "table-for-a-word"
+    /// Tables joined that the question did not name (the way between those it named).
+    case bridge
+    /// Two or more such tables.
+    case longBridge = "long-bridge"
+    /// The question named no table; the one it is about was taken from its columns.
+    case noTableNamed = "no-table-named"
+    /// The table the answer is about is not one the question named.
+    case rootUnnamed = "root-unnamed"
+    /// A word named more than one column and one was picked.
+    case pickedColumn = "picked-column"
+    /// A value was found in more than one column.
+    case valueInManyColumns = "value-in-many-columns"
+    /// A value matched only in part.
+    case partialValue = "partial-value"
+    /// A column the question named has no part in the answer.
+    case namedColumnUnused = "named-column-unused"
+    /// Rows of one table counted per row of another.
+    case countedAcross = "counted-across"
+    case groupedByEntity = "grouped-by-entity"
+    case groupedByColumn = "grouped-by-column"
+    case grouped = "grouped-by-time"
+    case ranked
+    case negation
+    case semiJoin = "semi-join"
+    case having
+    case distinct
+    case labelsChosen = "labels-chosen"
+    case manyParts = "many-parts"
+    /// Rows counted per row of their own table: every count is 1, never what was asked.
+    case countsItsOwnRows = "counts-its-own-rows"
+    /// A named column read as "has a value" rather than shown.
+    case presence
+    /// The question asks how many, and the plan counts nothing.
+    case countLost = "count-lost"
+    /// The question names a minimum, maximum or average the plan does not compute.
+    case functionLost = "function-lost"
+}
+
+extension Risk {
+    var weight: Double {
+        switch self {
+        case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost: 0.5
+        case .presence, .longBridge: 0.7
+        case .pickedColumn, .rootUnnamed, .bridge: 0.75
+        case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin: 0.8
+        case .noTableNamed, .manyParts: 0.9
+        case .tableForAWord, .grouped, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen: 1
+        }
+    }
+
+    /// The risk in words, for a refusal.
+    var reason: String {
+        switch self {
+        case .tableForAWord: "a table joined for one word"
+        case .bridge, .longBridge: "tables joined that the question did not name"
+        case .noTableNamed: "no table named"
+        case .rootUnnamed: "the answer would be about a table the question did not name"
+        case .pickedColumn: "a word that names more than one column"
+        case .valueInManyColumns: "a value found in more than one column"
+        case .partialValue: "a value matched only in part"
+        case .namedColumnUnused: "a column named but given no part in the answer"
+        case .countedAcross: "rows of one table counted per row of another"
+        case .groupedByEntity, .groupedByColumn, .grouped: "a grouping"
+        case .ranked: "an order or a top"
+        case .negation: "a negation"
+        case .semiJoin: "a condition on related rows"
+        case .having: "a condition on a total"
+        case .distinct: "distinct values"
+        case .labelsChosen: "columns shown that the question did not name"
+        case .manyParts: "many parts"
+        case .countsItsOwnRows: "a count of each row by itself, always 1"
+        case .presence: "a column read as 'has a value'"
+        case .countLost: "a count asked for but not made"
+        case .functionLost: "a minimum, maximum or average asked for but not computed"
+        }
+    }
+}
+
+extension Interpreter {
+    /// The risks of an understood plan, read from the plan and the question's parts.
+    func risks(of plan: QueryPlan, items: [Item], joined: Int) -> [Risk] {
+        var risks: [Risk] = []
+        let namedTables = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } })
+        let used = plan.referencedColumns
+        let usedTables = Set(used.map { schema.column($0).table })
+        if plan.through.contains(where: { $0 != plan.root && !usedTables.contains($0) }) { risks.append(.tableForAWord) }
+        let direct = namedTables.union(usedTables).union([plan.root]).union(plan.through)
+        let bridges = max(0, joined - direct.count)
+        if bridges >= 1 { risks.append(.bridge) }
+        if bridges >= 2 { risks.append(.longBridge) }
+        if namedTables.isEmpty { risks.append(.noTableNamed) } else if !namedTables.contains(plan.root) { risks.append(.rootUnnamed) }
+        var planTables = direct
+        if case .entity(let t)? = plan.grouping { planTables.insert(t) }
+        var namedColumns = Set<Int>()
+        for item in items {
+            switch item {
+            case .columns(let cs):
+                if cs.count > 1 { risks.append(.pickedColumn) }
+                // A key that leads to another table named the way; "the names" of a table with a first
+                // and a last name are its labels.
+                let placed = cs.contains { c in
+                    used.contains(c) || plan.grouping.map { covers($0, c) } == true
+                        || schema.column(c).references.map { planTables.contains($0) && planTables.contains(schema.column(c).table) } == true
+                        || !plan.shown.isEmpty && ["name", "title"].contains(schema.column(c).words.last ?? "") && schema.column(c).words.count == 1
+                }
+                if !placed { risks.append(.namedColumnUnused) }
+                namedColumns.formUnion(cs)
+            case .value(let entries, _, let partial):
+                if Set(entries.map(\.column)).count > 1 { risks.append(.valueInManyColumns) }
+                if partial { risks.append(.partialValue) }
+            default: break
+            }
+        }
+        if plan.shown.contains(where: { !namedColumns.contains($0) }) { risks.append(.labelsChosen) }
+        if let counted = plan.counted, counted != plan.root { risks.append(.countedAcross) }
+        switch plan.grouping {
+        case .entity?: risks.append(.groupedByEntity)
+        case .column?: risks.append(.groupedByColumn)
+        case .bucket?: risks.append(.grouped)
+        case nil: break
+        }
+        if plan.limit != nil || !plan.order.isEmpty { risks.append(.ranked) }
+        if plan.conditions.contains(where: { if case .none = $0 { return true } else { return false } }) { risks.append(.negation) }
+        if plan.conditions.contains(where: { if case .some = $0 { return true } else { return false } }) { risks.append(.semiJoin) }
+        if !plan.having.isEmpty { risks.append(.having) }
+        if plan.distinct { risks.append(.distinct) }
+        if items.count >= 6 { risks.append(.manyParts) }
+        if case .entity(let t)? = plan.grouping {
+            let expressions = plan.measures + plan.having.compactMap { if case .compare(let e, _, _) = $0 { return e } else { return nil } }
+            let countsRows = expressions.contains(.countRows)
+            let countsKey = schema.tables[t].primaryKey.map { expressions.contains(.aggregate(.countDistinct, .column($0))) } ?? false
+            if countsKey || countsRows && (joined == 1 || plan.counted == t) { risks.append(.countsItsOwnRows) }
+        }
+        if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
+        risks += lostParts(of: plan, items: items)
+        return risks.uniqued()
+    }
+
+    /// Parts of the question the plan does not carry out: a count ("the total number of hours" is
+    /// a sum, so any function carries it), a minimum, maximum or average ("total" is often a
+    /// column's name, so a sum is not asked for).
+    private func lostParts(of plan: QueryPlan, items: [Item]) -> [Risk] {
+        var expressions = plan.measures + plan.order.map(\.0)
+        func note(_ c: QueryPlan.Condition) {
+            switch c {
+            case .compare(let e, _, _): expressions.append(e)
+            case .any(let cs), .all(let cs): cs.forEach(note)
+            case .some(_, let nested): note(nested)
+            default: break
+            }
+        }
+        plan.having.forEach(note)
+        plan.conditions.forEach(note)
+        let functions = Set(expressions.compactMap { if case .aggregate(let f, _) = $0 { return f } else { return nil } })
+        let counts = expressions.contains(.countRows) || functions.contains(.count) || functions.contains(.countDistinct) || plan.countGroups
+        var lost: [Risk] = []
+        if items.contains(.count), !counts, functions.isEmpty { lost.append(.countLost) }
+        let ranks = plan.limit != nil && !plan.order.isEmpty
+        for case .function(let f) in items
+        where f != .sum && !functions.contains(f) && !(ranks && (f == .max || f == .min)) && !(f == .avg && plan.averageOverGroups) {
+            lost.append(.functionLost)
+        }
+        if items.contains(.average), !functions.contains(.avg), !plan.averageOverGroups,
+            !plan.conditions.contains(where: { if case .comparedToAverage = $0 { return true } else { return false } })
+        {
+            lost.append(.functionLost)
+        }
+        return lost
+    }
+
+    private func covers(_ grouping: QueryPlan.Grouping, _ c: Int) -> Bool {
+        switch grouping {
+        case .entity(let t): return schema.tables[t].labels.contains(c) || schema.tables[t].primaryKey == c
+        case .column(let x), .bucket(let x, _): return x == c
+        }
+    }
+}
+
+extension QueryPlan {
+    /// Every column the plan reads: shown, measured, filtered, grouped or ordered by.
+    var referencedColumns: Set<Int> {
+        var columns = Set(shown)
+        func note(_ e: Expression) {
+            switch e {
+            case .column(let c), .bucket(let c, _), .aggregate(_, .column(let c)): columns.insert(c)
+            case .aggregate(_, .product(let a, let b)): columns.formUnion([a, b])
+            case .countRows: break
+            }
+        }
+        func note(_ c: Condition) {
+            switch c {
+            case .compare(let e, _, _): note(e)
+            case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _): columns.insert(col)
+            case .some(_, let nested): note(nested)
+            case .none: break
+            case .any(let cs), .all(let cs): cs.forEach(note)
+            }
+        }
+        measures.forEach(note)
+        conditions.forEach(note)
+        having.forEach(note)
+        order.forEach { note($0.0) }
+        switch grouping {
+        case .column(let c)?, .bucket(let c, _)?: columns.insert(c)
+        case .entity?, nil: break
+        }
+        return columns
+    }
+}
+
+extension Array where Element: Hashable {
+    fileprivate func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}
