@@ -22,17 +22,23 @@ public struct BuiltinEngine: AskEngine {
         let interpreter = Interpreter(schema: schema, values: values)
         // A follow-up applies to the chat's last understood question, itself read as a follow-up of
         // the ones before it (the chat's last few turns are enough).
+        // The parts of a follow-up's chain are read together for its risks ("only the top 3" names no table).
         var previous: QueryPlan?
+        var previousItems: [Interpreter.Item] = []
         for turn in request.history.suffix(8) {
-            if case .success(let understood) = interpreter.understand(turn.question, previous: previous) { previous = understood.plan }
+            if case .success(let understood) = interpreter.understand(turn.question, previous: previous) {
+                previous = understood.plan
+                previousItems = understood.followsUp ? previousItems + understood.items : understood.items
+            }
         }
         switch interpreter.understand(request.question, previous: previous) {
         case .failure(let refusal):
             return EngineReply(candidates: [], reason: refusal.message)
-        case .success(let understood):
+        case .success(var understood):
+            if understood.followsUp { understood.items = previousItems + understood.items }
             switch PlanCompiler(schema: schema, dialect: request.dialect).compileCounting(understood.plan) {
             case .success(let (sql, joined)):
-                let risks = interpreter.risks(of: understood.plan, items: understood.items, joined: joined)
+                let risks = interpreter.risks(of: understood.plan, items: understood.items, joined: joined, followsUp: understood.followsUp)
                 let confidence = risks.reduce(understood.confidence) { $0 * $1.weight }
                 guard confidence >= Interpreter.threshold - 1e-9 else {
                     let reasons = Array(Set(risks.filter { $0.weight < 1 }.map(\.reason))).sorted()

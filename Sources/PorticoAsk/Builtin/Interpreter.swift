@@ -11,6 +11,8 @@ struct Interpreter {
         var title: String
         /// The question's parts as read, for `risks(of:items:joined:)`.
         var items: [Item] = []
+        /// Whether the question changed the one before it ("and in 2024?"), whose parts still count.
+        var followsUp = false
     }
 
     struct NotUnderstood: Error, Sendable {
@@ -58,6 +60,7 @@ struct Interpreter {
         var understood: Understood
         if let previous, isFollowUp(items, reader) {
             understood = try followUp(previous, items)
+            understood.followsUp = true
         } else {
             understood = try assemble(items)
         }
@@ -493,7 +496,8 @@ struct Interpreter {
             }
         }
         guard changed else { throw NotUnderstood(message: "the built-in engine could not tell what to change in the previous question; ask it whole") }
-        return Understood(plan: plan, confidence: 0.8, title: "")
+        // How sure: read by BuiltinEngine from the risks of the whole chain's parts and plan.
+        return Understood(plan: plan, confidence: 1, title: "")
     }
 
     func previousYear(_ plan: QueryPlan, _ date: Int) -> Int? {

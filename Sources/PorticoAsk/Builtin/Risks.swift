@@ -88,7 +88,8 @@ extension Risk {
 
 extension Interpreter {
     /// The risks of an understood plan, read from the plan and the question's parts.
-    func risks(of plan: QueryPlan, items: [Item], joined: Int) -> [Risk] {
+    /// A follow-up's `items` are those of its whole chain, which are many by nature.
+    func risks(of plan: QueryPlan, items: [Item], joined: Int, followsUp: Bool = false) -> [Risk] {
         var risks: [Risk] = []
         let namedTables = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } })
         let used = plan.referencedColumns
@@ -134,7 +135,7 @@ extension Interpreter {
         if plan.conditions.contains(where: { if case .some = $0 { return true } else { return false } }) { risks.append(.semiJoin) }
         if !plan.having.isEmpty { risks.append(.having) }
         if plan.distinct { risks.append(.distinct) }
-        if items.count >= 6 { risks.append(.manyParts) }
+        if items.count >= 6, !followsUp { risks.append(.manyParts) }
         if case .entity(let t)? = plan.grouping {
             let expressions = plan.measures + plan.having.compactMap { if case .compare(let e, _, _) = $0 { return e } else { return nil } }
             let countsRows = expressions.contains(.countRows)
