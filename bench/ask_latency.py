@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -76,6 +77,7 @@ def main() -> None:
                                "median_ms": float(found.group(3)), "p99_ms": float(found.group(4))}
     figures["value_index"] = cold_ask_on_a_large_datasource(binary, data)
     figures["accuracy"] = accuracy(binary, data)
+    figures["spider"] = spider(binary, out)
     draws = []
     for question in CHARTED * 5:
         shown = subprocess.run([binary, "ask", question, "--chart", f"{data}/chart.png", "--data-dir", data], capture_output=True, text=True, check=True).stdout
@@ -108,6 +110,28 @@ def accuracy(binary: str, data: str) -> list[dict]:
         scores.append({"set": name, "questions": int(found.group(1)), "correct": int(found.group(2)), "wrong": int(found.group(3)),
                        "refused": int(found.group(4))})
     return scores
+
+
+def spider(binary: str, out: Path) -> dict:
+    """The built-in engine on Spider's training split (shared/datasets/spider-train): 137 databases
+    and 6,817 questions written by others. `portico eval` adds each database from the folder."""
+    questions = ROOT.parent / "shared" / "datasets" / "spider-train" / "questions.jsonl"
+    data = out / "spider-data"
+    shutil.rmtree(data, ignore_errors=True)
+    scored = subprocess.run([binary, "eval", str(questions), "--engine", "builtin", "--data-dir", str(data), "--log-level", "error"],
+                            capture_output=True, text=True, check=True).stdout
+    (out / "spider-eval.txt").write_text(scored)
+    line = r"questions (\d+)\s+correct (\d+) .*wrong (\d+) .*refused (\d+)"
+    total = re.search("^" + line, scored, re.M)
+    timing = re.search(r"median ([\d.]+) ms, p99 ([\d.]+) ms", scored)
+    return {
+        "questions": int(total.group(1)), "correct": int(total.group(2)), "wrong": int(total.group(3)), "refused": int(total.group(4)),
+        "median_ms": float(timing.group(1)), "p99_ms": float(timing.group(2)),
+        "calibration": [{"band": band, "answers": int(n), "right": int(r)}
+                        for band, n, r in re.findall(r"^  (\d\.\d-\d\.\d)  answers (\d+)  right (\d+)", scored, re.M)],
+        "databases": [{"db": db, "questions": int(n), "correct": int(c), "wrong": int(w), "refused": int(f)}
+                      for db, n, c, w, f in re.findall(r"^  (\S+)\t" + line, scored, re.M)],
+    }
 
 
 def cold_ask_on_a_large_datasource(binary: str, data: str) -> dict:

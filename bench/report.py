@@ -157,6 +157,33 @@ if ask_figures.exists():
         for row in a["accuracy"]:
             n = row["questions"]
             print(f"| {row['set']} | {n} | {row['correct']} ({row['correct'] / n:.0%}) | {row['wrong']} ({row['wrong'] / n:.0%}) | {row['refused']} ({row['refused'] / n:.0%}) |")
+    if "spider" in a:
+        sp = a["spider"]
+        n = sp["questions"]
+        over = [d for d in sp["databases"] if d["wrong"] / d["questions"] > 0.10]
+        print()
+        print("### Spider train: databases the engine was not written for")
+        print()
+        print(f"`portico eval` on `shared/datasets/spider-train/questions.jsonl` (137 databases, questions and gold SQL by others): "
+              f"**{sp['correct']} right ({sp['correct'] / n:.1%}), {sp['wrong']} wrong ({sp['wrong'] / n:.1%}), {sp['refused']} refused** of {n}; "
+              f"{len(over)} databases above 10% wrong; question to rows median {sp['median_ms']:.1f} ms, p99 {sp['p99_ms']:.1f} ms.")
+        print()
+        print("Calibration, the answers given by the engine's confidence:")
+        print()
+        print("| confidence | answers | right |")
+        print("|---|---:|---:|")
+        for row in sp["calibration"]:
+            print(f"| {row['band']} | {row['answers']} | {row['right']} ({row['right'] / row['answers']:.0%}) |")
+        print()
+        print("<details><summary>Per database</summary>")
+        print()
+        print("| database | questions | right | wrong | refused |")
+        print("|---|---:|---:|---:|---:|")
+        for d in sp["databases"]:
+            q = d["questions"]
+            print(f"| {d['db']} | {q} | {d['correct']} ({d['correct'] / q:.0%}) | {d['wrong']} ({d['wrong'] / q:.0%}) | {d['refused']} ({d['refused'] / q:.0%}) |")
+        print()
+        print("</details>")
 pg_rounds_file = out / "pg-rounds.txt"
 if pg_rounds_file.exists():
     pg_rounds = int(pg_rounds_file.read_text().strip())
@@ -227,6 +254,15 @@ if ask_figures.exists():
                    f"{row['correct']}/{n} correct, {row['wrong']} wrong")
         target("value index of a 100k-row datasource < 5 s", a["value_index"]["cold_ask_ms"] < 5000,
                f"a whole cold `portico ask` took {a['value_index']['cold_ask_ms']:.0f} ms")
+    if "spider" in a:
+        sp = a["spider"]
+        n = sp["questions"]
+        worst = max(sp["databases"], key=lambda d: d["wrong"] / d["questions"])
+        target("Spider train: wrong ≤ 3% of all questions", sp["wrong"] <= 0.03 * n, f"{sp['wrong'] / n:.1%}")
+        target("Spider train: no database above 10% wrong", worst["wrong"] <= 0.10 * worst["questions"],
+               f"worst {worst['db']}, {worst['wrong'] / worst['questions']:.0%}")
+        target("Spider train: right ≥ 40% of all questions", sp["correct"] >= 0.40 * n, f"{sp['correct'] / n:.1%}")
+        target("Spider train: question to rows median ≤ 5 ms", sp["median_ms"] <= 5, f"{sp['median_ms']:.1f} ms")
 notes = Path(__file__).with_name("NOTES.md")
 if notes.exists():
     print()

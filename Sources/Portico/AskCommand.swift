@@ -52,63 +52,124 @@ struct AskCommand: AsyncParsableCommand {
 struct EvalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
-        abstract: "Score an engine on questions with gold SQL ({\"id\", \"question\", \"sql\"} per line): prints correct, wrong and refused.",
-        discussion: "An answer is correct when its rows hold every gold column's values, in the gold row order where the gold SQL orders.")
+        abstract:
+            "Score an engine on questions with gold SQL ({\"id\", \"question\", \"sql\"} per line, optionally \"db\"): prints correct, wrong and refused.",
+        discussion: """
+            An answer is correct when its rows hold every gold column's values, in the gold row order where the gold SQL orders. \
+            A line's "db" names its datasource; one not yet registered is added from <db>.sqlite in the file's folder. With more \
+            than one database, a line per database follows the totals. The calibration table counts the answers in each \
+            confidence band (the built-in engine says how sure it is) and how many of them were right.
+            """)
     @OptionGroup var common: CommonOptions
     @Argument(help: "A JSON Lines file of questions with gold SQL.") var file: String
-    @Option(help: "The datasource the questions are about (default main).") var datasource: String?
+    @Option(help: "The datasource the questions are about (default: each line's \"db\", else main).") var datasource: String?
     @Option(help: "The engine: the name of a configured LLM, llm or builtin.") var engine: String?
     @Option(help: "The app (default main).") var app: String = "main"
-    @Flag(help: "Print each question's outcome.") var verbose = false
+    @Flag(help: "Print each question's outcome (with the engine's confidence and risks).") var verbose = false
+
+    struct Question {
+        let id: String
+        let question: String
+        let sql: String
+        let db: String?
+    }
+
+    struct Tally {
+        var correct = 0
+        var wrong = 0
+        var refused = 0
+        var total: Int { correct + wrong + refused }
+
+        func line() -> String {
+            let total = max(1, self.total)
+            func share(_ n: Int) -> String { String(format: "%.1f%%", Double(n) * 100 / Double(total)) }
+            return "questions \(self.total)  correct \(correct) (\(share(correct)))  wrong \(wrong) (\(share(wrong)))  refused \(refused) (\(share(refused)))"
+        }
+    }
 
     func run() async throws {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("cannot read \(file)") }
-        var questions: [(id: String, question: String, sql: String)] = []
+        var questions: [Question] = []
         for (number, line) in text.split(separator: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             guard let object = try? JSONParser.parse(String(line)), let question = object["question"]?.stringValue, let sql = object["sql"]?.stringValue else {
                 throw ValidationError("line \(number + 1) of \(file) is not a JSON object with \"question\" and \"sql\"")
             }
-            questions.append((object["id"]?.stringValue ?? "line-\(number + 1)", question, sql))
+            questions.append(Question(id: object["id"]?.stringValue ?? "line-\(number + 1)", question: question, sql: sql, db: object["db"]?.stringValue))
         }
-        let name = datasource ?? "main"
+        let folder = URL(fileURLWithPath: file).deletingLastPathComponent()
         try await common.withAsker { asker in
-            var correct = 0
-            var wrong = 0
-            var refused = 0
+            // Each line's database: the named datasource, else the line's db (added from the folder when missing), else main.
+            let known = Set(try await asker.datasources.list(app: app).map(\.name))
+            var added = Set<String>()
+            for db in Set(questions.compactMap(\.db)) where datasource == nil && !known.contains(db) {
+                let path = folder.appendingPathComponent("\(db).sqlite").path
+                guard FileManager.default.fileExists(atPath: path) else {
+                    throw ValidationError("the questions name database \(db), which is neither a datasource of app \(app) nor a file \(path)")
+                }
+                try await asker.datasources.add(app: app, name: db, kind: .sqlite, location: path)
+                added.insert(db)
+            }
+            if !added.isEmpty { print("added \(added.count) datasource(s) from \(folder.path) to app \(app)") }
+
+            var all = Tally()
+            var perDatabase: [String: Tally] = [:]
+            var bands = [(right: Int, wrong: Int)](repeating: (0, 0), count: 10)
             var times: [Double] = []
             for item in questions {
+                let name = datasource ?? item.db ?? "main"
                 let gold = try await asker.datasources.query(app: app, datasource: name, sql: item.sql)
                 let started = ContinuousClock.now
                 let outcome: String
+                var tally = perDatabase[name] ?? Tally()
                 do {
                     let answer = try await asker.ask(
                         AskRequest(app: app, userID: nil, question: item.question, datasource: name, engine: engine, drawImage: false))
                     let sureness = answer.confidence.map { String(format: "%.2f", $0) } ?? "-"
                     let risks = answer.risks.isEmpty ? "-" : answer.risks.joined(separator: ",")
-                    if EvalScorer.isCorrect(answer: answer.rows, gold: gold.rows, goldSQL: item.sql) {
-                        correct += 1
+                    let right = EvalScorer.isCorrect(answer: answer.rows, gold: gold.rows, goldSQL: item.sql)
+                    if let confidence = answer.confidence {
+                        let band = min(9, max(0, Int(confidence * 10)))
+                        if right { bands[band].right += 1 } else { bands[band].wrong += 1 }
+                    }
+                    if right {
+                        all.correct += 1
+                        tally.correct += 1
                         outcome = "correct\t\(sureness)\t\(risks)"
                     } else {
-                        wrong += 1
+                        all.wrong += 1
+                        tally.wrong += 1
                         outcome = "wrong\t\(sureness)\t\(risks)\t\(answer.sql)"
                     }
                 } catch let refusal as AskRefusal {
-                    refused += 1
+                    all.refused += 1
+                    tally.refused += 1
                     outcome = "refused  \(refusal.message)"
                 }
+                perDatabase[name] = tally
                 let elapsed = ContinuousClock.now - started
                 times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
                 if verbose { print("\(item.id)\t\(outcome)") }
             }
-            let total = max(1, questions.count)
-            func share(_ n: Int) -> String { String(format: "%.1f%%", Double(n) * 100 / Double(total)) }
             times.sort()
             let median = times.isEmpty ? 0 : times[times.count / 2]
             let p99 = times.isEmpty ? 0 : times[min(times.count - 1, Int((Double(times.count - 1) * 0.99).rounded()))]
-            print(
-                "questions \(questions.count)  correct \(correct) (\(share(correct)))  wrong \(wrong) (\(share(wrong)))  refused \(refused) (\(share(refused)))"
-            )
+            print(all.line())
             print(String(format: "median %.1f ms, p99 %.1f ms per question", median, p99))
+            if bands.contains(where: { $0.right + $0.wrong > 0 }) {
+                print("calibration (answers by the engine's confidence):")
+                for band in bands.indices.reversed() where bands[band].right + bands[band].wrong > 0 {
+                    let (right, wrong) = bands[band]
+                    let low = Double(band) / 10
+                    print(
+                        String(
+                            format: "  %.1f-%.1f  answers %d  right %d (%.1f%%)", low, low + 0.1, right + wrong, right,
+                            Double(right) * 100 / Double(right + wrong)))
+                }
+            }
+            if perDatabase.count > 1 {
+                print("per database:")
+                for name in perDatabase.keys.sorted() { print("  \(name)\t\(perDatabase[name]!.line())") }
+            }
         }
     }
 }

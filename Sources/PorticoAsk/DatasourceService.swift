@@ -155,6 +155,11 @@ public final class DatasourceService: Sendable {
     static let authorizedFunctions = SQLGuard.sqliteFunctions.union(["->", "->>", "likely", "unlikely", "likelihood"])
 
     /// `main` first, then the registered ones.
+    /// Registers a datasource (the store checks its name and opens nothing yet).
+    public func add(app: String, name: String, kind: Datasource.Kind, location: String) async throws {
+        try await store.add(app: app, name: name, kind: kind, location: location)
+    }
+
     public func list(app: String) async throws -> [Datasource] {
         (mainDatasource(app: app).map { [$0] } ?? []) + (try await store.list(app: app))
     }

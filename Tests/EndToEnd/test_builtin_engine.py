@@ -179,3 +179,31 @@ def test_a_misspelt_name_finds_the_value_close_to_what_is_asked_about(demo):
     assert "'Led Zeppelin'" in shown, shown
     refused = run_cli("ask", "How many customers are there in Atlantis?", "--engine", "builtin", data_dir=demo.data_dir, check=False)
     assert refused.returncode != 0 and "'Atlantis'" in refused.stderr
+
+
+def test_eval_reads_each_lines_database_from_the_folder_and_prints_its_calibration(demo):
+    # Two databases in a folder of their own, the questions of both in one file with a "db" field:
+    # eval adds each as a datasource from <db>.sqlite beside the file, scores each against its own
+    # gold, and prints the totals per database and how often each confidence band was right.
+    folder = Path(tempfile.mkdtemp(prefix="portico-eval-db-"))
+    lines = []
+    for module, name in ((shop, "shopdb"), (company, "companydb")):
+        module.build(str(folder / f"{name}.sqlite"))
+        for line in module.QUESTIONS.read_text().splitlines()[:12]:
+            lines.append(json.dumps({**json.loads(line), "db": name}))
+    questions = folder / "questions.jsonl"
+    questions.write_text("\n".join(lines) + "\n")
+    out = demo.cli("eval", str(questions), "--engine", "builtin", "--verbose").stdout
+    assert "added 2 datasource(s)" in out, out
+    total = re.search(r"^questions (\d+)\s+correct (\d+) .*wrong (\d+) .*refused (\d+)", out, re.M)
+    assert total and int(total.group(1)) == 24, out
+    per = dict(re.findall(r"^  (shopdb|companydb)\tquestions (\d+)", out, re.M))
+    assert per == {"shopdb": "12", "companydb": "12"}, out
+    bands = re.findall(r"^  (\d\.\d)-\d\.\d  answers (\d+)  right (\d+)", out, re.M)
+    assert bands and sum(int(a) for _, a, _ in bands) == int(total.group(2)) + int(total.group(3)), out
+    assert all(float(low) >= 0.6 for low, _, _ in bands), "nothing below the threshold is answered: " + out
+    # Each verbose line carries the answer's confidence; the datasources stay for the next run.
+    assert re.search(r"\tcorrect\t\d\.\d\d\t", out), out
+    again = demo.cli("eval", str(questions), "--engine", "builtin").stdout
+    assert "added" not in again, again
+    assert re.search(r"^questions 24 ", again, re.M), again
