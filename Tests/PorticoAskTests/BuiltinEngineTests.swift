@@ -120,6 +120,8 @@ import Testing
             Self.sql("Count the players with a salary between 50000 and 70000.")
                 == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" >= 50000 AND t0."salary" <= 70000"#)
         #expect(Self.sql("Which teams were founded after 1990?") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" > 1990"#)
+        // A number in the years' range before a column of numbers is a number, not a year.
+        #expect(Self.sql("How many players have more than 2000 salary?") == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" > 2000"#)
         #expect(Self.sql("How many players had a contract date per year?", dialect: .postgres)?.contains(#"substr(t0."contract_date", 1, 4) AS year"#) == true)
     }
 
@@ -272,6 +274,14 @@ import Testing
         idDropped.shown = [city]
         let id = schema.tables[teams].primaryKey!
         #expect(interpreter.risks(of: idDropped, items: [.columns([id]), .columns([city]), .table(teams)], joined: 1) == [.namedColumnUnused])
+        var twice = QueryPlan(root: teams)
+        twice.shown = [city, city]
+        #expect(interpreter.risks(of: twice, items: [.columns([city]), .columns([city]), .table(teams)], joined: 1).contains(.shownTwice))
+        var noAlternative = QueryPlan(root: teams)
+        noAlternative.conditions = [.oneOf(city, ["Lisbon"]), .oneOf(city, ["Porto"])]
+        #expect(interpreter.risks(of: noAlternative, items: [.table(teams), .or], joined: 1).contains(.orLost))
+        noAlternative.conditions = [.oneOf(city, ["Lisbon", "Porto"])]
+        #expect(!interpreter.risks(of: noAlternative, items: [.table(teams), .or], joined: 1).contains(.orLost))
         #expect(Risk.namedColumnUnused.weight < Interpreter.threshold && Risk.countLost.weight < Interpreter.threshold)
         // Two middling risks together refuse; one alone does not.
         #expect(Risk.bridge.weight >= Interpreter.threshold && Risk.bridge.weight * Risk.pickedColumn.weight < Interpreter.threshold)

@@ -119,7 +119,14 @@ struct Interpreter {
             }
             if let n = t[i].number {
                 let next = word(i + 1)
-                if n == n.rounded(), n >= 1900, n <= 2100, !(next.map { ["minute", "minutes", "second", "seconds", "ms"].contains($0) } ?? false) {
+                // "more than 2000 distance": a number before a column of numbers is not a year.
+                let countsColumn: Bool = {
+                    guard let next, case .columns(let cs)? = schemaItem([next]) else { return false }
+                    return cs.allSatisfy { schema.column($0).kind == .number && !schema.column($0).isYear && !schema.column($0).isKey }
+                }()
+                if n == n.rounded(), n >= 1900, n <= 2100, !countsColumn,
+                    !(next.map { ["minute", "minutes", "second", "seconds", "ms"].contains($0) } ?? false)
+                {
                     take(i, 1, .year(Int(n)))
                 } else {
                     let units: Set<String> = ["minute", "minutes", "second", "seconds", "hour", "hours", "ms", "millisecond", "milliseconds", "day", "days"]

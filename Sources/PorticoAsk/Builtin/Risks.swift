@@ -44,15 +44,21 @@ enum Risk: String, Sendable, CaseIterable {
     case countLost = "count-lost"
     /// The question names a minimum, maximum or average the plan does not compute.
     case functionLost = "function-lost"
+    /// The question says "or" and the plan holds no alternative.
+    case orLost = "or-lost"
+    /// Rows without related rows in a table the question did not name.
+    case negationUnnamed = "negation-unnamed"
+    /// One column shown twice where the question named two ("names of members and names of colleges").
+    case shownTwice = "shown-twice"
 }
 
 extension Risk {
     var weight: Double {
         switch self {
-        case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost: 0.5
+        case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice: 0.5
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
-        case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin: 0.8
+        case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin, .negationUnnamed: 0.8
         case .noTableNamed, .manyParts: 0.9
         case .tableForAWord, .grouped, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen: 1
         }
@@ -82,6 +88,9 @@ extension Risk {
         case .presence: "a column read as 'has a value'"
         case .countLost: "a count asked for but not made"
         case .functionLost: "a minimum, maximum or average asked for but not computed"
+        case .orLost: "an 'or' with no alternative in the answer"
+        case .negationUnnamed: "a 'without' about a table the question did not name"
+        case .shownTwice: "one column shown twice"
         }
     }
 }
@@ -144,6 +153,18 @@ extension Interpreter {
         }
         if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
         risks += lostParts(of: plan, items: items)
+        func hasAlternative(_ c: QueryPlan.Condition) -> Bool {
+            switch c {
+            case .any: return true
+            case .oneOf(_, let values): return values.count > 1
+            case .all(let cs): return cs.contains(where: hasAlternative)
+            case .some(_, let nested): return hasAlternative(nested)
+            default: return false
+            }
+        }
+        if items.contains(.or), !plan.conditions.contains(where: hasAlternative), !plan.having.contains(where: hasAlternative) { risks.append(.orLost) }
+        for case .none(let table) in plan.conditions where !namedTables.contains(table) { risks.append(.negationUnnamed) }
+        if Set(plan.shown).count < plan.shown.count { risks.append(.shownTwice) }
         return risks.uniqued()
     }
 
