@@ -14,6 +14,7 @@ import Testing
                 .init(name: "name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
                 .init(name: "city", type: "TEXT", notNull: false, primaryKey: false, samples: []),
                 .init(name: "founded_year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "monthly_fee", type: "REAL", notNull: false, primaryKey: false, samples: []),
             ], foreignKeys: []),
         SourceTable(
             name: "players", isView: false,
@@ -120,6 +121,8 @@ import Testing
             Self.sql("Count the players with a salary between 50000 and 70000.")
                 == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" >= 50000 AND t0."salary" <= 70000"#)
         #expect(Self.sql("Which teams were founded after 1990?") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" > 1990"#)
+        // "monthly" that begins a column's name is the column, not a per-month grouping.
+        #expect(Self.sql("What is the maximum monthly fee of teams?") == #"SELECT MAX(t0."monthly_fee") AS value FROM "teams" t0"#)
         // A number in the years' range before a column of numbers is a number, not a year.
         #expect(Self.sql("How many players have more than 2000 salary?") == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" > 2000"#)
         #expect(Self.sql("How many players had a contract date per year?", dialect: .postgres)?.contains(#"substr(t0."contract_date", 1, 4) AS year"#) == true)

@@ -230,11 +230,13 @@ struct Interpreter {
                 take(i, 1, .bucket(w.hasPrefix("year") ? .year : .month))
                 continue
             }
-            if ["yearly", "annual", "annually"].contains(w) {
+            // "monthly rental" may be a column's name (monthly_rental), read with the schema's words later.
+            let namesAColumn = word(i + 1).map { next in if case .columns? = schemaItem([w, next]) { return true } else { return false } } ?? false
+            if ["yearly", "annual", "annually"].contains(w), !namesAColumn {
                 take(i, 1, .bucket(.year))
                 continue
             }
-            if w == "monthly" {
+            if w == "monthly", !namesAColumn {
                 take(i, 1, .bucket(.month))
                 continue
             }

@@ -50,12 +50,14 @@ enum Risk: String, Sendable, CaseIterable {
     case negationUnnamed = "negation-unnamed"
     /// One column shown twice where the question named two ("names of members and names of colleges").
     case shownTwice = "shown-twice"
+    /// Rows without related rows in a table that is also joined for a word: the two contradict.
+    case joinsWhatItNegates = "joins-what-it-negates"
 }
 
 extension Risk {
     var weight: Double {
         switch self {
-        case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice: 0.5
+        case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice, .joinsWhatItNegates: 0.5
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
         case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin, .negationUnnamed: 0.8
@@ -91,6 +93,7 @@ extension Risk {
         case .orLost: "an 'or' with no alternative in the answer"
         case .negationUnnamed: "a 'without' about a table the question did not name"
         case .shownTwice: "one column shown twice"
+        case .joinsWhatItNegates: "a 'without' about rows that are also joined"
         }
     }
 }
@@ -165,6 +168,8 @@ extension Interpreter {
         if items.contains(.or), !plan.conditions.contains(where: hasAlternative), !plan.having.contains(where: hasAlternative) { risks.append(.orLost) }
         for case .none(let table) in plan.conditions where !namedTables.contains(table) { risks.append(.negationUnnamed) }
         if Set(plan.shown).count < plan.shown.count { risks.append(.shownTwice) }
+        let negated = plan.conditions.compactMap { if case .none(let table) = $0 { return table } else { return nil } }
+        if !negated.isEmpty, plan.through.contains(where: { $0 != plan.root && !usedTables.contains($0) }) { risks.append(.joinsWhatItNegates) }
         return risks.uniqued()
     }
 
