@@ -123,6 +123,10 @@ import Testing
         #expect(Self.sql("Which teams were founded after 1990?") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" > 1990"#)
         // "monthly" that begins a column's name is the column, not a per-month grouping.
         #expect(Self.sql("What is the maximum monthly fee of teams?") == #"SELECT MAX(t0."monthly_fee") AS value FROM "teams" t0"#)
+        // "all the information" about rows is every column of them.
+        #expect(
+            Self.sql("Show all the information about teams in Lisbon.")
+                == #"SELECT t0."id", t0."name", t0."city", t0."founded_year", t0."monthly_fee" FROM "teams" t0 WHERE t0."city" = 'Lisbon'"#)
         // A number in the years' range before a column of numbers is a number, not a year.
         #expect(Self.sql("How many players have more than 2000 salary?") == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" > 2000"#)
         #expect(Self.sql("How many players had a contract date per year?", dialect: .postgres)?.contains(#"substr(t0."contract_date", 1, 4) AS year"#) == true)
@@ -285,6 +289,16 @@ import Testing
         #expect(interpreter.risks(of: noAlternative, items: [.table(teams), .or], joined: 1).contains(.orLost))
         noAlternative.conditions = [.oneOf(city, ["Lisbon", "Porto"])]
         #expect(!interpreter.risks(of: noAlternative, items: [.table(teams), .or], joined: 1).contains(.orLost))
+        var both = QueryPlan(root: teams)
+        both.shown = [schema.tables[teams].labels[0]]
+        both.conditions = [.oneOf(city, ["Lisbon"]), .oneOf(city, ["Porto"])]
+        #expect(interpreter.risks(of: both, items: [.table(teams)], joined: 1).contains(.contradiction))
+        let founded = schema.columnList.firstIndex { $0.name == "founded_year" }!
+        var ungrouped = QueryPlan(root: teams)
+        ungrouped.measures = [.countRows]
+        #expect(interpreter.risks(of: ungrouped, items: [.count, .table(teams), .groupMarker, .columns([founded])], joined: 1).contains(.groupingLost))
+        ungrouped.grouping = .column(founded)
+        #expect(!interpreter.risks(of: ungrouped, items: [.count, .table(teams), .groupMarker, .columns([founded])], joined: 1).contains(.groupingLost))
         #expect(Risk.namedColumnUnused.weight < Interpreter.threshold && Risk.countLost.weight < Interpreter.threshold)
         // Two middling risks together refuse; one alone does not.
         #expect(Risk.bridge.weight >= Interpreter.threshold && Risk.bridge.weight * Risk.pickedColumn.weight < Interpreter.threshold)

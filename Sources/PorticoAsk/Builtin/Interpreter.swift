@@ -63,6 +63,12 @@ struct Interpreter {
             understood.followsUp = true
         } else {
             understood = try assemble(items)
+            // "all the information about the department Marketing": every column of the rows listed.
+            let plan = understood.plan
+            if reader.tokens.contains(where: { ["information", "info"].contains($0.lower) }), plan.measures.isEmpty, plan.grouping == nil, !plan.countGroups {
+                understood.plan.shown = schema.tables[plan.root].columns
+                understood.plan.distinct = false
+            }
         }
         understood.items = items
         return understood

@@ -52,12 +52,20 @@ enum Risk: String, Sendable, CaseIterable {
     case shownTwice = "shown-twice"
     /// Rows without related rows in a table that is also joined for a word: the two contradict.
     case joinsWhatItNegates = "joins-what-it-negates"
+    /// One column required to hold two values at once ("movies rated 3 stars and 4 stars").
+    case contradiction
+    /// Names asked for, and what is shown is no name or title.
+    case nameNotShown = "name-not-shown"
+    /// "each type": the column after "each" or "per" groups nothing.
+    case groupingLost = "grouping-lost"
 }
 
 extension Risk {
     var weight: Double {
         switch self {
-        case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice, .joinsWhatItNegates: 0.5
+        case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice, .joinsWhatItNegates,
+            .contradiction, .nameNotShown, .groupingLost:
+            0.5
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
         case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin, .negationUnnamed: 0.8
@@ -94,6 +102,9 @@ extension Risk {
         case .negationUnnamed: "a 'without' about a table the question did not name"
         case .shownTwice: "one column shown twice"
         case .joinsWhatItNegates: "a 'without' about rows that are also joined"
+        case .contradiction: "one column asked to hold two values at once"
+        case .nameNotShown: "names asked for, but the table has no name column"
+        case .groupingLost: "an 'each' or 'per' that groups nothing"
         }
     }
 }
@@ -169,6 +180,19 @@ extension Interpreter {
         for case .none(let table) in plan.conditions where !namedTables.contains(table) { risks.append(.negationUnnamed) }
         if Set(plan.shown).count < plan.shown.count { risks.append(.shownTwice) }
         let negated = plan.conditions.compactMap { if case .none(let table) = $0 { return table } else { return nil } }
+        if contradicts(plan.conditions) { risks.append(.contradiction) }
+        for case .columns(let cs) in items where !plan.shown.isEmpty && cs.allSatisfy({ isNameWord(schema.column($0).words) }) {
+            if !plan.shown.contains(where: { isNameWord(Array(schema.column($0).words.suffix(1))) }) { risks.append(.nameNotShown) }
+        }
+        for k in items.indices.dropLast() where items[k] == .groupMarker {
+            guard case .columns(let cs) = items[k + 1] else { continue }
+            // A key names its table's rows: "each support representative" groups the employees it points at.
+            let grouped = cs.contains { c in
+                used.contains(c) || plan.grouping.map { covers($0, c) } == true
+                    || schema.column(c).references.map { plan.grouping == .entity($0) } == true
+            }
+            if !grouped { risks.append(.groupingLost) }
+        }
         if !negated.isEmpty, plan.through.contains(where: { $0 != plan.root && !usedTables.contains($0) }) { risks.append(.joinsWhatItNegates) }
         return risks.uniqued()
     }
@@ -203,6 +227,23 @@ extension Interpreter {
             lost.append(.functionLost)
         }
         return lost
+    }
+
+    private func isNameWord(_ words: [String]) -> Bool { words.count == 1 && ["name", "names", "title", "titles"].contains(words[0]) }
+
+    /// Two conditions, both required, that one column cannot meet together.
+    private func contradicts(_ conditions: [QueryPlan.Condition]) -> Bool {
+        var equal: [Int: String] = [:]
+        for case .oneOf(let c, let values) in conditions where values.count == 1 {
+            if let seen = equal[c], seen != values[0] { return true }
+            equal[c] = values[0]
+        }
+        var number: [Int: Double] = [:]
+        for case .compare(.column(let c), .equal, .number(let n)) in conditions {
+            if let seen = number[c], seen != n { return true }
+            number[c] = n
+        }
+        return false
     }
 
     private func covers(_ grouping: QueryPlan.Grouping, _ c: Int) -> Bool {
