@@ -127,6 +127,9 @@ import Testing
         #expect(
             Self.sql("Show all the information about teams in Lisbon.")
                 == #"SELECT t0."id", t0."name", t0."city", t0."founded_year", t0."monthly_fee" FROM "teams" t0 WHERE t0."city" = 'Lisbon'"#)
+        // One attribute listed is the set of its values; names list every row.
+        #expect(Self.sql("Show all cities of teams.") == #"SELECT DISTINCT t0."city" FROM "teams" t0"#)
+        #expect(Self.sql("Show the names of all teams.") == #"SELECT t0."name" FROM "teams" t0"#)
         // A number in the years' range before a column of numbers is a number, not a year.
         #expect(Self.sql("How many players have more than 2000 salary?") == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."salary" > 2000"#)
         #expect(Self.sql("How many players had a contract date per year?", dialect: .postgres)?.contains(#"substr(t0."contract_date", 1, 4) AS year"#) == true)
@@ -293,6 +296,17 @@ import Testing
         both.shown = [schema.tables[teams].labels[0]]
         both.conditions = [.oneOf(city, ["Lisbon"]), .oneOf(city, ["Porto"])]
         #expect(interpreter.risks(of: both, items: [.table(teams)], joined: 1).contains(.contradiction))
+        let fee = schema.columnList.firstIndex { $0.name == "monthly_fee" }!
+        var apart = QueryPlan(root: teams)
+        apart.shown = [city]
+        apart.conditions = [.compare(.column(fee), .greater, .number(20)), .compare(.column(fee), .less, .number(10))]
+        #expect(interpreter.risks(of: apart, items: [.table(teams)], joined: 1).contains(.contradiction))
+        apart.conditions = [.compare(.column(fee), .greater, .number(10)), .compare(.column(fee), .less, .number(20))]
+        #expect(!interpreter.risks(of: apart, items: [.table(teams)], joined: 1).contains(.contradiction))
+        var summed = QueryPlan(root: teams)
+        summed.measures = [.aggregate(.sum, .column(fee))]
+        #expect(interpreter.risks(of: summed, items: [.count, .table(teams)], joined: 1, words: ["how", "many", "teams"]).contains(.countReadAsSum))
+        #expect(!interpreter.risks(of: summed, items: [.count, .table(teams)], joined: 1, words: ["total", "number"]).contains(.countReadAsSum))
         let founded = schema.columnList.firstIndex { $0.name == "founded_year" }!
         var ungrouped = QueryPlan(root: teams)
         ungrouped.measures = [.countRows]

@@ -13,6 +13,8 @@ struct Interpreter {
         var items: [Item] = []
         /// Whether the question changed the one before it ("and in 2024?"), whose parts still count.
         var followsUp = false
+        /// The question's words, lowercased, for the risks that turn on one ("total").
+        var words: Set<String> = []
     }
 
     struct NotUnderstood: Error, Sendable {
@@ -65,12 +67,21 @@ struct Interpreter {
             understood = try assemble(items)
             // "all the information about the department Marketing": every column of the rows listed.
             let plan = understood.plan
-            if reader.tokens.contains(where: { ["information", "info"].contains($0.lower) }), plan.measures.isEmpty, plan.grouping == nil, !plan.countGroups {
+            if reader.tokens.contains(where: { ["information", "info", "details"].contains($0.lower) && !$0.used }), plan.measures.isEmpty,
+                plan.grouping == nil, !plan.countGroups
+            {
                 understood.plan.shown = schema.tables[plan.root].columns
                 understood.plan.distinct = false
             }
+            // "Show all majors": one attribute listed (not what names a row) is the set of its values.
+            if plan.measures.isEmpty, plan.grouping == nil, !plan.countGroups, plan.limit == nil, plan.order.isEmpty, plan.shown.count == 1,
+                let c = plan.shown.first, schema.column(c).kind == .text, !schema.column(c).isKey, !schema.tables[schema.column(c).table].labels.contains(c)
+            {
+                understood.plan.distinct = true
+            }
         }
         understood.items = items
+        understood.words = Set(reader.tokens.map(\.lower))
         return understood
     }
 

@@ -58,13 +58,15 @@ enum Risk: String, Sendable, CaseIterable {
     case nameNotShown = "name-not-shown"
     /// "each type": the column after "each" or "per" groups nothing.
     case groupingLost = "grouping-lost"
+    /// "how many" answered with the sum of a column, and no "total" asked for it.
+    case countReadAsSum = "count-read-as-sum"
 }
 
 extension Risk {
     var weight: Double {
         switch self {
         case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice, .joinsWhatItNegates,
-            .contradiction, .nameNotShown, .groupingLost:
+            .contradiction, .nameNotShown, .groupingLost, .countReadAsSum:
             0.5
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
@@ -105,6 +107,7 @@ extension Risk {
         case .contradiction: "one column asked to hold two values at once"
         case .nameNotShown: "names asked for, but the table has no name column"
         case .groupingLost: "an 'each' or 'per' that groups nothing"
+        case .countReadAsSum: "'how many' read as the sum of a column"
         }
     }
 }
@@ -112,7 +115,7 @@ extension Risk {
 extension Interpreter {
     /// The risks of an understood plan, read from the plan and the question's parts.
     /// A follow-up's `items` are those of its whole chain, which are many by nature.
-    func risks(of plan: QueryPlan, items: [Item], joined: Int, followsUp: Bool = false) -> [Risk] {
+    func risks(of plan: QueryPlan, items: [Item], joined: Int, followsUp: Bool = false, words: Set<String> = []) -> [Risk] {
         var risks: [Risk] = []
         let namedTables = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } })
         let used = plan.referencedColumns
@@ -157,7 +160,9 @@ extension Interpreter {
         if plan.conditions.contains(where: { if case .none = $0 { return true } else { return false } }) { risks.append(.negation) }
         if plan.conditions.contains(where: { if case .some = $0 { return true } else { return false } }) { risks.append(.semiJoin) }
         if !plan.having.isEmpty { risks.append(.having) }
-        if plan.distinct { risks.append(.distinct) }
+        // One attribute listed as the set of its values is the engine's own reading of a plain list, not a risk.
+        let valuesOfOne = plan.shown.count == 1 && plan.measures.isEmpty && plan.grouping == nil && joined == 1
+        if plan.distinct, !valuesOfOne { risks.append(.distinct) }
         if items.count >= 6, !followsUp { risks.append(.manyParts) }
         if case .entity(let t)? = plan.grouping {
             let expressions = plan.measures + plan.having.compactMap { if case .compare(let e, _, _) = $0 { return e } else { return nil } }
@@ -166,7 +171,7 @@ extension Interpreter {
             if countsKey || countsRows && (joined == 1 || plan.counted == t) { risks.append(.countsItsOwnRows) }
         }
         if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
-        risks += lostParts(of: plan, items: items)
+        risks += lostParts(of: plan, items: items, words: words)
         func hasAlternative(_ c: QueryPlan.Condition) -> Bool {
             switch c {
             case .any: return true
@@ -200,7 +205,7 @@ extension Interpreter {
     /// Parts of the question the plan does not carry out: a count ("the total number of hours" is
     /// a sum, so any function carries it), a minimum, maximum or average ("total" is often a
     /// column's name, so a sum is not asked for).
-    private func lostParts(of plan: QueryPlan, items: [Item]) -> [Risk] {
+    private func lostParts(of plan: QueryPlan, items: [Item], words: Set<String>) -> [Risk] {
         var expressions = plan.measures + plan.order.map(\.0)
         func note(_ c: QueryPlan.Condition) {
             switch c {
@@ -216,6 +221,10 @@ extension Interpreter {
         let counts = expressions.contains(.countRows) || functions.contains(.count) || functions.contains(.countDistinct) || plan.countGroups
         var lost: [Risk] = []
         if items.contains(.count), !counts, functions.isEmpty { lost.append(.countLost) }
+        // "the total number of hours" sums hours; "how many weddings in 2016" does not sum the year.
+        if items.contains(.count), !counts, functions.contains(.sum), words.isDisjoint(with: ["total", "sum", "altogether", "combined"]) {
+            lost.append(.countReadAsSum)
+        }
         let ranks = plan.limit != nil && !plan.order.isEmpty
         for case .function(let f) in items
         where f != .sum && !functions.contains(f) && !(ranks && (f == .max || f == .min)) && !(f == .avg && plan.averageOverGroups) {
@@ -239,11 +248,20 @@ extension Interpreter {
             equal[c] = values[0]
         }
         var number: [Int: Double] = [:]
-        for case .compare(.column(let c), .equal, .number(let n)) in conditions {
-            if let seen = number[c], seen != n { return true }
-            number[c] = n
+        var above: [Int: Double] = [:]
+        var below: [Int: Double] = [:]
+        for case .compare(.column(let c), let op, .number(let n)) in conditions {
+            switch op {
+            case .equal:
+                if let seen = number[c], seen != n { return true }
+                number[c] = n
+            case .greater, .greaterOrEqual: above[c] = max(above[c] ?? -.infinity, n)
+            case .less, .lessOrEqual: below[c] = min(below[c] ?? .infinity, n)
+            case .notEqual: break
+            }
         }
-        return false
+        // "more than 20 points and less than 10 points": no value lies between.
+        return above.contains { c, low in below[c].map { $0 <= low } ?? false }
     }
 
     private func covers(_ grouping: QueryPlan.Grouping, _ c: Int) -> Bool {
