@@ -307,6 +307,10 @@ import Testing
         summed.measures = [.aggregate(.sum, .column(fee))]
         #expect(interpreter.risks(of: summed, items: [.count, .table(teams)], joined: 1, words: ["how", "many", "teams"]).contains(.countReadAsSum))
         #expect(!interpreter.risks(of: summed, items: [.count, .table(teams)], joined: 1, words: ["total", "number"]).contains(.countReadAsSum))
+        var fixedYear = QueryPlan(root: teams)
+        fixedYear.measures = [.aggregate(.sum, .column(schema.columnList.firstIndex { $0.name == "founded_year" }!))]
+        fixedYear.conditions = [.compare(.column(schema.columnList.firstIndex { $0.name == "founded_year" }!), .equal, .number(1990))]
+        #expect(interpreter.risks(of: fixedYear, items: [.table(teams)], joined: 1).contains(.measuresAFixedColumn))
         let founded = schema.columnList.firstIndex { $0.name == "founded_year" }!
         var ungrouped = QueryPlan(root: teams)
         ungrouped.measures = [.countRows]

@@ -60,13 +60,19 @@ enum Risk: String, Sendable, CaseIterable {
     case groupingLost = "grouping-lost"
     /// "how many" answered with the sum of a column, and no "total" asked for it.
     case countReadAsSum = "count-read-as-sum"
+    /// Rows counted where a column keeps that number ("the number of customers" and `no_of_customers`).
+    case countOrColumn = "count-or-column"
+    /// A total or average of a column the conditions fix to one value ("the sum of the year, where the year is 2002").
+    case measuresAFixedColumn = "measures-a-fixed-column"
+    /// A sum whose "total" was a word of the summed column's own name (`total_passengers`).
+    case sumFromColumnName = "sum-from-column-name"
 }
 
 extension Risk {
     var weight: Double {
         switch self {
         case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice, .joinsWhatItNegates,
-            .contradiction, .nameNotShown, .groupingLost, .countReadAsSum:
+            .contradiction, .nameNotShown, .groupingLost, .countReadAsSum, .countOrColumn, .measuresAFixedColumn, .sumFromColumnName:
             0.5
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
@@ -108,6 +114,9 @@ extension Risk {
         case .nameNotShown: "names asked for, but the table has no name column"
         case .groupingLost: "an 'each' or 'per' that groups nothing"
         case .countReadAsSum: "'how many' read as the sum of a column"
+        case .countOrColumn: "rows counted where a column keeps that number"
+        case .measuresAFixedColumn: "a total or average of a column fixed to one value"
+        case .sumFromColumnName: "a sum read from a column's name"
         }
     }
 }
@@ -186,6 +195,18 @@ extension Interpreter {
         if Set(plan.shown).count < plan.shown.count { risks.append(.shownTwice) }
         let negated = plan.conditions.compactMap { if case .none(let table) = $0 { return table } else { return nil } }
         if contradicts(plan.conditions) { risks.append(.contradiction) }
+        var fixed = Set<Int>()
+        for condition in plan.conditions {
+            switch condition {
+            case .oneOf(let c, let values) where values.count == 1: fixed.insert(c)
+            case .compare(.column(let c), .equal, _): fixed.insert(c)
+            default: break
+            }
+        }
+        for case .aggregate(let f, .column(let c)) in plan.measures {
+            if [.sum, .avg].contains(f), fixed.contains(c) { risks.append(.measuresAFixedColumn) }
+            if f == .sum, schema.column(c).words.contains("total"), plan.measures.count > 1 { risks.append(.sumFromColumnName) }
+        }
         for case .columns(let cs) in items where !plan.shown.isEmpty && cs.allSatisfy({ isNameWord(schema.column($0).words) }) {
             if !plan.shown.contains(where: { isNameWord(Array(schema.column($0).words.suffix(1))) }) { risks.append(.nameNotShown) }
         }
@@ -221,6 +242,9 @@ extension Interpreter {
         let counts = expressions.contains(.countRows) || functions.contains(.count) || functions.contains(.countDistinct) || plan.countGroups
         var lost: [Risk] = []
         if items.contains(.count), !counts, functions.isEmpty { lost.append(.countLost) }
+        if counts, items.contains(.count), keepsACount(words: words, tables: Set(plan.referencedColumns.map { schema.column($0).table }).union([plan.root])) {
+            lost.append(.countOrColumn)
+        }
         // "the total number of hours" sums hours; "how many weddings in 2016" does not sum the year.
         if items.contains(.count), !counts, functions.contains(.sum), words.isDisjoint(with: ["total", "sum", "altogether", "combined"]) {
             lost.append(.countReadAsSum)
@@ -236,6 +260,20 @@ extension Interpreter {
             lost.append(.functionLost)
         }
         return lost
+    }
+
+    /// Whether a column of `tables` keeps a count of something the question names ("no_of_customers",
+    /// "Number_cities", "num_employees" for "the number of customers, cities, employees").
+    private func keepsACount(words: Set<String>, tables: Set<Int>) -> Bool {
+        tables.contains { t in
+            schema.tables[t].columns.contains { c in
+                let names = schema.column(c).words
+                guard schema.column(c).kind == .number, let first = names.first, ["no", "number", "num", "count"].contains(first), names.count >= 2 else {
+                    return false
+                }
+                return names.dropFirst().contains { w in w != "of" && words.contains { Lexicon.matches(question: $0, schema: w) } }
+            }
+        }
     }
 
     private func isNameWord(_ words: [String]) -> Bool { words.count == 1 && ["name", "names", "title", "titles"].contains(words[0]) }
