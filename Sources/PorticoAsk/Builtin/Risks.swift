@@ -28,7 +28,7 @@ enum Risk: String, Sendable, CaseIterable {
     case countedAcross = "counted-across"
     case groupedByEntity = "grouped-by-entity"
     case groupedByColumn = "grouped-by-column"
-    case grouped = "grouped-by-time"
+    case groupedByTime = "grouped-by-time"
     case ranked
     case negation
     case semiJoin = "semi-join"
@@ -78,7 +78,7 @@ extension Risk {
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
         case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin, .negationUnnamed: 0.8
         case .noTableNamed, .manyParts: 0.9
-        case .tableForAWord, .grouped, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen: 1
+        case .tableForAWord, .groupedByTime, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen: 1
         }
     }
 
@@ -94,7 +94,7 @@ extension Risk {
         case .partialValue: "a value matched only in part"
         case .namedColumnUnused: "a column named but given no part in the answer"
         case .countedAcross: "rows of one table counted per row of another"
-        case .groupedByEntity, .groupedByColumn, .grouped: "a grouping"
+        case .groupedByEntity, .groupedByColumn, .groupedByTime: "a grouping"
         case .ranked: "an order or a top"
         case .negation: "a negation"
         case .semiJoin: "a condition on related rows"
@@ -125,32 +125,75 @@ extension Interpreter {
     /// The risks of an understood plan, read from the plan and the question's parts.
     /// A follow-up's `items` are those of its whole chain, which are many by nature.
     func risks(of plan: QueryPlan, items: [Item], joined: Int, followsUp: Bool = false, words: Set<String> = []) -> [Risk] {
+        let reading = Reading(plan: plan, items: items, joined: joined, schema: schema)
+        var risks = joinRisks(reading) + partRisks(reading) + shapeRisks(reading) + conditionRisks(reading)
+        if items.count >= 6, !followsUp { risks.append(.manyParts) }
+        risks += lostParts(of: plan, items: items, words: words)
+        return risks.uniqued()
+    }
+
+    /// What the risk readers share: the plan, the question's parts, and what the plan reads.
+    struct Reading {
+        let plan: QueryPlan
+        let items: [Item]
+        /// Tables the compiled SQL reads, the root included.
+        let joined: Int
+        let namedTables: Set<Int>
+        /// Columns the plan reads, and their tables.
+        let used: Set<Int>
+        let usedTables: Set<Int>
+
+        init(plan: QueryPlan, items: [Item], joined: Int, schema: SchemaModel) {
+            self.plan = plan
+            self.items = items
+            self.joined = joined
+            namedTables = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } })
+            used = plan.referencedColumns
+            usedTables = Set(used.map { schema.column($0).table })
+        }
+
+        /// Tables joined for a word alone: nothing of theirs is read.
+        var tablesForAWord: [Int] { plan.through.filter { $0 != plan.root && !usedTables.contains($0) } }
+        /// Tables the question named or the plan reads directly.
+        var direct: Set<Int> { namedTables.union(usedTables).union([plan.root]).union(plan.through) }
+    }
+
+    /// Joins: tables joined for a word, bridges the question did not name, which table the answer is about.
+    private func joinRisks(_ r: Reading) -> [Risk] {
         var risks: [Risk] = []
-        let namedTables = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } })
-        let used = plan.referencedColumns
-        let usedTables = Set(used.map { schema.column($0).table })
-        if plan.through.contains(where: { $0 != plan.root && !usedTables.contains($0) }) { risks.append(.tableForAWord) }
-        let direct = namedTables.union(usedTables).union([plan.root]).union(plan.through)
-        let bridges = max(0, joined - direct.count)
+        if !r.tablesForAWord.isEmpty { risks.append(.tableForAWord) }
+        let bridges = max(0, r.joined - r.direct.count)
         if bridges >= 1 { risks.append(.bridge) }
         if bridges >= 2 { risks.append(.longBridge) }
-        if namedTables.isEmpty { risks.append(.noTableNamed) } else if !namedTables.contains(plan.root) { risks.append(.rootUnnamed) }
-        var planTables = direct
+        if r.namedTables.isEmpty { risks.append(.noTableNamed) } else if !r.namedTables.contains(r.plan.root) { risks.append(.rootUnnamed) }
+        return risks
+    }
+
+    /// The question's parts against the plan: columns named and not placed, values, names, "each".
+    private func partRisks(_ r: Reading) -> [Risk] {
+        let plan = r.plan
+        var risks: [Risk] = []
+        var planTables = r.direct
         if case .entity(let t)? = plan.grouping { planTables.insert(t) }
         var namedColumns = Set<Int>()
-        for item in items {
+        for item in r.items {
             switch item {
             case .columns(let cs):
                 if cs.count > 1 { risks.append(.pickedColumn) }
                 // A key that leads to another table named the way; "the names" of a table with a first
                 // and a last name are its labels.
                 let placed = cs.contains { c in
-                    used.contains(c) || plan.grouping.map { covers($0, c) } == true
+                    r.used.contains(c) || plan.grouping.map { covers($0, c) } == true
                         || schema.column(c).references.map { planTables.contains($0) && planTables.contains(schema.column(c).table) } == true
                         || !plan.shown.isEmpty && ["name", "title"].contains(schema.column(c).words.last ?? "") && schema.column(c).words.count == 1
                 }
                 if !placed { risks.append(.namedColumnUnused) }
                 namedColumns.formUnion(cs)
+                if !plan.shown.isEmpty, cs.allSatisfy({ isNameWord(schema.column($0).words) }),
+                    !plan.shown.contains(where: { isNameWord(Array(schema.column($0).words.suffix(1))) })
+                {
+                    risks.append(.nameNotShown)
+                }
             case .value(let entries, _, let partial):
                 if Set(entries.map(\.column)).count > 1 { risks.append(.valueInManyColumns) }
                 if partial { risks.append(.partialValue) }
@@ -158,43 +201,41 @@ extension Interpreter {
             }
         }
         if plan.shown.contains(where: { !namedColumns.contains($0) }) { risks.append(.labelsChosen) }
+        if Set(plan.shown).count < plan.shown.count { risks.append(.shownTwice) }
+        for k in r.items.indices.dropLast() where r.items[k] == .groupMarker {
+            guard case .columns(let cs) = r.items[k + 1] else { continue }
+            // A key names its table's rows: "each support representative" groups the employees it points at.
+            let grouped = cs.contains { c in
+                r.used.contains(c) || plan.grouping.map { covers($0, c) } == true
+                    || schema.column(c).references.map { plan.grouping == .entity($0) } == true
+            }
+            if !grouped { risks.append(.groupingLost) }
+        }
+        return risks
+    }
+
+    /// The plan's shape: grouping, counting, ranking, distinct values, totals of what is fixed.
+    private func shapeRisks(_ r: Reading) -> [Risk] {
+        let plan = r.plan
+        var risks: [Risk] = []
         if let counted = plan.counted, counted != plan.root { risks.append(.countedAcross) }
         switch plan.grouping {
         case .entity?: risks.append(.groupedByEntity)
         case .column?: risks.append(.groupedByColumn)
-        case .bucket?: risks.append(.grouped)
+        case .bucket?: risks.append(.groupedByTime)
         case nil: break
         }
-        if plan.limit != nil || !plan.order.isEmpty { risks.append(.ranked) }
-        if plan.conditions.contains(where: { if case .none = $0 { return true } else { return false } }) { risks.append(.negation) }
-        if plan.conditions.contains(where: { if case .some = $0 { return true } else { return false } }) { risks.append(.semiJoin) }
-        if !plan.having.isEmpty { risks.append(.having) }
-        // One attribute listed as the set of its values is the engine's own reading of a plain list, not a risk.
-        let valuesOfOne = plan.shown.count == 1 && plan.measures.isEmpty && plan.grouping == nil && joined == 1
-        if plan.distinct, !valuesOfOne { risks.append(.distinct) }
-        if items.count >= 6, !followsUp { risks.append(.manyParts) }
         if case .entity(let t)? = plan.grouping {
             let expressions = plan.measures + plan.having.compactMap { if case .compare(let e, _, _) = $0 { return e } else { return nil } }
             let countsRows = expressions.contains(.countRows)
             let countsKey = schema.tables[t].primaryKey.map { expressions.contains(.aggregate(.countDistinct, .column($0))) } ?? false
-            if countsKey || countsRows && (joined == 1 || plan.counted == t) { risks.append(.countsItsOwnRows) }
+            if countsKey || countsRows && (r.joined == 1 || plan.counted == t) { risks.append(.countsItsOwnRows) }
         }
-        if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
-        risks += lostParts(of: plan, items: items, words: words)
-        func hasAlternative(_ c: QueryPlan.Condition) -> Bool {
-            switch c {
-            case .any: return true
-            case .oneOf(_, let values): return values.count > 1
-            case .all(let cs): return cs.contains(where: hasAlternative)
-            case .some(_, let nested): return hasAlternative(nested)
-            default: return false
-            }
-        }
-        if items.contains(.or), !plan.conditions.contains(where: hasAlternative), !plan.having.contains(where: hasAlternative) { risks.append(.orLost) }
-        for case .none(let table) in plan.conditions where !namedTables.contains(table) { risks.append(.negationUnnamed) }
-        if Set(plan.shown).count < plan.shown.count { risks.append(.shownTwice) }
-        let negated = plan.conditions.compactMap { if case .none(let table) = $0 { return table } else { return nil } }
-        if contradicts(plan.conditions) { risks.append(.contradiction) }
+        if plan.limit != nil || !plan.order.isEmpty { risks.append(.ranked) }
+        if !plan.having.isEmpty { risks.append(.having) }
+        // One attribute listed as the set of its values is the engine's own reading of a plain list, not a risk.
+        let valuesOfOne = plan.shown.count == 1 && plan.measures.isEmpty && plan.grouping == nil && r.joined == 1
+        if plan.distinct, !valuesOfOne { risks.append(.distinct) }
         var fixed = Set<Int>()
         for condition in plan.conditions {
             switch condition {
@@ -207,20 +248,31 @@ extension Interpreter {
             if [.sum, .avg].contains(f), fixed.contains(c) { risks.append(.measuresAFixedColumn) }
             if f == .sum, schema.column(c).words.contains("total"), plan.measures.count > 1 { risks.append(.sumFromColumnName) }
         }
-        for case .columns(let cs) in items where !plan.shown.isEmpty && cs.allSatisfy({ isNameWord(schema.column($0).words) }) {
-            if !plan.shown.contains(where: { isNameWord(Array(schema.column($0).words.suffix(1))) }) { risks.append(.nameNotShown) }
-        }
-        for k in items.indices.dropLast() where items[k] == .groupMarker {
-            guard case .columns(let cs) = items[k + 1] else { continue }
-            // A key names its table's rows: "each support representative" groups the employees it points at.
-            let grouped = cs.contains { c in
-                used.contains(c) || plan.grouping.map { covers($0, c) } == true
-                    || schema.column(c).references.map { plan.grouping == .entity($0) } == true
+        return risks
+    }
+
+    /// The conditions: negations, related rows, presence, "or", contradictions.
+    private func conditionRisks(_ r: Reading) -> [Risk] {
+        let plan = r.plan
+        var risks: [Risk] = []
+        let negated = plan.conditions.compactMap { if case .none(let table) = $0 { return table } else { return nil } }
+        if !negated.isEmpty { risks.append(.negation) }
+        if negated.contains(where: { !r.namedTables.contains($0) }) { risks.append(.negationUnnamed) }
+        if !negated.isEmpty, !r.tablesForAWord.isEmpty { risks.append(.joinsWhatItNegates) }
+        if plan.conditions.contains(where: { if case .some = $0 { return true } else { return false } }) { risks.append(.semiJoin) }
+        if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
+        func hasAlternative(_ c: QueryPlan.Condition) -> Bool {
+            switch c {
+            case .any: return true
+            case .oneOf(_, let values): return values.count > 1
+            case .all(let cs): return cs.contains(where: hasAlternative)
+            case .some(_, let nested): return hasAlternative(nested)
+            default: return false
             }
-            if !grouped { risks.append(.groupingLost) }
         }
-        if !negated.isEmpty, plan.through.contains(where: { $0 != plan.root && !usedTables.contains($0) }) { risks.append(.joinsWhatItNegates) }
-        return risks.uniqued()
+        if r.items.contains(.or), !plan.conditions.contains(where: hasAlternative), !plan.having.contains(where: hasAlternative) { risks.append(.orLost) }
+        if contradicts(plan.conditions) { risks.append(.contradiction) }
+        return risks
     }
 
     /// Parts of the question the plan does not carry out: a count ("the total number of hours" is
