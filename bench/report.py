@@ -125,6 +125,15 @@ if cost:
     print("- Instructions per `tools/call` (callgrind, user space, whole process, 2026-07-28 era with the key check): "
           + ", ".join(f"{k} {v:,}" + (f" ({v / baseline[k] - 1:+.1%} against the baseline {baseline[k]:,})" if k in baseline else "") for k, v in cost.items())
           + ". `make bench` fails when one grows by more than 10% over `bench/cost-baseline.json`.")
+def outcome_table(headings, rows):
+    """A markdown table of eval outcomes: a name, the question count, and correct / wrong / refused with shares."""
+    print(f"| {headings[0]} | {headings[1]} | {headings[2]} | wrong | refused |")
+    print("|---|---:|---:|---:|---:|")
+    for name, row in rows:
+        n = row["questions"]
+        print(f"| {name} | {n} | {row['correct']} ({row['correct'] / n:.0%}) | {row['wrong']} ({row['wrong'] / n:.0%}) | {row['refused']} ({row['refused'] / n:.0%}) |")
+
+
 ask_figures = out / "ask-latency.json"
 if ask_figures.exists():
     a = json.loads(ask_figures.read_text())
@@ -152,11 +161,7 @@ if ask_figures.exists():
         print("The built-in engine's accuracy (`portico eval`), per question set; the four databases are built by the tests in other naming")
         print("styles, their questions written before the engine was run on them (first-run figures in `Tests/EndToEnd/test_builtin_engine.py`):")
         print()
-        print("| questions | count | correct | wrong | refused |")
-        print("|---|---:|---:|---:|---:|")
-        for row in a["accuracy"]:
-            n = row["questions"]
-            print(f"| {row['set']} | {n} | {row['correct']} ({row['correct'] / n:.0%}) | {row['wrong']} ({row['wrong'] / n:.0%}) | {row['refused']} ({row['refused'] / n:.0%}) |")
+        outcome_table(("questions", "count", "correct"), [(row["set"], row) for row in a["accuracy"]])
     if "spider" in a:
         sp = a["spider"]
         n = sp["questions"]
@@ -177,11 +182,7 @@ if ask_figures.exists():
         print()
         print("<details><summary>Per database</summary>")
         print()
-        print("| database | questions | right | wrong | refused |")
-        print("|---|---:|---:|---:|---:|")
-        for d in sp["databases"]:
-            q = d["questions"]
-            print(f"| {d['db']} | {q} | {d['correct']} ({d['correct'] / q:.0%}) | {d['wrong']} ({d['wrong'] / q:.0%}) | {d['refused']} ({d['refused'] / q:.0%}) |")
+        outcome_table(("database", "questions", "right"), [(d["db"], d) for d in sp["databases"]])
         print()
         print("</details>")
 pg_rounds_file = out / "pg-rounds.txt"
