@@ -10,7 +10,7 @@ import PorticoInstance
 struct DatasourceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "datasource", abstract: "Manage the datasources questions and SQL are run on (`main`, the app's own data, always exists).",
-        subcommands: [Add.self, List.self, Remove.self])
+        subcommands: [Add.self, List.self, Remove.self, Instructions.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -59,6 +59,31 @@ struct DatasourceCommand: AsyncParsableCommand {
             let removed = try await common.withDatasources(app: app) { try await $0.remove(app: app, name: name) }
             guard removed else { throw ValidationError("app '\(app)' has no datasource '\(name)'") }
             print("Removed datasource \(name) from app \(app).")
+        }
+    }
+}
+
+extension DatasourceCommand {
+    struct Instructions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show, set or clear the instructions an LLM is given with a datasource's schema (\"amounts are in cents\", ...).")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The datasource (main is the app's own collections).") var name: String
+        @Option(help: "The new instructions.") var set: String?
+        @Flag(help: "Remove the instructions.") var clear = false
+        @Option(help: "The app (default main).") var app: String = "main"
+
+        func run() async throws {
+            guard set == nil || !clear else { throw ValidationError("give --set TEXT or --clear, not both") }
+            let text = try await common.withAsker { asker -> String? in
+                // The datasource must exist: its schema is read.
+                _ = try await asker.datasources.schema(app: app, datasource: name)
+                if set != nil || clear {
+                    try await asker.knowledge.store.setInstructions(app: app, datasource: name, text: clear ? nil : set, by: nil)
+                }
+                return try await asker.knowledge.store.instructions(app: app, datasource: name)
+            }
+            if set != nil || clear { print(clear ? "Cleared the instructions of \(name)." : "Set the instructions of \(name).") } else { print(text ?? "") }
         }
     }
 }

@@ -57,6 +57,8 @@ public struct AskAnswer: Sendable {
     /// How sure the engine was, when it said (the built-in engine does), and what lowered it.
     public var confidence: Double? = nil
     public var risks: [String] = []
+    /// The saved example the SQL was adapted from, when it was.
+    public var exampleID: Int64? = nil
 }
 
 /// A question no engine could answer, and why, in words that say what to do.
@@ -79,6 +81,8 @@ public struct AskService: Sendable {
     public let catalogs: CatalogStore
     public let llms: LLMStore
     public let chats: ChatStore
+    /// The terms, examples and instructions that teach the engines, per app and datasource.
+    public let knowledge: KnowledgeService
     let images: ImageStore?
     let client: HTTPClient
     let renderer = ChartRenderer()
@@ -88,13 +92,14 @@ public struct AskService: Sendable {
     public static let maxCorrections = 2
 
     public init(
-        datasources: DatasourceService, catalogs: CatalogStore, llms: LLMStore, chats: ChatStore, images: ImageStore?, client: HTTPClient,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        datasources: DatasourceService, catalogs: CatalogStore, llms: LLMStore, chats: ChatStore, knowledge: KnowledgeStore, images: ImageStore?,
+        client: HTTPClient, environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.datasources = datasources
         self.catalogs = catalogs
         self.llms = llms
         self.chats = chats
+        self.knowledge = KnowledgeService(store: knowledge, datasources: datasources, chats: chats)
         self.images = images
         self.client = client
         self.environment = environment
@@ -190,6 +195,13 @@ public struct AskService: Sendable {
         let schema = SchemaText.render(tables, question: question)
         var engineRequest = EngineRequest(
             question: question, lang: request.lang, dialect: source.dialect, schema: schema, examples: examples, history: history, corrections: [])
+        // What the app taught about this datasource, as far as the caller's role may see it.
+        let store = knowledge.store
+        engineRequest.terms = KnowledgeService.visible(
+            try await store.terms(app: request.app, datasource: name), tables: allTables, rights: rights, dialect: source.dialect)
+        engineRequest.savedExamples = KnowledgeService.visible(
+            try await store.examples(app: request.app, datasource: name), tables: allTables, rights: rights, dialect: source.dialect)
+        engineRequest.instructions = try await store.instructions(app: request.app, datasource: name)
         if engine is BuiltinEngine {
             progress("reading the values of \(name)")
             engineRequest.tables = tables
@@ -259,7 +271,7 @@ public struct AskService: Sendable {
         return AskAnswer(
             engine: engine, datasource: result.datasource, title: title, summary: Self.summary(result, spec: spec), sql: result.sql,
             columns: result.columns, rows: result.rows, truncated: result.truncated, chart: spec, png: png, imageName: imageName, chatID: chatID,
-            recordID: nil, chartTime: chartTime, confidence: reply.confidence, risks: reply.risks)
+            recordID: nil, chartTime: chartTime, confidence: reply.confidence, risks: reply.risks, exampleID: reply.example)
     }
 
     /// Stores the answer in its chat and returns it with its record id.

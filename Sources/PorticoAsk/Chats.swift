@@ -65,12 +65,29 @@ public struct ChatStore: Sendable {
         q.append(bind: .int(chatID))
         q.append(" ORDER BY id DESC LIMIT ")
         q.append(bind: .int(Int64(limit)))
-        return try await database.query(q).reversed().map { row in
-            ChatRecord(
-                id: row.int("id") ?? 0, question: row.string("question") ?? "", datasource: row.string("datasource"), sql: row.string("sql"),
-                engine: row.string("engine"), outcome: ChatRecord.Outcome(rawValue: row.string("outcome") ?? "") ?? .failed,
-                message: row.string("message"), chart: row.string("chart"))
-        }
+        return try await database.query(q).reversed().map(Self.record)
+    }
+
+    /// One question of `userID`'s chat in `app`; `nil` for a record of another chat, user or app.
+    public func record(_ recordID: Int64, chatID: Int64, app: String, userID: Int64) async throws -> ChatRecord? {
+        var q = SQLFragment(
+            "SELECT r.id, r.question, r.datasource, r.sql, r.engine, r.outcome, r.message, r.chart FROM portico_chat_records r "
+                + "JOIN portico_chats c ON c.id = r.chat_id WHERE r.id = ")
+        q.append(bind: .int(recordID))
+        q.append(" AND r.chat_id = ")
+        q.append(bind: .int(chatID))
+        q.append(" AND c.app = ")
+        q.append(bind: .text(app))
+        q.append(" AND c.user_id = ")
+        q.append(bind: .int(userID))
+        return try await database.query(q).first.map(Self.record)
+    }
+
+    static func record(_ row: Row) -> ChatRecord {
+        ChatRecord(
+            id: row.int("id") ?? 0, question: row.string("question") ?? "", datasource: row.string("datasource"), sql: row.string("sql"),
+            engine: row.string("engine"), outcome: ChatRecord.Outcome(rawValue: row.string("outcome") ?? "") ?? .failed,
+            message: row.string("message"), chart: row.string("chart"))
     }
 
     /// Stores one question's outcome; returns its record id (SQLBot's `record_id`).

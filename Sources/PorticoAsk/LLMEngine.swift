@@ -28,6 +28,12 @@ public struct EngineRequest: Sendable {
     /// The datasource's text values, for the built-in engine, numbered by the schema of `valueTables`.
     public var values: ValueIndex? = nil
     public var valueTables: [SourceTable]? = nil
+    /// The datasource's terms the caller may see: words the built-in engine understands, a glossary for a model.
+    public var terms: [Term] = []
+    /// The datasource's saved examples the caller may see, most like the question first.
+    public var savedExamples: [Example] = []
+    /// What the datasource's administrators tell a model about it.
+    public var instructions: String? = nil
 }
 
 /// A failure to get an answer from an engine (unreachable, refused the request, no key).
@@ -127,11 +133,61 @@ enum Prompt {
             <data>
             \(request.schema)
             </data>
-            """
+            """ + glossary(request)
     }
+
+    /// The datasource's terms that the question touches and its administrators' instructions:
+    /// written by the app's administrators, so given as guidance, after the schema.
+    static func glossary(_ request: EngineRequest) -> String {
+        var text = ""
+        let terms = relevantTerms(request)
+        if !terms.isEmpty {
+            text += "\n\nBusiness terms of this datasource (use these meanings when the question uses the words):\n"
+            for term in terms {
+                var line = "- \(term.term)"
+                if !term.synonyms.isEmpty { line += " (also: \(term.synonyms.joined(separator: ", ")))" }
+                switch term.meaning {
+                case .column(let table, let column)?: line += ": the column \(table).\(column)"
+                case .expression(let table, let sql)?: line += ": computed per row of \(table) as \(sql)"
+                case .condition(let table, let sql)?: line += ": the rows of \(table) where \(sql)"
+                case nil: break
+                }
+                if let description = term.description { line += " — \(description)" }
+                text += line + "\n"
+            }
+        }
+        if let instructions = request.instructions, !instructions.isEmpty {
+            text += "\n\nInstructions from the administrators of this datasource:\n\(instructions)\n"
+        }
+        return text
+    }
+
+    /// Terms with a word the question uses, at most `maxTerms`.
+    static func relevantTerms(_ request: EngineRequest) -> [Term] {
+        let asked = Set(SchemaText.words(request.question))
+        return request.terms.filter { term in term.phrases.contains { !Set(SchemaText.words($0)).isDisjoint(with: asked) } }.prefix(maxTerms).map { $0 }
+    }
+
+    /// The saved examples most like the question (sharing the most words), at most `maxExamples`.
+    static func similarExamples(_ request: EngineRequest) -> [Example] {
+        let asked = Set(SchemaText.words(request.question))
+        let scored = request.savedExamples.compactMap { example -> (Int, Example)? in
+            let shared = Set(SchemaText.words(example.question)).intersection(asked).count
+            return shared > 0 ? (shared, example) : nil
+        }
+        return scored.sorted { $0.0 > $1.0 }.prefix(maxExamples).map(\.1)
+    }
+
+    static let maxTerms = 30
+    static let maxExamples = 3
 
     static func messages(for request: EngineRequest) -> [JSON] {
         var messages: [JSON] = [["role": "system", "content": .string(system(request))]]
+        // Examples the app's users verified first, then the asker's own earlier answers.
+        for example in similarExamples(request) {
+            messages.append(["role": "user", "content": .string(question(example.question))])
+            messages.append(["role": "assistant", "content": .string((["sql": .string(example.sql)] as JSON).serializedString)])
+        }
         for example in request.examples {
             guard let sql = example.sql else { continue }
             messages.append(["role": "user", "content": .string(question(example.question))])

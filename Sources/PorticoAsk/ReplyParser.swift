@@ -13,6 +13,8 @@ public struct EngineReply: Sendable, Equatable {
     public var confidence: Double?
     /// What lowered the confidence (`Risk` names), for `portico eval`.
     public var risks: [String] = []
+    /// The saved example the answer was adapted from, when it was.
+    public var example: Int64?
 
     public init(candidates: [String], chart: String? = nil, title: String? = nil, reason: String? = nil, confidence: Double? = nil, risks: [String] = []) {
         self.candidates = candidates

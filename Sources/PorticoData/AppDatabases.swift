@@ -7,7 +7,8 @@ import Synchronization
 /// been); every other app has a database of its own — a file `apps/<app>.sqlite` in the data
 /// directory on SQLite, a schema `app_<app>` on PostgreSQL, reached through a pool whose
 /// `search_path` names that schema only. An app's database holds its collections' tables and
-/// their definitions (`portico_collections`, `portico_fields`), so a schema change is one
+/// their definitions (`portico_collections`, `portico_fields`), what the app taught its question
+/// engines (`KnowledgeTables`), so a schema change is one
 /// transaction in one database, and no SQL Portico builds for one app can name another's table.
 public final class AppDatabases: Sendable {
     public enum Layout: Sendable {
@@ -164,7 +165,9 @@ public final class AppDatabases: Sendable {
         }
         try await database.transaction { db in
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
-            for statement in Self.definitionTables + AuditTrail.createTable(flavor: db.flavor) { try await db.execute(statement) }
+            for statement in Self.definitionTables + AuditTrail.createTable(flavor: db.flavor) + KnowledgeTables.create(flavor: db.flavor) {
+                try await db.execute(statement)
+            }
             // Databases made before collections had descriptions gain the column.
             try await Migrator.addColumnIfMissing(db, table: "portico_collections", column: "description", type: "TEXT")
             try await CatalogStore.addUpdatedBy(db: db)

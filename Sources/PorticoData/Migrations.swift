@@ -210,5 +210,9 @@ public struct Migrator: Sendable {
                 """
             ]
         },
+        // App main's terms, examples and instructions; every other app's are in its own database.
+        Migration(version: 8, name: "terms, examples and instructions for the question engines") { flavor in
+            KnowledgeTables.create(flavor: flavor)
+        },
     ]
 }

@@ -12,13 +12,14 @@ public enum InstanceTransfer {
     /// Portico's own tables, in an order that satisfies their foreign keys. Sign-in failures are
     /// left behind (they expire in minutes); collections' definitions travel as rows here, and
     /// their tables are created from them in the target's flavor.
-    static let ownTables = [
-        "portico_settings", "portico_apps", "portico_roles", "portico_users", "portico_user_details", "portico_app_users", "portico_invitations",
-        "portico_api_keys",
-        "portico_oauth_clients", "portico_oauth_grants", "portico_oauth_codes", "portico_oauth_refresh_tokens", "portico_signing_keys",
-        "portico_web_sessions", "portico_revocations", "portico_datasources", "portico_llms", "portico_chats", "portico_chat_records",
-        "portico_collections", "portico_fields",
-    ]
+    static let ownTables =
+        [
+            "portico_settings", "portico_apps", "portico_roles", "portico_users", "portico_user_details", "portico_app_users", "portico_invitations",
+            "portico_api_keys",
+            "portico_oauth_clients", "portico_oauth_grants", "portico_oauth_codes", "portico_oauth_refresh_tokens", "portico_signing_keys",
+            "portico_web_sessions", "portico_revocations", "portico_datasources", "portico_llms", "portico_chats", "portico_chat_records",
+            "portico_collections", "portico_fields",
+        ] + KnowledgeTables.names
     /// Portico's tables that stay behind, each for its reason; with `ownTables` they are every table
     /// the migrations make (a test holds the lists to the migrations, so a new table needs a decision).
     public static let leftBehind: [String: String] = [
@@ -28,7 +29,7 @@ public enum InstanceTransfer {
         "portico_audit": "the record of what was called on this instance; read it with `portico audit --json`",
     ]
     /// The tables of Portico's in an app's own database.
-    static let appTables = ["portico_collections", "portico_fields"]
+    static let appTables = ["portico_collections", "portico_fields"] + KnowledgeTables.names
     /// Integer keys assigned by the database, caught up after the rows are in.
     static let ownKeys = [("portico_users", "id"), ("portico_chats", "id"), ("portico_chat_records", "id")]
     static let rowsPerLine = 500
@@ -187,6 +188,10 @@ public enum InstanceTransfer {
             summary.rows += chunk.rows.count
         }
         if !createdTables { try await stores.catalogs.createTables(app: app) }
+        // Terms and examples are numbered by the app's database.
+        for table in ["portico_terms", "portico_examples"] {
+            if let catchUp = db.flavor.keyCatchUp(table: table, column: "id") { try await db.execute(catchUp) }
+        }
         for collection in try await stores.catalogs.catalog(app: app).collections.values {
             if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }),
                 let catchUp = db.flavor.keyCatchUp(table: collection.tableName, column: key.name)

@@ -121,7 +121,7 @@ extension PorticoStores {
                 }
             }, limits: limits)
         return AskService(
-            datasources: datasources, catalogs: catalogs, llms: LLMStore(database: database), chats: ChatStore(database: database), images: images,
-            client: client)
+            datasources: datasources, catalogs: catalogs, llms: LLMStore(database: database), chats: ChatStore(database: database),
+            knowledge: KnowledgeStore(databases: { [apps] app in try await apps.databases.database(app: app) }), images: images, client: client)
     }
 }

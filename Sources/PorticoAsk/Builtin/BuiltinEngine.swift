@@ -7,6 +7,10 @@ public struct BuiltinEngine: AskEngine {
 
     public init() {}
 
+    /// How sure an answer adapted from a saved example is: its SQL was verified by a person; only
+    /// the values changed.
+    static let exampleConfidence = 0.95
+
     public func reply(to request: EngineRequest) async throws -> EngineReply {
         Self.answer(request)
     }
@@ -15,10 +19,16 @@ public struct BuiltinEngine: AskEngine {
         guard let tables = request.tables else {
             return EngineReply(candidates: [], reason: "the built-in engine needs the datasource's schema")
         }
-        let schema = SchemaModel(tables)
+        let schema = SchemaModel(tables, terms: request.terms, dialect: request.dialect)
         // The index is numbered by the datasource's whole schema; a role may have narrowed this one.
         var values = request.values ?? ValueIndex()
         if let all = request.valueTables, all.count != tables.count { values = values.renumbered(for: schema) }
+        // A saved example that asks the same of other values answers, with the question's values.
+        if let (sql, example) = fromExamples(request, values: values) {
+            var reply = EngineReply(candidates: [sql], confidence: Self.exampleConfidence)
+            reply.example = example.id
+            return reply
+        }
         let interpreter = Interpreter(schema: schema, values: values)
         // A follow-up applies to the chat's last understood question, itself read as a follow-up of
         // the ones before it (the chat's last few turns are enough).

@@ -80,6 +80,8 @@ struct Interpreter {
                 understood.plan.distinct = true
             }
         }
+        // The terms' filters hold whatever else the question asks.
+        for f in reader.namedFilters where !understood.plan.conditions.contains(.named(f)) { understood.plan.conditions.append(.named(f)) }
         understood.items = items
         understood.words = Set(reader.tokens.map(\.lower))
         return understood
@@ -121,6 +123,27 @@ struct Interpreter {
                 }
                 let entries = values.whole(ValueIndex.words(span.map(\.text).joined(separator: " ")))
                 if !entries.isEmpty { take(i, length, .value(entries, phrase: span.map(\.text).joined(separator: " "), partial: false)) }
+            }
+        }
+
+        // The terms' phrases come before anything else: the app's own words mean what it says
+        // they mean ("total sales" is a term, not a sum of a column named sales).
+        var filtersAt: [(filter: Int, at: Int)] = []
+        for phrase in schema.phrases {
+            let n = phrase.words.count
+            var i = 0
+            while i + n <= t.count {
+                defer { i += 1 }
+                let matches = (0..<n).allSatisfy { k in
+                    !t[i + k].used && !t[i + k].quoted && (t[i + k].lower == phrase.words[k] || Lexicon.forms(t[i + k].lower).contains(phrase.words[k]))
+                }
+                guard matches else { continue }
+                switch phrase.meaning {
+                case .column(let c): take(i, n, .columns([c]))
+                case .filter(let f):
+                    for k in i..<(i + n) { t[k].used = true }
+                    filtersAt.append((f, i))
+                }
             }
         }
 
@@ -349,6 +372,12 @@ struct Interpreter {
         }
         // Money words left over stand for the measure of a sale.
         for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
+        // A filter names its table when the question does not ("how many VIPs").
+        for (f, at) in filtersAt {
+            let table = schema.filters[f].table
+            if !items.contains(where: { $0.1 == .table(table) }) { items.append((at, .table(table))) }
+        }
+        reader.namedFilters = filtersAt.map(\.filter)
         reader.tokens = t
         return items.sorted { $0.0 < $1.0 }.map(\.1)
     }

@@ -48,6 +48,8 @@ struct QueryPlan: Sendable, Equatable {
         case comparedToAverage(Int, Comparison)
         /// A yes/no column: "low cost airlines" (is_low_cost), "airlines that are not low cost".
         case flag(Int, Bool)
+        /// A term's filter (`SchemaModel.filters`): the rows of its table the app's word means.
+        case named(Int)
     }
 
     enum Grouping: Sendable, Equatable {
@@ -139,6 +141,7 @@ struct PlanCompiler {
             case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
                 tables.insert(schema.column(col).table)
             case .none, .some: break
+            case .named(let f): tables.insert(schema.filters[f].table)
             case .any(let cs), .all(let cs): cs.forEach(note)
             }
         }
@@ -183,7 +186,11 @@ struct PlanCompiler {
                 joins.append("JOIN \(q(schema.tables[next].name)) \(name) ON \(left) = \(right)")
             }
         }
-        func col(_ c: Int) -> String { "\(alias[schema.column(c).table] ?? "t0").\(q(schema.column(c).name))" }
+        func col(_ c: Int) -> String {
+            let column = schema.column(c)
+            if let expression = column.expression { return "(" + expression.render(alias: alias[column.table] ?? "t0") + ")" }
+            return "\(alias[column.table] ?? "t0").\(q(column.name))"
+        }
         // Whether the joins repeat a table's rows: a one-to-many step off the way from the root to it,
         // or a many-to-one step on that way after a one-to-many one (customers → orders → lines →
         // products meets a product once per line).
@@ -251,7 +258,11 @@ struct PlanCompiler {
             case .flag(let c, let yes): return "\(col(c)) = \(yes ? "TRUE" : "FALSE")"
             case .comparedToAverage(let c, let op):
                 let column = schema.column(c)
-                return "\(col(c)) \(op.rawValue) (SELECT AVG(\(q(column.name))) FROM \(q(schema.tables[column.table].name)))"
+                let averaged = column.expression.map { $0.render(alias: nil) } ?? q(column.name)
+                return "\(col(c)) \(op.rawValue) (SELECT AVG(\(averaged)) FROM \(q(schema.tables[column.table].name)))"
+            case .named(let f):
+                let filter = schema.filters[f]
+                return "(" + filter.sql.render(alias: alias[filter.table] ?? "t0") + ")"
             case .none(let table), .some(let table, _):
                 guard let edge = schema.edges.first(where: { $0.from == table && $0.to == plan.root }), let key = edge.toColumn else { return nil }
                 var inner =

@@ -57,6 +57,8 @@ struct QuestionReader {
     static let largestNumber = 1e12
 
     var tokens: [Token] = []
+    /// The terms' filters the question named (`SchemaModel.filters`), in order.
+    var namedFilters: [Int] = []
     /// Letters outside the Latin alphabet, a sign of a language the engine does not read.
     var foreignLetters = 0
     var letters = 0

@@ -378,7 +378,7 @@ extension QueryPlan {
             case .compare(let e, _, _): note(e)
             case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _): columns.insert(col)
             case .some(_, let nested): note(nested)
-            case .none: break
+            case .none, .named: break
             case .any(let cs), .all(let cs): cs.forEach(note)
             }
         }

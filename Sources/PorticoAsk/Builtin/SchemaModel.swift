@@ -17,8 +17,25 @@ struct SchemaModel: Sendable {
         var isKey: Bool
         /// A date kept as ISO text (a text column named "…date"): bucketed by its characters.
         var storedAsText = false
+        /// What a term computes from its table's columns, for a column that is a term's expression
+        /// (not one of the table's own, and not in `Table.columns`).
+        var expression: TableSQL? = nil
         /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
         var isYear: Bool { kind == .number && words.contains { SchemaModel.yearWords.contains($0) } }
+    }
+
+    /// Which rows of a table a term means ("active customers").
+    struct Filter: Sendable {
+        let table: Int
+        let sql: TableSQL
+    }
+
+    /// The words of a term and what they stand for: a column (the table's own or a term's
+    /// expression) or a filter.
+    struct Phrase: Sendable {
+        enum Meaning: Sendable { case column(Int), filter(Int) }
+        let words: [String]
+        let meaning: Meaning
     }
 
     struct Table: Sendable {
@@ -45,6 +62,9 @@ struct SchemaModel: Sendable {
     var tables: [Table] = []
     var columnList: [Column] = []
     var edges: [Edge] = []
+    var filters: [Filter] = []
+    /// The terms' phrases, longest first.
+    var phrases: [Phrase] = []
 
     init(_ source: [SourceTable]) {
         var index: [String: Int] = [:]
@@ -92,6 +112,39 @@ struct SchemaModel: Sendable {
     }
 
     func column(_ i: Int) -> Column { columnList[i] }
+
+    /// The schema with what the terms say: their phrases as names of columns, of computed
+    /// columns (after every column of the tables, so the values' numbering holds) and of filters.
+    /// A term whose names or SQL no longer fit the schema is left out.
+    init(_ source: [SourceTable], terms: [Term], dialect: SQLDialect) {
+        self.init(source)
+        for term in terms {
+            guard let meaning = term.meaning, let t = tables.firstIndex(where: { $0.name.lowercased() == meaning.table.lowercased() }) else { continue }
+            let names = tables[t].columns.map { columnList[$0].name }
+            let target: Phrase.Meaning
+            switch meaning {
+            case .column(_, let name):
+                guard let c = tables[t].columns.first(where: { columnList[$0].name.lowercased() == name.lowercased() }) else { continue }
+                target = .column(c)
+            case .expression(_, let sql):
+                guard let parsed = try? TableSQL(sql, columns: names, dialect: dialect, what: "expression") else { continue }
+                columnList.append(
+                    Column(
+                        table: t, name: term.term, words: SchemaModel.words(term.term), kind: .number, isPrimary: false, references: nil, isKey: false,
+                        expression: parsed))
+                target = .column(columnList.count - 1)
+            case .condition(_, let sql):
+                guard let parsed = try? TableSQL(sql, columns: names, dialect: dialect, what: "condition") else { continue }
+                filters.append(Filter(table: t, sql: parsed))
+                target = .filter(filters.count - 1)
+            }
+            for phrase in term.phrases {
+                let words = ValueIndex.words(phrase)
+                if !words.isEmpty { phrases.append(Phrase(words: words, meaning: target)) }
+            }
+        }
+        phrases.sort { $0.words.count > $1.words.count }
+    }
 
     /// Lower-case words of a name: camelCase and snake_case split.
     static func words(_ name: String) -> [String] {

@@ -123,7 +123,7 @@ public struct ValueIndex: Sendable {
     /// values of tables that schema lacks are left out.
     func renumbered(for schema: SchemaModel) -> ValueIndex {
         var number: [String: Int] = [:]
-        for (ci, column) in schema.columnList.enumerated() {
+        for (ci, column) in schema.columnList.enumerated() where column.expression == nil {
             number[schema.tables[column.table].name.lowercased() + "\u{0}" + column.name.lowercased()] = ci
         }
         func renumber(_ ci: Int) -> Int? {
