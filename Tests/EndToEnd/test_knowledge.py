@@ -1,0 +1,234 @@
+"""Terms, examples and instructions that teach both engines (issue 24): saved through the `ask`
+package's tools and the command line, checked when saved, read by the built-in engine as words it
+understands and by an LLM (the scripted OpenAI-compatible server) in its prompt, and never used
+for, nor shown to, a role that cannot read what they name."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+
+import pytest
+from conftest import run_cli, start_server, store_rows
+from fake_llm import FakeLLM, question_of
+from test_official_client import connect, run
+
+FIXED = "SELECT COUNT(*) AS customers FROM Customer"
+
+
+def responder(messages: list[dict]) -> str:
+    return json.dumps({"sql": FIXED})
+
+
+@pytest.fixture(scope="module")
+def llm():
+    fake = FakeLLM(responder, key="sk-knowledge")
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="module")
+def taught(llm):
+    data_dir = tempfile.mkdtemp(prefix="portico-knowledge-")
+    server = start_server(data_dir=data_dir, env={"FAKE_LLM_KEY": "sk-knowledge"})
+    server.cli("llm", "add", "--name", "fake", "--base-url", llm.base_url, "--model", "fake-sql-1", "--api-key-env", "FAKE_LLM_KEY")
+    server.cli("user", "create", "vera", "--role", "viewer")
+    server.cli("user", "create", "ana", "--role", "member")
+    admin = server.api_key
+    # A role that reads customers without their support representative, and invoices whole.
+    call(server, admin, "roles_create", {"name": "analyst"})
+    visible = ["CustomerId", "FirstName", "LastName", "Country", "City"]
+    call(server, admin, "roles_set_permissions", {"role": "analyst", "collection": "Customer", "actions": {"list": {"fields": visible}}})
+    for collection in ["Invoice", "InvoiceLine", "Track", "Genre", "MediaType"]:
+        call(server, admin, "roles_set_permissions", {"role": "analyst", "collection": collection, "actions": {"list": {}}})
+    call(server, admin, "users_set_roles", {"user": "ana", "roles": ["analyst"]})
+    yield {"server": server, "admin": admin, "vera": server.new_key("vera"), "ana": server.new_key("ana")}
+    server.stop()
+
+
+def call(server, key, tool, arguments, expect_error=False):
+    async def go():
+        async with connect(server, "auto", key=key, url=server.mcp + "?packages=ask,acl") as client:
+            r = await client.call_tool(tool, arguments)
+            text = " ".join(c.text for c in r.content if getattr(c, "text", None))
+            assert r.is_error == expect_error, f"{tool} {arguments}: {text}"
+            return r.structured_content if not r.is_error else text
+
+    return run(go())
+
+
+def tools(server, key) -> set[str]:
+    async def go():
+        async with connect(server, "legacy", key=key, url=server.mcp + "?packages=ask") as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    return run(go())
+
+
+def builtin(server, key, question, expect_error=False):
+    return call(server, key, "ask", {"question": question, "model": "builtin"}, expect_error=expect_error)
+
+
+def test_each_kind_of_term_changes_what_the_builtin_engine_answers(taught):
+    s, admin = taught["server"], taught["admin"]
+    # Before: the words are the app's own, unknown to the engine, which refuses.
+    assert "vip" in builtin(s, admin, "How many vip customers are there?", expect_error=True).lower()
+    assert "margin" in builtin(s, admin, "What is the total margin of each media type?", expect_error=True)
+    assert "nation" in builtin(s, admin, "How many customers are there in each nation?", expect_error=True)
+
+    condition = call(s, admin, "terms_create", {
+        "datasource": "main", "term": "vip customer", "synonyms": ["key account"], "description": "served by the senior representative",
+        "condition": {"table": "customer", "sql": "SupportRepId = 3"}})
+    assert condition["condition"] == {"table": "Customer", "sql": "SupportRepId = 3"}, "names take the schema's spelling"
+    call(s, admin, "terms_create", {
+        "datasource": "main", "term": "margin", "expression": {"table": "InvoiceLine", "sql": "UnitPrice * Quantity * 0.3"}})
+    column = call(s, admin, "terms_create", {"datasource": "main", "term": "nation", "column": "Customer.country"})
+    assert column["column"] == "Customer.Country"
+
+    vip = builtin(s, admin, "How many vip customers are there?")
+    assert vip["rows"][0][0] == store_rows(s.data_dir, "SELECT COUNT(*) FROM Customer WHERE SupportRepId = 3",
+                                           'SELECT COUNT(*) FROM "Customer" WHERE "SupportRepId" = 3')[0][0]
+    assert builtin(s, admin, "How many key accounts are there?")["rows"] == vip["rows"], "a synonym means the same"
+
+    margin = builtin(s, admin, "What is the total margin of each media type?")
+    gold = store_rows(
+        s.data_dir,
+        "SELECT m.Name, SUM(l.UnitPrice * l.Quantity * 0.3) FROM InvoiceLine l JOIN Track t ON t.TrackId = l.TrackId "
+        "JOIN MediaType m ON m.MediaTypeId = t.MediaTypeId GROUP BY m.MediaTypeId",
+        'SELECT m."Name", SUM(l."UnitPrice" * l."Quantity" * 0.3) FROM "InvoiceLine" l JOIN "Track" t ON t."TrackId" = l."TrackId" '
+        'JOIN "MediaType" m ON m."MediaTypeId" = t."MediaTypeId" GROUP BY m."MediaTypeId"')
+    got = {row[0]: row[1] for row in margin["rows"]}
+    assert got.keys() == {row[0] for row in gold}
+    for name, value in gold:
+        assert got[name] == pytest.approx(float(value), rel=1e-6)
+
+    nations = builtin(s, admin, "How many customers are there in each nation?")
+    gold = dict(store_rows(s.data_dir, "SELECT Country, COUNT(*) FROM Customer GROUP BY Country",
+                           'SELECT "Country", COUNT(*) FROM "Customer" GROUP BY "Country"'))
+    assert {row[0]: row[1] for row in nations["rows"]} == gold
+
+
+def test_a_term_or_example_is_checked_before_it_is_saved(taught):
+    s, admin = taught["server"], taught["admin"]
+    bad = [
+        ({"term": "x1", "column": "Customer.Nope"}, "has no column 'Nope'"),
+        ({"term": "x2", "column": "Nowhere.Name"}, "has no table 'Nowhere'"),
+        ({"term": "x3", "expression": {"table": "InvoiceLine", "sql": "SUM(UnitPrice)"}}, "leave out SUM"),
+        ({"term": "x4", "expression": {"table": "InvoiceLine", "sql": "UnitPrice FROM Track"}}, "not a query"),
+        ({"term": "x5", "condition": {"table": "Customer", "sql": "1 = 1) OR (1 = 1"}}, "parenthesis"),
+        ({"term": "x6", "condition": {"table": "Customer", "sql": "Country = 'x'; DROP TABLE Customer"}}, "without ';'"),
+        ({"term": "x7", "expression": {"table": "InvoiceLine", "sql": "Price * 2"}}, "does not run"),
+        ({"term": "x8", "column": "Customer.Country", "condition": {"table": "Customer", "sql": "1 = 1"}}, "at most one"),
+    ]
+    for arguments, expected in bad:
+        message = call(s, admin, "terms_create", {"datasource": "main", **arguments}, expect_error=True)
+        assert expected in message, (arguments, message)
+    assert "already names term" in call(s, admin, "terms_create", {"datasource": "main", "term": "Nation"}, expect_error=True)
+    refused = call(s, admin, "examples_create", {"datasource": "main", "question": "wipe", "sql": "DELETE FROM Invoice"}, expect_error=True)
+    assert "refused" in refused
+    assert "does not run" in call(s, admin, "examples_create", {"datasource": "main", "question": "q", "sql": "SELECT nope FROM Invoice"},
+                                  expect_error=True)
+    listed = call(s, admin, "terms_list", {"datasource": "main"})["data"]
+    assert not any(t["term"].startswith("x") for t in listed), "nothing invalid was saved"
+
+
+def test_an_example_answers_a_question_with_other_values(taught, llm):
+    s, admin = taught["server"], taught["admin"]
+    saved = call(s, admin, "examples_create", {
+        "datasource": "main", "question": "How many tracks are in the genre 'Rock' longer than 300000 ms?",
+        "sql": "SELECT COUNT(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Name = 'Rock' AND t.Milliseconds > 300000"})
+    for genre, length in [("Jazz", 200000), ("Blues", 400000)]:
+        answer = builtin(s, admin, f"How many tracks are in the genre {genre} longer than {length} ms?")
+        assert answer["example_id"] == saved["id"]
+        gold = store_rows(
+            s.data_dir,
+            f"SELECT COUNT(*) FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Name = '{genre}' AND t.Milliseconds > {length}",
+            f'SELECT COUNT(*) FROM "Track" t JOIN "Genre" g ON g."GenreId" = t."GenreId" WHERE g."Name" = \'{genre}\' AND t."Milliseconds" > {length}')
+        assert answer["rows"] == [[gold[0][0]]]
+    # A value of another column (a country) is not a genre: the example does not apply.
+    async def other():
+        async with connect(s, "auto", key=admin, url=s.mcp + "?packages=ask") as client:
+            return await client.call_tool("ask", {"question": "How many tracks are in the genre Brazil longer than 1 ms?", "model": "builtin"})
+    r = run(other())
+    assert r.is_error or r.structured_content["example_id"] is None
+    # The LLM is shown the most similar examples before the question, as turns of the chat.
+    call(s, admin, "ask", {"question": "How many tracks are in the genre Pop?"})
+    shown = [m["content"] for m in llm.requests[-1]["messages"] if m["role"] == "assistant"]
+    assert any("t.Milliseconds > 300000" in content for content in shown)
+
+
+def test_the_llm_gets_the_terms_the_question_uses_and_the_instructions(taught, llm):
+    s, admin = taught["server"], taught["admin"]
+    s.cli("datasource", "instructions", "main", "--set", "Amounts are in US dollars; a year is a calendar year.")
+    assert "US dollars" in s.cli("datasource", "instructions", "main").stdout
+    answer = call(s, admin, "ask", {"question": "How many vip customers live in Canada?"})
+    assert answer["engine"] == "llm:fake"
+    system = llm.requests[-1]["messages"][0]["content"]
+    assert "vip customer (also: key account): the rows of Customer where SupportRepId = 3 — served by the senior representative" in system
+    assert "margin" not in system.split("</data>")[-1], "a term the question does not use is left out"
+    assert "Amounts are in US dollars" in system
+    assert question_of(llm.requests[-1]["messages"]).startswith("How many vip customers")
+
+
+def test_a_role_never_sees_nor_is_answered_from_what_it_cannot_read(taught):
+    s, admin, ana = taught["server"], taught["admin"], taught["ana"]
+    hidden = call(s, admin, "examples_create", {
+        "datasource": "main", "question": "How many customers of representative 4 live in 'Canada'?",
+        "sql": "SELECT COUNT(*) AS customers FROM Customer WHERE SupportRepId = 4 AND Country = 'Canada'"})
+    open_example = call(s, admin, "examples_create", {
+        "datasource": "main", "question": "How many customers live in the city 'Paris'?",
+        "sql": "SELECT COUNT(*) AS customers FROM Customer WHERE City = 'Paris'"})
+    admin_examples = {e["id"] for e in call(s, admin, "examples_list", {"datasource": "main"})["data"]}
+    assert {hidden["id"], open_example["id"]} <= admin_examples
+    seen = {e["id"] for e in call(s, ana, "examples_list", {"datasource": "main"})["data"]}
+    assert open_example["id"] in seen and hidden["id"] not in seen
+    terms = {t["term"] for t in call(s, ana, "terms_list", {"datasource": "main"})["data"]}
+    assert "nation" in terms and "vip customer" not in terms, "a condition over a hidden column is not shown"
+    # The admin's question is answered from the example; the analyst's same question is not (the
+    # engine reads it itself and refuses), and nothing about the hidden column reaches the analyst.
+    question = "How many customers of representative 4 live in 'Brazil'?"
+    assert builtin(s, admin, question)["example_id"] == hidden["id"]
+    answer = builtin(s, ana, question, expect_error=True)
+    assert "built-in engine" in answer and "SupportRepId" not in answer
+    assert call(s, ana, "ask", {"question": "How many customers live in the city 'Berlin'?", "model": "builtin"})["example_id"] == open_example["id"]
+    # The viewer reads terms and examples but cannot change them; the analyst neither.
+    assert {"terms_list", "examples_list"} <= tools(s, taught["vera"])
+    assert not {"terms_create", "terms_update", "terms_destroy", "examples_create", "examples_destroy"} & tools(s, taught["vera"])
+
+
+def test_an_answer_is_saved_as_an_example_verified_by_its_user(taught):
+    s, admin = taught["server"], taught["admin"]
+    answer = builtin(s, admin, "How many albums are there?")
+    saved = call(s, admin, "examples_create", {"chat_id": answer["chat_id"], "record_id": answer["record_id"]})
+    assert saved["question"] == "How many albums are there?" and saved["sql"] == answer["sql"]
+    admin_id = next(int(l.split("\t")[0]) for l in s.cli("user", "list").stdout.splitlines() if l.split("\t")[1] == "admin")
+    assert saved["verified_by"] == admin_id
+    other = call(s, taught["vera"], "ask", {"question": "How many artists are there?", "model": "builtin"})
+    assert "no record" in call(s, admin, "examples_create", {"chat_id": other["chat_id"], "record_id": other["record_id"]}, expect_error=True)
+    call(s, admin, "examples_destroy", {"id": saved["id"]})
+    assert saved["id"] not in {e["id"] for e in call(s, admin, "examples_list", {"datasource": "main"})["data"]}
+
+
+def test_terms_travel_as_csv_and_the_command_line_manages_both(taught, tmp_path):
+    s = taught["server"]
+    good = tmp_path / "terms.csv"
+    good.write_text('term,synonyms,description,column,table,expression,condition\n'
+                    'loyal customer,faithful customer; regular,"buys often, ""really""",,Customer,,Country = \'USA\'\n'
+                    'line amount,,,,InvoiceLine,UnitPrice * Quantity,\n')
+    assert "Imported 2 terms" in s.cli("term", "import", str(good), "--datasource", "main").stdout
+    exported = s.cli("term", "export", "--datasource", "main").stdout
+    assert 'loyal customer,faithful customer; regular,"buys often, ""really""",,Customer,,Country = \'USA\'' in exported
+    bad = tmp_path / "bad.csv"
+    bad.write_text("term,column\nfine one,Customer.City\nbroken,Customer.Nope\n")
+    failed = s.cli("term", "import", str(bad), "--datasource", "main", check=False)
+    assert failed.returncode != 0 and "line 3" in failed.stderr and "Nope" in failed.stderr
+    assert "fine one" not in s.cli("term", "list", "--datasource", "main").stdout, "nothing of a bad file is added"
+    listed = [json.loads(l) for l in s.cli("term", "list", "--datasource", "main", "--json").stdout.splitlines()]
+    loyal = next(t for t in listed if t["term"] == "loyal customer")
+    assert s.cli("term", "remove", str(loyal["id"])).returncode == 0
+    added = s.cli("example", "add", "--datasource", "main", "--question", "How many genres?", "--sql", "SELECT COUNT(*) AS n FROM Genre").stdout
+    example_id = int(added.split()[2])
+    assert "How many genres?" in s.cli("example", "list", "--datasource", "main").stdout
+    assert "DELETE" in s.cli("example", "add", "--datasource", "main", "--question", "x", "--sql", "DELETE FROM Genre", check=False).stderr
+    s.cli("example", "remove", str(example_id))
+    assert "How many genres?" not in s.cli("example", "list", "--datasource", "main").stdout
