@@ -10,7 +10,7 @@ import PorticoInstance
 struct DatasourceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "datasource", abstract: "Manage the datasources questions and SQL are run on (`main`, the app's own data, always exists).",
-        subcommands: [Add.self, List.self, Remove.self, Instructions.self])
+        subcommands: [Add.self, List.self, Remove.self, Limit.self, Instructions.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -21,14 +21,15 @@ struct DatasourceCommand: AsyncParsableCommand {
         @Option(help: "A PostgreSQL URL, postgres://user:password@host:5432/database (stored sealed with the master key).") var postgres: String?
         @Option(help: "The app it belongs to (default main).") var app: String = "main"
         @Option(help: "A short description shown to agents.") var description: String?
+        @Option(help: "PostgreSQL only: refuse a query whose estimated cost (EXPLAIN's units) is above this, before it runs.") var maxCost: Double?
 
         func run() async throws {
             guard (sqlite == nil) != (postgres == nil) else { throw ValidationError("give exactly one of --sqlite PATH or --postgres URL") }
             try await common.withDatasources(app: app) { store in
                 if let sqlite {
-                    try await store.add(app: app, name: name, kind: .sqlite, location: sqlite, description: description)
+                    try await store.add(app: app, name: name, kind: .sqlite, location: sqlite, description: description, maxCost: maxCost)
                 } else if let postgres {
-                    try await store.add(app: app, name: name, kind: .postgres, location: postgres, description: description)
+                    try await store.add(app: app, name: name, kind: .postgres, location: postgres, description: description, maxCost: maxCost)
                 }
             }
             print("Added datasource \(name) to app \(app).")
@@ -64,6 +65,22 @@ struct DatasourceCommand: AsyncParsableCommand {
 }
 
 extension DatasourceCommand {
+    struct Limit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set or clear the cost above which a PostgreSQL datasource refuses a query (sql_query, ask) before it runs.")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The datasource.") var name: String
+        @Option(help: "The largest estimated cost allowed (EXPLAIN's units).") var maxCost: Double?
+        @Flag(help: "Remove the limit.") var clear = false
+        @Option(help: "The app (default main).") var app: String = "main"
+
+        func run() async throws {
+            guard (maxCost == nil) != !clear else { throw ValidationError("give --max-cost N or --clear") }
+            try await common.withDatasources(app: app) { try await $0.setMaxCost(app: app, name: name, maxCost: clear ? nil : maxCost) }
+            print(clear ? "Removed the cost limit of \(name)." : "Queries on \(name) above an estimated cost of \(maxCost ?? 0) are refused.")
+        }
+    }
+
     struct Instructions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show, set or clear the instructions an LLM is given with a datasource's schema (\"amounts are in cents\", ...).")

@@ -109,6 +109,8 @@ public final class DatasourceService: Sendable {
         let readAt = Mutex<ContinuousClock.Instant?>(nil)
         /// The text values the built-in engine matches words against, read on first use.
         let values = Mutex<ValueIndex?>(nil)
+        /// The cost limit as last read from the registry (it may change while the source stays open).
+        let maxCost: Mutex<Double?>
 
         /// The SQLite file's identity when it was opened: an app's file removed and made again
         /// by another process is opened anew.
@@ -118,6 +120,7 @@ public final class DatasourceService: Sendable {
             self.datasource = datasource
             self.source = source
             share = FairShare(share: max(1, source.connections / 2))
+            maxCost = Mutex(datasource.maxCost)
             file = datasource.kind == .sqlite ? FileIdentity(path: datasource.location) : nil
         }
     }
@@ -221,6 +224,65 @@ public final class DatasourceService: Sendable {
     /// table other than through its view (SQLite's authorizer, PostgreSQL's plan), however the
     /// SQL names it, so no SQL can read around the role.
     public func query(app: String, datasource name: String, sql: String, maxRows: Int? = nil, caller: QueryCaller = .operator) async throws -> QueryAnswer {
+        let statement = try await prepare(app: app, datasource: name, sql: sql, caller: caller)
+        let maxRows = min(maxRows ?? limits.maxRows, limits.maxRows)
+        let timeout = limits.timeout
+        let rows = try await statement.source.share.run(caller: caller.key) {
+            try await statement.source.source.query(statement.runnable, maxRows: maxRows, timeout: timeout, scope: statement.scope)
+        }
+        return QueryAnswer(
+            datasource: statement.source.datasource.name, sql: statement.shown, columns: rows.columns, rows: rows.rows, truncated: rows.truncated,
+            tables: statement.tables)
+    }
+
+    /// What the database would do to run `sql` (checked and narrowed as `query` does), without running it.
+    public func explain(app: String, datasource name: String, sql: String, caller: QueryCaller = .operator) async throws -> (
+        sql: String, plan: PlanReport
+    ) {
+        let statement = try await prepare(app: app, datasource: name, sql: sql, caller: caller)
+        let timeout = limits.timeout
+        var plan = try await statement.source.share.run(caller: caller.key) {
+            try await statement.source.source.plan(statement.runnable, timeout: timeout, scope: statement.scope)
+        }
+        if statement.source.datasource.dialect == .sqlite {
+            // SQLite names a scanned table by the query's alias for it.
+            let aliases = Self.aliases(in: statement.shown, tables: statement.tables)
+            var named: [String] = []
+            for scan in plan.fullScans {
+                let table = aliases[scan.lowercased()] ?? scan
+                if !named.contains(table) { named.append(table) }
+            }
+            plan.fullScans = named
+        }
+        return (statement.shown, plan)
+    }
+
+    /// The tables a query's aliases stand for (`FROM Track t` → `t`: `Track`), and each table's own name.
+    static func aliases(in sql: String, tables: [String]) -> [String: String] {
+        var out = Dictionary(tables.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        guard let tokens = try? SQLTokenizer.tokenize(sql, dialect: .sqlite) else { return out }
+        let clauses: Set<String> = ["WHERE", "JOIN", "ON", "GROUP", "ORDER", "LIMIT", "INNER", "LEFT", "RIGHT", "CROSS", "NATURAL", "USING", "UNION", "HAVING"]
+        for (i, token) in tokens.enumerated() where token.kind == .word || token.kind == .quotedIdentifier {
+            guard let table = tables.first(where: { $0.lowercased() == token.text.lowercased() }) else { continue }
+            var j = i + 1
+            if j < tokens.count, tokens[j].keyword == "AS" { j += 1 }
+            guard j < tokens.count, tokens[j].kind == .word || tokens[j].kind == .quotedIdentifier, !clauses.contains(tokens[j].keyword) else { continue }
+            out[tokens[j].text.lowercased()] = table
+        }
+        return out
+    }
+
+    /// A statement the guard passed, as the caller wrote it (`shown`) and as it runs (`runnable`:
+    /// each table the caller's role reads in part replaced by its view), with the scope it runs in.
+    struct Prepared {
+        let source: OpenSource
+        let shown: String
+        let runnable: String
+        let scope: ReadScope
+        let tables: [String]
+    }
+
+    func prepare(app: String, datasource name: String, sql: String, caller: QueryCaller) async throws -> Prepared {
         let source = try await source(app: app, name: name)
         let datasource = source.datasource
         let visible = try await visibleTables(app: app, name: name)
@@ -284,13 +346,8 @@ public final class DatasourceService: Sendable {
             // Without views what runs is what is shown: quoted once.
             runnable = runnable == guarded.sql ? shown : IdentifierCase.quotingMixedCase(runnable, names: names)
         }
-        let maxRows = min(maxRows ?? limits.maxRows, limits.maxRows)
-        let timeout = limits.timeout
-        let rows = try await source.share.run(caller: caller.key) {
-            try await source.source.query(runnable, maxRows: maxRows, timeout: timeout, scope: scope)
-        }
-        return QueryAnswer(
-            datasource: datasource.name, sql: shown, columns: rows.columns, rows: rows.rows, truncated: rows.truncated, tables: guarded.tables)
+        scope.maxCost = source.maxCost.withLock { $0 }
+        return Prepared(source: source, shown: shown, runnable: runnable, scope: scope, tables: guarded.tables)
     }
 
     func source(app: String, name: String) async throws -> OpenSource {
@@ -301,6 +358,7 @@ public final class DatasourceService: Sendable {
             if name == "main", source.datasource.kind == .postgres || FileIdentity(path: source.datasource.location) == source.file { return source }
             if let current = try await store.find(app: app, name: name), current.location == source.datasource.location, current.kind == source.datasource.kind
             {
+                source.maxCost.withLock { $0 = current.maxCost }
                 return source
             }
             await forget(app: app, name: name)

@@ -13,6 +13,8 @@ public struct Datasource: Sendable {
     public let name: String
     public let kind: Kind
     public let description: String?
+    /// PostgreSQL: the estimated cost above which a query is refused before it runs.
+    public var maxCost: Double? = nil
     /// A file path or a PostgreSQL URL; never returned by a tool or printed whole.
     let location: String
 
@@ -47,8 +49,11 @@ public struct DatasourceStore: Sendable {
     }
 
     /// Registers a datasource. `main` is the app's own database and cannot be registered.
-    public func add(app: String, name: String, kind: Datasource.Kind, location given: String, description: String? = nil) async throws {
+    public func add(app: String, name: String, kind: Datasource.Kind, location given: String, description: String? = nil, maxCost: Double? = nil)
+        async throws
+    {
         try Self.validate(name: name)
+        try Self.validate(maxCost: maxCost, kind: kind)
         // A relative path is the command line's; the server may run elsewhere.
         let location = kind == .sqlite ? URL(fileURLWithPath: given).standardizedFileURL.path : given
         if kind == .sqlite {
@@ -63,30 +68,50 @@ public struct DatasourceStore: Sendable {
         guard try await find(app: app, name: name) == nil else {
             throw DatasourceError("app '\(app)' already has a datasource named '\(name)'; remove it first or choose another name")
         }
-        var insert = SQLFragment("INSERT INTO portico_datasources (app, name, kind, sealed_location, description, created_at) VALUES (")
+        var insert = SQLFragment("INSERT INTO portico_datasources (app, name, kind, sealed_location, description, created_at, max_cost) VALUES (")
         insert.append(
             joining: [
                 .bind(.text(app)), .bind(.text(name)), .bind(.text(kind.rawValue)),
                 .bind(.text(try masterKey.seal(Array(location.utf8), purpose: Self.sealPurpose))),
                 .bind(description.map(SQLValue.text) ?? .null), .bind(.int(Int64(Date().timeIntervalSince1970))),
+                .bind(maxCost.map(SQLValue.double) ?? .null),
             ], separator: ", ")
         insert.append(")")
         try await database.execute(insert)
     }
 
     public func list(app: String) async throws -> [Datasource] {
-        var q = SQLFragment("SELECT app, name, kind, sealed_location, description FROM portico_datasources WHERE app = ")
+        var q = SQLFragment("SELECT app, name, kind, sealed_location, description, max_cost FROM portico_datasources WHERE app = ")
         q.append(bind: .text(app))
         q.append(" ORDER BY name")
         return try await database.query(q).map(datasource)
     }
 
     public func find(app: String, name: String) async throws -> Datasource? {
-        var q = SQLFragment("SELECT app, name, kind, sealed_location, description FROM portico_datasources WHERE app = ")
+        var q = SQLFragment("SELECT app, name, kind, sealed_location, description, max_cost FROM portico_datasources WHERE app = ")
         q.append(bind: .text(app))
         q.append(" AND name = ")
         q.append(bind: .text(name))
         return try await database.query(q).first.map(datasource)
+    }
+
+    /// Sets (or, with `nil`, removes) the cost limit of a registered PostgreSQL datasource.
+    public func setMaxCost(app: String, name: String, maxCost: Double?) async throws {
+        guard let found = try await find(app: app, name: name) else { throw DatasourceError("app '\(app)' has no datasource '\(name)'") }
+        try Self.validate(maxCost: maxCost, kind: found.kind)
+        var q = SQLFragment("UPDATE portico_datasources SET max_cost = ")
+        q.append(bind: maxCost.map(SQLValue.double) ?? .null)
+        q.append(" WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" AND name = ")
+        q.append(bind: .text(name))
+        try await database.execute(q)
+    }
+
+    static func validate(maxCost: Double?, kind: Datasource.Kind) throws(DatasourceError) {
+        guard let maxCost else { return }
+        guard kind == .postgres else { throw DatasourceError("only PostgreSQL estimates a query's cost; a cost limit needs a PostgreSQL datasource") }
+        guard maxCost.isFinite, maxCost > 0 else { throw DatasourceError("a cost limit is a positive number (PostgreSQL's planner units); got \(maxCost)") }
     }
 
     /// Whether there was such a datasource.
@@ -103,9 +128,11 @@ public struct DatasourceStore: Sendable {
     func datasource(_ row: Row) throws -> Datasource {
         let sealed = row.string("sealed_location") ?? ""
         let location = String(decoding: try masterKey.open(sealed, purpose: Self.sealPurpose), as: UTF8.self)
-        return Datasource(
+        var datasource = Datasource(
             app: row.string("app") ?? "", name: row.string("name") ?? "", kind: Datasource.Kind(rawValue: row.string("kind") ?? "") ?? .sqlite,
             description: row.string("description"), location: location)
+        datasource.maxCost = row.double("max_cost")
+        return datasource
     }
 
     static func validate(name: String) throws(DatasourceError) {

@@ -25,6 +25,15 @@ public struct Row: Sendable {
         }
     }
 
+    public func double(_ column: String) -> Double? {
+        switch self[column] {
+        case .double(let d)?: return d
+        case .int(let i)?: return Double(i)
+        case .text(let s)?: return Double(s)
+        default: return nil
+        }
+    }
+
     public func string(_ column: String) -> String? {
         switch self[column] {
         case .text(let s)?: return s

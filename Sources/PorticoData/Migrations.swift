@@ -214,5 +214,9 @@ public struct Migrator: Sendable {
         Migration(version: 8, name: "terms, examples and instructions for the question engines") { flavor in
             KnowledgeTables.create(flavor: flavor)
         },
+        // The cost above which a PostgreSQL datasource refuses a query before it runs (NULL: none).
+        Migration(version: 9, name: "cost limit per datasource") { _ in
+            ["ALTER TABLE portico_datasources ADD COLUMN max_cost DOUBLE PRECISION"]
+        },
     ]
 }

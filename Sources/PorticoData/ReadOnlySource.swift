@@ -1,3 +1,5 @@
+public import PorticoJSON
+
 /// A database opened for questions only, the guard's second layer: `SQLiteReadOnlySource` and
 /// `PostgresReadOnlySource`.
 public protocol ReadOnlySource: Sendable {
@@ -6,12 +8,65 @@ public protocol ReadOnlySource: Sendable {
     /// How many queries may run at once.
     var connections: Int { get }
     func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable]
+    /// What the database would do to run one query within `scope`, without running it.
+    func plan(_ sql: String, timeout: Duration, scope: ReadScope) async throws -> PlanReport
     func close() async
+}
+
+/// A query's plan, before it runs: SQLite's `EXPLAIN QUERY PLAN` lines, or PostgreSQL's
+/// `EXPLAIN (FORMAT JSON)` with its estimates; and the tables it would read whole.
+public struct PlanReport: Sendable {
+    /// SQLite: one line per step, indented by depth. PostgreSQL: the JSON plan.
+    public var lines: [String] = []
+    public var json: JSON?
+    public var estimatedRows: Double?
+    public var estimatedCost: Double?
+    /// Tables read from end to end (SQLite's SCAN without an index, PostgreSQL's Seq Scan), as the
+    /// plan names them (SQLite names a table by the query's alias for it).
+    public var fullScans: [String] = []
+
+    public init() {}
+
+    /// SQLite's `EXPLAIN QUERY PLAN` rows (id, parent, notused, detail) as lines and full scans.
+    public init(sqliteRows rows: [[SQLValue]]) {
+        var depth: [Int64: Int] = [0: -1]
+        for row in rows where row.count >= 4 {
+            guard case .int(let id) = row[0], case .int(let parent) = row[1], case .text(let detail) = row[3] else { continue }
+            let level = (depth[parent] ?? -1) + 1
+            depth[id] = level
+            lines.append(String(repeating: "  ", count: level) + detail)
+            // "SCAN t", "SCAN t USING INDEX …" (an index is read whole: still a scan of the table's rows).
+            if detail.hasPrefix("SCAN "), !detail.contains("USING COVERING INDEX"), !detail.hasPrefix("SCAN CONSTANT ROW") {
+                let name = detail.dropFirst(5).prefix { $0 != " " }
+                if !name.isEmpty, !fullScans.contains(String(name)) { fullScans.append(String(name)) }
+            }
+        }
+    }
+
+    /// PostgreSQL's `EXPLAIN (FORMAT JSON)` document.
+    public init(postgresJSON document: JSON) {
+        json = document
+        guard let root = document.arrayValue?.first?["Plan"] else { return }
+        estimatedCost = root["Total Cost"]?.doubleValue
+        estimatedRows = root["Plan Rows"]?.doubleValue
+        var stack = [root]
+        while let node = stack.popLast() {
+            if node["Node Type"]?.stringValue == "Seq Scan", let relation = node["Relation Name"]?.stringValue, !fullScans.contains(relation) {
+                fullScans.append(relation)
+            }
+            stack += node["Plans"]?.arrayValue?.reversed() ?? []
+        }
+    }
 }
 
 extension SQLiteReadOnlySource: ReadOnlySource {
     public func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable] {
         try await introspect(samples: samples, only: only, timeout: .seconds(30))
+    }
+
+    /// `EXPLAIN QUERY PLAN` prepares the query under the same policy as running it would.
+    public func plan(_ sql: String, timeout: Duration, scope: ReadScope) async throws -> PlanReport {
+        PlanReport(sqliteRows: try await query("EXPLAIN QUERY PLAN " + sql, maxRows: 10_000, timeout: timeout, scope: scope).rows)
     }
 }
 
@@ -34,6 +89,8 @@ public struct ReadScope: Sendable {
     }
     /// The names the query's WITH clauses define, which are not tables.
     public var commonTableNames: Set<String>
+    /// PostgreSQL: a query whose estimated cost is above this is refused before it runs.
+    public var maxCost: Double?
 
     public init(
         visibleTables: Set<String>? = nil, protectedTables: Set<String> = [], views: [String: String] = [:], viewAliasPrefix: String? = nil,

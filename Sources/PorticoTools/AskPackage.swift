@@ -99,6 +99,22 @@ public struct AskPackage: Sendable {
                 ) { package, input, context in
                     .structured(try await package.query(input, context))
                 },
+                tool(
+                    "sql_explain",
+                    "How a datasource would run one SELECT, without running it: the plan (SQLite's EXPLAIN QUERY PLAN lines, PostgreSQL's "
+                        + "JSON plan with estimatedRows and estimatedCost) and the tables it would read whole (fullScans). Check a costly query first.",
+                    [Self.datasource, Self.sql],
+                    output: [
+                        "type": "object",
+                        "properties": [
+                            "datasource": ["type": "string"], "sql": ["type": "string"], "plan": [:], "estimatedRows": ["type": "number"],
+                            "estimatedCost": ["type": "number"], "fullScans": ["type": "array", "items": ["type": "string"]],
+                        ],
+                        "required": ["datasource", "sql", "plan", "fullScans"],
+                    ]
+                ) { package, input, context in
+                    .structured(try await package.explain(input, context))
+                },
             ] + knowledgeTools)
     }
 
@@ -223,6 +239,18 @@ public struct AskPackage: Sendable {
             "datasource": .string(answer.datasource), "sql": .string(answer.sql), "columns": .array(answer.columns.map(JSON.string)),
             "rows": .array(answer.rows.map { .array($0.map(\.json)) }), "rowCount": .int(Int64(answer.rows.count)), "truncated": .bool(answer.truncated),
         ]
+    }
+
+    func explain(_ input: ToolInput, _ context: CallContext) async throws -> JSON {
+        let name = try input[Self.datasource]
+        let (sql, plan) = try await datasources.explain(app: context.app, datasource: name, sql: try input[Self.sql], caller: try await caller(context))
+        var object: JSONObject = [
+            "datasource": .string(name), "sql": .string(sql), "plan": plan.json ?? .array(plan.lines.map(JSON.string)),
+            "fullScans": .array(plan.fullScans.map(JSON.string)),
+        ]
+        if let rows = plan.estimatedRows { object["estimatedRows"] = .double(rows) }
+        if let cost = plan.estimatedCost { object["estimatedCost"] = .double(cost) }
+        return .object(object)
     }
 
     /// The caller of a query: how they may read the tables of the app's own data, and who they are.

@@ -144,3 +144,34 @@ def test_the_attack_corpus_on_postgresql(pg_server, pg_url, sql, expected):
     run(go())
     assert psql(pg_url, check) == before
     assert os.listdir(scratch) == [], "nothing was written on the server's disk"
+
+
+def test_a_query_is_explained_and_one_above_the_cost_limit_is_refused_before_it_runs(pg_server):
+    async def go():
+        async with connect(pg_server, "auto") as client:
+            r = await client.call_tool("sql_explain", {"datasource": "chinook_pg", "sql": "SELECT name FROM track WHERE milliseconds > 300000"})
+            assert not r.is_error, r.content
+            explained = r.structured_content
+            assert explained["plan"][0]["Plan"]["Node Type"] == "Seq Scan"
+            assert explained["estimatedCost"] > 0 and explained["estimatedRows"] > 0
+            assert explained["fullScans"] == ["track"]
+            keyed = (await client.call_tool("sql_explain", {"datasource": "chinook_pg", "sql": "SELECT name FROM track WHERE track_id = 5"})).structured_content
+            assert keyed["fullScans"] == [] and keyed["estimatedCost"] < explained["estimatedCost"]
+            refused = await client.call_tool("sql_explain", {"datasource": "chinook_pg", "sql": "DELETE FROM track"})
+            assert refused.is_error
+
+            expensive = "SELECT COUNT(*) AS n FROM track a CROSS JOIN track b"
+            assert not (await client.call_tool("sql_query", {"datasource": "chinook_pg", "sql": expensive})).is_error
+            pg_server.cli("datasource", "limit", "chinook_pg", "--max-cost", "1000")
+            try:
+                r = await client.call_tool("sql_query", {"datasource": "chinook_pg", "sql": expensive})
+                assert r.is_error and "estimates this query's cost" in r.content[0].text and "limit of 1000" in r.content[0].text, r.content
+                cheap = await client.call_tool("sql_query", {"datasource": "chinook_pg", "sql": "SELECT name FROM track WHERE track_id = 5"})
+                assert not cheap.is_error and cheap.structured_content["rows"] == [["Princess of the Dawn"]]
+            finally:
+                pg_server.cli("datasource", "limit", "chinook_pg", "--clear")
+            assert not (await client.call_tool("sql_query", {"datasource": "chinook_pg", "sql": expensive})).is_error
+        sqlite_limit = pg_server.cli("datasource", "limit", "main", "--max-cost", "5", check=False)
+        assert sqlite_limit.returncode != 0
+
+    run(go())

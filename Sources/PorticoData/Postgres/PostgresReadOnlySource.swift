@@ -106,6 +106,16 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                 }
                 try await connection.query(PostgresQuery(unsafeSQL: check), logger: logger)
             }
+            if let maxCost = scope.maxCost {
+                let plan = try await Self.explain(sql, on: connection, logger: logger)
+                if let cost = plan.estimatedCost, cost > maxCost {
+                    throw StoreError(
+                        kind: .tooComplex,
+                        message: "PostgreSQL estimates this query's cost at \(Int(cost.rounded())), above this datasource's limit of \(Int(maxCost)); "
+                            + "narrow it (filters on indexed columns, fewer joins, a LIMIT) or ask the operator to raise the limit",
+                        sql: "")
+                }
+            }
             let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.rowsAtMost(maxBytes, sql)), logger: logger)
             var columns: [String] = []
             var out: [[SQLValue]] = []
@@ -123,6 +133,30 @@ public final class PostgresReadOnlySource: ReadOnlySource {
             }
             return QueryRows(columns: columns, rows: out, truncated: truncated)
         }
+    }
+
+    /// `EXPLAIN (FORMAT JSON)` in the same read-only transaction and checks a query would have.
+    public func plan(_ sql: String, timeout: Duration, scope: ReadScope) async throws -> PlanReport {
+        let logger = self.logger
+        let schema = self.schema
+        return try await readOnly(timeout: timeout) { connection in
+            if scope.visibleTables != nil || !scope.protectedTables.isEmpty {
+                guard let check = Self.planCheck(sql, scope: scope, schema: schema) else {
+                    throw StoreError(kind: .notAuthorized, message: "the SQL contains text Portico reserves for its own checks", sql: "")
+                }
+                try await connection.query(PostgresQuery(unsafeSQL: check), logger: logger)
+            }
+            return try await Self.explain(sql, on: connection, logger: logger)
+        }
+    }
+
+    static func explain(_ sql: String, on connection: PostgresConnection, logger: Logger) async throws -> PlanReport {
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN (FORMAT JSON) " + sql), logger: logger)
+        var text = ""
+        for try await row in rows {
+            if let cell = row.first, case .text(let value) = PostgresStore.value(cell, numericAsDouble: true) { text = value }
+        }
+        return PlanReport(postgresJSON: (try? JSONParser.parse(text)) ?? .null)
     }
 
     public func introspect(samples: Int, only: Set<String>?) async throws -> [SourceTable] {
