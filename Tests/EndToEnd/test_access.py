@@ -15,7 +15,7 @@ def tool_names(server, key="default", headers=None, url=None):
 
 
 def test_packages_by_header_and_query(server):
-    assert len(tool_names(server)) == 25, "the default packages data, schema and ask"
+    assert len(tool_names(server)) == 26, "the default packages data, schema and ask"
     assert len(tool_names(server, headers={"x-mcp-packages": "data"})) == 6
     assert len(tool_names(server, headers={"x-mcp-packages": "@portico/data"})) == 6
     assert len(tool_names(server, headers={"x-mcp-packages": "d*"})) == 6
@@ -44,7 +44,7 @@ def test_viewer_role_reads_but_does_not_write(server):
     key = server.new_key(user="vera")
     assert sorted(tool_names(server, key=key)) == [
         "ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "resource_get", "resource_list",
-        "resource_query", "sql_query", "terms_list",
+        "resource_query", "sql_explain", "sql_query", "terms_list",
     ]
     with server.http(key=key) as c:
         r = post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "resource_destroy", "arguments": {"resource": "Genre", "filterByTk": 1}}})
@@ -88,6 +88,6 @@ def test_tools_list_pagination():
                 second = r.json()["result"]
                 assert 1 <= len(second["tools"]) <= 5
                 names += [t["name"] for t in second["tools"]]
-            assert len(names) == len(set(names)) == 25
+            assert len(names) == len(set(names)) == 26
     finally:
         s.stop()

@@ -12,7 +12,7 @@ from mcp.client.streamable_http import streamable_http_client
 CRUD_TOOLS = {"resource_list", "resource_get", "resource_create", "resource_update", "resource_destroy", "resource_query"}
 SCHEMA_TOOLS = {"collections_list", "collections_get", "collections_create", "collections_update", "collections_destroy", "fields_create", "fields_update", "fields_destroy"}
 # The default packages are data, schema and ask.
-ASK_TOOLS = {"ask", "datasources_list", "datasource_describe", "sql_query", "terms_list", "terms_create", "terms_update", "terms_destroy",
+ASK_TOOLS = {"ask", "datasources_list", "datasource_describe", "sql_query", "sql_explain", "terms_list", "terms_create", "terms_update", "terms_destroy",
              "examples_list", "examples_create", "examples_destroy"}
 DEFAULT_TOOLS = CRUD_TOOLS | SCHEMA_TOOLS | ASK_TOOLS
 

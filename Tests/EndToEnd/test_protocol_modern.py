@@ -32,7 +32,7 @@ def test_tools_list_and_call_carry_result_type_and_cache_hints(server):
     result = r.json()["result"]
     assert result["resultType"] == "complete"
     assert result["cacheScope"] == "private" and result["ttlMs"] > 0
-    assert len(result["tools"]) == 18
+    assert len(result["tools"]) == 26
     body, headers = modern_request("tools/call", {"name": "resource_get", "arguments": {"resource": "MediaType", "filterByTk": 1}})
     r = call(server, body, headers)
     result = r.json()["result"]
