@@ -18,6 +18,8 @@ public struct AskRequest: Sendable {
     public var drawImage: Bool
     /// Who asks: how their role may read each table of the app's own data, and their share of the datasource.
     public var caller: QueryCaller
+    /// Readings chosen when asked back (`Table.Column` of a key); the chat keeps them for its next questions.
+    public var choices: [String] = []
 
     public init(
         app: String, userID: Int64?, question: String, datasource: String? = nil, chatID: Int64? = nil, lang: String = "en", engine: String? = nil,
@@ -69,6 +71,8 @@ public struct AskRefusal: Error, Sendable, CustomStringConvertible {
     public let sql: String?
     public var chatID: Int64?
     public var recordID: Int64?
+    /// When the engine saw two readings: the question to ask back, with its choices.
+    public var clarification: Clarification? = nil
     public var description: String { message }
 }
 
@@ -155,13 +159,15 @@ public struct AskService: Sendable {
         }
         let datasourceName = datasource ?? "main"
         do {
-            return try await record(try await answer(request, datasource: datasourceName, chatID: chatID, progress: progress), question: request.question)
+            return try await record(
+                try await answer(request, datasource: datasourceName, chatID: chatID, progress: progress), question: request.question,
+                choices: request.choices)
         } catch var refusal as AskRefusal {
             refusal.chatID = chatID
             if let chatID {
                 refusal.recordID = try await chats.append(
                     chatID, question: request.question, datasource: datasourceName, sql: refusal.sql, engine: refusal.engine, outcome: .refused,
-                    message: refusal.message, chart: nil)
+                    message: refusal.message, chart: nil, choices: request.choices)
             }
             throw refusal
         }
@@ -183,10 +189,12 @@ public struct AskService: Sendable {
         let restricted = allTables.contains { rights($0.name) != .whole }
         if let chatID, request.chatID != nil, request.datasource != nil { try await chats.setDatasource(chatID, name) }
         var history: [EngineRequest.Turn] = []
+        var choices = request.choices
         if let chatID {
-            history = try await chats.history(chatID).filter { $0.datasource == name || $0.datasource == nil }.map {
-                EngineRequest.Turn(question: $0.question, sql: $0.sql)
-            }
+            let records = try await chats.history(chatID).filter { $0.datasource == name || $0.datasource == nil }
+            history = records.map { EngineRequest.Turn(question: $0.question, sql: $0.sql) }
+            // What the asker chose before holds for the chat's next questions.
+            for record in records { for choice in record.choices where !choices.contains(choice) { choices.append(choice) } }
         }
         var examples: [EngineRequest.Turn] = []
         if let userID = request.userID {
@@ -202,6 +210,7 @@ public struct AskService: Sendable {
         engineRequest.savedExamples = KnowledgeService.visible(
             try await store.examples(app: request.app, datasource: name), tables: allTables, rights: rights, dialect: source.dialect)
         engineRequest.instructions = try await store.instructions(app: request.app, datasource: name)
+        engineRequest.choices = choices
         if engine is BuiltinEngine {
             progress("reading the values of \(name)")
             engineRequest.tables = tables
@@ -222,7 +231,9 @@ public struct AskService: Sendable {
                     engine is BuiltinEngine
                     ? reply.reason ?? "the built-in engine could not answer"
                     : "\(engine.name) did not answer with SQL: \(reply.reason ?? "its reply held no query")"
-                throw AskRefusal(message: message, engine: engine.name, sql: nil)
+                var refusal = AskRefusal(message: message, engine: engine.name, sql: nil)
+                refusal.clarification = reply.clarification
+                throw refusal
             }
             var failure: (sql: String, error: String)?
             for candidate in reply.candidates.prefix(3) {
@@ -275,12 +286,12 @@ public struct AskService: Sendable {
     }
 
     /// Stores the answer in its chat and returns it with its record id.
-    func record(_ answer: AskAnswer, question: String) async throws -> AskAnswer {
+    func record(_ answer: AskAnswer, question: String, choices: [String]) async throws -> AskAnswer {
         guard let chatID = answer.chatID else { return answer }
         var recorded = answer
         recorded.recordID = try await chats.append(
             chatID, question: question, datasource: answer.datasource, sql: answer.sql, engine: answer.engine, outcome: .answered, message: answer.summary,
-            chart: answer.chart.kind.rawValue)
+            chart: answer.chart.kind.rawValue, choices: choices)
         return recorded
     }
 

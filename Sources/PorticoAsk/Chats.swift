@@ -15,6 +15,8 @@ public struct ChatRecord: Sendable {
     public let outcome: Outcome
     public let message: String?
     public let chart: String?
+    /// The readings the asker chose for this question (`Table.Column` of a key).
+    public var choices: [String] = []
 }
 
 /// Multi-turn question sessions (SQLBot's chats): each belongs to one user in one app; its
@@ -61,7 +63,7 @@ public struct ChatStore: Sendable {
 
     /// The last `limit` questions of the chat, oldest first.
     public func history(_ chatID: Int64, limit: Int = historyLength) async throws -> [ChatRecord] {
-        var q = SQLFragment("SELECT id, question, datasource, sql, engine, outcome, message, chart FROM portico_chat_records WHERE chat_id = ")
+        var q = SQLFragment("SELECT id, question, datasource, sql, engine, outcome, message, chart, choices FROM portico_chat_records WHERE chat_id = ")
         q.append(bind: .int(chatID))
         q.append(" ORDER BY id DESC LIMIT ")
         q.append(bind: .int(Int64(limit)))
@@ -71,7 +73,7 @@ public struct ChatStore: Sendable {
     /// One question of `userID`'s chat in `app`; `nil` for a record of another chat, user or app.
     public func record(_ recordID: Int64, chatID: Int64, app: String, userID: Int64) async throws -> ChatRecord? {
         var q = SQLFragment(
-            "SELECT r.id, r.question, r.datasource, r.sql, r.engine, r.outcome, r.message, r.chart FROM portico_chat_records r "
+            "SELECT r.id, r.question, r.datasource, r.sql, r.engine, r.outcome, r.message, r.chart, r.choices FROM portico_chat_records r "
                 + "JOIN portico_chats c ON c.id = r.chat_id WHERE r.id = ")
         q.append(bind: .int(recordID))
         q.append(" AND r.chat_id = ")
@@ -87,20 +89,22 @@ public struct ChatStore: Sendable {
         ChatRecord(
             id: row.int("id") ?? 0, question: row.string("question") ?? "", datasource: row.string("datasource"), sql: row.string("sql"),
             engine: row.string("engine"), outcome: ChatRecord.Outcome(rawValue: row.string("outcome") ?? "") ?? .failed,
-            message: row.string("message"), chart: row.string("chart"))
+            message: row.string("message"), chart: row.string("chart"),
+            choices: (row.string("choices") ?? "").split(separator: "\n").map(String.init))
     }
 
     /// Stores one question's outcome; returns its record id (SQLBot's `record_id`).
     public func append(
         _ chatID: Int64, question: String, datasource: String?, sql: String?, engine: String?, outcome: ChatRecord.Outcome, message: String?,
-        chart: String?
+        chart: String?, choices: [String] = []
     ) async throws -> Int64 {
-        var insert = SQLFragment("INSERT INTO portico_chat_records (chat_id, question, datasource, sql, engine, outcome, message, chart, created_at) VALUES (")
+        var insert = SQLFragment(
+            "INSERT INTO portico_chat_records (chat_id, question, datasource, sql, engine, outcome, message, chart, choices, created_at) VALUES (")
         let text = { (value: String?) in SQLFragment.bind(value.map(SQLValue.text) ?? .null) }
         insert.append(
             joining: [
                 .bind(.int(chatID)), .bind(.text(question)), text(datasource), text(sql), text(engine), .bind(.text(outcome.rawValue)), text(message),
-                text(chart), .bind(.int(Int64(Date().timeIntervalSince1970))),
+                text(chart), text(choices.isEmpty ? nil : choices.joined(separator: "\n")), .bind(.int(Int64(Date().timeIntervalSince1970))),
             ], separator: ", ")
         insert.append(") RETURNING id")
         return try await database.query(insert).first?.int("id") ?? 0

@@ -34,6 +34,8 @@ public struct EngineRequest: Sendable {
     public var savedExamples: [Example] = []
     /// What the datasource's administrators tell a model about it.
     public var instructions: String? = nil
+    /// Readings the asker chose when asked back (`Table.Column` of a key), for this question and the chat's next.
+    public var choices: [String] = []
 }
 
 /// A failure to get an answer from an engine (unreachable, refused the request, no key).

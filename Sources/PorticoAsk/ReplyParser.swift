@@ -15,6 +15,8 @@ public struct EngineReply: Sendable, Equatable {
     public var risks: [String] = []
     /// The saved example the answer was adapted from, when it was.
     public var example: Int64?
+    /// Two readings the engine cannot choose between: the question to ask back instead of refusing.
+    public var clarification: Clarification?
 
     public init(candidates: [String], chart: String? = nil, title: String? = nil, reason: String? = nil, confidence: Double? = nil, risks: [String] = []) {
         self.candidates = candidates
@@ -24,6 +26,19 @@ public struct EngineReply: Sendable, Equatable {
         self.confidence = confidence
         self.risks = risks
     }
+}
+
+/// A question back: which of a few readings was meant.
+public struct Clarification: Sendable, Equatable {
+    public struct Option: Sendable, Equatable {
+        /// What names the choice in a retried `ask` (`choice`): a column, `Table.Column`.
+        public let value: String
+        /// The choice in words.
+        public let label: String
+    }
+
+    public let message: String
+    public let options: [Option]
 }
 
 /// Reads SQL out of what models really send: the JSON object that was asked for, that object in

@@ -218,5 +218,9 @@ public struct Migrator: Sendable {
         Migration(version: 9, name: "cost limit per datasource") { _ in
             ["ALTER TABLE portico_datasources ADD COLUMN max_cost DOUBLE PRECISION"]
         },
+        // The readings an asker chose when asked back, which hold for the chat's next questions.
+        Migration(version: 10, name: "choices kept in chats") { _ in
+            ["ALTER TABLE portico_chat_records ADD COLUMN choices TEXT"]
+        },
     ]
 }

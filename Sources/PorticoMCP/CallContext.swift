@@ -29,6 +29,8 @@ public struct CallContext: Sendable {
     public let protocolVersion: String
     public let clientCapabilities: JSONObject
     public let logger: Logger
+    /// The client's answers to this tool's input requests, on a retried call.
+    public internal(set) var input: CallInput?
     let progressToken: JSON?
     let logLevel: LogLevel?
     let sink: NotificationSink?
@@ -47,6 +49,13 @@ public struct CallContext: Sendable {
         self.progressToken = progressToken
         self.logLevel = logLevel
         self.sink = sink
+    }
+
+    /// Whether the tool may ask the client for input: the stateless era, with the client's
+    /// declared `elicitation` capability (form mode).
+    public var canElicit: Bool {
+        guard ProtocolVersion.modern.contains(protocolVersion), let elicitation = clientCapabilities["elicitation"]?.objectValue else { return false }
+        return elicitation.isEmpty || elicitation["form"] != nil
     }
 
     /// Reports progress when the client asked for it with a progress token; otherwise nothing.

@@ -105,7 +105,14 @@ extension MCPEndpoint {
                 // The list depends on the caller's scopes and role, so shared caches must not reuse it.
                 result["cacheScope"] = exchange.principal == nil ? "public" : "private"
             case "tools/call":
-                return .toolResult(id: message.id, try await callTool(message, exchange: exchange, sink: sink), extra: envelope)
+                let called = try await callTool(message, exchange: exchange, sink: sink)
+                guard let asked = called.inputRequired, let state = called.sealedState else {
+                    return .toolResult(id: message.id, called, extra: envelope)
+                }
+                result = ["inputRequests": .object(asked.requests), "requestState": .string(state)]
+                result.merge(envelope) { _, new in new }
+                result["resultType"] = "input_required"
+                return .result(id: message.id, .object(result))
             case "resources/list", "resources/read", "resources/templates/list":
                 guard case .object(let answer) = try await resources(message, exchange: exchange) else { throw RPCError.internalError(message.method) }
                 result = answer
@@ -216,10 +223,21 @@ extension MCPEndpoint {
         }
 
         let logger = exchange.request.logger
-        let context = CallContext(
+        var context = CallContext(
             app: exchange.request.app, principal: principal, requestID: message.id,
             protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: logger,
             progressToken: message.meta?[MetaKey.progressToken], logLevel: exchange.logLevel, sink: sink)
+        // A retried call: the answers count only with the state this server sealed for this call and caller.
+        if let state = message.params?["requestState"] {
+            guard let text = state.stringValue else { throw RPCError.invalidParams("'requestState' must be the string the server gave") }
+            switch signer.openState(text, tool: tool.name, arguments: arguments, bindingKey: principal.bindingKey, now: clock.seconds) {
+            case .success(let opened):
+                let responses = message.params?["inputResponses"]?.objectValue ?? [:]
+                context.input = CallInput(responses: responses, state: opened)
+            case .failure(let problem):
+                throw RPCError.invalidParams(problem.message)
+            }
+        }
         toolLabel = tool.name
         let key = inflightKey(exchange, message.id)
         let handler = tool.handler
@@ -233,6 +251,16 @@ extension MCPEndpoint {
             }
             inflight.remove(token)
             outcome = result.isError ? .toolError : .ok
+            if let asked = result.inputRequired {
+                // Only the stateless era carries input requests in a result.
+                guard ProtocolVersion.modern.contains(exchange.protocolVersion) else {
+                    outcome = .toolError
+                    return .error("\(tool.name) needs input this protocol version cannot ask for")
+                }
+                var sealed = result
+                sealed.sealedState = signer.sealState(asked.state, tool: tool.name, arguments: arguments, bindingKey: principal.bindingKey, now: clock.seconds)
+                return sealed
+            }
             return result
         } catch let error as ToolError {
             inflight.remove(token)

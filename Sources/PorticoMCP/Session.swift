@@ -60,6 +60,14 @@ public struct SessionSigner: Sendable {
         bindings.hash(of: bindingKey)
     }
 
+    /// The MAC of a request state: the same key, another purpose.
+    func stateMAC(_ payload: [UInt8]) -> [UInt8] {
+        var hmac = keyed
+        hmac.update(data: Array("portico.request-state|".utf8))
+        hmac.update(data: payload)
+        return Array(hmac.finalize())
+    }
+
     private func mac(_ payload: [UInt8]) -> [UInt8] {
         var hmac = keyed
         hmac.update(data: payload)

@@ -47,6 +47,10 @@ public struct ToolResult: Sendable {
     public var content: [JSON]
     public var structuredContent: JSON?
     public var isError: Bool
+    /// Set when the tool needs the client's input before it can finish (2026-07-28 only).
+    public var inputRequired: InputRequired?
+    /// The sealed `requestState` of an `inputRequired` result, written by the endpoint.
+    var sealedState: String?
     /// Whether a text block carrying `structuredContent`'s compact JSON leads `content` (written
     /// straight from the value when the response is written, never held as a string).
     private(set) var mirrorsStructuredContent = false
@@ -62,6 +66,14 @@ public struct ToolResult: Sendable {
     public static func structured(_ value: JSON) -> ToolResult {
         var result = ToolResult(content: [], structuredContent: value)
         result.mirrorsStructuredContent = true
+        return result
+    }
+
+    /// Asks the client for input (an `InputRequiredResult`); the tool is called again with the
+    /// answers and `state` in `CallContext.input`.
+    public static func needsInput(_ requests: JSONObject, state: JSON) -> ToolResult {
+        var result = ToolResult(content: [])
+        result.inputRequired = InputRequired(requests: requests, state: state)
         return result
     }
 

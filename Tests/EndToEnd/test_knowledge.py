@@ -244,3 +244,116 @@ def test_a_query_on_the_apps_own_data_is_explained_without_running(taught):
     else:
         assert explained["estimatedCost"] > 0
     assert "DROP" in call(s, admin, "sql_explain", {"datasource": "main", "sql": "DROP TABLE Track"}, expect_error=True)
+
+
+@pytest.fixture(scope="module")
+def airline_server(tmp_path_factory):
+    from datasets import airline
+
+    path = tmp_path_factory.mktemp("air") / "airline.sqlite"
+    airline.build(str(path))
+    server = start_server(data_dir=tempfile.mkdtemp(prefix="portico-clarify-"))
+    server.cli("datasource", "add", "--name", "air", "--sqlite", str(path))
+    yield server, str(path)
+    server.stop()
+
+
+def tokyo_arrivals(path: str) -> int:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT COUNT(*) FROM flight f JOIN airport a ON f.dest_airport = a.code WHERE a.city = 'Tokyo'").fetchone()[0]
+    finally:
+        db.close()
+
+
+QUESTION = {"question": "How many flights go to Tokyo?", "datasource": "air", "model": "builtin"}
+
+
+def test_two_readings_are_asked_back_with_a_form_in_the_stateless_era(airline_server):
+    from mcp_types import ElicitResult
+
+    server, path = airline_server
+    forms = []
+
+    async def choose(context, params):
+        forms.append(params)
+        options = params.requested_schema["properties"]["choice"]["oneOf"]
+        picked = next(o["const"] for o in options if "dest" in o["title"])
+        return ElicitResult(action="accept", content={"choice": picked})
+
+    async def decline(context, params):
+        return ElicitResult(action="decline")
+
+    async def go(callback):
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+        import httpx2
+
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}"}, timeout=30)
+        async with Client(streamable_http_client(server.mcp, http_client=http), mode="auto", elicitation_callback=callback) as client:
+            assert client.protocol_version == "2026-07-28"
+            first = await client.call_tool("ask", QUESTION)
+            follow = None
+            if not first.is_error:
+                follow = await client.call_tool("ask", {"question": "and from Tokyo?", "datasource": "air", "model": "builtin",
+                                                        "chat_id": first.structured_content["chat_id"]})
+            return first, follow
+
+    answered, follow = run(go(choose))
+    assert not answered.is_error, answered.content
+    assert len(forms) == 1 and "which one is meant" in forms[0].message
+    assert {o["const"] for o in forms[0].requested_schema["properties"]["choice"]["oneOf"]} == {"flight.source_airport", "flight.dest_airport"}
+    assert answered.structured_content["rows"] == [[tokyo_arrivals(path)]]
+    assert "dest_airport" in answered.structured_content["sql"]
+    assert follow is not None and not follow.is_error and len(forms) == 1, "the chat keeps the choice: no second form"
+
+    declined, _ = run(go(decline))
+    assert declined.is_error and "No reading was chosen" in declined.content[0].text
+
+
+def test_without_elicitation_the_choices_are_listed_and_named_in_a_retry(airline_server):
+    server, path = airline_server
+
+    async def go():
+        async with connect(server, "legacy") as client:
+            asked = await client.call_tool("ask", QUESTION)
+            assert asked.is_error
+            text = asked.content[0].text
+            assert 'choice: "flight.source_airport"' in text and 'choice: "flight.dest_airport"' in text
+            answered = await client.call_tool("ask", {**QUESTION, "choice": "flight.dest_airport"})
+            assert not answered.is_error, answered.content
+            return answered.structured_content
+
+    assert run(go())["rows"] == [[tokyo_arrivals(path)]]
+
+
+def test_a_forged_or_misplaced_request_state_is_refused(airline_server):
+    import httpx2
+
+    server, _ = airline_server
+    headers = {"Authorization": f"Bearer {server.api_key}", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": "tools/call", "Mcp-Name": "ask"}
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+
+    def call(arguments, **extra):
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask", "arguments": arguments, "_meta": meta, **extra}}
+        return httpx2.post(server.mcp, headers=headers, json=body, timeout=30).json()
+
+    first = call(QUESTION)["result"]
+    assert first["resultType"] == "input_required" and set(first["inputRequests"]) == {"choice"}
+    state = first["requestState"]
+    accept = {"choice": {"action": "accept", "content": {"choice": "flight.dest_airport"}}}
+    assert call(QUESTION, requestState=state, inputResponses=accept)["result"]["resultType"] == "complete"
+    # Another question, a changed state, a choice that was not offered.
+    other = call({**QUESTION, "question": "How many flights leave Tokyo?"}, requestState=state, inputResponses=accept)
+    assert other["error"]["code"] == -32602 and "another call" in other["error"]["message"]
+    forged = call(QUESTION, requestState=state[:-4] + "AAAA", inputResponses=accept)
+    assert forged["error"]["code"] == -32602
+    odd = call(QUESTION, requestState=state, inputResponses={"choice": {"action": "accept", "content": {"choice": "airline.name"}}})
+    assert odd["result"]["isError"] is True
+    # Another caller cannot use it.
+    headers["Authorization"] = f"Bearer {server.new_key()}"
+    assert "another caller" in call(QUESTION, requestState=state, inputResponses=accept)["error"]["message"]

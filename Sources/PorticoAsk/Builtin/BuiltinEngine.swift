@@ -30,6 +30,14 @@ public struct BuiltinEngine: AskEngine {
             return reply
         }
         let interpreter = Interpreter(schema: schema, values: values)
+        // The keys the asker chose when asked which one a question goes through.
+        let chosen = Set(
+            request.choices.compactMap { choice in
+                schema.columnList.indices.first { c in
+                    let column = schema.column(c)
+                    return column.expression == nil && "\(schema.tables[column.table].name).\(column.name)".lowercased() == choice.lowercased()
+                }
+            })
         // A follow-up applies to the chat's last understood question, itself read as a follow-up of
         // the ones before it (the chat's last few turns are enough).
         // The parts of a follow-up's chain are read together for its risks ("only the top 3" names no table).
@@ -38,6 +46,7 @@ public struct BuiltinEngine: AskEngine {
         for turn in request.history.suffix(8) {
             if case .success(let understood) = interpreter.understand(turn.question, previous: previous) {
                 previous = understood.plan
+                previous?.via.formUnion(chosen)
                 previousItems = understood.followsUp ? previousItems + understood.items : understood.items
             }
         }
@@ -46,6 +55,7 @@ public struct BuiltinEngine: AskEngine {
             return EngineReply(candidates: [], reason: refusal.message)
         case .success(var understood):
             if understood.followsUp { understood.items = previousItems + understood.items }
+            understood.plan.via.formUnion(chosen)
             switch PlanCompiler(schema: schema, dialect: request.dialect).compileCounting(understood.plan) {
             case .success(let (sql, joined)):
                 let risks = interpreter.risks(
@@ -60,7 +70,18 @@ public struct BuiltinEngine: AskEngine {
                         confidence: confidence, risks: risks.map(\.rawValue))
                 }
                 return EngineReply(candidates: [sql], chart: understood.plan.chartHint, confidence: confidence, risks: risks.map(\.rawValue))
-            case .failure(let unwritable): return EngineReply(candidates: [], reason: unwritable.message)
+            case .failure(let unwritable):
+                var reply = EngineReply(candidates: [], reason: unwritable.message)
+                if unwritable.choices.count > 1 {
+                    let options = unwritable.choices.map { c in
+                        let column = schema.column(c)
+                        return Clarification.Option(value: "\(schema.tables[column.table].name).\(column.name)", label: column.words.joined(separator: " "))
+                    }
+                    reply.clarification = Clarification(
+                        message: "The question can be read through \(options.map { "\"\($0.label)\"" }.joined(separator: " or ")); which one is meant?",
+                        options: options)
+                }
+                return reply
             }
         }
     }

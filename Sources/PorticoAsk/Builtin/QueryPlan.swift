@@ -107,6 +107,8 @@ struct PlanCompiler {
     /// Why a plan could not be written as SQL.
     struct Unwritable: Error {
         let message: String
+        /// The keys the question could go through, when it is that the question named none of them.
+        var choices: [Int] = []
     }
 
     func sql(_ plan: QueryPlan) -> String? { try? compile(plan).get() }
@@ -117,7 +119,8 @@ struct PlanCompiler {
     static func ambiguity(_ edges: [SchemaModel.Edge], _ schema: SchemaModel) -> Unwritable {
         let names = edges.map { "\(schema.tables[$0.from].name).\(schema.column($0.fromColumn).name)" }
         return Unwritable(
-            message: "the question can go through \(names.joined(separator: " or ")); name the one it means (e.g. its column's words), or configure an LLM")
+            message: "the question can go through \(names.joined(separator: " or ")); name the one it means (e.g. its column's words), or configure an LLM",
+            choices: edges.map(\.fromColumn))
     }
 
     /// The SQL and how many tables it reads (the root and every table joined).
