@@ -248,7 +248,7 @@ def test_three_replicas_behind_nginx_serve_as_one(replicas):
     # Started together, they applied each migration exactly once between them.
     applied = [line for log in replicas.logs for line in log.read_text().splitlines() if "applied migration" in line]
     versions = sorted(int(re.search(r"version=(\d+)", line).group(1)) for line in applied)
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9], applied
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], applied
 
     replicas.cli("user", "create", "ada", "--role", "admin", "--password-stdin", stdin="a long admin password\n")
     replicas.cli("user", "create", "olive", "--role", "viewer", "--password-stdin", stdin="correct horse battery staple\n")
@@ -430,10 +430,10 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
         return subprocess.run([BINARY, *args, "--data-dir", target_dir], capture_output=True, text=True, env=target_env, timeout=120)
 
     dry = portico("migrate")
-    assert dry.returncode == 0 and dry.stdout.count("pending\t") == 9 and "--apply" in dry.stdout, dry.stdout + dry.stderr
+    assert dry.returncode == 0 and dry.stdout.count("pending\t") == 10 and "--apply" in dry.stdout, dry.stdout + dry.stderr
     assert "pending\t" in portico("migrate").stdout, "a dry run changes nothing"
     applied = portico("migrate", "--apply")
-    assert "Applied 9 migrations" in applied.stdout, applied.stdout + applied.stderr
+    assert "Applied 10 migrations" in applied.stdout, applied.stdout + applied.stderr
     assert "up to date" in portico("migrate").stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"table": "portico_users", "columns": [], "rows": []}\n')
