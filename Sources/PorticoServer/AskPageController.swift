@@ -30,6 +30,9 @@ struct AskPageController: Sendable {
         router.post("console/ask") { request, _ in
             try await withUser(request) { user, session in try await ask(request, user: user, session: session) }
         }
+        router.post("console/ask/example") { request, _ in
+            try await withUser(request) { user, session in try await saveExample(request, user: user, session: session) }
+        }
     }
 
     func withUser(_ request: Request, _ body: (User, String) async throws -> Response) async throws -> Response {
@@ -66,13 +69,45 @@ struct AskPageController: Sendable {
         }
     }
 
+    /// "Save as example": an answer of the user's chat becomes an example of its datasource,
+    /// verified by them; an app's administrators only (as `examples_create`).
+    func saveExample(_ request: Request, user: User, session: String) async throws -> Response {
+        let fields = try await Forms.fields(request)
+        guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else {
+            return pages.error(
+                "Form expired", "The form's security token is missing or wrong (CSRF). Reload the page and try again.", code: "csrf", status: .forbidden)
+        }
+        let roles = try await users.roles(userID: user.id)
+        let app = Self.app(Forms.first(fields, "app"), roles: roles)
+        let chat = Forms.first(fields, "chat").flatMap { Int64($0) }
+        guard policy.allows(roles[app], area: .datasources, write: true) else {
+            return try await page(user: user, session: session, app: app, chat: chat, error: "Only an administrator of app '\(app)' saves examples.")
+        }
+        guard let chat, let record = Forms.first(fields, "record").flatMap({ Int64($0) }) else {
+            return try await page(user: user, session: session, app: app, chat: chat, error: "Which answer? Ask a question first.")
+        }
+        do {
+            let caller = QueryCaller(
+                key: "user:\(user.id)",
+                rights: try await policy.tableRights(role: roles[app], app: app, caller: Caller(userID: user.id, userName: user.name), catalogs: asker.catalogs)
+            )
+            let example = try await asker.knowledge.saveAnswer(app: app, chatID: chat, recordID: record, userID: user.id, caller: caller)
+            return try await page(
+                user: user, session: session, app: app, chat: chat,
+                notice: "Saved as example \(example.id) of \(example.datasource): a question like it is answered from this SQL.")
+        } catch let error as DatasourceError {
+            return try await page(user: user, session: session, app: app, chat: chat, error: error.message)
+        }
+    }
+
     /// The app asked for when the user has a role there, else `main`, else their first app.
     static func app(_ wanted: String?, roles: [String: Role]) -> String {
         wanted.flatMap { roles[$0] == nil ? nil : $0 } ?? (roles["main"] != nil ? "main" : roles.keys.sorted().first ?? "main")
     }
 
     func page(
-        user: User, session: String, app wanted: String?, chat: Int64?, answer: AskAnswer? = nil, error: String? = nil, refusedSQL: String? = nil
+        user: User, session: String, app wanted: String?, chat: Int64?, answer: AskAnswer? = nil, error: String? = nil, refusedSQL: String? = nil,
+        notice: String? = nil
     ) async throws -> Response {
         let roles = try await users.roles(userID: user.id)
         let app = Self.app(wanted, roles: roles)
@@ -99,7 +134,7 @@ struct AskPageController: Sendable {
                     "refused": record.outcome != .answered, "message": record.message ?? "",
                 ] as [String: Any]
             },
-            "hasHistory": !history.isEmpty, "error": error, "refusedSQL": refusedSQL,
+            "hasHistory": !history.isEmpty, "error": error, "refusedSQL": refusedSQL, "notice": notice,
         ]
         if let answer {
             var shown: [String: Any] = [
@@ -110,6 +145,8 @@ struct AskPageController: Sendable {
             ]
             if answer.rows.count > 200 { shown["more"] = "\(answer.rows.count - 200) more rows not shown" }
             if let image = answer.imageName { shown["chart"] = "/images/" + image }
+            // An administrator may keep a good answer as an example.
+            if policy.allows(roles[app], area: .datasources, write: true), let record = answer.recordID { shown["record"] = String(record) }
             values["answer"] = shown
         }
         return pages.render("ask", values)

@@ -87,3 +87,38 @@ def test_the_page_needs_a_session_and_a_genuine_form(s):
     assert r.status_code == 303 and r.headers["location"] == "/login?next=/console/ask"
     r = httpx2.post(f"{s.base}/console/ask", data={"question": "x"}, follow_redirects=False)
     assert r.status_code == 303
+
+
+def test_an_administrator_saves_an_answer_as_an_example_and_a_member_cannot(s, artifacts):
+    s.cli("user", "create", "root", "--role", "admin", "--password-stdin", stdin=PASSWORD + "\n")
+
+    def sign_in(page, name):
+        page.goto(f"{s.base}/console/ask")
+        page.fill("#username", name)
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url("**/console/ask")
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        member = browser.new_context().new_page()
+        sign_in(member, "ada")
+        member.fill("#question", "Which 5 countries generated the most revenue?")
+        member.click("button.primary")
+        member.wait_for_selector("#answer")
+        assert member.locator("#save-example").count() == 0, "a member does not teach the engines"
+
+        admin = browser.new_context().new_page()
+        sign_in(admin, "root")
+        admin.fill("#question", "Which 5 countries generated the most revenue?")
+        admin.click("button.primary")
+        admin.wait_for_selector("#save-example")
+        admin.click("#save-example")
+        admin.wait_for_selector("#notice")
+        assert "Saved as example" in admin.inner_text("#notice")
+        admin.screenshot(path=str(artifacts / "ask-4-saved-example.png"), full_page=True)
+        browser.close()
+    listed = s.cli("example", "list", "--datasource", "main", "--json").stdout.splitlines()
+    saved = [json.loads(line) for line in listed]
+    assert [e["question"] for e in saved] == ["Which 5 countries generated the most revenue?"]
+    assert saved[0]["sql"] == as_run(TOP5) and saved[0]["verified_by"] is not None
