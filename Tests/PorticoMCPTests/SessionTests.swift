@@ -1,3 +1,4 @@
+import PorticoJSON
 import Testing
 
 @testable import PorticoMCP
@@ -24,6 +25,28 @@ import Testing
         #expect(signer.verify("v1.garbage.garbage", now: 1000) == nil)
         #expect(signer.verify("", now: 1000) == nil)
         #expect(signer.verify(String(repeating: "a", count: 10_000), now: 1000) == nil)
+    }
+
+    @Test func aRequestStateOpensOnlyForItsToolArgumentsCallerAndTime() {
+        let arguments: JSONObject = ["question": "How many flights go to Tokyo?", "datasource": "air"]
+        let state = signer.sealState(["options": ["a", "b"]], tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1000)
+        let otherReplica = SessionSigner(secret: Array("test secret".utf8))
+        guard case .success(let opened) = otherReplica.openState(state, tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100) else {
+            Issue.record("the state did not open")
+            return
+        }
+        #expect(opened["options"]?.arrayValue?.compactMap(\.stringValue) == ["a", "b"])
+        func problem(_ result: Result<JSON, SessionSigner.StateProblem>) -> SessionSigner.StateProblem? {
+            if case .failure(let problem) = result { return problem }
+            return nil
+        }
+        #expect(problem(signer.openState(state, tool: "sql_query", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .otherRequest)
+        #expect(problem(signer.openState(state, tool: "ask", arguments: ["question": "other"], bindingKey: "key:abc", now: 1100)) == .otherRequest)
+        #expect(problem(signer.openState(state, tool: "ask", arguments: arguments, bindingKey: "key:xyz", now: 1100)) == .otherCaller)
+        #expect(problem(signer.openState(state, tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1000 + 600)) == .expired)
+        #expect(problem(SessionSigner(secret: Array("other".utf8)).openState(state, tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
+        #expect(problem(signer.openState(state + "x", tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
+        #expect(problem(signer.openState("s1..", tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
     }
 
     @Test func sessionsAreUniqueAndBoundToTheirCredential() {
