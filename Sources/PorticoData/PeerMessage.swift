@@ -14,6 +14,12 @@ public enum PeerMessage: Sendable, Hashable {
     case toolsListChanged(userID: Int64)
     /// A new token signing key was made: every replica loads it.
     case signingKeysRotated
+    /// A client's answer (`body`, JSON) to a request a replica sent on a call's stream, keyed
+    /// `session|id`: the replica waiting for it takes it.
+    case inputResponse(key: String, body: String)
+
+    /// The largest answer relayed (PostgreSQL's NOTIFY payload is under 8,000 bytes).
+    public static let maxInputResponseBytes = 6000
 
     /// The message as text, `kind:argument`.
     public var encoded: String {
@@ -23,6 +29,7 @@ public enum PeerMessage: Sendable, Hashable {
         case .resourcesChanged(let app): "resources_changed:" + app
         case .toolsListChanged(let userID): "tools_list_changed:" + String(userID)
         case .signingKeysRotated: "signing_keys_rotated"
+        case .inputResponse(let key, let body): "input_response:" + key + " " + body
         }
     }
 
@@ -45,6 +52,9 @@ public enum PeerMessage: Sendable, Hashable {
         case "tools_list_changed":
             guard let userID = Int64(argument) else { return nil }
             self = .toolsListChanged(userID: userID)
+        case "input_response":
+            guard let space = argument.firstIndex(of: " ") else { return nil }
+            self = .inputResponse(key: String(argument[..<space]), body: String(argument[argument.index(after: space)...]))
         default:
             return nil
         }

@@ -15,10 +15,18 @@ public enum LogLevel: String, Sendable, CaseIterable, Comparable {
 /// Where the notifications of one request go: its own event stream, or nowhere.
 public struct NotificationSink: Sendable {
     let deliver: @Sendable (RPCNotification) -> Void
+    /// Any message on the request's own event stream (a request to the client), when it has one.
+    var send: (@Sendable (JSON) -> Void)? = nil
 
     public init(deliver: @escaping @Sendable (RPCNotification) -> Void) {
         self.deliver = deliver
     }
+}
+
+/// Asks the client for input in the handshake era: an `elicitation/create` request on the
+/// call's event stream, answered by the client in another POST.
+public struct Elicitor: Sendable {
+    let ask: @Sendable (JSON) async throws -> JSON
 }
 
 /// Everything a tool handler may know about the call it serves.
@@ -31,6 +39,8 @@ public struct CallContext: Sendable {
     public let logger: Logger
     /// The client's answers to this tool's input requests, on a retried call.
     public internal(set) var input: CallInput?
+    /// How to ask the client directly (handshake era, a client that declared elicitation, a streamed call).
+    var elicitor: Elicitor?
     let progressToken: JSON?
     let logLevel: LogLevel?
     let sink: NotificationSink?
@@ -56,6 +66,14 @@ public struct CallContext: Sendable {
     public var canElicit: Bool {
         guard ProtocolVersion.modern.contains(protocolVersion), let elicitation = clientCapabilities["elicitation"]?.objectValue else { return false }
         return elicitation.isEmpty || elicitation["form"] != nil
+    }
+
+    /// Asks the client with an `elicitation/create` request and returns its result (`{action,
+    /// content}`); `nil` when this call cannot ask (see `canElicit` for the stateless era) or the
+    /// client did not answer in time.
+    public func elicit(_ params: JSON) async -> JSON? {
+        guard let elicitor else { return nil }
+        return try? await elicitor.ask(params)
     }
 
     /// Reports progress when the client asked for it with a progress token; otherwise nothing.

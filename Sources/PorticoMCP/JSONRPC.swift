@@ -118,8 +118,9 @@ extension RPCError {
 public enum IncomingMessage: Sendable {
     case request(RequestMessage)
     case notification(method: String, params: JSONObject?)
-    /// A client's answer to a server-initiated request; Portico sends none, so these are acknowledged.
-    case response
+    /// A client's answer to a server-initiated request (`elicitation/create` in the handshake era):
+    /// its id, and its result or error object.
+    case response(id: RequestID?, answer: JSON)
 }
 
 /// A JSON-RPC request: it has an id and is owed exactly one response.
@@ -166,7 +167,7 @@ extension IncomingMessage {
             guard id != nil || object["error"] != nil else {
                 return .failure(IdentifiedError(id: nil, error: .invalidRequest("a response must carry the 'id' of the request it answers")))
             }
-            return .success(.response)
+            return .success(.response(id: id, answer: object["result"] ?? ["error": object["error"] ?? .null]))
         }
         guard let methodValue = object["method"] else {
             return .failure(IdentifiedError(id: id, error: .invalidRequest("missing 'method' member")))

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoJSON
 import Synchronization
@@ -227,6 +228,19 @@ extension MCPEndpoint {
             app: exchange.request.app, principal: principal, requestID: message.id,
             protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: logger,
             progressToken: message.meta?[MetaKey.progressToken], logLevel: exchange.logLevel, sink: sink)
+        // In the handshake era a streamed call may ask its client directly, when the client declared elicitation.
+        if !ProtocolVersion.modern.contains(exchange.protocolVersion), let nonce = exchange.session?.nonce,
+            exchange.session?.clientCapabilities.contains(.elicitation) == true, let send = sink?.send
+        {
+            let pending = pendingInputs
+            let deadline = exchange.deadline
+            context.elicitor = Elicitor { params in
+                let id = "portico-" + Base64URL.encode(Secrets.randomBytes(12))
+                return try await pending.ask(key: nonce + "|" + id, deadline: deadline - .seconds(1)) {
+                    send(["jsonrpc": "2.0", "id": .string(id), "method": "elicitation/create", "params": params])
+                }
+            }
+        }
         // A retried call: the answers count only with the state this server sealed for this call and caller.
         if let state = message.params?["requestState"] {
             guard let text = state.stringValue else { throw RPCError.invalidParams("'requestState' must be the string the server gave") }

@@ -157,9 +157,13 @@ extension MCPEndpoint {
             logLevel: session.flatMap { sessionLogLevels[$0.nonce] },
             deadline: .now + configuration.requestTimeout)
 
-        // One request asking for progress gets an event stream carrying the progress.
-        if !isBatch, let only = requests.first, case .success(.request) = decoded[0], only.meta?[MetaKey.progressToken] != nil {
-            return streamed(exchange, only)
+        // One request asking for progress gets an event stream carrying the progress; so does a call
+        // of a tool that may ask back, when the session's client can be asked.
+        if !isBatch, let only = requests.first, case .success(.request) = decoded[0] {
+            let asks =
+                only.method == "tools/call" && session?.clientCapabilities.contains(.elicitation) == true
+                && (only.params?["name"]?.stringValue).flatMap { registry.tool(named: $0, in: selection) }?.asksBack == true
+            if asks || only.meta?[MetaKey.progressToken] != nil { return streamed(exchange, only) }
         }
 
         var responses: [RPCResponse] = []
@@ -180,8 +184,19 @@ extension MCPEndpoint {
             switch item {
             case .failure(let failure):
                 add(.error(id: failure.id, failure.error))
-            case .success(.response):
-                continue
+            case .success(.response(let id, let answer)):
+                // The answer to a request this server sent on a call's stream, for whichever replica holds the call.
+                if let nonce = session?.nonce, let id {
+                    let key: String =
+                        switch id {
+                        case .string(let text): nonce + "|" + text
+                        case .int(let number): nonce + "|" + String(number)
+                        }
+                    if !pendingInputs.deliver(key: key, answer) {
+                        let body = answer.serializedString
+                        if body.utf8.count <= PeerMessage.maxInputResponseBytes { peerRelay.withLock { $0 }?(.inputResponse(key: key, body: body)) }
+                    }
+                }
             case .success(.notification(let method, let params)):
                 handleNotification(method: method, params: params, exchange: exchange)
             case .success(.request(let message)) where spent:
@@ -260,7 +275,8 @@ extension MCPEndpoint {
         }
         let quota = streamQuota
         let (frames, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
-        let sink = NotificationSink { notification in continuation.yield(EventStream.frame(notification.json)) }
+        var sink = NotificationSink { notification in continuation.yield(EventStream.frame(notification.json)) }
+        sink.send = { message in continuation.yield(EventStream.frame(message)) }
         let task = Task {
             let response: RPCResponse
             if exchange.modern {

@@ -72,6 +72,8 @@ public final class MCPEndpoint: Sendable {
     let ledger: any SessionLedger
     let policy: AccessPolicy
     let inflight = InflightCalls()
+    /// Requests this replica sent to clients, waiting for their answers.
+    let pendingInputs = PendingInputs()
     let streams = SessionStreams()
     let streamQuota = StreamQuota()
     let metrics = MCPMetrics()
@@ -193,6 +195,9 @@ public final class MCPEndpoint: Sendable {
             remember(level, for: session)
         case .signingKeysRotated:
             break
+        case .inputResponse(let key, let body):
+            guard let answer = try? JSONParser.parse(body, maxDepth: 32) else { return }
+            pendingInputs.deliver(key: key, answer)
         }
     }
 

@@ -152,6 +152,9 @@ public struct Tool: Sendable {
     /// Turns an error the handler threw into the error the caller sees (a `ToolError` becomes a
     /// tool result); applied once, where the call's errors are caught.
     public var mapError: (@Sendable (any Error) -> any Error)?
+    /// Whether the tool may ask the client back (`CallContext.elicit`): in the handshake era its
+    /// calls are answered on an event stream when the session's client declared elicitation.
+    public var asksBack = false
 
     public init(
         name: String, description: String, inputSchema: JSON, outputSchema: JSON? = nil,

@@ -313,6 +313,32 @@ def test_two_readings_are_asked_back_with_a_form_in_the_stateless_era(airline_se
     assert declined.is_error and "No reading was chosen" in declined.content[0].text
 
 
+def test_in_the_handshake_era_the_client_is_asked_on_the_calls_stream(airline_server):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_types import ElicitResult
+    import httpx2
+
+    server, path = airline_server
+    forms = []
+
+    async def choose(context, params):
+        forms.append(params)
+        return ElicitResult(action="accept", content={"choice": "flight.dest_airport"})
+
+    async def go():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}"}, timeout=30)
+        async with Client(streamable_http_client(server.mcp, http_client=http), mode="legacy", elicitation_callback=choose) as client:
+            assert client.protocol_version == "2025-11-25"
+            return await client.call_tool("ask", QUESTION)
+
+    answered = run(go())
+    assert not answered.is_error, answered.content
+    assert len(forms) == 1 and {o["const"] for o in forms[0].requested_schema["properties"]["choice"]["oneOf"]} == {
+        "flight.source_airport", "flight.dest_airport"}
+    assert answered.structured_content["rows"] == [[tokyo_arrivals(path)]]
+
+
 def test_without_elicitation_the_choices_are_listed_and_named_in_a_retry(airline_server):
     server, path = airline_server
 

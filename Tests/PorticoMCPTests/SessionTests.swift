@@ -44,7 +44,9 @@ import Testing
         #expect(problem(signer.openState(state, tool: "ask", arguments: ["question": "other"], bindingKey: "key:abc", now: 1100)) == .otherRequest)
         #expect(problem(signer.openState(state, tool: "ask", arguments: arguments, bindingKey: "key:xyz", now: 1100)) == .otherCaller)
         #expect(problem(signer.openState(state, tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1000 + 600)) == .expired)
-        #expect(problem(SessionSigner(secret: Array("other".utf8)).openState(state, tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
+        #expect(
+            problem(SessionSigner(secret: Array("other".utf8)).openState(state, tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100))
+                == .malformed)
         #expect(problem(signer.openState(state + "x", tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
         #expect(problem(signer.openState("s1..", tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
     }
