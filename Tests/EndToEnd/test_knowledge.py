@@ -69,6 +69,21 @@ def builtin(server, key, question, expect_error=False):
     return call(server, key, "ask", {"question": question, "model": "builtin"}, expect_error=expect_error)
 
 
+def teach_terms(s, admin) -> dict:
+    """The three terms the tests use, one of each kind (made once; later tests may run alone)."""
+    known = {t["term"]: t for t in call(s, admin, "terms_list", {"datasource": "main"})["data"]}
+    wanted = [
+        {"term": "vip customer", "synonyms": ["key account"], "description": "served by the senior representative",
+         "condition": {"table": "customer", "sql": "SupportRepId = 3"}},
+        {"term": "margin", "expression": {"table": "InvoiceLine", "sql": "UnitPrice * Quantity * 0.3"}},
+        {"term": "nation", "column": "Customer.country"},
+    ]
+    for term in wanted:
+        if term["term"] not in known:
+            known[term["term"]] = call(s, admin, "terms_create", {"datasource": "main", **term})
+    return known
+
+
 def test_each_kind_of_term_changes_what_the_builtin_engine_answers(taught):
     s, admin = taught["server"], taught["admin"]
     # Before: the words are the app's own, unknown to the engine, which refuses.
@@ -76,14 +91,9 @@ def test_each_kind_of_term_changes_what_the_builtin_engine_answers(taught):
     assert "margin" in builtin(s, admin, "What is the total margin of each media type?", expect_error=True)
     assert "nation" in builtin(s, admin, "How many customers are there in each nation?", expect_error=True)
 
-    condition = call(s, admin, "terms_create", {
-        "datasource": "main", "term": "vip customer", "synonyms": ["key account"], "description": "served by the senior representative",
-        "condition": {"table": "customer", "sql": "SupportRepId = 3"}})
-    assert condition["condition"] == {"table": "Customer", "sql": "SupportRepId = 3"}, "names take the schema's spelling"
-    call(s, admin, "terms_create", {
-        "datasource": "main", "term": "margin", "expression": {"table": "InvoiceLine", "sql": "UnitPrice * Quantity * 0.3"}})
-    column = call(s, admin, "terms_create", {"datasource": "main", "term": "nation", "column": "Customer.country"})
-    assert column["column"] == "Customer.Country"
+    saved = teach_terms(s, admin)
+    assert saved["vip customer"]["condition"] == {"table": "Customer", "sql": "SupportRepId = 3"}, "names take the schema's spelling"
+    assert saved["nation"]["column"] == "Customer.Country"
 
     vip = builtin(s, admin, "How many vip customers are there?")
     assert vip["rows"][0][0] == store_rows(s.data_dir, "SELECT COUNT(*) FROM Customer WHERE SupportRepId = 3",
@@ -123,6 +133,7 @@ def test_a_term_or_example_is_checked_before_it_is_saved(taught):
     for arguments, expected in bad:
         message = call(s, admin, "terms_create", {"datasource": "main", **arguments}, expect_error=True)
         assert expected in message, (arguments, message)
+    teach_terms(s, admin)
     assert "already names term" in call(s, admin, "terms_create", {"datasource": "main", "term": "Nation"}, expect_error=True)
     refused = call(s, admin, "examples_create", {"datasource": "main", "question": "wipe", "sql": "DELETE FROM Invoice"}, expect_error=True)
     assert "refused" in refused
@@ -159,6 +170,7 @@ def test_an_example_answers_a_question_with_other_values(taught, llm):
 
 def test_the_llm_gets_the_terms_the_question_uses_and_the_instructions(taught, llm):
     s, admin = taught["server"], taught["admin"]
+    teach_terms(s, admin)
     s.cli("datasource", "instructions", "main", "--set", "Amounts are in US dollars; a year is a calendar year.")
     assert "US dollars" in s.cli("datasource", "instructions", "main").stdout
     answer = call(s, admin, "ask", {"question": "How many vip customers live in Canada?"})
@@ -168,10 +180,17 @@ def test_the_llm_gets_the_terms_the_question_uses_and_the_instructions(taught, l
     assert "margin" not in system.split("</data>")[-1], "a term the question does not use is left out"
     assert "Amounts are in US dollars" in system
     assert question_of(llm.requests[-1]["messages"]).startswith("How many vip customers")
+    # Each kind of term, as the model reads it.
+    call(s, admin, "ask", {"question": "What is the margin of vip customers in each nation?"})
+    glossary = llm.requests[-1]["messages"][0]["content"].split("</data>")[-1]
+    assert "- margin: computed per row of InvoiceLine as UnitPrice * Quantity * 0.3" in glossary
+    assert "- nation: the column Customer.Country" in glossary
+    assert "- vip customer (also: key account): the rows of Customer where SupportRepId = 3" in glossary
 
 
 def test_a_role_never_sees_nor_is_answered_from_what_it_cannot_read(taught):
     s, admin, ana = taught["server"], taught["admin"], taught["ana"]
+    teach_terms(s, admin)
     hidden = call(s, admin, "examples_create", {
         "datasource": "main", "question": "How many customers of representative 4 live in 'Canada'?",
         "sql": "SELECT COUNT(*) AS customers FROM Customer WHERE SupportRepId = 4 AND Country = 'Canada'"})
