@@ -50,6 +50,8 @@ public struct KnowledgeService: Sendable {
         app: String, datasource: String, term: String, synonyms: [String] = [], description: String? = nil, meaning: MeaningDraft? = nil,
         by userID: Int64?
     ) async throws -> Term {
+        // The datasource must exist, whether or not the term names anything in it.
+        _ = try await datasources.schema(app: app, datasource: datasource)
         let existing = try await store.terms(app: app, datasource: datasource)
         guard existing.count < Self.maxPerDatasource else {
             throw DatasourceError("datasource '\(datasource)' has \(existing.count) terms, the most it keeps; remove some first")

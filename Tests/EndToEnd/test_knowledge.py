@@ -130,6 +130,7 @@ def test_a_term_or_example_is_checked_before_it_is_saved(taught):
         ({"term": "x7", "expression": {"table": "InvoiceLine", "sql": "Price * 2"}}, "does not run"),
         ({"term": "x8", "column": "Customer.Country", "condition": {"table": "Customer", "sql": "1 = 1"}}, "at most one"),
     ]
+    bad.append(({"term": "x9", "datasource": "nowhere"}, "no datasource 'nowhere'"))
     for arguments, expected in bad:
         message = call(s, admin, "terms_create", {"datasource": "main", **arguments}, expect_error=True)
         assert expected in message, (arguments, message)
