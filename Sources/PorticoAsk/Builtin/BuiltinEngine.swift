@@ -29,8 +29,8 @@ public struct BuiltinEngine: AskEngine {
             reply.example = example.id
             return reply
         }
-        let interpreter = Interpreter(schema: schema, values: values)
-        // The keys the asker chose when asked which one a question goes through.
+        var interpreter = Interpreter(schema: schema, values: values)
+        // The keys (or columns) the asker chose when asked which one a question means.
         let chosen = Set(
             request.choices.compactMap { choice in
                 schema.columnList.indices.first { c in
@@ -38,6 +38,7 @@ public struct BuiltinEngine: AskEngine {
                     return column.expression == nil && "\(schema.tables[column.table].name).\(column.name)".lowercased() == choice.lowercased()
                 }
             })
+        interpreter.chosen = chosen
         // A follow-up applies to the chat's last understood question, itself read as a follow-up of
         // the ones before it (the chat's last few turns are enough).
         // The parts of a follow-up's chain are read together for its risks ("only the top 3" names no table).
@@ -63,11 +64,16 @@ public struct BuiltinEngine: AskEngine {
                 let confidence = risks.reduce(understood.confidence) { $0 * $1.weight }
                 guard confidence >= Interpreter.threshold - 1e-9 else {
                     let reasons = Array(Set(risks.filter { $0.weight < 1 }.map(\.reason))).sorted()
-                    return EngineReply(
+                    var reply = EngineReply(
                         candidates: [],
                         reason: "the built-in engine is not sure enough of its reading (\(reasons.joined(separator: "; "))) to answer; "
                             + "rephrase with the table and column names (datasource_describe lists them), or configure an LLM with `portico llm add`",
                         confidence: confidence, risks: risks.map(\.rawValue))
+                    // When only which column a word or value means stands in the way, ask which.
+                    let ambiguous: Set<Risk> = [.pickedColumn, .valueInManyColumns]
+                    let otherwise = risks.filter { !ambiguous.contains($0) }.reduce(understood.confidence) { $0 * $1.weight }
+                    if otherwise >= Interpreter.threshold - 1e-9 { reply.clarification = interpreter.clarification(understood.items) }
+                    return reply
                 }
                 return EngineReply(candidates: [sql], chart: understood.plan.chartHint, confidence: confidence, risks: risks.map(\.rawValue))
             case .failure(let unwritable):
@@ -88,6 +94,32 @@ public struct BuiltinEngine: AskEngine {
 }
 
 extension Interpreter {
+    /// The question back for the first word or value of `items` that names several columns.
+    func clarification(_ items: [Item]) -> Clarification? {
+        for item in items {
+            let columns: [Int]
+            let what: String
+            switch item {
+            case .columns(let cs) where cs.count > 1:
+                columns = cs
+                what = "A word of the question names \(cs.count) columns"
+            case .value(let entries, let phrase, _) where Set(entries.map(\.column)).count > 1:
+                columns = Array(Set(entries.map(\.column))).sorted()
+                what = "'\(phrase)' is a value of \(columns.count) columns"
+            default:
+                continue
+            }
+            let options = columns.prefix(8).map { c in
+                let column = schema.column(c)
+                return Clarification.Option(
+                    value: "\(schema.tables[column.table].name).\(column.name)",
+                    label: "\(column.words.joined(separator: " ")) of \(schema.tables[column.table].name)")
+            }
+            return Clarification(message: "\(what): \(options.map { "\"\($0.label)\"" }.joined(separator: " or ")); which one is meant?", options: options)
+        }
+        return nil
+    }
+
     func understand(_ question: String, previous: QueryPlan? = nil) -> Result<Understood, NotUnderstood> {
         do {
             return .success(try interpret(question, previous: previous))

@@ -4,6 +4,8 @@
 struct Interpreter {
     let schema: SchemaModel
     let values: ValueIndex
+    /// Columns the asker chose when asked back: a word or value that names several columns means these.
+    var chosen: Set<Int> = []
 
     struct Understood: Sendable {
         var plan: QueryPlan
@@ -42,7 +44,20 @@ struct Interpreter {
         if let write = reader.tokens.first(where: { Lexicon.writeVerbs.contains($0.lower) && !$0.quoted }) {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
-        let items = try recognize(&reader)
+        var items = try recognize(&reader)
+        // What the asker chose narrows a word or a value that names several columns to the one meant.
+        if !chosen.isEmpty {
+            items = items.map { item in
+                switch item {
+                case .columns(let cs) where cs.count > 1 && cs.contains(where: chosen.contains):
+                    return .columns(cs.filter(chosen.contains))
+                case .value(let entries, let phrase, let partial) where entries.contains(where: { chosen.contains($0.column) }):
+                    return .value(entries.filter { chosen.contains($0.column) }, phrase: phrase, partial: partial)
+                default:
+                    return item
+                }
+            }
+        }
         // Words of the column a value was found in say nothing more ("a First class seat", seat_class = 'First').
         let valueColumnWords = Set(
             items.flatMap { item -> [String] in
