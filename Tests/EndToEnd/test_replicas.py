@@ -4,6 +4,7 @@ database, and the database going away under load. Each test starts its own throw
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -471,3 +472,45 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
         assert "olive" in users and "admin" in users
     finally:
         server.stop()
+
+
+def test_a_clients_answer_to_a_question_back_reaches_the_replica_that_asked(replicas, tmp_path):
+    """The handshake era's elicitation/create goes out on replica 0's event stream; the client's
+    answer is POSTed to replica 1 (no sticky balancing), which relays it to replica 0."""
+    from datasets import airline
+
+    path = tmp_path / "airline.sqlite"
+    airline.build(str(path))
+    replicas.cli("user", "create", "ada", "--role", "admin", "--password-stdin", stdin="a long admin password\n")
+    key = replicas.cli("apikey", "create", "--user", "ada").strip().splitlines()[-1]
+    replicas.cli("datasource", "add", "--name", "air", "--sqlite", str(path))
+    headers = {**bearer(key), "MCP-Protocol-Version": "2025-11-25"}
+    with httpx2.Client(timeout=30) as c:
+        r = c.post(f"{replicas.replica(0)}/api/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "e2e", "version": "1"}}})
+        headers["Mcp-Session-Id"] = r.headers["mcp-session-id"]
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {
+            "question": "How many flights go to Tokyo?", "datasource": "air", "model": "builtin"}}}
+        asked, answered = None, None
+        with c.stream("POST", f"{replicas.replica(0)}/api/mcp", headers=headers, json=call) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            for line in stream.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                message = json.loads(line[5:])
+                if message.get("method") == "elicitation/create":
+                    asked = message
+                    reply = c.post(f"{replicas.replica(1)}/api/mcp", headers=headers, json={
+                        "jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {"choice": "flight.dest_airport"}}})
+                    assert reply.status_code == 202
+                elif message.get("id") == 2:
+                    answered = message
+                    break
+    assert asked is not None, "the server asked on the call's stream"
+    assert answered is not None and not answered["result"].get("isError"), answered
+    import sqlite3
+
+    db = sqlite3.connect(str(path))
+    gold = db.execute("SELECT COUNT(*) FROM flight f JOIN airport a ON f.dest_airport = a.code WHERE a.city = 'Tokyo'").fetchone()[0]
+    db.close()
+    assert answered["result"]["structuredContent"]["rows"] == [[gold]]
