@@ -11,7 +11,16 @@ extension Interpreter.Assembly {
             if let entries = items.lazy.compactMap({ if case .value(let e, _, _) = $0 { return e } else { return nil } }).first {
                 subject = schema.column(entries[0].column).table
             } else if let cs = items.lazy.compactMap({ if case .columns(let cs) = $0 { return cs } else { return nil } }).first {
-                subject = schema.column(cs[0]).table
+                // The table most of the named columns are in ("role codes, role names and role
+                // descriptions": the roles, though employees have a role code too).
+                let named = items.compactMap { if case .columns(let cs) = $0 { return Set(cs.map { schema.column($0).table }) } else { return nil } }
+                let first = schema.column(cs[0]).table
+                let candidates = cs.map { schema.column($0).table }
+                subject =
+                    candidates.max { a, b in
+                        let (na, nb) = (named.filter { $0.contains(a) }.count, named.filter { $0.contains(b) }.count)
+                        return na != nb ? na < nb : (b == first && a != first)
+                    } ?? first
             }
         }
         guard let root = grouping.flatMap(entityTable) ?? subject ?? counted ?? measureTable(measure) else {

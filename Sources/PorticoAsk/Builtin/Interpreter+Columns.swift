@@ -2,12 +2,17 @@ extension Interpreter {
     /// Of several columns a word names, the one in (or nearest to) the tables the question is about.
     func pickColumn(_ columns: [Int], near tables: [Int]) -> Int? {
         guard !columns.isEmpty else { return nil }
-        func rank(_ c: Int) -> (Int, Int, Int) {
+        func rank(_ c: Int) -> (Int, Int, Int, Int) {
             let table = schema.column(c).table
             let position = tables.firstIndex(of: table) ?? Int.max
             let distance = tables.compactMap { schema.distance($0, table) }.min() ?? 99
+            // Of a table's columns one word names, the one that names its rows ("the names of songs":
+            // song_name, not artist_name), or one named after the table.
+            let column = schema.column(c)
+            let tableWords = schema.tables[table].words.flatMap(Lexicon.forms)
+            let own = schema.tables[table].labels.contains(c) || column.words.contains(where: tableWords.contains) ? 0 : 1
             // Whole-name matches were listed before partial ones; keep that order last.
-            return (position == Int.max ? 1 : 0, position == Int.max ? distance : position, columns.firstIndex(of: c) ?? 0)
+            return (position == Int.max ? 1 : 0, position == Int.max ? distance : position, own, columns.firstIndex(of: c) ?? 0)
         }
         return columns.min { rank($0) < rank($1) }
     }
