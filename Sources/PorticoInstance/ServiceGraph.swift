@@ -63,8 +63,8 @@ extension PorticoStores {
     /// The tools of an app's endpoint: every package of `ToolInventory`, in its order, and the
     /// schema resources.
     public func appTools(
-        authorizationServer: AuthorizationServer, asker: AskService, schema: SchemaService, audit: AuditTrail?, imageBaseURL: String, applicationQuota: Int,
-        pageSize: Int
+        authorizationServer: AuthorizationServer, asker: AskService, schema: SchemaService, audit: AuditTrail?, imageBaseURL: String, iconBaseURL: String,
+        applicationQuota: Int, pageSize: Int
     ) -> (registry: ToolRegistry, resources: ResourceProvider) {
         let apps = self.apps
         let schemaPackage = SchemaPackage(schema: schema)
@@ -80,7 +80,7 @@ extension PorticoStores {
                     offered: { app in try await apps.offeredPackages()[app] ?? nil }, set: { app, names in try await apps.setOfferedPackages(app, names) })
             ).package,
             AskPackage(asker: asker, imageBaseURL: imageBaseURL).package,
-        ]
+        ].map { $0.withIcon(baseURL: iconBaseURL) }
         let registry = ToolRegistry(packages: ToolInventory.ordered(packages), defaultPackages: ToolInventory.defaults, pageSize: pageSize)
         return (registry, schemaPackage.resources)
     }

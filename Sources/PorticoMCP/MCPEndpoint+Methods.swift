@@ -99,6 +99,9 @@ extension MCPEndpoint {
                     "ttlMs": .int(configuration.toolsListTTLMilliseconds),
                     "cacheScope": "public",
                 ]
+                // The whole identity (icons, description) here; every other result carries the brief one.
+                result["_meta"] = [MetaKey.serverInfo: configuration.identity.json]
+                return .result(id: message.id, .object(result.merging(envelope) { mine, _ in mine }))
             case "tools/list":
                 guard case .object(let list) = try listTools(message, exchange: exchange) else { throw RPCError.internalError("tools/list") }
                 result = list

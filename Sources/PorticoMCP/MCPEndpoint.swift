@@ -12,14 +12,30 @@ public struct ServerIdentity: Sendable {
     public var name: String
     public var title: String
     public var version: String
+    public var description: String?
+    public var websiteURL: String?
+    public var icons: [Icon]
 
-    public init(name: String, title: String, version: String) {
+    public init(name: String, title: String, version: String, description: String? = nil, websiteURL: String? = nil, icons: [Icon] = []) {
         self.name = name
         self.title = title
         self.version = version
+        self.description = description
+        self.websiteURL = websiteURL
+        self.icons = icons
     }
 
-    var json: JSON { ["name": .string(name), "title": .string(title), "version": .string(version)] }
+    /// Name, title and version: what every modern-era result carries in its `_meta`.
+    var brief: JSON { ["name": .string(name), "title": .string(title), "version": .string(version)] }
+
+    /// The whole identity, for `initialize` and `server/discover`.
+    var json: JSON {
+        var object: JSONObject = ["name": .string(name), "title": .string(title), "version": .string(version)]
+        if let description { object["description"] = .string(description) }
+        if let websiteURL { object["websiteUrl"] = .string(websiteURL) }
+        if !icons.isEmpty { object["icons"] = .array(icons.map(\.json)) }
+        return .object(object)
+    }
 }
 
 /// The MCP streamable HTTP endpoint: both protocol eras, sessions, batches, event streams and
@@ -94,7 +110,7 @@ public final class MCPEndpoint: Sendable {
         clock: WallClock = .system
     ) {
         self.clock = clock
-        modernResultMembers = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.json]]
+        modernResultMembers = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.brief]]
         self.configuration = configuration
         self.registry = registry
         self.signer = signer

@@ -31,6 +31,30 @@ public struct ToolAnnotations: Sendable {
     }
 }
 
+/// An image a client may show beside a tool or the server (MCP `Icon`, 2025-11-25).
+public struct Icon: Sendable, Hashable {
+    public var src: String
+    public var mimeType: String?
+    /// `WxH` sizes, or `any` for a scalable image.
+    public var sizes: [String]
+
+    public init(src: String, mimeType: String? = nil, sizes: [String] = []) {
+        self.src = src
+        self.mimeType = mimeType
+        self.sizes = sizes
+    }
+
+    /// A scalable SVG image at `src`.
+    public static func svg(_ src: String) -> Icon { Icon(src: src, mimeType: "image/svg+xml", sizes: ["any"]) }
+
+    public var json: JSON {
+        var object: JSONObject = ["src": .string(src)]
+        if let mimeType { object["mimeType"] = .string(mimeType) }
+        if !sizes.isEmpty { object["sizes"] = JSON(sizes) }
+        return .object(object)
+    }
+}
+
 /// What a user's role must allow for a tool to be offered and run.
 public enum ToolAccess: Sendable {
     /// Record tools: the per-collection check happens in the data layer; here only whether the
@@ -143,12 +167,14 @@ public struct Tool: Sendable {
     /// `inputSchema`, compiled once for the check of every call's arguments.
     public let argumentSchema: CompiledSchema
     public let outputSchema: JSON?
-    public let annotations: ToolAnnotations
+    public private(set) var annotations: ToolAnnotations
+    /// Images a client may show beside the tool (its package's).
+    public private(set) var icons: [Icon] = []
     public let requiredScope: Scope
     public let access: ToolAccess
     public let handler: Handler
     /// The tool as listed in `tools/list`, built once.
-    public let definition: JSON
+    public private(set) var definition: JSON
     /// Turns an error the handler threw into the error the caller sees (a `ToolError` becomes a
     /// tool result); applied once, where the call's errors are caught.
     public var mapError: (@Sendable (any Error) -> any Error)?
@@ -169,13 +195,30 @@ public struct Tool: Sendable {
         self.requiredScope = requiredScope
         self.access = access
         self.handler = handler
+        definition = .null
+        definition = makeDefinition()
+    }
+
+    /// The tool with a human title (listed as `title` and `annotations.title`) and icons.
+    public func presented(title: String, icons: [Icon]) -> Tool {
+        var tool = self
+        tool.annotations.title = title
+        tool.icons = icons
+        tool.definition = tool.makeDefinition()
+        return tool
+    }
+
+    public var title: String? { annotations.title }
+
+    private func makeDefinition() -> JSON {
         var object: JSONObject = ["name": .string(name)]
         if let title = annotations.title { object["title"] = .string(title) }
         object["description"] = .string(description)
         object["inputSchema"] = inputSchema
         if let outputSchema { object["outputSchema"] = outputSchema }
         object["annotations"] = annotations.json
-        definition = .object(object)
+        if !icons.isEmpty { object["icons"] = .array(icons.map(\.json)) }
+        return .object(object)
     }
 }
 
@@ -183,11 +226,29 @@ public struct Tool: Sendable {
 public struct ToolPackage: Sendable {
     public let name: String
     public let summary: String
-    public let tools: [Tool]
+    public private(set) var tools: [Tool]
 
     public init(name: String, summary: String, tools: [Tool]) {
         self.name = name
         self.summary = summary
         self.tools = tools
+    }
+
+    /// The package with each tool's human title: every tool must have one (a missing title is a
+    /// programming error caught when the package is built).
+    public func titled(_ titles: [String: String]) -> ToolPackage {
+        var package = self
+        package.tools = tools.map { tool in
+            guard let title = titles[tool.name] else { preconditionFailure("tool \(tool.name) has no title") }
+            return tool.presented(title: title, icons: tool.icons)
+        }
+        return package
+    }
+
+    /// The package with `icon` beside each of its tools.
+    public func withIcon(_ icon: Icon) -> ToolPackage {
+        var package = self
+        package.tools = tools.map { $0.presented(title: $0.title ?? $0.name, icons: [icon]) }
+        return package
     }
 }

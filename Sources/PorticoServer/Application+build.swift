@@ -122,6 +122,7 @@ func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Ro
     router.add(middleware: RequestIDMiddleware(trustedProxies: configuration.trustedProxies))
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
+    IconController().addRoutes(to: router)
     MetricsController(registry: MetricsController.registry, endpoint: parts.endpoint).addRoutes(to: router)
     OAuthController(
         server: parts.authorizationServer, pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, throttle: parts.throttle,
@@ -149,6 +150,7 @@ func buildSQLBotRouter(_ parts: ServerParts, configuration: ServerConfiguration)
     router.add(middleware: RequestIDMiddleware(trustedProxies: configuration.trustedProxies))
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
+    IconController().addRoutes(to: router)
     SQLBotController(
         mcp: MCPController(
             endpoint: endpoint, authenticator: OpenAuthenticator(wrapped: parts.authenticator), apps: parts.apps, baseURL: parts.sqlbotBaseURL,
@@ -214,9 +216,13 @@ struct ServerParts {
         let audit = stores.auditTrail(retentionDays: configuration.auditRetentionDays, logger: logger)
         let tools = stores.appTools(
             authorizationServer: authorizationServer, asker: asker, schema: stores.schemaService(), audit: audit, imageBaseURL: baseURL + "/images/",
+            iconBaseURL: baseURL + "/icons/",
             applicationQuota: configuration.applicationQuota, pageSize: configuration.toolsPageSize)
         var endpointConfiguration = MCPEndpoint.Configuration(
-            identity: ServerIdentity(name: "portico", title: "Portico", version: porticoVersion),
+            identity: ServerIdentity(
+                name: "portico", title: "Portico", version: porticoVersion,
+                description: "An organisation's data for AI agents: records, schema, roles, users and questions in plain language",
+                icons: [.svg(baseURL + "/icons/portico.svg")]),
             publicDiscovery: configuration.publicDiscovery,
             allowedOrigins: configuration.allowedOrigins(port: port),
             instructions: { app in await DataPackage.instructions(app: app, catalogs: catalogs) })
@@ -266,12 +272,14 @@ struct ServerParts {
             sqlbotConfiguration.allowedOrigins = configuration.allowedOrigins(port: sqlbotPort)
             // SQLBot's listener serves its own tools only (its calls are audited like the main endpoint's).
             sqlbotConfiguration.resources = nil
+            sqlbotConfiguration.identity.icons = [.svg(sqlbotBaseURL + "/icons/portico.svg")]
             sqlbotConfiguration.instructions = { _ in
                 "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."
             }
             sqlbot = service
             sqlbotEndpoint = stores.endpoint(
-                configuration: sqlbotConfiguration, registry: ToolRegistry(packages: [package.package], defaultPackages: [ToolInventory.sqlbot]),
+                configuration: sqlbotConfiguration,
+                registry: ToolRegistry(packages: [package.package.withIcon(baseURL: sqlbotBaseURL + "/icons/")], defaultPackages: [ToolInventory.sqlbot]),
                 signer: signer, revocations: revocations)
         }
         return ServerParts(

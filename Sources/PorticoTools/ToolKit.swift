@@ -88,15 +88,17 @@ struct ToolArguments {
 }
 
 extension ToolPackage {
-    /// A package whose tools' errors pass through `ToolErrors.map` where the endpoint catches them.
-    static func mapped(name: String, summary: String, tools: [Tool]) -> ToolPackage {
+    /// A package whose tools' errors pass through `ToolErrors.map` where the endpoint catches
+    /// them, each tool with its title from `titles`.
+    static func mapped(name: String, summary: String, tools: [Tool], titles: [String: String] = ToolTitles.byName) -> ToolPackage {
         ToolPackage(
             name: name, summary: summary,
             tools: tools.map { tool in
                 var mapped = tool
                 mapped.mapError = ToolErrors.map
                 return mapped
-            })
+            }
+        ).titled(titles)
     }
 }
 

@@ -45,6 +45,47 @@ def test_negotiates_the_era_and_lists_the_crud_tools(server, mode, version):
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_every_tool_has_a_title_and_its_package_icon(server, mode):
+    packages = ["data", "schema", "users", "applications", "apikeys", "acl", "ask"]
+
+    async def go():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}", "x-mcp-packages": ",".join(packages)}, timeout=30)
+        async with Client(streamable_http_client(server.mcp, http_client=http), mode=mode) as client:
+            info = client.server_info
+            assert info is not None and info.title == "Portico"
+            tools = (await client.list_tools()).tools
+            return info, tools
+
+    info, tools = run(go())
+    assert len(tools) > 40
+    titles = [t.title for t in tools]
+    assert all(title and title.strip() and title != t.name for title, t in zip(titles, tools)), [t.name for t in tools if not t.title]
+    assert len(set(titles)) == len(titles), "two tools share a title"
+    icon_urls = set()
+    for tool in tools:
+        assert tool.annotations.title == tool.title
+        assert len(tool.icons) == 1 and tool.icons[0].mime_type == "image/svg+xml" and tool.icons[0].sizes == ["any"]
+        icon_urls.add(str(tool.icons[0].src))
+    # One icon per package, each served by Portico itself as a script-free SVG.
+    assert {url.rsplit("/", 1)[1] for url in icon_urls} == {p + ".svg" for p in packages}
+    if mode == "legacy":
+        # The whole identity (icons, description) comes with initialize; 2026-07-28 results carry the brief one.
+        assert info.icons and str(info.icons[0].src).endswith("/icons/portico.svg")
+        assert info.description
+        icon_urls.add(str(info.icons[0].src))
+    with httpx2.Client(timeout=10) as http:
+        for url in sorted(icon_urls):
+            assert url.startswith(server.base + "/icons/")
+            r = http.get(url)
+            assert r.status_code == 200, url
+            assert r.headers["content-type"] == "image/svg+xml"
+            assert "default-src 'none'" in r.headers["content-security-policy"]
+            assert r.text.startswith("<svg") and "<script" not in r.text and "href" not in r.text
+        missing = http.get(server.base + "/icons/nothing.svg")
+        assert missing.status_code == 404 and "data.svg" in missing.text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_reads_filters_sorts_and_paginates_chinook(server, mode):
     async def go():
         async with connect(server, mode) as client:

@@ -52,7 +52,7 @@ import Testing
                 Tool(name: "fails", description: "", inputSchema: ["type": "object"], annotations: .read, requiredScope: .mcp, access: .open) { _, _ in
                     throw error
                 }
-            ])
+            ], titles: ["fails": "Fail"])
     }
 
     @Test func errorsFromBelowBecomeToolErrorsInOnePlace() async throws {
@@ -134,6 +134,27 @@ import Testing
         await #expect(processExitsWith: .failure) {
             let undeclared = Param.string("secret")
             _ = try? ToolInput(["secret": "x"], declared: ["name"])[undeclared]
+        }
+    }
+}
+
+@Suite struct ToolPresentationTests {
+    static func package() -> ToolPackage {
+        ToolPackage(name: "p", summary: "p", tools: [ToolDeclarationTests.tool()])
+    }
+
+    @Test func aTitleAndThePackageIconAreListedWithTheTool() throws {
+        let tool = try #require(Self.package().titled(["t": "Test things"]).withIcon(baseURL: "https://example.test/icons/").tools.first)
+        let listed = try #require(tool.definition.objectValue)
+        #expect(listed["title"] == "Test things")
+        #expect(listed["annotations"]?.objectValue?["title"] == "Test things")
+        #expect(listed["icons"] == [["src": "https://example.test/icons/p.svg", "mimeType": "image/svg+xml", "sizes": ["any"]]])
+        #expect(listed["inputSchema"] == ToolDeclarationTests.tool().inputSchema, "the rest of the definition is unchanged")
+    }
+
+    @Test func aToolWithoutATitleStopsTheStart() async {
+        await #expect(processExitsWith: .failure) {
+            _ = ToolPresentationTests.package().titled(["other": "Other"])
         }
     }
 }
