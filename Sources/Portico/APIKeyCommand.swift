@@ -20,6 +20,7 @@ struct APIKeyCommand: AsyncParsableCommand {
         @Option(name: .customLong("expires-in"), help: "Lifetime such as 3600, 90m, 12h, 30d or 1y (default: no expiry).")
         var expiresIn: String?
         @Option(help: "The app whose endpoint the key opens; other apps refuse it (default main).") var app = "main"
+        @Option(help: "Requests a minute the key may make, as N/min, instead of the server's --rate-limit.") var rate: String?
 
         func run() async throws {
             try await common.withStores { stores in try await create(stores) }
@@ -41,16 +42,19 @@ struct APIKeyCommand: AsyncParsableCommand {
                 scopeSet = parsed.scopes
             }
             let lifetime = try expiresIn.map(parseDuration)
+            let perMinute = try rate.map { text throws(ValidationError) in
+                do throws(DataError) { return try RateLimiter.parseRate(text, per: "min") } catch { throw ValidationError("--rate: \(error.message)") }
+            }
             guard try await stores.apps.names().contains(app) else { throw ValidationError("there is no app '\(app)'; see `portico app list`") }
             guard try await stores.users.role(app: app, userID: owner.id) != nil else {
                 throw ValidationError(
                     "\(owner.name) has no role in app '\(app)'; give them one first (users_set_roles on its endpoint, or portico user set-role)")
             }
             let (key, token) = try await report {
-                try await stores.apiKeys.create(userID: owner.id, name: name, scopes: scopeSet, expiresIn: lifetime, app: app)
+                try await stores.apiKeys.create(userID: owner.id, name: name, scopes: scopeSet, expiresIn: lifetime, app: app, ratePerMinute: perMinute)
             }
             print(
-                "Created API key \(key.id) for \(owner.name) in app \(app)\(scopeSet.map { " with scopes \($0.text)" } ?? "")\(key.expiresAt.map { ", expiring \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? ""). It is shown once:"
+                "Created API key \(key.id) for \(owner.name) in app \(app)\(scopeSet.map { " with scopes \($0.text)" } ?? "")\(key.expiresAt.map { ", expiring \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? "")\(perMinute.map { ", at most \($0) requests a minute" } ?? ""). It is shown once:"
             )
             print(token)
         }
@@ -72,9 +76,11 @@ struct APIKeyCommand: AsyncParsableCommand {
                 userID = found.id
             }
             let now = Int64(Date().timeIntervalSince1970)
-            print("id\tuser\tapp\tname\tscopes\tstatus")
+            print("id\tuser\tapp\tname\tscopes\tstatus\trate")
             for key in try await stores.apiKeys.list(userID: userID) {
-                print("\(key.id)\t\(key.userName)\t\(key.app)\t\(key.name)\t\(key.scopes?.text ?? "*")\t\(key.status(at: now))")
+                print(
+                    "\(key.id)\t\(key.userName)\t\(key.app)\t\(key.name)\t\(key.scopes?.text ?? "*")\t\(key.status(at: now))\t\(key.ratePerMinute.map { "\($0)/min" } ?? "-")"
+                )
             }
         }
     }

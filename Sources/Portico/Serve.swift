@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PorticoAsk
 import PorticoAuth
+import PorticoData
 import PorticoInstance
 import PorticoServer
 
@@ -59,6 +60,19 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .customLong("application-quota"), help: "OAuth applications each app may register; -1 for no limit (default \(defaults.applicationQuota)).")
     var applicationQuota: Int?
+
+    @Option(
+        name: .customLong("rate-limit"),
+        help:
+            "Requests a minute each credential (API key, OAuth client, signed-in user) may make, as N/min; an API key made with --rate has its own. None by default."
+    )
+    var rateLimit: String?
+
+    @Option(name: .customLong("app-rate-limit"), help: "Requests a minute each app's endpoint takes from all its callers together, as N/min. None by default.")
+    var appRateLimit: String?
+
+    @Option(name: .customLong("tool-call-quota"), help: "Tool calls a UTC day each credential may make, as N/day. None by default.")
+    var toolCallQuota: String?
 
     @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds (default \(defaults.accessTokenLifetime)).")
     var accessTokenTTL: Int?
@@ -153,6 +167,10 @@ struct Serve: AsyncParsableCommand {
         c.auditRetentionDays = try Setting.int(auditRetentionDays, "audit-retention-days", in: 0...36500) ?? c.auditRetentionDays
         c.demoMode = Setting.flag(demoMode, "demo-mode")
         c.applicationQuota = try Setting.int(applicationQuota, "application-quota", in: -1...1_000_000) ?? c.applicationQuota
+        c.rateLimits = RateLimiter.Limits(
+            perCredentialPerMinute: try Setting.rate(rateLimit, "rate-limit", per: "min"),
+            perAppPerMinute: try Setting.rate(appRateLimit, "app-rate-limit", per: "min"),
+            toolCallsPerDay: try Setting.rate(toolCallQuota, "tool-call-quota", per: "day"))
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
         c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
         c.masterKey = Environment.string("PORTICO_MASTER_KEY")
@@ -240,5 +258,15 @@ enum Setting {
 
     static func seconds(_ flag: Int?, _ option: String, in range: ClosedRange<Int>) throws -> Duration? {
         try int(flag, option, in: range).map { .seconds($0) }
+    }
+
+    /// A rate such as `60/min` or `5000/day`, from the flag or the environment.
+    static func rate(_ flag: String?, _ option: String, per unit: String) throws -> Int? {
+        guard let text = string(flag, option) else { return nil }
+        do {
+            return try RateLimiter.parseRate(text, per: unit)
+        } catch {
+            throw ValidationError("--\(option) (or \(variable(option))): \(error.message)")
+        }
     }
 }

@@ -17,6 +17,8 @@ public struct APIKey: Sendable, Hashable {
     public var lastUsedAt: Int64?
     /// The app whose endpoint the key opens; every other app refuses it.
     public var app: String = "main"
+    /// Requests a minute this key may make, instead of the server's `--rate-limit`.
+    public var ratePerMinute: Int?
 
     public func isActive(at now: Int64) -> Bool {
         revokedAt == nil && (expiresAt.map { now < $0 } ?? true)
@@ -60,7 +62,8 @@ public final class APIKeyStore: Sendable {
     /// itself), and only scopes the user's role in `app` allows. The tool, the console and the
     /// command line all create keys here, so the rule is one.
     public func create(
-        userID: Int64, name: String, scopes requested: ScopeSet?, expiresIn: Int64?, app: String = "main", within creator: ScopeSet? = nil
+        userID: Int64, name: String, scopes requested: ScopeSet?, expiresIn: Int64?, app: String = "main", within creator: ScopeSet? = nil,
+        ratePerMinute: Int? = nil
     ) async throws -> (APIKey, token: String) {
         guard let user = try await users.find(id: userID) else { throw DataError.notFound("there is no user with id \(userID)") }
         let scopes = requested ?? creator
@@ -77,6 +80,9 @@ public final class APIKeyStore: Sendable {
         }
         if let expiresIn, expiresIn <= 0 { throw DataError.invalid("expiry must be in the future") }
         if let expiresIn, expiresIn > 100 * 31_536_000 { throw DataError.invalid("expiry must be within 100 years") }
+        if let ratePerMinute, ratePerMinute <= 0 || ratePerMinute > 100_000_000 {
+            throw DataError.invalid("a key's rate must be between 1 and 100,000,000 requests a minute, got \(ratePerMinute)")
+        }
         let id = Secrets.random(12, alphabet: Array("abcdefghijkmnpqrstuvwxyz23456789".utf8))
         let secret = Secrets.random(40)
         let now = clock.seconds
@@ -84,11 +90,13 @@ public final class APIKeyStore: Sendable {
             id: id, userID: user.id, userName: user.name, name: name, scopes: scopes, createdAt: now, expiresAt: expiresIn.map { now + $0 }, revokedAt: nil,
             lastUsedAt: nil)
         key.app = app
-        var q = SQLFragment("INSERT INTO portico_api_keys (id, user_id, name, secret_hash, scopes, created_at, expires_at, app) VALUES (")
+        key.ratePerMinute = ratePerMinute
+        var q = SQLFragment("INSERT INTO portico_api_keys (id, user_id, name, secret_hash, scopes, created_at, expires_at, app, rate_per_minute) VALUES (")
         q.append(
             joining: [
                 .bind(.text(id)), .bind(.int(user.id)), .bind(.text(name)), .bind(.text(Secrets.sha256Hex(secret))),
                 .bind(scopes.map { .text($0.text) } ?? .null), .bind(.int(now)), .bind(key.expiresAt.map { .int($0) } ?? .null), .bind(.text(app)),
+                .bind(ratePerMinute.map { .int(Int64($0)) } ?? .null),
             ], separator: ", ")
         q.append(")")
         try await database.execute(q)
@@ -189,7 +197,8 @@ public final class APIKeyStore: Sendable {
         }
     }
 
-    static let columns = "k.id, k.user_id, u.name AS user_name, k.name, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, k.app"
+    static let columns =
+        "k.id, k.user_id, u.name AS user_name, k.name, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, k.app, k.rate_per_minute"
     static let tables = "portico_api_keys AS k JOIN portico_users AS u ON u.id = k.user_id"
 
     static func key(_ row: Row) -> APIKey {
@@ -199,6 +208,7 @@ public final class APIKeyStore: Sendable {
             createdAt: row.int("created_at") ?? 0, expiresAt: row.int("expires_at"), revokedAt: row.int("revoked_at"),
             lastUsedAt: row.int("last_used_at"))
         key.app = row.string("app") ?? "main"
+        key.ratePerMinute = row.int("rate_per_minute").map { Int($0) }
         return key
     }
 }

@@ -62,7 +62,9 @@ public struct CredentialAuthenticator: Authenticator {
                 )
             }
             let role = try await roles.role(users, app: app, userID: key.userID, stamp: stamp)
-            return .authenticated(Principal(userID: key.userID, userName: key.userName, credential: .apiKey(id: key.id), scopes: key.scopes, role: role))
+            var principal = Principal(userID: key.userID, userName: key.userName, credential: .apiKey(id: key.id), scopes: key.scopes, role: role)
+            principal.ratePerMinute = key.ratePerMinute
+            return .authenticated(principal)
         case .failure(let refusal):
             return .rejected(refusal.description)
         }

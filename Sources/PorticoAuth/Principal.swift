@@ -22,6 +22,9 @@ public struct Principal: Sendable, Hashable {
     public var scopes: ScopeSet?
     /// The user's role in the app of this request, `nil` when the user has none there.
     public var role: Role?
+    /// Requests a minute the credential itself is limited to (an API key made with `--rate`),
+    /// instead of the operator's limit for every credential.
+    public var ratePerMinute: Int?
 
     public init(userID: Int64?, userName: String?, credential: Credential, scopes: ScopeSet?, role: Role?) {
         self.userID = userID

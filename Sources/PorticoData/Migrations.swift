@@ -222,5 +222,11 @@ public struct Migrator: Sendable {
         Migration(version: 10, name: "choices kept in chats") { _ in
             ["ALTER TABLE portico_chat_records ADD COLUMN choices TEXT"]
         },
+        Migration(version: 11, name: "rate limits") { _ in
+            [
+                "ALTER TABLE portico_api_keys ADD COLUMN rate_per_minute INTEGER",
+                "CREATE TABLE portico_rate_counters (scope TEXT NOT NULL, window_start BIGINT NOT NULL, count BIGINT NOT NULL, PRIMARY KEY (scope, window_start))",
+            ]
+        },
     ]
 }

@@ -25,6 +25,7 @@ public enum InstanceTransfer {
     public static let leftBehind: [String: String] = [
         "portico_migrations": "the target's own migrations write it",
         "portico_login_failures": "sign-in failures expire in minutes",
+        "portico_rate_counters": "rate counts last a minute, daily quotas a day",
         "portico_images": "chart images expire, and answers draw them again",
         "portico_audit": "the record of what was called on this instance; read it with `portico audit --json`",
     ]

@@ -65,6 +65,8 @@ extension RPCError {
     public static let unavailableCode = -32050
     /// Implementation-defined server error: a batch entry not run because the batch's response budget was spent.
     public static let batchBudgetCode = -32011
+    /// Implementation-defined server error: a request over the caller's rate limit (HTTP 429 with `Retry-After`).
+    public static let rateLimitedCode = -32029
 
     public static func parseError(_ detail: String) -> RPCError {
         RPCError(code: parseErrorCode, message: "Parse error", data: .string(detail))
@@ -88,6 +90,10 @@ extension RPCError {
 
     public static func unavailable(_ detail: String) -> RPCError {
         RPCError(code: unavailableCode, message: "Service unavailable", data: .string(detail))
+    }
+
+    public static func rateLimited(_ detail: String) -> RPCError {
+        RPCError(code: rateLimitedCode, message: "Too many requests", data: .string(detail))
     }
 
     public static func unauthorized(_ detail: String) -> RPCError {

@@ -157,6 +157,11 @@ extension MCPEndpoint {
             logLevel: session.flatMap { sessionLogLevels[$0.nonce] },
             deadline: .now + configuration.requestTimeout)
 
+        // A single request over a rate limit is refused whole; a batch's entries are counted one by one below.
+        if !isBatch, let only = requests.first, let refusal = refusal(principal, app: request.app, method: only.method) {
+            return Self.rateLimitedResponse(refusal, id: only.id)
+        }
+
         // One request asking for progress gets an event stream carrying the progress; so does a call
         // of a tool that may ask back, when the session's client can be asked.
         if !isBatch, let only = requests.first, case .success(.request) = decoded[0] {
@@ -209,6 +214,13 @@ extension MCPEndpoint {
                                 "the responses before this one reached \(configuration.maxBatchResponseBytes / 1024) KiB, so this request was not run; send it again in another batch or ask for smaller results"
                             ))))
             case .success(.request(let message)):
+                if isBatch, let refused = refusal(principal, app: request.app, method: message.method) {
+                    // In a batch, a call over a limit is a tool error the model reads; other requests a JSON-RPC error.
+                    add(
+                        message.method == "tools/call"
+                            ? .result(id: message.id, ToolResult.error(refused.message).json) : .error(id: message.id, .rateLimited(refused.message)))
+                    continue
+                }
                 let (response, newSession) = await dispatchHandshake(message, exchange: exchange, sink: logSink(exchange))
                 if let newSession { issuedSession = newSession }
                 add(response)
@@ -348,6 +360,9 @@ extension MCPEndpoint {
                 request: request, principal: principal, modern: true, protocolVersion: envelope.version,
                 clientCapabilities: envelope.capabilities, session: nil, selection: selection, logLevel: envelope.logLevel,
                 deadline: .now + configuration.requestTimeout)
+            if let refusal = refusal(principal, app: request.app, method: req.method) {
+                return Self.rateLimitedResponse(refusal, id: req.id)
+            }
             if req.meta?[MetaKey.progressToken] != nil || envelope.logLevel != nil {
                 return streamed(exchange, req)
             }

@@ -68,6 +68,9 @@ public final class MCPEndpoint: Sendable {
         public var resources: ResourceProvider?
         /// Told of every `tools/call` once it ends (the audit trail); must return at once.
         public var audit: (@Sendable (ToolCallRecord) -> Void)?
+        /// Counts each request of an authenticated caller (`toolCall` for `tools/call`) and refuses
+        /// the ones over a limit; decided in memory, on every request.
+        public var admission: (@Sendable (_ principal: Principal, _ app: String, _ toolCall: Bool) -> RateRefusal?)?
 
         public init(
             identity: ServerIdentity, publicDiscovery: Bool = false, allowedOrigins: Set<String>, toolsListTTLMilliseconds: Int64 = 60_000,
@@ -366,6 +369,19 @@ public final class MCPEndpoint: Sendable {
     /// How long a client should wait before retrying a request refused with 503.
     static let retryAfterSeconds = "5"
 
+    /// The refusal of a request over a rate limit, if it is one: `nil` when admitted (or anonymous).
+    func refusal(_ principal: Principal?, app: String, method: String) -> RateRefusal? {
+        guard let admission = configuration.admission, let principal else { return nil }
+        return admission(principal, app, method == "tools/call")
+    }
+
+    /// A whole request refused by a rate limit: 429 with `Retry-After`, nothing run.
+    static func rateLimitedResponse(_ refusal: RateRefusal, id: RequestID?) -> MCPHTTPResponse {
+        var headers = HTTPFields()
+        headers[.retryAfter] = String(refusal.retryAfter)
+        return errorResponse(.tooManyRequests, id: id, .rateLimited(refusal.message), headers: headers)
+    }
+
     static func errorResponse(_ status: HTTPResponse.Status, id: RequestID?, _ error: RPCError, headers extra: HTTPFields = HTTPFields()) -> MCPHTTPResponse {
         var headers = jsonHeaders()
         headers.append(contentsOf: extra)
@@ -430,6 +446,8 @@ public final class MCPEndpoint: Sendable {
             return modern ? .notFound : .ok
         case RPCError.unavailableCode:
             return .serviceUnavailable
+        case RPCError.rateLimitedCode:
+            return .tooManyRequests
         default:
             return .ok
         }

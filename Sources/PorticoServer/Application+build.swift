@@ -43,6 +43,7 @@ public struct PorticoApplication {
             .init(service: RevocationService(list: parts.revocations, keys: parts.keys, logger: logger)), .init(service: application),
             .init(service: EndpointService(endpoint: parts.endpoint, grace: configuration.shutdownGrace)),
             .init(service: MemoryService()),
+            .init(service: RateLimitService(limiter: parts.limiter)),
         ]
         if let sqlbotApplication, let sqlbotEndpoint = parts.sqlbotEndpoint {
             services.append(.init(service: sqlbotApplication))
@@ -174,6 +175,7 @@ struct ServerParts {
     let images: ImageStore
     let asker: AskService
     let audit: AuditTrail?
+    let limiter: RateLimiter
     let endpoint: MCPEndpoint
     let authenticator: CredentialAuthenticator
     let pages: WebPages
@@ -232,6 +234,9 @@ struct ServerParts {
         endpointConfiguration.maxBatchResponseBytes = configuration.maxBatchResponseBytes
         endpointConfiguration.maxStreamsPerCredential = configuration.maxStreamsPerCredential
         if let audit { endpointConfiguration.audit = { record in audit.record(record) } }
+        let limiter = RateLimiter(limits: configuration.rateLimits, database: stores.database, clock: clock, logger: logger)
+        try await limiter.restore()
+        endpointConfiguration.admission = { principal, app, toolCall in limiter.admit(principal, app: app, toolCall: toolCall) }
         endpointConfiguration.resources = tools.resources
         let endpoint = stores.endpoint(configuration: endpointConfiguration, registry: tools.registry, signer: signer, revocations: revocations)
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
@@ -284,7 +289,8 @@ struct ServerParts {
         }
         return ServerParts(
             stores: stores, demo: demo, revocations: revocations, keys: keys, httpClient: httpClient, authorizationServer: authorizationServer,
-            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, audit: audit, endpoint: endpoint, authenticator: authenticator,
+            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, audit: audit, limiter: limiter, endpoint: endpoint,
+            authenticator: authenticator,
             pages: try await WebPages.load(), baseURL: baseURL, secureCookies: secureCookies, sqlbot: sqlbot, sqlbotEndpoint: sqlbotEndpoint,
             sqlbotBaseURL: sqlbotBaseURL)
     }

@@ -1,4 +1,5 @@
 import Logging
+import PorticoAuth
 import PorticoData
 import PorticoInstance
 import ServiceLifecycle
@@ -36,5 +37,16 @@ struct AuditService: Service {
         // Calls that end during shutdown are recorded after this service was told to stop.
         try? await Task.sleep(for: .milliseconds(100))
         try? await trail.flush()
+    }
+}
+
+/// Shares the rate limiter's counts with the other replicas (and keeps the day's on disk) once a second.
+struct RateLimitService: Service {
+    let limiter: RateLimiter
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await limiter.run() }
+        // What was counted since the last exchange (a day's tool calls must outlive the process).
+        try? await limiter.sync()
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 public import PorticoAsk
-import PorticoAuth
+public import PorticoAuth
 public import PorticoData
 
 /// How `portico serve` runs: where it listens, where its data lives, what it calls itself, and
@@ -34,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     public var demoMode = false
     /// Registered OAuth applications per app; -1 for no limit.
     public var applicationQuota = 50
+    /// Requests a minute per credential and per app, and tool calls a day per credential; none by default.
+    public var rateLimits = RateLimiter.Limits()
     /// Access-token lifetime in seconds.
     public var accessTokenLifetime: Int64 = 3600
     /// Allow client ID metadata documents on private or loopback hosts (development only).

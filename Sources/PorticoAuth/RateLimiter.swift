@@ -1,0 +1,228 @@
+import Foundation
+public import Logging
+import Metrics
+public import PorticoData
+import Synchronization
+
+/// Why a request was not admitted, in words the caller can act on, and when to try again.
+public struct RateRefusal: Error, Sendable, Equatable {
+    public var message: String
+    /// Seconds until the window that refused it ends.
+    public var retryAfter: Int64
+}
+
+/// Requests per minute for each credential and each app, and tool calls per day for each
+/// credential, counted in fixed windows (the minute, the UTC day).
+///
+/// Admission is decided in memory, without a query: each replica counts what it admits and, every
+/// `syncInterval`, adds its counts to `portico_rate_counters` and reads back the totals of every
+/// replica, so that replicas share one budget. Between two syncs a replica knows only its own
+/// admissions, so all replicas together may go past a limit by what they admit in one interval.
+/// On SQLite the same table keeps the day's counts across a restart.
+public final class RateLimiter: Sendable {
+    public struct Limits: Sendable, Equatable {
+        /// Requests per minute for one credential (an API key, an OAuth client and its user, a
+        /// browser session's user), unless its API key sets its own.
+        public var perCredentialPerMinute: Int?
+        /// Requests per minute for one app, whoever makes them.
+        public var perAppPerMinute: Int?
+        /// `tools/call` requests per UTC day for one credential.
+        public var toolCallsPerDay: Int?
+
+        public init(perCredentialPerMinute: Int? = nil, perAppPerMinute: Int? = nil, toolCallsPerDay: Int? = nil) {
+            self.perCredentialPerMinute = perCredentialPerMinute
+            self.perAppPerMinute = perAppPerMinute
+            self.toolCallsPerDay = toolCallsPerDay
+        }
+    }
+
+    enum Kind: String, Sendable {
+        case credential, app, daily
+    }
+
+    struct Key: Hashable, Sendable {
+        var scope: String
+        var window: Int64
+    }
+
+    struct Count: Sendable {
+        /// Every replica's count at the last sync (this one's included).
+        var synced: Int64 = 0
+        /// Admitted here since the last sync.
+        var pending: Int64 = 0
+        var total: Int64 { synced + pending }
+    }
+
+    public let limits: Limits
+    let database: (any Database)?
+    let clock: WallClock
+    let logger: Logger
+    private let counts = Mutex<[Key: Count]>([:])
+    private let refusals: [Kind: Counter]
+
+    public init(limits: Limits, database: (any Database)?, clock: WallClock = .system, logger: Logger = Logger(label: "portico.rate")) {
+        self.limits = limits
+        self.database = database
+        self.clock = clock
+        self.logger = logger
+        refusals = [
+            .credential: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.credential.rawValue)]),
+            .app: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.app.rawValue)]),
+            .daily: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.daily.rawValue)]),
+        ]
+    }
+
+    /// A rate as written on the command line: `60/min` (or a bare `60`) for `unit` "min", `1000/day` for "day".
+    public static func parseRate(_ text: String, per unit: String) throws(DataError) -> Int {
+        let parts = text.lowercased().split(separator: "/", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        let units = unit == "min" ? ["min", "m", "minute"] : ["day", "d"]
+        guard let number = parts.first.flatMap({ Int($0) }), number > 0, number <= 100_000_000,
+            parts.count == 1 || units.contains(parts[1])
+        else {
+            throw DataError.invalid("'\(text)' is not a rate: write a whole number of requests per \(unit == "min" ? "minute" : "day"), like 60/\(unit)")
+        }
+        return number
+    }
+
+    /// Counts one request of `principal` to `app` (and one tool call when `toolCall`), or refuses
+    /// it without counting when a limit is reached. Anonymous callers (public discovery, SQLBot's
+    /// sign-in) are not counted: they have no credential to count against.
+    public func admit(_ principal: Principal, app: String, toolCall: Bool) -> RateRefusal? {
+        let perCredential = principal.ratePerMinute ?? limits.perCredentialPerMinute
+        let daily = toolCall ? limits.toolCallsPerDay : nil
+        guard !principal.isAnonymous, perCredential != nil || limits.perAppPerMinute != nil || daily != nil else { return nil }
+        let now = clock.seconds
+        let minute = now / 60
+        let day = now / 86_400
+        let credential = principal.bindingKey
+        var checks: [(Key, Int, Kind)] = []
+        if let perCredential { checks.append((Key(scope: "c:" + credential, window: minute), perCredential, .credential)) }
+        if let perApp = limits.perAppPerMinute { checks.append((Key(scope: "a:" + app, window: minute), perApp, .app)) }
+        if let daily { checks.append((Key(scope: "d:" + credential, window: day), daily, .daily)) }
+        let refused: (Int, Kind)? = counts.withLock { counts in
+            for (key, limit, kind) in checks where (counts[key]?.total ?? 0) >= Int64(limit) { return (limit, kind) }
+            for (key, _, _) in checks { counts[key, default: Count()].pending += 1 }
+            return nil
+        }
+        guard let (limit, kind) = refused else { return nil }
+        refusals[kind]?.increment()
+        switch kind {
+        case .credential:
+            let wait = 60 - now % 60
+            return RateRefusal(
+                message: "rate limit reached: at most \(limit) requests a minute for this \(principal.credentialNoun); try again in \(wait) s",
+                retryAfter: wait)
+        case .app:
+            let wait = 60 - now % 60
+            return RateRefusal(message: "rate limit reached: at most \(limit) requests a minute for app '\(app)'; try again in \(wait) s", retryAfter: wait)
+        case .daily:
+            let wait = 86_400 - now % 86_400
+            return RateRefusal(
+                message:
+                    "daily quota reached: at most \(limit) tool calls a day for this \(principal.credentialNoun); it resets at 00:00 UTC, in \(wait / 3600) h \(wait % 3600 / 60) min",
+                retryAfter: wait)
+        }
+    }
+
+    /// Adds this replica's counts to the shared table and reads back everyone's, every
+    /// `interval`, until the task is cancelled.
+    public func run(every interval: Duration = .seconds(1)) async {
+        guard database != nil else { return }
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            do {
+                try await sync()
+            } catch {
+                logger.warning("could not share rate counts", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// One exchange with the shared table; counts of ended windows are dropped here and there.
+    public func sync() async throws {
+        guard let database else { return }
+        let now = clock.seconds
+        let (pending, current): ([Key: Int64], [Key]) = counts.withLock { counts in
+            counts = counts.filter { key, _ in Self.isCurrent(key, now: now) }
+            var pending: [Key: Int64] = [:]
+            for (key, count) in counts where count.pending > 0 { pending[key] = count.pending }
+            return (pending, Array(counts.keys))
+        }
+        guard !current.isEmpty else { return }
+        var totals: [Key: Int64] = [:]
+        for (key, delta) in pending {
+            var q = SQLFragment("INSERT INTO portico_rate_counters (scope, window_start, count) VALUES (")
+            q.append(joining: [.bind(.text(key.scope)), .bind(.int(key.window)), .bind(.int(delta))], separator: ", ")
+            q.append(") ON CONFLICT (scope, window_start) DO UPDATE SET count = portico_rate_counters.count + ")
+            q.append(bind: .int(delta))
+            q.append(" RETURNING count")
+            if let total = try await database.query(q).first?.int("count") { totals[key] = total }
+        }
+        // Keys used here but not since the last sync: read what the other replicas added.
+        let idle = current.filter { pending[$0] == nil }
+        for chunk in stride(from: 0, to: idle.count, by: 200).map({ Array(idle[$0..<min($0 + 200, idle.count)]) }) {
+            var q = SQLFragment("SELECT scope, window_start, count FROM portico_rate_counters WHERE ")
+            q.append(
+                joining: chunk.map { key in
+                    var part = SQLFragment("(scope = ")
+                    part.append(bind: .text(key.scope))
+                    part.append(" AND window_start = ")
+                    part.append(bind: .int(key.window))
+                    part.append(")")
+                    return part
+                }, separator: " OR ")
+            for row in try await database.query(q) {
+                if let scope = row.string("scope"), let window = row.int("window_start"), let count = row.int("count") {
+                    totals[Key(scope: scope, window: window)] = count
+                }
+            }
+        }
+        counts.withLock { counts in
+            for (key, total) in totals {
+                guard var count = counts[key] else { continue }
+                count.pending -= pending[key] ?? 0
+                count.synced = max(count.synced, total)
+                counts[key] = count
+            }
+        }
+        // Once a minute, forget ended windows in the table too (the day's stay until the next day).
+        if now % 60 < 2 {
+            var q = SQLFragment("DELETE FROM portico_rate_counters WHERE (scope LIKE 'd:%' AND window_start < ")
+            q.append(bind: .int(now / 86_400 - 1))
+            q.append(") OR (scope NOT LIKE 'd:%' AND window_start < ")
+            q.append(bind: .int(now / 60 - 1))
+            q.append(")")
+            try await database.execute(q)
+        }
+    }
+
+    /// Loads today's tool-call counts, so a restart does not hand out a new daily quota.
+    public func restore() async throws {
+        guard let database, limits.toolCallsPerDay != nil else { return }
+        let day = clock.seconds / 86_400
+        var q = SQLFragment("SELECT scope, count FROM portico_rate_counters WHERE scope LIKE 'd:%' AND window_start = ")
+        q.append(bind: .int(day))
+        let rows = try await database.query(q)
+        counts.withLock { counts in
+            for row in rows {
+                if let scope = row.string("scope"), let count = row.int("count") { counts[Key(scope: scope, window: day), default: Count()].synced = count }
+            }
+        }
+    }
+
+    static func isCurrent(_ key: Key, now: Int64) -> Bool {
+        key.scope.hasPrefix("d:") ? key.window >= now / 86_400 : key.window >= now / 60
+    }
+}
+
+extension Principal {
+    /// What the caller's credential is called in a refusal.
+    var credentialNoun: String {
+        switch credential {
+        case .apiKey: "API key"
+        case .accessToken, .clientCredentials: "OAuth client"
+        case .webSession: "user"
+        case .anonymous: "caller"
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import PorticoData
+import PorticoTestSupport
+import Testing
+
+@testable import PorticoAuth
+
+/// Fixed windows judged by an injected clock, and counts shared through the database.
+@Suite struct RateLimiterTests {
+    static func key(_ id: String, rate: Int? = nil) -> Principal {
+        var principal = Principal(userID: 1, userName: "ana", credential: .apiKey(id: id), scopes: nil, role: nil)
+        principal.ratePerMinute = rate
+        return principal
+    }
+
+    static func database(_ backend: Backend) async throws -> (any Database, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-rate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = try await backend.makeStore(in: directory)
+        try await Migrator().migrate(store)
+        return (store, directory)
+    }
+
+    @Test func aCredentialGetsItsLimitEachMinuteAndIsToldWhenToComeBack() {
+        let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_020))  // 20 s into a minute
+        let limiter = RateLimiter(limits: .init(perCredentialPerMinute: 3), database: nil, clock: time.clock)
+        for _ in 0..<3 { #expect(limiter.admit(Self.key("a"), app: "main", toolCall: true) == nil) }
+        let refused = limiter.admit(Self.key("a"), app: "main", toolCall: false)
+        #expect(refused?.retryAfter == 40)
+        #expect(refused?.message == "rate limit reached: at most 3 requests a minute for this API key; try again in 40 s")
+        #expect(limiter.admit(Self.key("b"), app: "main", toolCall: true) == nil, "another key has its own budget")
+        time.advance(seconds: 40)
+        #expect(limiter.admit(Self.key("a"), app: "main", toolCall: true) == nil, "a new minute, a new budget")
+        #expect(limiter.admit(.anonymous, app: "main", toolCall: true) == nil, "no credential, nothing to count")
+    }
+
+    @Test func aKeysOwnRateWinsAndTheAppLimitHoldsForEveryone() {
+        let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let limiter = RateLimiter(limits: .init(perCredentialPerMinute: 100, perAppPerMinute: 5), database: nil, clock: time.clock)
+        #expect(limiter.admit(Self.key("slow", rate: 1), app: "main", toolCall: false) == nil)
+        #expect(limiter.admit(Self.key("slow", rate: 1), app: "main", toolCall: false)?.message.contains("at most 1 requests") == true)
+        for id in ["a", "b", "c", "d"] { #expect(limiter.admit(Self.key(id), app: "main", toolCall: false) == nil) }
+        #expect(limiter.admit(Self.key("e"), app: "main", toolCall: false)?.message.contains("app 'main'") == true)
+        #expect(limiter.admit(Self.key("e"), app: "sales", toolCall: false) == nil, "each app has its own")
+        // A refused request takes nothing from the budgets it did not reach.
+        let alone = RateLimiter(limits: .init(perCredentialPerMinute: 1), database: nil, clock: time.clock)
+        #expect(alone.admit(Self.key("x"), app: "main", toolCall: false) == nil)
+        #expect(alone.admit(Self.key("x"), app: "main", toolCall: false) != nil)
+        #expect(alone.admit(Self.key("y"), app: "main", toolCall: false) == nil)
+    }
+
+    @Test func theDailyQuotaCountsToolCallsOnlyAndResetsAtMidnightUTC() {
+        let midnight = 1_800_000_000 - 1_800_000_000 % 86_400 + 86_400
+        let time = ManualClock(Date(timeIntervalSince1970: TimeInterval(midnight - 3_600)))  // 23:00 UTC
+        let limiter = RateLimiter(limits: .init(toolCallsPerDay: 2), database: nil, clock: time.clock)
+        #expect(limiter.admit(Self.key("a"), app: "main", toolCall: true) == nil)
+        #expect(limiter.admit(Self.key("a"), app: "main", toolCall: false) == nil, "tools/list is not a tool call")
+        #expect(limiter.admit(Self.key("a"), app: "main", toolCall: true) == nil)
+        let refused = limiter.admit(Self.key("a"), app: "main", toolCall: true)
+        #expect(refused?.retryAfter == 3_600)
+        #expect(refused?.message == "daily quota reached: at most 2 tool calls a day for this API key; it resets at 00:00 UTC, in 1 h 0 min")
+        time.advance(seconds: 3_600)
+        #expect(limiter.admit(Self.key("a"), app: "main", toolCall: true) == nil)
+    }
+
+    @Test(arguments: Backend.available) func replicasShareOneBudgetThroughTheDatabase(_ backend: Backend) async throws {
+        let (store, directory) = try await Self.database(backend)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_010))
+        let one = RateLimiter(limits: .init(perCredentialPerMinute: 10, toolCallsPerDay: 100), database: store, clock: time.clock)
+        let two = RateLimiter(limits: .init(perCredentialPerMinute: 10, toolCallsPerDay: 100), database: store, clock: time.clock)
+        for _ in 0..<6 { #expect(one.admit(Self.key("a"), app: "main", toolCall: true) == nil) }
+        #expect(two.admit(Self.key("a"), app: "main", toolCall: true) == nil)
+        try await one.sync()
+        try await two.sync()
+        // Seven admitted in all; after the exchange each replica knows it, so three more are left.
+        var admitted = 0
+        for _ in 0..<5 where two.admit(Self.key("a"), app: "main", toolCall: true) == nil { admitted += 1 }
+        #expect(admitted == 3)
+        try await two.sync()
+        try await one.sync()
+        #expect(one.admit(Self.key("a"), app: "main", toolCall: true) != nil, "the first replica learned what the second admitted")
+        // The day's count outlives the process: a new limiter starts from it.
+        let restarted = RateLimiter(limits: .init(toolCallsPerDay: 10), database: store, clock: time.clock)
+        try await restarted.restore()
+        var left = 0
+        for _ in 0..<5 where restarted.admit(Self.key("a"), app: "main", toolCall: true) == nil { left += 1 }
+        #expect(left == 0, "ten tool calls were already made today")
+        await store.close()
+    }
+
+    @Test func ratesAreReadAsWritten() throws {
+        #expect(try RateLimiter.parseRate("60/min", per: "min") == 60)
+        #expect(try RateLimiter.parseRate("60", per: "min") == 60)
+        #expect(try RateLimiter.parseRate("5000 / day", per: "day") == 5000)
+        #expect(throws: DataError.self) { try RateLimiter.parseRate("60/hour", per: "min") }
+        #expect(throws: DataError.self) { try RateLimiter.parseRate("0/min", per: "min") }
+        #expect(throws: DataError.self) { try RateLimiter.parseRate("many", per: "day") }
+    }
+}
