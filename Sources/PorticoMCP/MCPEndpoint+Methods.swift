@@ -9,15 +9,20 @@ import PorticoJSON
 import Synchronization
 
 extension MCPEndpoint {
-    var handshakeCapabilities: JSON {
+    /// What the server offers; the MCP Apps extension only to a client that declared it (`views`).
+    func handshakeCapabilities(views: Bool) -> JSON {
         var capabilities: JSONObject = ["tools": ["listChanged": true], "logging": [:]]
-        if configuration.resources != nil { capabilities["resources"] = ["listChanged": true] }
+        let views = views && !configuration.views.isEmpty
+        if configuration.resources != nil || views { capabilities["resources"] = ["listChanged": true] }
+        if views { capabilities["extensions"] = [UIView.extensionID: [:]] }
         return .object(capabilities)
     }
 
-    var modernCapabilities: JSON {
+    func modernCapabilities(views: Bool) -> JSON {
         var capabilities: JSONObject = ["tools": [:], "logging": [:]]
-        if configuration.resources != nil { capabilities["resources"] = [:] }
+        let views = views && !configuration.views.isEmpty
+        if configuration.resources != nil || views { capabilities["resources"] = [:] }
+        if views { capabilities["extensions"] = [UIView.extensionID: [:]] }
         return .object(capabilities)
     }
 
@@ -94,7 +99,7 @@ extension MCPEndpoint {
             case "server/discover":
                 result = [
                     "supportedVersions": JSON(ProtocolVersion.all),
-                    "capabilities": modernCapabilities,
+                    "capabilities": modernCapabilities(views: rendersViews(exchange)),
                     "instructions": .string(await configuration.instructions(exchange.request.app)),
                     "ttlMs": .int(configuration.toolsListTTLMilliseconds),
                     "cacheScope": "public",
@@ -147,6 +152,7 @@ extension MCPEndpoint {
             if caps["sampling"] != nil { flags.insert(.sampling) }
             if caps["elicitation"] != nil { flags.insert(.elicitation) }
             if caps["roots"] != nil { flags.insert(.roots) }
+            if UIView.isDeclared(in: caps) { flags.insert(.ui) }
         }
         metrics.sessionsInitialized.increment()
         let issued = signer.issue(
@@ -154,7 +160,7 @@ extension MCPEndpoint {
             bindingKey: exchange.principal?.bindingKey ?? "anonymous", capabilities: flags, now: self.now)
         let result: JSON = [
             "protocolVersion": .string(negotiated),
-            "capabilities": handshakeCapabilities,
+            "capabilities": handshakeCapabilities(views: flags.contains(.ui)),
             "serverInfo": configuration.identity.json,
             "instructions": .string(await configuration.instructions(exchange.request.app)),
         ]
@@ -169,7 +175,9 @@ extension MCPEndpoint {
         }
         let visible = registry.visibleTools(in: exchange.selection, for: exchange.principal, policy: policy)
         let page = try registry.page(of: visible, cursor: cursor)
-        var result: JSONObject = ["tools": .array(page.tools.map(\.definition))]
+        // A client that renders MCP Apps views learns which view shows each tool's results.
+        let views = rendersViews(exchange) ? viewDefinitions : [:]
+        var result: JSONObject = ["tools": .array(page.tools.map { views[$0.name] ?? $0.definition })]
         if let next = page.nextCursor { result["nextCursor"] = .string(next) }
         return .object(result)
     }

@@ -66,6 +66,8 @@ public final class MCPEndpoint: Sendable {
         public var offloadBodyBytes = 64 * 1024
         /// What `resources/list` and `resources/read` serve, if anything.
         public var resources: ResourceProvider?
+        /// MCP Apps views, offered to clients that declare the extension.
+        public var views: [UIView] = []
         /// Told of every `tools/call` once it ends (the audit trail); must return at once.
         public var audit: (@Sendable (ToolCallRecord) -> Void)?
         /// Counts each request of an authenticated caller (`toolCall` for `tools/call`) and refuses
@@ -101,6 +103,8 @@ public final class MCPEndpoint: Sendable {
 
     /// The members every modern-era result ends with (`resultType` and the server's identity).
     let modernResultMembers: JSONObject
+    /// The definitions of the tools a view shows, with `_meta.ui.resourceUri`, by tool name.
+    let viewDefinitions: [String: JSON]
 
     /// Where messages for the other replicas go (`relayToPeers`).
     let peerRelay = Mutex<(@Sendable (PeerMessage) -> Void)?>(nil)
@@ -116,6 +120,15 @@ public final class MCPEndpoint: Sendable {
         modernResultMembers = ["resultType": "complete", "_meta": [MetaKey.serverInfo: configuration.identity.brief]]
         self.configuration = configuration
         self.registry = registry
+        var viewDefinitions: [String: JSON] = [:]
+        for view in configuration.views {
+            for tool in registry.packages.flatMap(\.tools) where view.tools.contains(tool.name) {
+                guard var definition = tool.definition.objectValue else { continue }
+                definition["_meta"] = ["ui": ["resourceUri": .string(view.uri)]]
+                viewDefinitions[tool.name] = .object(definition)
+            }
+        }
+        self.viewDefinitions = viewDefinitions
         self.signer = signer
         self.ledger = ledger
         self.policy = policy

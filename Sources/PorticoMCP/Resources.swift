@@ -50,10 +50,69 @@ public struct ResourceProvider: Sendable {
     }
 }
 
+/// An HTML view of the MCP Apps extension (`io.modelcontextprotocol/ui`): a `ui://` resource that
+/// hosts render, in a sandboxed frame, for the results of the tools that name it.
+public struct UIView: Sendable {
+    public static let extensionID = "io.modelcontextprotocol/ui"
+    public static let mimeType = "text/html;profile=mcp-app"
+
+    public var uri: String
+    public var name: String
+    public var description: String
+    public var html: String
+    /// The tools whose results it shows.
+    public var tools: Set<String>
+
+    public init(uri: String, name: String, description: String, html: String, tools: Set<String>) {
+        self.uri = uri
+        self.name = name
+        self.description = description
+        self.html = html
+        self.tools = tools
+    }
+
+    var listed: JSON {
+        ["uri": .string(uri), "name": .string(name), "description": .string(description), "mimeType": .string(Self.mimeType)]
+    }
+
+    /// Its contents: self-contained (no origin to fetch from or connect to: the CSP lists none),
+    /// with a border asked for.
+    var contents: JSON {
+        [
+            "uri": .string(uri), "mimeType": .string(Self.mimeType), "text": .string(html),
+            "_meta": ["ui": ["csp": ["connectDomains": [], "resourceDomains": []], "prefersBorder": true]],
+        ]
+    }
+
+    /// Whether client capabilities (`initialize`'s or a 2026-07-28 request's) declare HTML views.
+    public static func isDeclared(in capabilities: JSONObject) -> Bool {
+        guard let settings = capabilities["extensions"]?.objectValue?[extensionID]?.objectValue else { return false }
+        return settings["mimeTypes"]?.arrayValue?.contains { $0.stringValue == mimeType } ?? false
+    }
+}
+
 extension MCPEndpoint {
+    /// Whether the caller's client renders MCP Apps views: declared at `initialize` (kept in the
+    /// session) or in this 2026-07-28 request's capabilities.
+    func rendersViews(_ exchange: Exchange) -> Bool {
+        exchange.session?.clientCapabilities.contains(.ui) == true || (exchange.modern && UIView.isDeclared(in: exchange.clientCapabilities))
+    }
+
     /// `resources/list`, `resources/templates/list` and `resources/read`, in either era.
     func resources(_ message: RequestMessage, exchange: Exchange) async throws -> JSON {
-        guard let provider = configuration.resources else { throw RPCError.methodNotFound(message.method) }
+        let views = rendersViews(exchange) ? configuration.views : []
+        if message.method == "resources/read", let uri = message.params?["uri"]?.stringValue, uri.hasPrefix("ui://") {
+            // A view is the same page for everyone; what it shows comes with each tool result.
+            guard exchange.principal != nil else { throw RPCError.unauthorized("Unauthorized operation: reading a resource needs credentials") }
+            guard let view = configuration.views.first(where: { $0.uri == uri }) else {
+                throw RPCError.invalidParams("Resource not found", data: ["uri": .string(uri)])
+            }
+            return ["contents": [view.contents]]
+        }
+        guard let provider = configuration.resources else {
+            guard !configuration.views.isEmpty else { throw RPCError.methodNotFound(message.method) }
+            return message.method == "resources/list" ? ["resources": .array(views.map(\.listed))] : ["resourceTemplates": []]
+        }
         let offered = exchange.selection.names.contains(provider.package)
         switch message.method {
         case "resources/templates/list":
@@ -62,7 +121,7 @@ extension MCPEndpoint {
             // Without credentials (public discovery) or the scope, there is nothing to list.
             guard offered, let principal = exchange.principal, principal.isGranted(provider.requiredScope) else { return ["resources": []] }
             do {
-                return ["resources": .array(try await provider.list(exchange.request.app, principal).map(\.json))]
+                return ["resources": .array(views.map(\.listed) + (try await provider.list(exchange.request.app, principal).map(\.json)))]
             } catch {
                 throw RPCError.internalError("the resources could not be listed: \(error)")
             }

@@ -32,6 +32,8 @@ public struct ClientCapabilityFlags: OptionSet, Sendable, Hashable {
     public static let sampling = ClientCapabilityFlags(rawValue: 1)
     public static let elicitation = ClientCapabilityFlags(rawValue: 2)
     public static let roots = ClientCapabilityFlags(rawValue: 4)
+    /// The MCP Apps extension (`io.modelcontextprotocol/ui`) with HTML views.
+    public static let ui = ClientCapabilityFlags(rawValue: 8)
 }
 
 /// Issues and verifies signed session ids (`v1.<payload>.<mac>`, HMAC-SHA256).

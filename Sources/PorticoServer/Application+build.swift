@@ -238,6 +238,7 @@ struct ServerParts {
         try await limiter.restore()
         endpointConfiguration.admission = { principal, app, toolCall in limiter.admit(principal, app: app, toolCall: toolCall) }
         endpointConfiguration.resources = tools.resources
+        endpointConfiguration.views = [try WebPages.answerView()]
         let endpoint = stores.endpoint(configuration: endpointConfiguration, registry: tools.registry, signer: signer, revocations: revocations)
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
         let secureCookies = baseURL.hasPrefix("https://")
@@ -277,6 +278,7 @@ struct ServerParts {
             sqlbotConfiguration.allowedOrigins = configuration.allowedOrigins(port: sqlbotPort)
             // SQLBot's listener serves its own tools only (its calls are audited like the main endpoint's).
             sqlbotConfiguration.resources = nil
+            sqlbotConfiguration.views = []
             sqlbotConfiguration.identity.icons = [.svg(sqlbotBaseURL + "/icons/portico.svg")]
             sqlbotConfiguration.instructions = { _ in
                 "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."

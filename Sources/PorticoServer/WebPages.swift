@@ -6,6 +6,7 @@ import NIOCore
 import PorticoAuth
 import PorticoInstance
 import PorticoJSON
+import PorticoMCP
 
 /// Renders Portico's server-side pages (sign-in, consent, console, errors) from the bundled
 /// Mustache templates. Values are HTML-escaped by Mustache; pages need no JavaScript.
@@ -17,6 +18,17 @@ struct WebPages: Sendable {
             throw HTTPError(.internalServerError, message: "page templates are missing from the resource bundle")
         }
         return WebPages(library: try await MustacheLibrary(directory: directory))
+    }
+
+    /// The MCP Apps view of an answer (`ui://portico/answer`): one self-contained HTML document.
+    static func answerView() throws -> UIView {
+        guard let url = Bundle.module.resourceURL?.appendingPathComponent("Templates/answer-view.html") else {
+            throw HTTPError(.internalServerError, message: "the answer view is missing from the resource bundle")
+        }
+        return UIView(
+            uri: "ui://portico/answer", name: "answer",
+            description: "An answer as an interactive chart, a sortable table of its rows and its SQL, with follow-up questions",
+            html: try String(contentsOf: url, encoding: .utf8), tools: ["ask", "resource_query"])
     }
 
     /// Renders a page. Optional values that are `nil` are left out, so `{{#error}}` sections stay closed.
