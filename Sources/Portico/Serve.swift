@@ -62,6 +62,11 @@ struct Serve: AsyncParsableCommand {
     var applicationQuota: Int?
 
     @Option(
+        name: .customLong("otel-endpoint"),
+        help: "Export OpenTelemetry traces over OTLP/HTTP to this collector (its base URL, e.g. http://127.0.0.1:4318). Off by default.")
+    var otelEndpoint: String?
+
+    @Option(
         name: .customLong("rate-limit"),
         help:
             "Requests a minute each credential (API key, OAuth client, signed-in user) may make, as N/min; an API key made with --rate has its own. None by default."
@@ -167,6 +172,12 @@ struct Serve: AsyncParsableCommand {
         c.auditRetentionDays = try Setting.int(auditRetentionDays, "audit-retention-days", in: 0...36500) ?? c.auditRetentionDays
         c.demoMode = Setting.flag(demoMode, "demo-mode")
         c.applicationQuota = try Setting.int(applicationQuota, "application-quota", in: -1...1_000_000) ?? c.applicationQuota
+        c.otelEndpoint = Setting.string(otelEndpoint, "otel-endpoint")
+        if let url = c.otelEndpoint {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+                throw ValidationError("--otel-endpoint must be an http(s) URL such as http://127.0.0.1:4318; got '\(url)'")
+            }
+        }
         c.rateLimits = RateLimiter.Limits(
             perCredentialPerMinute: try Setting.rate(rateLimit, "rate-limit", per: "min"),
             perAppPerMinute: try Setting.rate(appRateLimit, "app-rate-limit", per: "min"),

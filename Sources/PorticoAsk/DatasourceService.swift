@@ -3,6 +3,7 @@ import PorticoBase
 public import PorticoData
 import PorticoJSON
 import Synchronization
+import Tracing
 
 /// A query's answer: the SQL that ran, its columns and rows.
 public struct QueryAnswer: Sendable {
@@ -227,8 +228,20 @@ public final class DatasourceService: Sendable {
         let statement = try await prepare(app: app, datasource: name, sql: sql, caller: caller)
         let maxRows = min(maxRows ?? limits.maxRows, limits.maxRows)
         let timeout = limits.timeout
-        let rows = try await statement.source.share.run(caller: caller.key) {
-            try await statement.source.source.query(statement.runnable, maxRows: maxRows, timeout: timeout, scope: statement.scope)
+        let dialect = statement.source.datasource.dialect
+        let rows = try await Traces.span("SELECT " + statement.source.datasource.name, kind: .client) { span in
+            span?.attributes["db.system.name"] = dialect == .postgres ? "postgresql" : "sqlite"
+            span?.attributes["db.namespace"] = statement.source.datasource.name
+            span?.attributes["db.operation.name"] = "SELECT"
+            // On a database server the statement names its span (sqlcommenter), so the server's own logs join the trace.
+            var runnable = statement.runnable
+            if dialect == .postgres, let comment = Traces.sqlComment() { runnable += "\n" + comment }
+            let rows = try await statement.source.share.run(caller: caller.key) { [runnable] in
+                try await statement.source.source.query(runnable, maxRows: maxRows, timeout: timeout, scope: statement.scope)
+            }
+            span?.attributes["db.response.returned_rows"] = rows.rows.count
+            span?.attributes["portico.truncated"] = rows.truncated
+            return rows
         }
         return QueryAnswer(
             datasource: statement.source.datasource.name, sql: statement.shown, columns: rows.columns, rows: rows.rows, truncated: rows.truncated,

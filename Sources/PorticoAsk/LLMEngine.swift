@@ -4,6 +4,7 @@ public import NIOCore
 import NIOHTTP1
 public import PorticoData
 import PorticoJSON
+import Tracing
 
 /// Everything an engine is given to write SQL for one question.
 public struct EngineRequest: Sendable {
@@ -77,12 +78,23 @@ public struct LLMEngine: AskEngine {
         ReplyParser.parse(try await complete(messages: Prompt.messages(for: request)))
     }
 
-    /// Sends the chat and returns the assistant's text.
+    /// Sends the chat and returns the assistant's text, in a span of its own when traced (the
+    /// model and the outcome; never the prompt or the reply).
     func complete(messages: [JSON]) async throws -> String {
+        try await Traces.span("chat " + provider.model, kind: .client) { span in
+            span?.attributes["gen_ai.operation.name"] = "chat"
+            span?.attributes["gen_ai.request.model"] = provider.model
+            span?.attributes["portico.llm"] = provider.name
+            return try await send(messages: messages, trace: Traces.currentHeaders())
+        }
+    }
+
+    private func send(messages: [JSON], trace: [String: String]) async throws -> String {
         var http = HTTPClientRequest(url: provider.completionsURL)
         http.method = .POST
         http.headers.add(name: "Content-Type", value: "application/json")
         http.headers.add(name: "Accept", value: "application/json")
+        for (name, value) in trace { http.headers.add(name: name, value: value) }
         if let variable = provider.apiKeyEnv {
             guard let key = environment[variable], !key.isEmpty else {
                 throw EngineError("the LLM '\(provider.name)' takes its key from the environment variable \(variable), which is not set where Portico runs")

@@ -7,6 +7,7 @@ import PorticoBase
 import PorticoData
 import PorticoJSON
 import Synchronization
+import Tracing
 
 extension MCPEndpoint {
     /// What the server offers; the MCP Apps extension only to a client that declared it (`views`).
@@ -182,7 +183,35 @@ extension MCPEndpoint {
         return .object(result)
     }
 
+    /// Calls a tool; when traced, in a span `tools/call <tool>` whose parent is the client's
+    /// `_meta.traceparent` (2026-07-28) or else the HTTP request's span (its `traceparent` header).
     func callTool(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async throws -> ToolResult {
+        guard Traces.isOn else { return try await runTool(message, exchange: exchange, sink: sink) }
+        let name = message.params?["name"]?.stringValue ?? ""
+        let known = registry.packageOf(tool: name) != nil
+        let parent = (message.meta?["traceparent"]?.stringValue).flatMap {
+            Traces.context(traceparent: $0, tracestate: message.meta?["tracestate"]?.stringValue)
+        }
+        return try await Traces.span("tools/call " + (known ? name : "unknown"), kind: .server, context: parent) { span in
+            span?.attributes["mcp.method.name"] = "tools/call"
+            span?.attributes["gen_ai.tool.name"] = known ? name : "unknown"
+            span?.attributes["portico.app"] = exchange.request.app
+            span?.attributes["portico.principal"] = exchange.principal?.bindingKey ?? "anonymous"
+            if let user = exchange.principal?.userID { span?.attributes["enduser.id"] = String(user) }
+            span?.attributes["mcp.protocol.version"] = exchange.protocolVersion
+            do {
+                let result = try await runTool(message, exchange: exchange, sink: sink)
+                span?.attributes["portico.outcome"] = result.isError ? "tool_error" : (result.inputRequired == nil ? "ok" : "input_required")
+                if result.isError { span?.setStatus(SpanStatus(code: .error, message: "the tool answered with an error")) }
+                return result
+            } catch {
+                span?.attributes["portico.outcome"] = error is CancellationError ? "cancelled" : "error"
+                throw error
+            }
+        }
+    }
+
+    func runTool(_ message: RequestMessage, exchange: Exchange, sink: NotificationSink?) async throws -> ToolResult {
         let start = ContinuousClock.now
         var toolLabel = ""
         var outcome = MCPMetrics.Outcome.error

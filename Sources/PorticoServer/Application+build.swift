@@ -36,6 +36,8 @@ public struct PorticoApplication {
     let parts: ServerParts
     let configuration: ServerConfiguration
     let logger: Logger
+    /// Exports spans, when tracing is on.
+    var tracing: (any Service)?
 
     /// Runs until SIGINT or SIGTERM; in-flight requests finish first, then everything is closed.
     public func run() async throws {
@@ -48,6 +50,10 @@ public struct PorticoApplication {
         if let sqlbotApplication, let sqlbotEndpoint = parts.sqlbotEndpoint {
             services.append(.init(service: sqlbotApplication))
             services.append(.init(service: EndpointService(endpoint: sqlbotEndpoint, grace: configuration.shutdownGrace)))
+        }
+        if let tracing {
+            // First, so it stops last: the spans of the last requests are exported too.
+            services.insert(.init(service: tracing), at: 0)
         }
         if let audit = parts.audit {
             // First, so it stops last: the calls that finish during shutdown are written too.
@@ -79,6 +85,8 @@ public struct PorticoApplication {
 public func buildApplication(
     _ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (ServerBanner) -> Void = { _ in }
 ) async throws -> PorticoApplication {
+    // Tracing first, so that the router is built with its middleware.
+    let tracing = try configuration.otelEndpoint.map { try TracingSetup.start(endpoint: $0, logger: logger) }
     let parts = try await ServerParts.open(configuration, logger: logger)
     let port = configuration.port
     // Enough descriptors for the connection cap, with room left for the database and clients.
@@ -114,13 +122,15 @@ public func buildApplication(
             configuration: .init(address: .hostname(configuration.host, port: sqlbotPort), serverName: nil, backlog: 256),
             logger: logger)
     }
-    return PorticoApplication(application: application, sqlbotApplication: sqlbotApplication, parts: parts, configuration: configuration, logger: logger)
+    return PorticoApplication(
+        application: application, sqlbotApplication: sqlbotApplication, parts: parts, configuration: configuration, logger: logger, tracing: tracing)
 }
 
 /// The main listener's routes: health, images, metrics, OAuth, the console and ask pages, MCP.
 func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext> {
     let router = Router(context: PorticoRequestContext.self)
     router.add(middleware: RequestIDMiddleware(trustedProxies: configuration.trustedProxies))
+    if Traces.isOn { router.add(middleware: tracingMiddleware) }
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
     IconController().addRoutes(to: router)
@@ -143,12 +153,18 @@ func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Ro
     return router
 }
 
+/// A span per HTTP request, the parent taken from its `traceparent` header; OAuth's secrets and
+/// one-time values are not recorded from query strings.
+let tracingMiddleware = TracingMiddleware<PorticoRequestContext>(
+    redactingQueryParameters: ["code", "state", "code_challenge", "code_verifier", "token", "access_token", "refresh_token", "password", "client_secret"])
+
 /// The SQLBot listener's routes (`--sqlbot-port`): MCP at `/mcp` with package `sqlbot`, its JSON
 /// routes, health and images; `nil` without the option.
 func buildSQLBotRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext>? {
     guard let sqlbot = parts.sqlbot, let endpoint = parts.sqlbotEndpoint else { return nil }
     let router = Router(context: PorticoRequestContext.self)
     router.add(middleware: RequestIDMiddleware(trustedProxies: configuration.trustedProxies))
+    if Traces.isOn { router.add(middleware: tracingMiddleware) }
     HealthController(database: parts.stores.database).addRoutes(to: router)
     ImageController(images: parts.images).addRoutes(to: router)
     IconController().addRoutes(to: router)

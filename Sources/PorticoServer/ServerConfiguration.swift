@@ -34,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     public var demoMode = false
     /// Registered OAuth applications per app; -1 for no limit.
     public var applicationQuota = 50
+    /// Where spans go (an OTLP/HTTP collector's base URL, or its `/v1/traces`); tracing is off without it.
+    public var otelEndpoint: String?
     /// Requests a minute per credential and per app, and tool calls a day per credential; none by default.
     public var rateLimits = RateLimiter.Limits()
     /// Access-token lifetime in seconds.

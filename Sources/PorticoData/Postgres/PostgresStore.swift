@@ -6,6 +6,7 @@ import PorticoBase
 import PorticoJSON
 public import PostgresNIO
 import Synchronization
+import Tracing
 
 /// Portico's stores on PostgreSQL, for replicas that share one database: a bounded pool of
 /// connections per process, each statement sent with the extended protocol and its values bound,
@@ -148,6 +149,11 @@ public final class PostgresStore: Database {
     // MARK: Database
 
     public func query(_ statement: SQLFragment) async throws -> [Row] {
+        guard Traces.isOn, ServiceContext.current != nil else { return try await untracedQuery(statement) }
+        return try await Traces.statement(statement, system: "postgresql") { try await untracedQuery(statement) }
+    }
+
+    private func untracedQuery(_ statement: SQLFragment) async throws -> [Row] {
         let (sql, binds) = statement.rendered(numbered: true)
         if let transaction = Self.currentTransaction, transaction.store === self {
             return try await transaction.run(sql, binds)

@@ -4,6 +4,7 @@ import Metrics
 import PorticoBase
 import PorticoJSON
 import Synchronization
+import Tracing
 
 /// Portico's embedded database: one SQLite file in WAL mode, with one writer connection on a
 /// thread of its own, several read-only connections on theirs, and a few read-only connections
@@ -118,6 +119,11 @@ public final class SQLiteStore: Database {
     // MARK: Database
 
     public func query(_ statement: SQLFragment) async throws -> [Row] {
+        guard Traces.isOn, ServiceContext.current != nil else { return try await untracedQuery(statement) }
+        return try await Traces.statement(statement, system: "sqlite") { try await untracedQuery(statement) }
+    }
+
+    private func untracedQuery(_ statement: SQLFragment) async throws -> [Row] {
         let (sql, binds) = statement.rendered()
         if let transaction = Self.currentTransaction, transaction.store === self {
             return try await transaction.run(sql, binds)

@@ -1,0 +1,23 @@
+import Testing
+
+@testable import PorticoData
+
+@Suite struct TracesTests {
+    @Test func aStatementIsNamedByItsFirstKeywordOnly() {
+        #expect(Traces.operation(of: "SELECT \"a\" FROM t WHERE x = ?") == "SELECT")
+        #expect(Traces.operation(of: "  (select 1)") == "SELECT")
+        #expect(Traces.operation(of: "insert into t values (?)") == "INSERT")
+        #expect(Traces.operation(of: "VACUUM") == "SQL", "only known verbs name a span: no text of the statement leaks")
+        #expect(Traces.operation(of: "") == "SQL")
+    }
+
+    @Test func offNothingIsAddedOrSent() async throws {
+        // The test process never bootstraps a tracer.
+        #expect(!Traces.isOn)
+        #expect(Traces.sqlComment() == nil)
+        #expect(Traces.currentHeaders().isEmpty)
+        #expect(Traces.context(traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: nil) == nil)
+        let ran = try await Traces.span("x") { span in span == nil }
+        #expect(ran)
+    }
+}
