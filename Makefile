@@ -21,8 +21,8 @@ help:
 	@echo "make soak   the load tests for a minute each against the release build, with the latency target"
 
 # Debian packages the build needs, installed when missing: Cairo for chart images, with fonts
-# for Latin, Chinese and Korean labels.
-BUILD_PACKAGES := libcairo2-dev fonts-dejavu-core fonts-wqy-microhei
+# for Latin, Chinese and Korean labels; MariaDB Connector/C for MySQL and MariaDB datasources.
+BUILD_PACKAGES := libcairo2-dev fonts-dejavu-core fonts-wqy-microhei libmariadb-dev
 build-deps:
 	@$(call install_missing,$(BUILD_PACKAGES),the build)
 
@@ -36,10 +36,10 @@ $(VENV)/.installed: Tests/EndToEnd/requirements.txt
 	touch $@
 
 # Debian packages the tests use, installed when missing: chromium for the browser tests, wrk
-# for the load tests, PostgreSQL for the datasource tests and as Portico's own database, nginx to
-# balance replicas.
+# for the load tests, PostgreSQL for the datasource tests and as Portico's own database, MariaDB
+# for the MySQL datasource tests, nginx to balance replicas.
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then echo "sudo -n"; fi)
-TEST_PACKAGES := chromium fonts-dejavu-core wrk postgresql nginx
+TEST_PACKAGES := chromium fonts-dejavu-core wrk postgresql mariadb-server nginx
 test-deps:
 	@$(call install_missing,$(TEST_PACKAGES),the tests)
 
@@ -56,6 +56,7 @@ endef
 
 unit: build
 	@[ -n "$$PORTICO_TEST_POSTGRES_URL" ] || echo "PORTICO_TEST_POSTGRES_URL is not set: the PostgreSQL half of the store tests is skipped (make test runs it)"
+	@[ -n "$$PORTICO_TEST_MYSQL_WRITER_URL" ] || echo "PORTICO_TEST_MYSQL_WRITER_URL is not set: the MySQL source tests are skipped (make test runs them)"
 	$(SWIFT) test --skip-build
 
 # Formatting is part of the tests: the repository's .swift-format, every warning an error.
@@ -72,17 +73,20 @@ fuzz-short: build-deps
 fuzz: build-deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} SWIFT=$(SWIFT) bash Fuzz/run.sh
 
-# The tests run with a throwaway PostgreSQL cluster (Tests/pg_cluster.sh), stopped however they end:
-# the Swift tests (the store tests on both databases), then the end-to-end suite twice, with
-# Portico's own data in its embedded SQLite file and in PostgreSQL.
+# The tests run with a throwaway PostgreSQL cluster (Tests/pg_cluster.sh) and a MariaDB server
+# (Tests/mysql_server.sh), stopped however they end: the Swift tests (the store tests on both
+# databases, the MySQL source's second layer), then the end-to-end suite twice, with Portico's own
+# data in its embedded SQLite file and in PostgreSQL.
 test: lint build $(VENV)/.installed test-deps
-	@cluster=$$(mktemp -d) && bash Tests/pg_cluster.sh start $$cluster && \
-	export PORTICO_TEST_POSTGRES_URL=$$(cat $$cluster/url) && \
+	@cluster=$$(mktemp -d) && mariadb=$$(mktemp -d) && bash Tests/pg_cluster.sh start $$cluster && \
+	{ bash Tests/mysql_server.sh start $$mariadb || { bash Tests/pg_cluster.sh stop $$cluster; exit 1; }; } && \
+	export PORTICO_TEST_POSTGRES_URL=$$(cat $$cluster/url) PORTICO_TEST_MYSQL_WRITER_URL=$$(cat $$mariadb/writer_url) \
+	  PORTICO_TEST_MYSQL_FILE_URL=$$(cat $$mariadb/file_url) && \
 	{ $(SWIFT) test --skip-build && \
 	  PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd && \
 	  echo "the end-to-end suite again, with Portico's own data on PostgreSQL" && \
 	  PORTICO_TEST_BACKEND=postgres PORTICO_BIN=$(PORTICO_DEBUG) $(PY) -m pytest -q -p no:cacheprovider Tests/EndToEnd; status=$$?; \
-	  bash Tests/pg_cluster.sh stop $$cluster; exit $$status; }
+	  bash Tests/mysql_server.sh stop $$mariadb; bash Tests/pg_cluster.sh stop $$cluster; exit $$status; }
 	$(MAKE) fuzz-short
 
 # The load tests for a minute each against the release build, held to the release targets.

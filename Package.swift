@@ -45,6 +45,8 @@ let package = Package(
     targets: [
         // The system's SQLite (Debian's libsqlite3-dev), driven by PorticoData's own connection layer.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // MariaDB Connector/C (Debian's libmariadb-dev), which MySQL and MariaDB datasources are read with.
+        .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         // What every module shares and nothing else owns: locked state, the bounded cache, hex and
         // base64url, random secrets and digests, and the master key that seals secrets at rest.
         .target(
@@ -60,7 +62,7 @@ let package = Package(
         .target(
             name: "PorticoData",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "CSQLite",
+                "PorticoJSON", "PorticoBase", "CSQLite", "CMariaDB",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -19,17 +19,23 @@ struct DatasourceCommand: AsyncParsableCommand {
         @Option(help: "The datasource's name (letters, digits, - and _).") var name: String
         @Option(help: "Path of an SQLite file.") var sqlite: String?
         @Option(help: "A PostgreSQL URL, postgres://user:password@host:5432/database (stored sealed with the master key).") var postgres: String?
+        @Option(help: "A MySQL or MariaDB URL, mysql://user:password@host:3306/database (stored sealed with the master key; read-only).")
+        var mysql: String?
         @Option(help: "The app it belongs to (default main).") var app: String = "main"
         @Option(help: "A short description shown to agents.") var description: String?
         @Option(help: "PostgreSQL only: refuse a query whose estimated cost (EXPLAIN's units) is above this, before it runs.") var maxCost: Double?
 
         func run() async throws {
-            guard (sqlite == nil) != (postgres == nil) else { throw ValidationError("give exactly one of --sqlite PATH or --postgres URL") }
+            guard [sqlite, postgres, mysql].compactMap({ $0 }).count == 1 else {
+                throw ValidationError("give exactly one of --sqlite PATH, --postgres URL or --mysql URL")
+            }
             try await common.withDatasources(app: app) { store in
                 if let sqlite {
                     try await store.add(app: app, name: name, kind: .sqlite, location: sqlite, description: description, maxCost: maxCost)
                 } else if let postgres {
                     try await store.add(app: app, name: name, kind: .postgres, location: postgres, description: description, maxCost: maxCost)
+                } else if let mysql {
+                    try await store.add(app: app, name: name, kind: .mysql, location: mysql, description: description, maxCost: maxCost)
                 }
             }
             print("Added datasource \(name) to app \(app).")

@@ -206,7 +206,7 @@ public final class DatasourceService: Sendable {
         if let cached = source.values.withLock({ $0 }) { return cached }
         let visible = try await visibleTables(app: app, name: name)
         let limits = self.limits
-        let index = try await ValueIndex.build(SchemaModel(tables)) { sql in
+        let index = try await ValueIndex.build(SchemaModel(tables), dialect: source.datasource.dialect) { sql in
             try await source.source.query(sql, maxRows: ValueIndex.perColumn + 1, timeout: limits.timeout, scope: ReadScope(visibleTables: visible)).rows
         }
         source.values.withLock { $0 = index }
@@ -230,12 +230,12 @@ public final class DatasourceService: Sendable {
         let timeout = limits.timeout
         let dialect = statement.source.datasource.dialect
         let rows = try await Traces.span("SELECT " + statement.source.datasource.name, kind: .client) { span in
-            span?.attributes["db.system.name"] = dialect == .postgres ? "postgresql" : "sqlite"
+            span?.attributes["db.system.name"] = dialect.systemName
             span?.attributes["db.namespace"] = statement.source.datasource.name
             span?.attributes["db.operation.name"] = "SELECT"
             // On a database server the statement names its span (sqlcommenter), so the server's own logs join the trace.
             var runnable = statement.runnable
-            if dialect == .postgres, let comment = Traces.sqlComment() { runnable += "\n" + comment }
+            if dialect != .sqlite, let comment = Traces.sqlComment() { runnable += "\n" + comment }
             let rows = try await statement.source.share.run(caller: caller.key) { [runnable] in
                 try await statement.source.source.query(runnable, maxRows: maxRows, timeout: timeout, scope: statement.scope)
             }
@@ -350,6 +350,9 @@ public final class DatasourceService: Sendable {
                     scope.viewAliasPrefix = prefix
                     let schema = datasource.schemas.first
                     runnable = guarded.replacingTables { views[$0.lowercased()].map { "(" + $0.sql(aliasPrefix: prefix, schema: schema) + ")" } }
+                case .mysql:
+                    // An app's own data is never on MySQL; roles' views exist only there.
+                    throw DatasourceError("a role's view of a table cannot be applied on a MySQL datasource")
                 }
             }
         }
@@ -397,6 +400,8 @@ public final class DatasourceService: Sendable {
                     maxMemory: limits.maxMemory)
             case .postgres:
                 try PostgresReadOnlySource(url: datasource.location)
+            case .mysql:
+                try MySQLReadOnlySource(url: datasource.location)
             }
         let source = OpenSource(datasource: datasource, source: opened)
         let (kept, extra) = open.withLock { open -> (OpenSource, OpenSource?) in

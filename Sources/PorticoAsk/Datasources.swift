@@ -6,7 +6,7 @@ import Synchronization
 /// A database questions are asked of: the app's own (`main`), or a registered external one.
 public struct Datasource: Sendable {
     public enum Kind: String, Sendable, CaseIterable {
-        case sqlite, postgres
+        case sqlite, postgres, mysql
     }
 
     public let app: String
@@ -15,17 +15,23 @@ public struct Datasource: Sendable {
     public let description: String?
     /// PostgreSQL: the estimated cost above which a query is refused before it runs.
     public var maxCost: Double? = nil
-    /// A file path or a PostgreSQL URL; never returned by a tool or printed whole.
+    /// A file path or a PostgreSQL or MySQL URL; never returned by a tool or printed whole.
     let location: String
 
     /// The location without its secret: a path as is, a URL without its password.
     public var displayLocation: String {
-        guard kind == .postgres, var components = URLComponents(string: location) else { return location }
+        guard kind != .sqlite, var components = URLComponents(string: location) else { return location }
         if components.password != nil { components.password = "***" }
-        return components.string ?? "postgres://…"
+        return components.string ?? "\(kind.rawValue)://…"
     }
 
-    public var dialect: SQLDialect { kind == .sqlite ? .sqlite : .postgres }
+    public var dialect: SQLDialect {
+        switch kind {
+        case .sqlite: .sqlite
+        case .postgres: .postgres
+        case .mysql: .mysql
+        }
+    }
 
     /// The schemas its SQL may name tables in: SQLite's `main`; on PostgreSQL, the one its
     /// URL's `search_path` names (an app's own schema), else `public`.
@@ -33,6 +39,8 @@ public struct Datasource: Sendable {
         switch kind {
         case .sqlite: ["main"]
         case .postgres: [PostgresURL.searchPath(location)?.lowercased() ?? "public"]
+        // MySQL's schema is its database.
+        case .mysql: [(try? MySQLURL(location))?.database.lowercased() ?? ""]
         }
     }
 }
@@ -60,10 +68,12 @@ public struct DatasourceStore: Sendable {
             guard FileManager.default.isReadableFile(atPath: location) else {
                 throw DatasourceError("the SQLite file '\(location)' does not exist or cannot be read by Portico")
             }
-        } else {
+        } else if kind == .postgres {
             guard let url = URLComponents(string: location), ["postgres", "postgresql"].contains(url.scheme ?? ""), url.host != nil else {
                 throw DatasourceError("a PostgreSQL datasource needs a URL like postgres://user:password@host:5432/database")
             }
+        } else {
+            _ = try MySQLURL(location)
         }
         guard try await find(app: app, name: name) == nil else {
             throw DatasourceError("app '\(app)' already has a datasource named '\(name)'; remove it first or choose another name")

@@ -163,7 +163,7 @@ public struct KnowledgeService: Sendable {
             let isExpression = if case .expression = draft { true } else { false }
             let what = isExpression ? "expression" : "condition"
             let parsed = try TableSQL(sql, columns: found.columns.map(\.name), dialect: source.dialect, what: what)
-            let quoted = "\"" + found.name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let quoted = ValueIndex.quote(found.name, source.dialect)
             let probe =
                 isExpression
                 ? "SELECT \(parsed.render(alias: nil)) AS value FROM \(quoted) LIMIT 1"

@@ -128,7 +128,7 @@ public struct LLMEngine: AskEngine {
 /// fenced as data, so a row or a sample value that reads like an instruction stays a value.
 enum Prompt {
     static func system(_ request: EngineRequest) -> String {
-        let dialect = request.dialect == .sqlite ? "SQLite" : "PostgreSQL"
+        let dialect = request.dialect == .mysql ? "MySQL (or MariaDB)" : request.dialect.displayName
         return """
             You write SQL for Portico. Answer each question with exactly one read-only \(dialect) query \
             (SELECT, or WITH … SELECT) over the tables below and nothing else. Use only these tables and \

@@ -123,7 +123,9 @@ public struct SQLGuard: Sendable {
                     break
                 }
                 let keyword = token.kind == .word ? token.keyword : ""
-                if let refusal = Self.refusedKeywords[keyword], !(keyword == "REPLACE" && next?.isPunctuation("(") == true) {
+                if let refusal = Self.refusedKeywords[keyword] ?? (dialect == .mysql ? Self.mysqlRefusedKeywords[keyword] : nil),
+                    !(keyword == "REPLACE" && next?.isPunctuation("(") == true)
+                {
                     throw SQLGuardError("\(keyword) is not allowed: \(refusal). Send one read-only SELECT")
                 }
                 if keyword == "FOR", let lock = next?.keyword, ["UPDATE", "SHARE", "NO", "KEY"].contains(lock) {
@@ -267,11 +269,15 @@ public struct SQLGuard: Sendable {
             throw SQLGuardError("function '\(tokens[index - 2].text).\(token.text)' is not allowed: call functions without a schema")
         }
         let name = token.text.lowercased()
-        guard (dialect == .sqlite ? Self.sqliteFunctions : Self.postgresFunctions).contains(name) else {
+        let allowed =
+            switch dialect {
+            case .sqlite: Self.sqliteFunctions
+            case .postgres: Self.postgresFunctions
+            case .mysql: Self.mysqlFunctions
+            }
+        guard allowed.contains(name) else {
             throw SQLGuardError(
-                "function '\(token.text)' is not allowed here; use the usual aggregate, text, date and math functions of "
-                    + (dialect == .sqlite ? "SQLite" : "PostgreSQL")
-            )
+                "function '\(token.text)' is not allowed here; use the usual aggregate, text, date and math functions of \(dialect.displayName)")
         }
         return true
     }
@@ -343,8 +349,15 @@ public struct SQLGuard: Sendable {
         return words
     }()
 
+    /// MySQL's words that reach outside a read-only query (procedures, handlers, files), with why.
+    static let mysqlRefusedKeywords: [String: String] = [
+        "PROCEDURE": "it runs a procedure", "HANDLER": "it opens a table outside the query", "CALL": "it runs a procedure",
+        "OUTFILE": "it writes a file", "DUMPFILE": "it writes a file", "DO": "it runs expressions outside a query", "KILL": "it stops other sessions",
+        "SHUTDOWN": "it stops the server", "FLUSH": "it changes the server's state",
+    ]
+
     /// Prefixes of names that belong to the database system or to Portico itself.
-    static let systemPrefixes = ["sqlite_", "portico_", "pg_", "information_schema"]
+    static let systemPrefixes = ["sqlite_", "portico_", "pg_", "information_schema", "performance_schema"]
 
     /// Keywords that may be followed by a parenthesis without being a function call.
     static let parenthesisKeywords: Set<String> = [
@@ -363,6 +376,25 @@ public struct SQLGuard: Sendable {
         "concat_ws", "json", "json_extract", "json_array", "json_object", "json_array_length", "json_type", "json_valid", "json_each",
         "json_tree", "json_group_array", "json_group_object", "row_number", "rank", "dense_rank", "ntile", "lag", "lead", "first_value",
         "last_value", "nth_value", "percent_rank", "cume_dist", "cast", "radians", "degrees", "sin", "cos", "tan",
+    ]
+
+    /// Functions a query may call on MySQL and MariaDB: none that sleeps, locks, reads files or
+    /// tells about the server (`SLEEP`, `BENCHMARK`, `GET_LOCK`, `LOAD_FILE`, `USER`, `VERSION`).
+    static let mysqlFunctions: Set<String> = [
+        "abs", "avg", "count", "sum", "min", "max", "coalesce", "ifnull", "nullif", "if", "greatest", "least", "length", "char_length",
+        "character_length", "octet_length", "bit_length", "lower", "upper", "lcase", "ucase", "substr", "substring", "substring_index", "mid",
+        "trim", "ltrim", "rtrim", "replace", "locate", "instr", "position", "left", "right", "concat", "concat_ws", "round", "truncate", "ceil",
+        "ceiling", "floor", "power", "pow", "sqrt", "exp", "ln", "log", "log10", "log2", "mod", "sign", "pi", "radians", "degrees", "sin", "cos",
+        "tan", "rand", "date", "time", "year", "month", "day", "dayofmonth", "dayofweek", "dayofyear", "dayname", "monthname", "hour", "minute",
+        "second", "week", "weekday", "weekofyear", "quarter", "yearweek", "date_format", "time_format", "str_to_date", "date_add", "date_sub",
+        "adddate", "subdate", "datediff", "timediff", "timestampdiff", "timestampadd", "last_day", "extract", "now", "curdate", "curtime",
+        "current_date", "current_time", "current_timestamp", "utc_date", "utc_timestamp", "unix_timestamp", "from_unixtime", "makedate",
+        "maketime", "to_days", "from_days", "group_concat", "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp",
+        "bit_and", "bit_or", "bit_xor", "row_number", "rank", "dense_rank", "ntile", "lag", "lead", "first_value", "last_value", "nth_value",
+        "percent_rank", "cume_dist", "cast", "convert", "format", "lpad", "rpad", "reverse", "strcmp", "field", "elt", "find_in_set",
+        "json_extract", "json_unquote", "json_length", "json_object", "json_array", "json_arrayagg", "json_objectagg", "json_contains",
+        "json_keys", "json_value", "regexp_replace", "regexp_substr", "regexp_instr", "hex", "unhex", "md5", "sha1", "sha2", "crc32",
+        "ascii", "char", "ord", "space", "quote", "soundex", "conv", "bin", "oct", "isnull", "any_value", "median",
     ]
 
     /// Functions a query may call on PostgreSQL.

@@ -4,6 +4,27 @@ import Foundation
 public enum SQLDialect: String, Sendable {
     case sqlite
     case postgres
+    /// MySQL and MariaDB, in the session modes Portico sets: backslash escapes in strings, `"…"`
+    /// a string, `` `…` `` a name (no ANSI_QUOTES, no NO_BACKSLASH_ESCAPES).
+    case mysql
+
+    /// The database's name in OpenTelemetry's `db.system.name`.
+    public var systemName: String {
+        switch self {
+        case .sqlite: "sqlite"
+        case .postgres: "postgresql"
+        case .mysql: "mysql"
+        }
+    }
+
+    /// The database's name for people.
+    public var displayName: String {
+        switch self {
+        case .sqlite: "SQLite"
+        case .postgres: "PostgreSQL"
+        case .mysql: "MySQL"
+        }
+    }
 }
 
 /// One lexical token of an SQL text. Comments and whitespace are dropped.
@@ -52,17 +73,28 @@ public enum SQLTokenizer {
             switch c {
             case 0x20, 0x09, 0x0A, 0x0D, 0x0C, 0x0B:
                 i += 1
-            case UInt8(ascii: "-") where next == UInt8(ascii: "-"):
+            case UInt8(ascii: "-") where next == UInt8(ascii: "-") && startsLineComment(bytes, at: i, dialect: dialect),
+                UInt8(ascii: "#") where dialect == .mysql:
                 while i < bytes.count, bytes[i] != 0x0A { i += 1 }
             case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
+                // MySQL runs the text of /*! … */ and MariaDB of /*M! … */: not a comment to skip.
+                if dialect == .mysql, i + 2 < bytes.count, bytes[i + 2] == UInt8(ascii: "!") || bytes[i + 2] == UInt8(ascii: "M") {
+                    throw SQLGuardError("executable comments (/*! … */) are not accepted; write the SQL plainly")
+                }
                 i = try skipBlockComment(bytes, from: i, nests: dialect == .postgres)
             case UInt8(ascii: "'"):
-                i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: false, what: "string literal")
+                i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: dialect == .mysql, what: "string literal")
+                tokens.append(SQLToken(kind: .string, text: text(start..<i), offset: start))
+            case UInt8(ascii: "\"") where dialect == .mysql:
+                // In MySQL's default modes "…" is a string.
+                i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: true, what: "string literal")
                 tokens.append(SQLToken(kind: .string, text: text(start..<i), offset: start))
             case UInt8(ascii: "\""):
                 i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: false, what: "quoted identifier")
                 tokens.append(SQLToken(kind: .quotedIdentifier, text: unquote(text(start + 1..<i - 1), quote: "\""), offset: start))
-            case UInt8(ascii: "`") where dialect == .sqlite:
+            case UInt8(ascii: "@") where dialect == .mysql:
+                throw SQLGuardError("variables such as @name and @@name are not allowed (at character \(start + 1)); write the values into the SQL")
+            case UInt8(ascii: "`") where dialect == .sqlite || dialect == .mysql:
                 i = try endOfQuoted(bytes, from: i, quote: c, backslashEscapes: false, what: "quoted identifier")
                 tokens.append(SQLToken(kind: .quotedIdentifier, text: unquote(text(start + 1..<i - 1), quote: "`"), offset: start))
             case UInt8(ascii: "[") where dialect == .sqlite:
@@ -114,11 +146,12 @@ public enum SQLTokenizer {
                 }
                 tokens.append(SQLToken(kind: .number, text: text(start..<i), offset: start))
             case _ where isWordStart(c):
-                while i < bytes.count, isWordByte(bytes[i]) || (dialect == .postgres && bytes[i] == UInt8(ascii: "$")) { i += 1 }
+                while i < bytes.count, isWordByte(bytes[i]) || (dialect != .sqlite && bytes[i] == UInt8(ascii: "$")) { i += 1 }
                 let word = text(start..<i)
                 // Prefixed string literals: E'…' (backslash escapes), X'…' / B'…' (bits, blobs), N'…', U&'…'.
                 if i < bytes.count, bytes[i] == UInt8(ascii: "'"), ["E", "X", "B", "N"].contains(word.uppercased()) {
-                    i = try endOfQuoted(bytes, from: i, quote: UInt8(ascii: "'"), backslashEscapes: word.uppercased() == "E", what: "string literal")
+                    i = try endOfQuoted(
+                        bytes, from: i, quote: UInt8(ascii: "'"), backslashEscapes: word.uppercased() == "E" || dialect == .mysql, what: "string literal")
                     tokens.append(SQLToken(kind: .string, text: text(start..<i), offset: start))
                 } else if dialect == .postgres, word.uppercased() == "U", i + 1 < bytes.count, bytes[i] == UInt8(ascii: "&"),
                     bytes[i + 1] == UInt8(ascii: "'") || bytes[i + 1] == UInt8(ascii: "\"")
@@ -133,7 +166,11 @@ public enum SQLTokenizer {
                 i += 1
                 while i < bytes.count, isSymbolByte(bytes[i]) {
                     // A comment start ends the operator.
-                    if bytes[i] == UInt8(ascii: "-"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "-") { break }
+                    if bytes[i] == UInt8(ascii: "-"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "-"), startsLineComment(bytes, at: i, dialect: dialect)
+                    {
+                        break
+                    }
+                    if dialect == .mysql, bytes[i] == UInt8(ascii: "#") || bytes[i] == UInt8(ascii: "@") { break }
                     if bytes[i] == UInt8(ascii: "/"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "*") { break }
                     i += 1
                 }
@@ -141,6 +178,14 @@ public enum SQLTokenizer {
             }
         }
         return tokens
+    }
+
+    /// Whether the `--` at `i` starts a comment: always in SQLite and PostgreSQL; in MySQL only when
+    /// a space, a control character or the end follows (`1--1` is one minus minus one there).
+    static func startsLineComment(_ bytes: [UInt8], at i: Int, dialect: SQLDialect) -> Bool {
+        guard dialect == .mysql else { return true }
+        guard i + 2 < bytes.count else { return true }
+        return bytes[i + 2] <= 0x20
     }
 
     static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }

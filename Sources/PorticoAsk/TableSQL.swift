@@ -13,6 +13,8 @@ public struct TableSQL: Sendable, Equatable {
     }
 
     let pieces: [Piece]
+    /// How its columns are quoted when written out (`"…"`, MySQL's `` `…` ``).
+    let dialect: SQLDialect
 
     /// Words that would make the piece more than an expression: a statement, a subquery, a clause.
     static let clauseWords: Set<String> = [
@@ -27,6 +29,7 @@ public struct TableSQL: Sendable, Equatable {
 
     /// Splits `sql`, whose column names are `columns` (the table's), or says what is wrong with it.
     public init(_ sql: String, columns: [String], dialect: SQLDialect, what: String) throws(DatasourceError) {
+        self.dialect = dialect
         guard !sql.trimmingSpaces().isEmpty else { throw DatasourceError("the \(what) is empty; write SQL over the table's columns") }
         guard sql.utf8.count <= Self.maxLength else { throw DatasourceError("the \(what) is \(sql.utf8.count) bytes; write one of at most \(Self.maxLength)") }
         let tokens: [SQLToken]
@@ -74,7 +77,7 @@ public struct TableSQL: Sendable, Equatable {
             switch piece {
             case .text(let text): return text
             case .column(let name):
-                let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let quoted = ValueIndex.quote(name, dialect)
                 return alias.map { "\($0).\(quoted)" } ?? quoted
             }
         }.joined()

@@ -188,3 +188,71 @@ import Testing
         #expect(tokens[5].text == "c d")
     }
 }
+
+/// MySQL's lexical rules differ where attacks hide: backslash escapes in strings, "…" a string,
+/// `--` a comment only before a space, `#` comments, executable /*! */ comments, variables.
+@Suite struct MySQLGuardTests {
+    let mysql = SQLGuard(dialect: .mysql, tables: ["Album", "Artist", "Track", "Invoice", "Customer", "Genre"], schemas: ["chinook"])
+
+    @Test(arguments: [
+        "SELECT * FROM Album",
+        "SELECT `Title` FROM `Album` WHERE `AlbumId` = 1;",
+        "SELECT a.Title, ar.Name FROM Album a JOIN Artist ar ON a.ArtistId = ar.ArtistId ORDER BY 1 LIMIT 5",
+        "SELECT DATE_FORMAT(InvoiceDate, '%Y-%m') AS m, SUM(Total) FROM Invoice GROUP BY m",
+        "SELECT Name FROM Artist WHERE Name = \"AC/DC\"",
+        "SELECT 'it\\'s; DROP TABLE Album' AS s FROM Album",
+        "SELECT Name FROM chinook.Artist # a comment\n",
+        "SELECT Total--1 FROM Invoice",
+        "SELECT IFNULL(Composer, 'none'), GROUP_CONCAT(Name ORDER BY Name SEPARATOR ', ') FROM Track GROUP BY Composer",
+        "SELECT EXTRACT(YEAR FROM InvoiceDate), DATE_ADD(InvoiceDate, INTERVAL 1 DAY) FROM Invoice",
+        "SELECT CAST(Total AS DECIMAL(10,2)), CONVERT(Name USING utf8mb4) FROM Invoice, Artist",
+    ])
+    func acceptsReadOnlyQueries(_ sql: String) throws {
+        _ = try mysql.check(sql)
+    }
+
+    @Test(arguments: [
+        // MySQL runs the text of these comments.
+        ("SELECT 1 /*!50000 UNION SELECT * FROM mysql.user */", "executable comments"),
+        ("SELECT 1 /*M! , LOAD_FILE('/etc/passwd') */", "executable comments"),
+        // `--1` is not a comment in MySQL: what follows runs.
+        ("SELECT Total --1 UNION SELECT authentication_string FROM mysql.user\nFROM Invoice", "outside the datasource"),
+        // An escaped backslash ends the string: what follows is SQL, for MySQL and for the guard.
+        ("SELECT 'a\\\\' UNION SELECT 1 FROM mysql.user -- ' FROM Album", "outside the datasource"),
+        ("SELECT Name FROM Artist INTO OUTFILE '/tmp/x'", "INTO"),
+        ("SELECT Name FROM Artist INTO DUMPFILE '/tmp/x'", "INTO"),
+        ("SELECT LOAD_FILE('/etc/passwd')", "LOAD"),
+        ("SELECT SLEEP(10)", "function 'SLEEP'"),
+        ("SELECT BENCHMARK(100000000, MD5('x'))", "function 'BENCHMARK'"),
+        ("SELECT GET_LOCK('x', 10)", "function 'GET_LOCK'"),
+        ("SELECT @@version", "variables"),
+        ("SELECT @x := 1 FROM Album", "variables"),
+        ("SELECT @`x` FROM Album", "variables"),
+        ("SELECT 1; DROP TABLE Album", "one statement"),
+        ("SELECT * FROM Album FOR UPDATE", "row locks"),
+        ("SELECT * FROM Album LOCK IN SHARE MODE", "LOCK"),
+        ("SELECT * FROM Album PROCEDURE ANALYSE()", "PROCEDURE"),
+        ("HANDLER Album OPEN", "SELECT"),
+        ("DO SLEEP(5)", "SELECT"),
+        ("SELECT * FROM mysql.user", "outside the datasource"),
+        ("SELECT * FROM information_schema.TABLES", "database's or Portico's own"),
+        ("SELECT * FROM performance_schema.threads", "database's or Portico's own"),
+        ("SELECT USER(), VERSION()", "function 'USER'"),
+        ("SELECT Name FROM Artist WHERE Name = 'unterminated\\'", "unterminated"),
+    ])
+    func refusesAttacks(_ sql: String, _ expected: String) {
+        let error = #expect(throws: SQLGuardError.self) { try mysql.check(sql) }
+        #expect(error?.message.contains(expected) == true, "\(sql): \(error?.message ?? "")")
+    }
+
+    @Test func stringsAndNamesAreReadAsMySQLReadsThem() throws {
+        let tokens = try SQLTokenizer.tokenize("SELECT \"a\\\"b\", `we``ird`, 'c''d' # tail", dialect: .mysql)
+        #expect(tokens.map(\.kind) == [.word, .string, .punctuation, .quotedIdentifier, .punctuation, .string])
+        #expect(tokens[3].text == "we`ird")
+        #expect(try SQLTokenizer.tokenize("SELECT 1--1", dialect: .mysql).count == 4, "1--1 is an expression in MySQL, not a comment")
+        // A backslash-escaped quote does not end the string: the rest is inside it, for MySQL and for the guard.
+        let inside = try mysql.check("SELECT 'a\\' UNION SELECT 1 FROM mysql.user -- ' FROM Album")
+        #expect(inside.tables == ["Album"])
+        #expect(try SQLTokenizer.tokenize("SELECT 1-- 1", dialect: .mysql).count == 2)
+    }
+}

@@ -245,7 +245,10 @@ struct PlanCompiler {
         func literal(_ l: QueryPlan.Literal) -> String {
             switch l {
             case .number(let d): return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
-            case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+            case .text(let s):
+                // MySQL reads a backslash in a string as an escape.
+                let escaped = dialect == .mysql ? s.replacingOccurrences(of: "\\", with: "\\\\") : s
+                return "'" + escaped.replacingOccurrences(of: "'", with: "''") + "'"
             }
         }
         /// Why a condition could not be written, when it is that the question named no key of two.
@@ -358,7 +361,10 @@ struct PlanCompiler {
         return .success((sql, alias.count))
     }
 
-    func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    func q(_ name: String) -> String {
+        dialect == .mysql
+            ? "`" + name.replacingOccurrences(of: "`", with: "``") + "`" : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 
     func bucket(_ c: Int, _ column: String, _ bucket: QueryPlan.Bucket) -> String {
         if schema.column(c).storedAsText {
@@ -375,6 +381,9 @@ struct PlanCompiler {
         case (.postgres, .year): return "to_char(\(column), 'YYYY')"
         case (.postgres, .month): return "to_char(\(column), 'MM')"
         case (.postgres, .yearMonth): return "to_char(\(column), 'YYYY-MM')"
+        case (.mysql, .year): return "DATE_FORMAT(\(column), '%Y')"
+        case (.mysql, .month): return "DATE_FORMAT(\(column), '%m')"
+        case (.mysql, .yearMonth): return "DATE_FORMAT(\(column), '%Y-%m')"
         }
     }
 }

@@ -30,11 +30,12 @@ public struct ValueIndex: Sendable {
     public init() {}
 
     /// Reads the values of `tables`' text columns with `query` (one `SELECT DISTINCT` per column).
-    static func build(_ schema: SchemaModel, query: (String) async throws -> [[SQLValue]]) async throws -> ValueIndex {
+    static func build(_ schema: SchemaModel, dialect: SQLDialect = .sqlite, query: (String) async throws -> [[SQLValue]]) async throws -> ValueIndex {
         var index = ValueIndex()
         for (ci, column) in schema.columnList.enumerated() where column.kind == .text && !column.isKey {
             let table = schema.tables[column.table].name
-            let sql = "SELECT DISTINCT \(quote(column.name)) FROM \(quote(table)) WHERE \(quote(column.name)) IS NOT NULL LIMIT \(perColumn + 1)"
+            let name = quote(column.name, dialect), from = quote(table, dialect)
+            let sql = "SELECT DISTINCT \(name) FROM \(from) WHERE \(name) IS NOT NULL LIMIT \(perColumn + 1)"
             let rows = try await query(sql)
             index.distinct[ci] = rows.count
             index.names[ci] = (table, column.name)
@@ -51,7 +52,10 @@ public struct ValueIndex: Sendable {
         return index
     }
 
-    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    static func quote(_ name: String, _ dialect: SQLDialect) -> String {
+        dialect == .mysql
+            ? "`" + name.replacingOccurrences(of: "`", with: "``") + "`" : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 
     mutating func add(column: Int, value: String) {
         let words = ValueIndex.words(value)
