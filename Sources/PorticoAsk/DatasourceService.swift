@@ -401,7 +401,7 @@ public final class DatasourceService: Sendable {
             case .postgres:
                 try PostgresReadOnlySource(url: datasource.location)
             case .mysql:
-                try MySQLReadOnlySource(url: datasource.location)
+                try MySQLReadOnlySource(url: datasource.location, longestQuery: limits.timeout)
             }
         let source = OpenSource(datasource: datasource, source: opened)
         let (kept, extra) = open.withLock { open -> (OpenSource, OpenSource?) in

@@ -17,11 +17,16 @@ public final class MySQLReadOnlySource: ReadOnlySource {
     public let connections = 4
     private let pool: MySQLPool
 
-    public init(url text: String, maxBytes: Int = 4 << 20, logger: Logger = Logger(label: "portico.datasource.mysql")) throws {
+    /// - Parameter longestQuery: the longest a query may run here; a read from the server that waits
+    ///   longer than that (and a margin) gives up, so a silent network cannot hold a connection's thread.
+    public init(
+        url text: String, maxBytes: Int = 4 << 20, longestQuery: Duration = .seconds(60), logger: Logger = Logger(label: "portico.datasource.mysql")
+    ) throws {
         url = try MySQLURL(text)
         self.logger = logger
         self.maxBytes = maxBytes
-        pool = MySQLPool(url: url, size: connections, maxPacket: UInt(maxBytes + (64 << 10)))
+        let readTimeout = UInt32(clamping: longestQuery.components.seconds + 30)
+        pool = MySQLPool(url: url, size: connections, maxPacket: UInt(maxBytes + (64 << 10)), readTimeout: readTimeout)
     }
 
     public func close() async {
@@ -200,15 +205,17 @@ actor MySQLPool {
     let url: MySQLURL
     let size: Int
     let maxPacket: UInt
+    let readTimeout: UInt32
     private var idle: [MySQLConnection] = []
     private var open = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
     private var closed = false
 
-    init(url: MySQLURL, size: Int, maxPacket: UInt) {
+    init(url: MySQLURL, size: Int, maxPacket: UInt, readTimeout: UInt32) {
         self.url = url
         self.size = size
         self.maxPacket = maxPacket
+        self.readTimeout = readTimeout
     }
 
     func acquire() async throws -> MySQLConnection {
@@ -218,7 +225,7 @@ actor MySQLPool {
             if open < size {
                 open += 1
                 do {
-                    return try await MySQLConnection.open(url, readTimeout: 600, maxPacket: maxPacket)
+                    return try await MySQLConnection.open(url, readTimeout: readTimeout, maxPacket: maxPacket)
                 } catch {
                     open -= 1
                     wakeOne()
