@@ -129,7 +129,7 @@ class Replicas:
     """Three `portico serve` processes on one PostgreSQL database with the same master key, behind
     Debian's nginx balancing round-robin (no sticky sessions), all started at once."""
 
-    def __init__(self, cluster: Cluster, count: int = 3, demo: bool = False):
+    def __init__(self, cluster: Cluster, count: int = 3, demo: bool = False, extra: list[str] | None = None):
         import base64
 
         self.cluster = cluster
@@ -143,7 +143,7 @@ class Replicas:
         for i, port in enumerate(self.ports):
             data = Path(self.dir, f"data-{i}")
             self.processes.append(subprocess.Popen(
-                [BINARY, "serve", "--port", str(port), "--data-dir", str(data), "--public-url", self.base] + (["--demo"] if demo else []),
+                [BINARY, "serve", "--port", str(port), "--data-dir", str(data), "--public-url", self.base] + (["--demo"] if demo else []) + (extra or []),
                 stdout=subprocess.DEVNULL, stderr=open(self.logs[i], "w"), env=self.env))
         for port in self.ports:
             wait_until(lambda: healthy(f"http://127.0.0.1:{port}"), 60, f"replica on {port} came up")
@@ -517,3 +517,26 @@ def test_a_clients_answer_to_a_question_back_reaches_the_replica_that_asked(repl
     gold = db.execute("SELECT COUNT(*) FROM flight f JOIN airport a ON f.dest_airport = a.code WHERE a.city = 'Tokyo'").fetchone()[0]
     db.close()
     assert answered["result"]["structuredContent"]["rows"] == [[gold]]
+
+
+def test_replicas_share_one_rate_budget(cluster):
+    """Each replica decides in memory and shares its counts through PostgreSQL once a second: 12 requests a minute
+    for one key is 12 across both replicas, not 12 on each."""
+    replicas = Replicas(cluster, count=2, demo=True, extra=["--rate-limit", "12/min"])
+    try:
+        key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
+        if 60 - time.time() % 60 < 15:
+            time.sleep(60 - time.time() % 60 + 0.5)  # the whole test within one minute's window
+        statuses = []
+        for i in range(12):
+            statuses.append(ping(replicas.replica(i % 2), key))
+            time.sleep(0.2)
+        assert statuses == [200] * 12, statuses
+        time.sleep(2.5)  # an exchange with the shared table on each replica
+        # Each replica has admitted 6 itself; both now know of all 12.
+        refused = [httpx2.post(f"{replicas.replica(i)}/api/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=bearer(key), timeout=10)
+                   for i in (0, 1)]
+        assert [r.status_code for r in refused] == [429, 429], [r.text for r in refused]
+        assert all("at most 12 requests a minute" in r.json()["error"]["data"] for r in refused)
+    finally:
+        replicas.stop()
