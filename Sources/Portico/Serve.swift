@@ -79,6 +79,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tool-call-quota"), help: "Tool calls a UTC day each credential may make, as N/day. None by default.")
     var toolCallQuota: String?
 
+    @Option(
+        name: .customLong("app-tool-call-quota"),
+        help: "Tool calls a UTC day each app's endpoint takes from all its callers together, as N/day. None by default.")
+    var appToolCallQuota: String?
+
     @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds (default \(defaults.accessTokenLifetime)).")
     var accessTokenTTL: Int?
 
@@ -181,7 +186,8 @@ struct Serve: AsyncParsableCommand {
         c.rateLimits = RateLimiter.Limits(
             perCredentialPerMinute: try Setting.rate(rateLimit, "rate-limit", per: "min"),
             perAppPerMinute: try Setting.rate(appRateLimit, "app-rate-limit", per: "min"),
-            toolCallsPerDay: try Setting.rate(toolCallQuota, "tool-call-quota", per: "day"))
+            toolCallsPerDay: try Setting.rate(toolCallQuota, "tool-call-quota", per: "day"),
+            appToolCallsPerDay: try Setting.rate(appToolCallQuota, "app-tool-call-quota", per: "day"))
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
         c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
         c.masterKey = Environment.string("PORTICO_MASTER_KEY")

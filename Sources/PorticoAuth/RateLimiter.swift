@@ -28,16 +28,20 @@ public final class RateLimiter: Sendable {
         public var perAppPerMinute: Int?
         /// `tools/call` requests per UTC day for one credential.
         public var toolCallsPerDay: Int?
+        /// `tools/call` requests per UTC day for one app, whoever makes them.
+        public var appToolCallsPerDay: Int?
 
-        public init(perCredentialPerMinute: Int? = nil, perAppPerMinute: Int? = nil, toolCallsPerDay: Int? = nil) {
+        public init(perCredentialPerMinute: Int? = nil, perAppPerMinute: Int? = nil, toolCallsPerDay: Int? = nil, appToolCallsPerDay: Int? = nil) {
             self.perCredentialPerMinute = perCredentialPerMinute
             self.perAppPerMinute = perAppPerMinute
             self.toolCallsPerDay = toolCallsPerDay
+            self.appToolCallsPerDay = appToolCallsPerDay
         }
     }
 
     enum Kind: String, Sendable {
         case credential, app, daily
+        case appDaily = "app_daily"
     }
 
     struct Key: Hashable, Sendable {
@@ -69,6 +73,7 @@ public final class RateLimiter: Sendable {
             .credential: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.credential.rawValue)]),
             .app: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.app.rawValue)]),
             .daily: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.daily.rawValue)]),
+            .appDaily: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.appDaily.rawValue)]),
         ]
     }
 
@@ -90,7 +95,8 @@ public final class RateLimiter: Sendable {
     public func admit(_ principal: Principal, app: String, toolCall: Bool) -> RateRefusal? {
         let perCredential = principal.ratePerMinute ?? limits.perCredentialPerMinute
         let daily = toolCall ? limits.toolCallsPerDay : nil
-        guard !principal.isAnonymous, perCredential != nil || limits.perAppPerMinute != nil || daily != nil else { return nil }
+        let appDaily = toolCall ? limits.appToolCallsPerDay : nil
+        guard !principal.isAnonymous, perCredential != nil || limits.perAppPerMinute != nil || daily != nil || appDaily != nil else { return nil }
         let now = clock.seconds
         let minute = now / 60
         let day = now / 86_400
@@ -99,6 +105,8 @@ public final class RateLimiter: Sendable {
         if let perCredential { checks.append((Key(scope: "c:" + credential, window: minute), perCredential, .credential)) }
         if let perApp = limits.perAppPerMinute { checks.append((Key(scope: "a:" + app, window: minute), perApp, .app)) }
         if let daily { checks.append((Key(scope: "d:" + credential, window: day), daily, .daily)) }
+        // Day windows' scopes start with "d:"; an app's is "d:@app" (no credential's key starts with "@").
+        if let appDaily { checks.append((Key(scope: "d:@" + app, window: day), appDaily, .appDaily)) }
         let refused: (Int, Kind)? = counts.withLock { counts in
             for (key, limit, kind) in checks where (counts[key]?.total ?? 0) >= Int64(limit) { return (limit, kind) }
             for (key, _, _) in checks { counts[key, default: Count()].pending += 1 }
@@ -120,6 +128,12 @@ public final class RateLimiter: Sendable {
             return RateRefusal(
                 message:
                     "daily quota reached: at most \(limit) tool calls a day for this \(principal.credentialNoun); it resets at 00:00 UTC, in \(wait / 3600) h \(wait % 3600 / 60) min",
+                retryAfter: wait)
+        case .appDaily:
+            let wait = 86_400 - now % 86_400
+            return RateRefusal(
+                message:
+                    "daily quota reached: at most \(limit) tool calls a day for app '\(app)'; it resets at 00:00 UTC, in \(wait / 3600) h \(wait % 3600 / 60) min",
                 retryAfter: wait)
         }
     }
@@ -198,7 +212,7 @@ public final class RateLimiter: Sendable {
 
     /// Loads today's tool-call counts, so a restart does not hand out a new daily quota.
     public func restore() async throws {
-        guard let database, limits.toolCallsPerDay != nil else { return }
+        guard let database, limits.toolCallsPerDay != nil || limits.appToolCallsPerDay != nil else { return }
         let day = clock.seconds / 86_400
         var q = SQLFragment("SELECT scope, count FROM portico_rate_counters WHERE scope LIKE 'd:%' AND window_start = ")
         q.append(bind: .int(day))

@@ -159,3 +159,18 @@ def test_the_daily_tool_call_quota_survives_a_restart():
 def test_a_bad_rate_flag_stops_the_start_with_a_clear_message():
     bad = run_cli("serve", "--rate-limit", "10/hour", "--port", "0", data_dir="/tmp/portico-rate-bad", check=False)
     assert bad.returncode != 0 and "--rate-limit" in bad.stderr and "60/min" in bad.stderr
+
+
+def test_an_apps_daily_quota_holds_for_all_its_callers():
+    server = start_server("--app-tool-call-quota", "3/day")
+    try:
+        keys = [server.new_key() for _ in range(2)]
+        statuses = []
+        for i in range(4):
+            with server.http(keys[i % 2]) as http:
+                statuses.append(post(http, server.mcp, call(i)).status_code)
+        assert statuses == [200, 200, 200, 429]
+        metrics = httpx2.get(server.base + "/metrics", timeout=10).text
+        assert any(line.startswith("portico_rate_limited_total") and 'limit="app_daily"' in line for line in metrics.splitlines())
+    finally:
+        server.stop()

@@ -62,6 +62,12 @@ import Testing
         #expect(refused?.message == "daily quota reached: at most 2 tool calls a day for this API key; it resets at 00:00 UTC, in 1 h 0 min")
         time.advance(seconds: 3_600)
         #expect(limiter.admit(Self.key("a"), app: "main", toolCall: true) == nil)
+        // An app's daily quota holds for all its callers together.
+        let shared = RateLimiter(limits: .init(appToolCallsPerDay: 2), database: nil, clock: time.clock)
+        #expect(shared.admit(Self.key("a"), app: "main", toolCall: true) == nil)
+        #expect(shared.admit(Self.key("b"), app: "main", toolCall: true) == nil)
+        #expect(shared.admit(Self.key("c"), app: "main", toolCall: true)?.message.contains("tool calls a day for app 'main'") == true)
+        #expect(shared.admit(Self.key("c"), app: "sales", toolCall: true) == nil)
     }
 
     @Test(arguments: Backend.available) func replicasShareOneBudgetThroughTheDatabase(_ backend: Backend) async throws {
