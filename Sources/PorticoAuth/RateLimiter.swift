@@ -170,7 +170,14 @@ public final class RateLimiter: Sendable {
             q.append(") ON CONFLICT (scope, window_start) DO UPDATE SET count = portico_rate_counters.count + ")
             q.append(bind: .int(delta))
             q.append(" RETURNING count")
-            if let total = try await database.query(q).first?.int("count") { totals[key] = total }
+            let total = try await database.query(q).first?.int("count")
+            // Written: no longer this replica's alone, whatever happens to the rest of the exchange.
+            counts.withLock { counts in
+                guard var count = counts[key] else { return }
+                count.pending -= delta
+                count.synced = max(count.synced + delta, total ?? 0)
+                counts[key] = count
+            }
         }
         // Keys used here but not since the last sync: read what the other replicas added.
         let idle = current.filter { pending[$0] == nil }
@@ -194,7 +201,6 @@ public final class RateLimiter: Sendable {
         counts.withLock { counts in
             for (key, total) in totals {
                 guard var count = counts[key] else { continue }
-                count.pending -= pending[key] ?? 0
                 count.synced = max(count.synced, total)
                 counts[key] = count
             }
