@@ -1,6 +1,7 @@
 """Writes the Chinook sample as a MySQL / MariaDB script, from the SQLite script in ../shared/datasets/chinook/ (its
 licence is there): the same tables, names and rows, MySQL's types and quoting, a comment on a table and on a column
-(so that introspection of comments can be checked). Usage: python3 chinook_mysql.py [Chinook_Sqlite.sql] > out.sql"""
+(so that introspection of comments can be checked). Usage: python3 chinook_mysql.py [SOURCE] > out.sql, where SOURCE is
+Chinook's SQLite script (the default) or a SQLite database file."""
 
 from __future__ import annotations
 
@@ -41,9 +42,18 @@ def literal(value) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def main() -> None:
+def open_source(path: Path) -> sqlite3.Connection:
+    with path.open("rb") as f:
+        if f.read(16) == b"SQLite format 3\x00":
+            return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    # A script: built in memory, it is small.
     db = sqlite3.connect(":memory:")
-    db.executescript(source_script(sys.argv).read_text(encoding="utf-8-sig"))
+    db.executescript(path.read_text(encoding="utf-8-sig"))
+    return db
+
+
+def main() -> None:
+    db = open_source(source_script(sys.argv))
     out = sys.stdout
     out.write("SET NAMES utf8mb4;\nSET FOREIGN_KEY_CHECKS = 0;\n")
     tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
@@ -57,7 +67,8 @@ def main() -> None:
                 line += " COMMENT " + literal(COMMENTS[(table, name)])
             lines.append(line)
         lines.append("PRIMARY KEY (" + ", ".join(f"`{k}`" for k in keys) + ")")
-        for fk in db.execute(f'PRAGMA foreign_key_list("{table}")').fetchall():
+        # SQLite numbers the keys from the last declared; they are written in the order declared.
+        for fk in sorted(db.execute(f'PRAGMA foreign_key_list("{table}")').fetchall(), key=lambda fk: -fk[0]):
             lines.append(f"FOREIGN KEY (`{fk[3]}`) REFERENCES `{fk[2]}` (`{fk[4]}`)")
         comment = COMMENTS.get((table, None))
         out.write(f"CREATE TABLE `{table}` (\n  " + ",\n  ".join(lines) + "\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
