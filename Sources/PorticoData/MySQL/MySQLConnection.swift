@@ -1,5 +1,6 @@
 import CMariaDB
 import Foundation
+import Synchronization
 
 /// Where a MySQL or MariaDB datasource is: `mysql://user:password@host:port/database`.
 public struct MySQLURL: Sendable, Equatable {
@@ -28,30 +29,35 @@ public struct MySQLURL: Sendable, Equatable {
 
 /// One MariaDB Connector/C connection. Connector/C blocks, so every call runs on the
 /// connection's own serial queue, never on a Swift executor or an event loop; the pool hands a
-/// connection to one query at a time, which is what makes sharing its handle between threads
-/// safe (hence `@unchecked Sendable`: the queue, not the compiler, serialises the handle).
-final class MySQLConnection: @unchecked Sendable {
-    private let handle: UnsafeMutablePointer<MYSQL>
+/// connection to one query at a time. The handle sits in a mutex all the same (never contended:
+/// the queue already serialises its calls), so the compiler, not a comment, vouches for sharing it.
+final class MySQLConnection: Sendable {
+    private struct Handle {
+        let pointer: UnsafeMutablePointer<MYSQL>
+        /// Set once a call failed in a way that leaves the connection unusable; the pool drops it.
+        var broken = false
+    }
+
+    private let handle: Mutex<Handle>
     private let queue: DispatchQueue
     /// The server's id for this connection, which `KILL QUERY` names.
     let threadID: UInt
     let isMariaDB: Bool
-    /// Set once a call failed in a way that leaves the connection unusable; the pool drops it.
-    private(set) var broken = false
+    var broken: Bool { handle.withLock { $0.broken } }
 
     /// Connector/C's global state, set up once before the first connection (not thread-safe itself).
     private static let library: Void = { _ = mysql_server_init(0, nil, nil) }()
 
-    private init(handle: UnsafeMutablePointer<MYSQL>, queue: DispatchQueue) {
-        self.handle = handle
+    private init(handle pointer: sending UnsafeMutablePointer<MYSQL>, queue: DispatchQueue) {
+        threadID = UInt(mysql_thread_id(pointer))
+        isMariaDB = String(cString: mysql_get_server_info(pointer)).contains("MariaDB")
+        handle = Mutex(Handle(pointer: pointer))
         self.queue = queue
-        threadID = UInt(mysql_thread_id(handle))
-        isMariaDB = String(cString: mysql_get_server_info(handle)).contains("MariaDB")
     }
 
     deinit {
         // No call is queued any more: each holds the connection until it has run.
-        mysql_close(handle)
+        handle.withLock { mysql_close($0.pointer) }
     }
 
     /// Connects (off the caller's thread) with time limits on connecting, reading and writing,
@@ -122,14 +128,19 @@ final class MySQLConnection: @unchecked Sendable {
     /// One statement, on the queue (from `perform`): at most `maxRows` rows and `maxBytes` of
     /// values are kept, the rest read and dropped (`sql_select_limit` bounds how many there are).
     func runHere(_ sql: String, maxRows: Int, maxBytes: Int) throws -> QueryRows {
+        try handle.withLock { handle throws -> QueryRows in try Self.run(sql, on: &handle, maxRows: maxRows, maxBytes: maxBytes) }
+    }
+
+    private static func run(_ sql: String, on connection: inout Handle, maxRows: Int, maxBytes: Int) throws -> QueryRows {
+        let handle = connection.pointer
         let bytes = Array(sql.utf8)
         let status = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(1, buffer.count)) { mysql_real_query(handle, $0, UInt(buffer.count)) }
         }
-        guard status == 0 else { throw error() }
+        guard status == 0 else { throw error(&connection) }
         guard let result = mysql_use_result(handle) else {
             if mysql_field_count(handle) == 0 { return QueryRows(columns: [], rows: [], truncated: false) }
-            throw error()
+            throw error(&connection)
         }
         defer { mysql_free_result(result) }
         let count = Int(mysql_num_fields(result))
@@ -166,7 +177,7 @@ final class MySQLConnection: @unchecked Sendable {
             used += values.reduce(0) { $0 + $1.byteCount }
             rows.append(values)
         }
-        if mysql_errno(handle) != 0 { throw error() }
+        if mysql_errno(handle) != 0 { throw error(&connection) }
         return QueryRows(columns: columns, rows: rows, truncated: truncated)
     }
 
@@ -186,12 +197,12 @@ final class MySQLConnection: @unchecked Sendable {
     }
 
     /// The connection's last error as a Swift error; a lost connection marks it broken.
-    private func error() -> any Error {
+    private static func error(_ connection: inout Handle) -> any Error {
+        let handle = connection.pointer
         let code = mysql_errno(handle)
         let message = String(cString: mysql_error(handle))
-        let state = String(cString: mysql_sqlstate(handle))
         // CR_SERVER_GONE_ERROR, CR_SERVER_LOST, CR_CONNECTION_ERROR, CR_CONN_HOST_ERROR: the connection is gone.
-        if (2000..<3000).contains(code) { broken = true }
+        if (2000..<3000).contains(code) { connection.broken = true }
         switch code {
         case 1792, 1207:  // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, ER_READ_ONLY_TRANSACTION
             return StoreError(kind: .notAuthorized, message: "the datasource is read-only here: \(message)", sql: "")
@@ -204,7 +215,6 @@ final class MySQLConnection: @unchecked Sendable {
         case 2006, 2013:
             return DatasourceError("the MySQL datasource closed the connection (\(message)); try again")
         default:
-            _ = state
             return StoreError(kind: .other, message: message, sql: "")
         }
     }
