@@ -57,6 +57,12 @@ struct MySQLSourceTests {
             "SELECT UnitPrice, Name, NULL AS nothing, Milliseconds / 1000 AS seconds FROM Track WHERE TrackId = 1", maxRows: 1, timeout: .seconds(5),
             scope: ReadScope())
         #expect(typed.rows.first?[0] == .double(0.99) && typed.rows.first?[2] == .null)
+        // The server calls dates, times and JSON "binary"; they are values all the same, a BLOB's bytes are not.
+        let dated = try await source.query(
+            "SELECT InvoiceDate, TIME(InvoiceDate), JSON_OBJECT('a', 1), CAST('x' AS BINARY) FROM Invoice WHERE InvoiceId = 1",
+            maxRows: 1, timeout: .seconds(5), scope: ReadScope())
+        #expect(dated.rows.first?[0] == .text("2021-01-01 00:00:00") && dated.rows.first?[1] == .text("00:00:00"), "\(dated.rows)")
+        #expect(dated.rows.first?[2] == .text("{\"a\": 1}") && dated.rows.first?[3] == .text("x"), "\(dated.rows)")
         await source.close()
     }
 

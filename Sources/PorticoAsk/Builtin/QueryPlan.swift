@@ -356,8 +356,8 @@ struct PlanCompiler {
             sql += " ORDER BY " + (b == .year ? "year" : "month")
         }
         if let limit = plan.limit { sql += " LIMIT \(limit)" }
-        if plan.averageOverGroups { sql = "SELECT AVG(value) AS average FROM (\(sql)) groups" }
-        if plan.countGroups { sql = "SELECT COUNT(*) AS value FROM (\(sql)) groups" }
+        if plan.averageOverGroups { sql = "SELECT AVG(value) AS average FROM (\(sql)) per_group" }
+        if plan.countGroups { sql = "SELECT COUNT(*) AS value FROM (\(sql)) per_group" }
         return .success((sql, alias.count))
     }
 

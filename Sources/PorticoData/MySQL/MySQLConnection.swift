@@ -190,9 +190,12 @@ final class MySQLConnection: Sendable {
         case MYSQL_TYPE_FLOAT, MYSQL_TYPE_DOUBLE, MYSQL_TYPE_DECIMAL, MYSQL_TYPE_NEWDECIMAL:
             return Double(text).map(SQLValue.double) ?? .text(text)
         case MYSQL_TYPE_BIT:
-            return .text(text.utf8.map { String($0, radix: 2) }.joined())
+            return .text(text.utf8.map { byte in String(repeating: "0", count: byte.leadingZeroBitCount) + (byte == 0 ? "" : String(byte, radix: 2)) }.joined())
+        case MYSQL_TYPE_TINY_BLOB, MYSQL_TYPE_MEDIUM_BLOB, MYSQL_TYPE_LONG_BLOB, MYSQL_TYPE_BLOB, MYSQL_TYPE_GEOMETRY:
+            // The server marks dates, times and JSON "binary" too; only a BLOB's (not a TEXT's) bytes are held back.
+            return binary ? .text("<\(text.utf8.count) bytes>") : .text(text)
         default:
-            return binary && type != MYSQL_TYPE_VAR_STRING && type != MYSQL_TYPE_STRING ? .text("<\(text.utf8.count) bytes>") : .text(text)
+            return .text(text)
         }
     }
 
