@@ -67,7 +67,7 @@ public struct SQLGuard: Sendable {
     /// Words that may follow a table in FROM without being its alias.
     static let afterTable: Set<String> = [
         "WHERE", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "ON", "USING", "GROUP", "ORDER", "LIMIT", "OFFSET", "UNION",
-        "INTERSECT", "EXCEPT", "HAVING", "WINDOW", "FETCH", "FOR", "TABLESAMPLE", "INDEXED", "NOT", "OUTER",
+        "INTERSECT", "EXCEPT", "HAVING", "WINDOW", "FETCH", "FOR", "TABLESAMPLE", "INDEXED", "NOT", "OUTER", "STRAIGHT_JOIN",
     ]
 
     /// Bytes of SQL one check reads at most: a query is a few hundred; a megabyte is an attack.
@@ -130,6 +130,9 @@ public struct SQLGuard: Sendable {
                 }
                 if keyword == "FOR", let lock = next?.keyword, ["UPDATE", "SHARE", "NO", "KEY"].contains(lock) {
                     throw SQLGuardError("row locks (FOR \(lock) …) are not allowed: queries here only read")
+                }
+                if keyword == "FOR", previous?.keyword == "VALUE" {
+                    throw SQLGuardError("sequences (NEXT VALUE FOR …) are not allowed: reading one moves it")
                 }
                 if token.kind == .quotedIdentifier, dialect == .postgres, token.text.hasPrefix("U&") || token.text.hasPrefix("u&") {
                     throw SQLGuardError("Unicode-escaped names such as \(token.text.prefix(20))… are not accepted; write the name plainly")
@@ -195,7 +198,7 @@ public struct SQLGuard: Sendable {
                     case "FROM":
                         levels[levels.count - 1].inFrom = true
                         expectTable = true
-                    case "JOIN":
+                    case "JOIN", "STRAIGHT_JOIN":
                         expectTable = levels[levels.count - 1].inFrom
                     case "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION", "INTERSECT", "EXCEPT", "WINDOW", "FETCH", "SELECT", "ON",
                         "USING":
@@ -346,6 +349,8 @@ public struct SQLGuard: Sendable {
         for w in ["BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "RESET", "LOCK"] {
             words[w] = "transactions and session settings are Portico's"
         }
+        // `TABLE t` (PostgreSQL, MySQL 8) reads a whole table with no FROM for the guard to find.
+        words["TABLE"] = "write SELECT … FROM the table instead"
         return words
     }()
 

@@ -77,9 +77,13 @@ public enum SQLTokenizer {
                 UInt8(ascii: "#") where dialect == .mysql:
                 while i < bytes.count, bytes[i] != 0x0A { i += 1 }
             case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
-                // MySQL runs the text of /*! … */ and MariaDB of /*M! … */: not a comment to skip.
+                // MySQL runs the text of /*! … */ and MariaDB of /*M! … */: not a comment to skip. MySQL's
+                // /*+ … */ hints are read too, and some (MAX_EXECUTION_TIME, SET_VAR) lift Portico's limits.
                 if dialect == .mysql, i + 2 < bytes.count, bytes[i + 2] == UInt8(ascii: "!") || bytes[i + 2] == UInt8(ascii: "M") {
                     throw SQLGuardError("executable comments (/*! … */) are not accepted; write the SQL plainly")
+                }
+                if dialect == .mysql, i + 2 < bytes.count, bytes[i + 2] == UInt8(ascii: "+") {
+                    throw SQLGuardError("optimizer hints (/*+ … */) are not accepted; write the query without them")
                 }
                 i = try skipBlockComment(bytes, from: i, nests: dialect == .postgres)
             case UInt8(ascii: "'"):
@@ -144,7 +148,17 @@ public enum SQLTokenizer {
                         break
                     }
                 }
-                tokens.append(SQLToken(kind: .number, text: text(start..<i), offset: start))
+                let number = text(start..<i)
+                // `1secret` is a name in MySQL and a number and an alias in older PostgreSQL: either
+                // way not a number the guard may wave through without a look.
+                guard isNumericLiteral(number) else {
+                    throw SQLGuardError(
+                        "'\(number.prefix(40))' at character \(start + 1) is neither a number nor a plain name; quote a name that starts with a digit")
+                }
+                tokens.append(SQLToken(kind: .number, text: number, offset: start))
+            case UInt8(ascii: "{"), UInt8(ascii: "}"):
+                // ODBC escapes such as MySQL's { OJ … } hide what is inside them from a reading by clauses.
+                throw SQLGuardError("braces ({ … }) are not accepted (at character \(start + 1)); write the query in plain SQL")
             case _ where isWordStart(c):
                 while i < bytes.count, isWordByte(bytes[i]) || (dialect != .sqlite && bytes[i] == UInt8(ascii: "$")) { i += 1 }
                 let word = text(start..<i)
@@ -189,6 +203,34 @@ public enum SQLTokenizer {
     }
 
     static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+
+    /// Whether a run that starts with a digit (or a point) is a numeric literal: digits (with `_`
+    /// between them) and at most one point, then an optional exponent; or `0x…` hex, `0b…` bits.
+    static func isNumericLiteral(_ text: String) -> Bool {
+        let bytes = Array(text.utf8.map { $0 | 0x20 == UInt8(ascii: "e") || $0 | 0x20 == UInt8(ascii: "x") || $0 | 0x20 == UInt8(ascii: "b") ? $0 | 0x20 : $0 })
+        if bytes.count > 2, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "b") {
+            let digits = bytes[2...]
+            return bytes[1] == UInt8(ascii: "x")
+                ? digits.allSatisfy { isDigit($0) || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "f")) || $0 == UInt8(ascii: "_") }
+                : digits.allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "1") || $0 == UInt8(ascii: "_") }
+        }
+        var i = 0
+        var digits = 0
+        var point = false
+        while i < bytes.count, isDigit(bytes[i]) || bytes[i] == UInt8(ascii: "_") || (bytes[i] == UInt8(ascii: ".") && !point) {
+            if bytes[i] == UInt8(ascii: ".") { point = true } else if bytes[i] != UInt8(ascii: "_") { digits += 1 }
+            i += 1
+        }
+        guard digits > 0 else { return false }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            let exponent = i
+            while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+            guard i > exponent else { return false }
+        }
+        return i == bytes.count
+    }
     static func isWordStart(_ b: UInt8) -> Bool {
         (b | 0x20 >= UInt8(ascii: "a") && b | 0x20 <= UInt8(ascii: "z")) || b == UInt8(ascii: "_") || b >= 0x80
     }

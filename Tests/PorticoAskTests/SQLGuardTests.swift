@@ -120,6 +120,10 @@ import Testing
         // A Unicode-escaped name is the guard's blind spot: it could spell any table.
         ("SELECT * FROM (U&\"\\0070ortico_users\" JOIN album ON true)", "Unicode-escaped"),
         ("SELECT * FROM (album JOIN u&\"\\0061lbum\" ON true)", "Unicode-escaped"),
+        // `TABLE x` reads a table with no FROM; `1secret` was a number and an alias to older servers.
+        ("SELECT 1 UNION TABLE private_table", "TABLE"),
+        ("SELECT album_id FROM album WHERE album_id IN (TABLE secrets)", "TABLE"),
+        ("SELECT 1secret FROM album", "neither a number"),
     ])
     func postgresRefusesAttacks(_ sql: String, _ expected: String) {
         #expect {
@@ -206,6 +210,8 @@ import Testing
         "SELECT IFNULL(Composer, 'none'), GROUP_CONCAT(Name ORDER BY Name SEPARATOR ', ') FROM Track GROUP BY Composer",
         "SELECT EXTRACT(YEAR FROM InvoiceDate), DATE_ADD(InvoiceDate, INTERVAL 1 DAY) FROM Invoice",
         "SELECT CAST(Total AS DECIMAL(10,2)), CONVERT(Name USING utf8mb4) FROM Invoice, Artist",
+        "SELECT a.Title FROM Album a STRAIGHT_JOIN Artist ar ON a.ArtistId = ar.ArtistId",
+        "SELECT 1e3, 2.5E-2, 0x1F, 0b101, .5, 1_000 FROM Album",
     ])
     func acceptsReadOnlyQueries(_ sql: String) throws {
         _ = try mysql.check(sql)
@@ -239,6 +245,17 @@ import Testing
         ("SELECT * FROM performance_schema.threads", "database's or Portico's own"),
         ("SELECT USER(), VERSION()", "function 'USER'"),
         ("SELECT Name FROM Artist WHERE Name = 'unterminated\\'", "unterminated"),
+        // Ways to name a table where a reading by clauses does not expect one.
+        ("SELECT * FROM Album STRAIGHT_JOIN mysql.user", "outside the datasource"),
+        ("SELECT 1, 2, 3 UNION TABLE mysql.user", "TABLE"),
+        ("SELECT * FROM Album WHERE AlbumId IN (TABLE secret)", "TABLE"),
+        ("SELECT * FROM {OJ secret LEFT JOIN Album ON 1}", "braces"),
+        ("SELECT * FROM 1secret", "neither a number nor a plain name"),
+        ("SELECT * FROM Album, 9db.t", "neither a number nor a plain name"),
+        // Hints that lift the session's time limit or row cap; a sequence moved by reading it.
+        ("SELECT /*+ MAX_EXECUTION_TIME(100000) */ * FROM Album", "optimizer hints"),
+        ("SELECT /*+ SET_VAR(sql_select_limit=1000000) */ * FROM Track", "optimizer hints"),
+        ("SELECT NEXT VALUE FOR seq", "sequences"),
     ])
     func refusesAttacks(_ sql: String, _ expected: String) {
         let error = #expect(throws: SQLGuardError.self) { try mysql.check(sql) }
