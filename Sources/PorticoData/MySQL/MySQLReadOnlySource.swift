@@ -147,7 +147,7 @@ public final class MySQLReadOnlySource: ReadOnlySource {
     func withConnection<T: Sendable>(
         timeout: Duration, _ body: @escaping @Sendable (MySQLConnection) throws -> T, limits: @escaping @Sendable (MySQLConnection) -> String
     ) async throws -> T {
-        let connection = try await pool.acquire()
+        let connection = try await pool.acquire(within: timeout)
         let url = self.url
         nonisolated(unsafe) var healthy = true
         defer {
@@ -200,15 +200,25 @@ public final class MySQLReadOnlySource: ReadOnlySource {
     }
 }
 
-/// At most `size` connections, opened on demand and kept while healthy; callers past the size wait.
+/// At most `size` connections, opened on demand and kept while healthy. Callers past the size
+/// wait in turn, at most `maxWaiting` of them, each no longer than its query may run and no longer
+/// than it is wanted (a cancelled caller leaves the line).
 actor MySQLPool {
     let url: MySQLURL
     let size: Int
     let maxPacket: UInt
     let readTimeout: UInt32
+    static let maxWaiting = 64
     private var idle: [MySQLConnection] = []
     private var open = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Bool, Never>
+        let deadline: Task<Void, Never>
+    }
+    /// In the order they came; each is resumed once: `true` to try again, `false` when it gave up.
+    private var waiting: [Waiter] = []
+    private var nextWaiter: UInt64 = 0
     private var closed = false
 
     init(url: MySQLURL, size: Int, maxPacket: UInt, readTimeout: UInt32) {
@@ -218,9 +228,11 @@ actor MySQLPool {
         self.readTimeout = readTimeout
     }
 
-    func acquire() async throws -> MySQLConnection {
+    func acquire(within wait: Duration) async throws -> MySQLConnection {
+        let deadline = ContinuousClock.now + wait
         while true {
             if closed { throw DatasourceError("the MySQL datasource is closed") }
+            try Task.checkCancellation()
             if let connection = idle.popLast() { return connection }
             if open < size {
                 open += 1
@@ -232,7 +244,27 @@ actor MySQLPool {
                     throw error
                 }
             }
-            await withCheckedContinuation { waiting.append($0) }
+            guard waiting.count < Self.maxWaiting else {
+                throw StoreError(
+                    kind: .busy, message: "the MySQL datasource has \(waiting.count) queries waiting for its \(size) connections; try again shortly", sql: "")
+            }
+            let id = nextWaiter
+            nextWaiter += 1
+            let woken = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let timer = Task { [weak self] in
+                        try? await Task.sleep(until: deadline)
+                        await self?.giveUp(id)
+                    }
+                    waiting.append(Waiter(id: id, continuation: continuation, deadline: timer))
+                }
+            } onCancel: {
+                Task { await self.giveUp(id) }
+            }
+            if !woken {
+                try Task.checkCancellation()
+                throw StoreError(kind: .timeout, message: "every connection of the MySQL datasource stayed busy for the query's whole time; try again", sql: "")
+            }
         }
     }
 
@@ -248,11 +280,22 @@ actor MySQLPool {
     func close() {
         closed = true
         idle.removeAll()
-        for waiter in waiting { waiter.resume() }
+        for waiter in waiting { resume(waiter, true) }
         waiting.removeAll()
     }
 
     private func wakeOne() {
-        if !waiting.isEmpty { waiting.removeFirst().resume() }
+        if !waiting.isEmpty { resume(waiting.removeFirst(), true) }
+    }
+
+    /// A waiter whose time ran out or whose caller went away leaves the line (if it is still in it).
+    private func giveUp(_ id: UInt64) {
+        guard let index = waiting.firstIndex(where: { $0.id == id }) else { return }
+        resume(waiting.remove(at: index), false)
+    }
+
+    private func resume(_ waiter: Waiter, _ goOn: Bool) {
+        waiter.deadline.cancel()
+        waiter.continuation.resume(returning: goOn)
     }
 }
