@@ -85,7 +85,8 @@ public struct LLMEngine: AskEngine {
             span?.attributes["gen_ai.operation.name"] = "chat"
             span?.attributes["gen_ai.request.model"] = provider.model
             span?.attributes["portico.llm"] = provider.name
-            return try await send(messages: messages, trace: Traces.currentHeaders())
+            // The provider is outside: it gets the span's ids, not the vendor state a client put in `tracestate`.
+            return try await send(messages: messages, trace: Traces.currentHeaders().filter { $0.key == "traceparent" })
         }
     }
 

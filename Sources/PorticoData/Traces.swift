@@ -13,15 +13,31 @@ public enum Traces {
     public static func enable() { on.store(true, ordering: .relaxed) }
 
     /// Runs `body` in a span named `name` (a child of the task's current span), or without one
-    /// when tracing is off. An error thrown by `body` is recorded on the span and rethrown.
-    public static func span<T>(
+    /// when tracing is off. An error thrown by `body` marks the span failed with the error's type
+    /// (`error.type`) and is rethrown; its message is not recorded, since a database's message
+    /// may quote the statement's values.
+    public static func span<T, E: Error>(
         _ name: String, kind: SpanKind = .internal, context: ServiceContext? = nil, isolation: isolated (any Actor)? = #isolation,
-        _ body: (_ span: (any Span)?) async throws -> T
-    ) async rethrows -> T {
+        _ body: (_ span: (any Span)?) async throws(E) -> T
+    ) async throws(E) -> T {
         guard isOn else { return try await body(nil) }
-        return try await withSpan(name, context: context ?? ServiceContext.current ?? .topLevel, ofKind: kind, isolation: isolation) { span in
-            try await body(span)
+        let outcome: Result<T, E> = await withSpan(name, context: context ?? ServiceContext.current ?? .topLevel, ofKind: kind, isolation: isolation) {
+            span in
+            do throws(E) {
+                return .success(try await body(span))
+            } catch {
+                span.setStatus(SpanStatus(code: .error))
+                span.attributes["error.type"] = errorType(error)
+                return .failure(error)
+            }
         }
+        return try outcome.get()
+    }
+
+    /// What kind of error ended a span, never what it says: `StoreError.timeout`, `DatasourceError`.
+    static func errorType(_ error: any Error) -> String {
+        if let error = error as? StoreError { return "StoreError.\(error.kind)" }
+        return String(describing: type(of: error))
     }
 
     /// A span for one statement of Portico's own store, inside a traced request: the operation

@@ -48,6 +48,9 @@ struct HTTPClientMetadataFetcher: ClientMetadataFetcher {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(3), read: .seconds(5))
+        // Not AsyncHTTPClient's own trace propagation, which would hand the current trace (a client's
+        // `tracestate` included) to every host fetched from: the LLM call sends its span's id itself.
+        configuration.tracing.tracer = nil
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

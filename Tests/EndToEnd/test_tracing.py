@@ -162,7 +162,7 @@ def test_an_llm_call_is_a_span_and_the_trace_goes_on_to_the_model(traced, collec
         with traced.http() as http:
             r = post(http, traced.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
                 "name": "ask", "arguments": {"question": "How many albums are there?", "model": "fake"}}},
-                {"traceparent": f"00-{trace_id}-{parent_id}-01", "MCP-Protocol-Version": "2025-11-25"})
+                {"traceparent": f"00-{trace_id}-{parent_id}-01", "tracestate": "client=private", "MCP-Protocol-Version": "2025-11-25"})
             assert r.status_code == 200 and r.json()["result"]["structuredContent"]["engine"] == "llm:fake", r.text
         spans = collector.trace(trace_id, want=4)
         (chat,) = by_name(spans, "chat fake-sql-1")
@@ -172,6 +172,7 @@ def test_an_llm_call_is_a_span_and_the_trace_goes_on_to_the_model(traced, collec
         # The model's server sees the same trace, with the LLM span as its parent.
         sent = [h for h in llm.headers if h.get("traceparent", "").startswith(f"00-{trace_id}-")]
         assert sent and sent[-1]["traceparent"].split("-")[2] == chat["spanId"].lower()
+        assert not any(name.lower() == "tracestate" for name in sent[-1]), "a client's trace state is not handed to an outside provider"
         assert "How many albums" not in json.dumps(spans), "no prompt in a span"
     finally:
         llm.stop()

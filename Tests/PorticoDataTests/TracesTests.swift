@@ -20,4 +20,10 @@ import Testing
         let ran = await Traces.span("x") { span in span == nil }
         #expect(ran)
     }
+
+    @Test func aFailedSpanNamesTheErrorsKindNotItsMessage() {
+        let error = StoreError(kind: .constraint, message: "duplicate key value (email)=(ada@example.com)", sql: "INSERT …")
+        #expect(Traces.errorType(error) == "StoreError.constraint")
+        #expect(Traces.errorType(CancellationError()) == "CancellationError")
+    }
 }
