@@ -98,12 +98,14 @@ extension MCPEndpoint {
             var result: JSONObject
             switch message.method {
             case "server/discover":
+                let views = rendersViews(exchange)
                 result = [
                     "supportedVersions": JSON(ProtocolVersion.all),
-                    "capabilities": modernCapabilities(views: rendersViews(exchange)),
+                    "capabilities": modernCapabilities(views: views),
                     "instructions": .string(await configuration.instructions(exchange.request.app)),
                     "ttlMs": .int(configuration.toolsListTTLMilliseconds),
-                    "cacheScope": "public",
+                    // The extensions offered follow the client's own declaration: not one answer for all.
+                    "cacheScope": views ? "private" : "public",
                 ]
                 // The whole identity (icons, description) here; every other result carries the brief one.
                 result["_meta"] = [MetaKey.serverInfo: configuration.identity.json]
@@ -112,8 +114,9 @@ extension MCPEndpoint {
                 guard case .object(let list) = try listTools(message, exchange: exchange) else { throw RPCError.internalError("tools/list") }
                 result = list
                 result["ttlMs"] = .int(configuration.toolsListTTLMilliseconds)
-                // The list depends on the caller's scopes and role, so shared caches must not reuse it.
-                result["cacheScope"] = exchange.principal == nil ? "public" : "private"
+                // The list depends on the caller's scopes and role (and the views on the client's
+                // extensions), so shared caches must not reuse it.
+                result["cacheScope"] = exchange.principal == nil && !rendersViews(exchange) ? "public" : "private"
             case "tools/call":
                 let called = try await callTool(message, exchange: exchange, sink: sink)
                 guard let asked = called.inputRequired, let state = called.sealedState else {

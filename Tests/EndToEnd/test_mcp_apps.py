@@ -14,7 +14,7 @@ from mcp.client.extension import advertise
 from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import sync_playwright
 
-from mcp_http import post
+from mcp_http import modern_request, post
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 VIEW = "ui://portico/answer"
@@ -105,6 +105,17 @@ def test_the_server_names_the_extension_only_to_a_client_that_declared_it(server
     assert capabilities({"extensions": {UI: {"mimeTypes": [MIME]}}})["extensions"] == {UI: {}}
     assert "extensions" not in capabilities({})
     assert "extensions" not in capabilities({"extensions": {UI: {"mimeTypes": ["text/uri-list"]}}})
+
+    # In 2026-07-28 the discovery answer follows the request's own capabilities: a shared cache may not hand it on.
+    def discover(client_capabilities):
+        body, headers = modern_request("server/discover", meta_extra={"io.modelcontextprotocol/clientCapabilities": client_capabilities})
+        with server.http() as http:
+            return post(http, server.mcp, body, headers).json()["result"]
+
+    declared = discover({"extensions": {UI: {"mimeTypes": [MIME]}}})
+    assert declared["capabilities"]["extensions"] == {UI: {}} and declared["cacheScope"] == "private"
+    plain = discover({})
+    assert "extensions" not in plain["capabilities"] and plain["cacheScope"] == "public"
 
 
 def test_a_client_without_the_extension_sees_plain_tools(server):
