@@ -9,9 +9,12 @@ public import PorticoJSON
 public struct SQLBotError: Error, Sendable {
     public let status: Int
     public let message: String
-    public init(_ status: Int, _ message: String) {
+    /// Seconds to wait before trying again, for a refusal by a rate limit (HTTP `Retry-After`).
+    public var retryAfter: Int64?
+    public init(_ status: Int, _ message: String, retryAfter: Int64? = nil) {
         self.status = status
         self.message = message
+        self.retryAfter = retryAfter
     }
 }
 
@@ -27,14 +30,18 @@ public struct SQLBotService: Sendable {
         public var verify: @Sendable (_ token: String, _ app: String) async -> AuthOutcome
         /// The apps (SQLBot's workspaces) a user belongs to.
         public var apps: @Sendable (_ userID: Int64) async throws -> [String]
+        /// Counts one call of a caller against the rate limits, or says why it is refused.
+        public var admit: @Sendable (_ principal: Principal, _ app: String) -> RateRefusal?
 
         public init(
             login: @escaping @Sendable (String, String, String?) async throws -> Result<(token: String, userID: Int64), SQLBotError>,
-            verify: @escaping @Sendable (String, String) async -> AuthOutcome, apps: @escaping @Sendable (Int64) async throws -> [String]
+            verify: @escaping @Sendable (String, String) async -> AuthOutcome, apps: @escaping @Sendable (Int64) async throws -> [String],
+            admit: @escaping @Sendable (Principal, String) -> RateRefusal? = { _, _ in nil }
         ) {
             self.login = login
             self.verify = verify
             self.apps = apps
+            self.admit = admit
         }
     }
 
@@ -76,9 +83,14 @@ public struct SQLBotService: Sendable {
         return answer
     }
 
-    /// Who calls: the `token` argument when given, else the request's own credentials.
-    public func caller(_ object: JSONObject, _ principal: Principal?, app: String) async throws -> (principal: Principal, app: String) {
+    /// Who calls: the `token` argument when given, else the request's own credentials. The call
+    /// is counted against the caller's rate limits here, unless `counted` says the transport
+    /// already counted the request's own credentials (a token argument is never counted before).
+    public func caller(_ object: JSONObject, _ principal: Principal?, app: String, counted: Bool = false) async throws -> (
+        principal: Principal, app: String
+    ) {
         var resolved: Principal
+        var uncounted = true
         if var token = try Self.optionalString(object, "token"), !token.isEmpty {
             if token.lowercased().hasPrefix("bearer ") { token = String(token.dropFirst(7)) }
             switch await accounts.verify(token, app) {
@@ -89,6 +101,7 @@ public struct SQLBotService: Sendable {
             }
         } else if let principal, !principal.isAnonymous {
             resolved = principal
+            uncounted = !counted
         } else {
             throw SQLBotError(401, "token is required: call mcp_start with username and password, or pass an API key as token")
         }
@@ -98,6 +111,7 @@ public struct SQLBotService: Sendable {
         guard resolved.role != nil else {
             throw SQLBotError(403, "user '\(resolved.userName ?? "?")' has no role in workspace '\(app)'; mcp_ws_list lists theirs")
         }
+        if uncounted, let refusal = accounts.admit(resolved, app) { throw SQLBotError(429, refusal.message, retryAfter: refusal.retryAfter) }
         return (resolved, app)
     }
 

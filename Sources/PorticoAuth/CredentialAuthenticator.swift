@@ -39,9 +39,7 @@ public struct CredentialAuthenticator: Authenticator {
             }
             if let sessions, let id = WebSessions.cookie(WebSessions.cookieName, in: credentials.cookie), let user = try await sessions.user(session: id) {
                 return .authenticated(
-                    Principal(
-                        userID: user.id, userName: user.name, credential: .webSession(id: String(Secrets.sha256Hex(id).prefix(16))),
-                        scopes: nil, role: try await roles.role(users, app: app, userID: user.id)))
+                    .signedIn(userID: user.id, userName: user.name, session: id, role: try await roles.role(users, app: app, userID: user.id)))
             }
             return .anonymous
         } catch let error as StoreError where error.kind == .unavailable {

@@ -1,3 +1,4 @@
+import PorticoBase
 public import PorticoData
 
 /// Who is calling: the user behind a request, the credential that proved it, and what that
@@ -40,6 +41,11 @@ public struct Principal: Sendable, Hashable {
     /// Whether the credential's scopes allow `scope` (always true for an unscoped credential).
     public func isGranted(_ scope: Scope) -> Bool {
         scopes?.contains(scope) ?? true
+    }
+
+    /// A user signed in to the web pages with the session `session` (named by a digest of it).
+    public static func signedIn(userID: Int64, userName: String, session: String, role: Role?) -> Principal {
+        Principal(userID: userID, userName: userName, credential: .webSession(id: String(Secrets.sha256Hex(session).prefix(16))), scopes: nil, role: role)
     }
 
     /// A caller without credentials, for endpoints that let tools authenticate callers themselves.

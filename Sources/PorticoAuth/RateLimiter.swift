@@ -62,6 +62,8 @@ public final class RateLimiter: Sendable {
     let clock: WallClock
     let logger: Logger
     private let counts = Mutex<[Key: Count]>([:])
+    /// Exchanges with the shared table so far (a day's keys are read back every tenth).
+    private let exchanges = Atomic<Int>(0)
     private let refusals: [Kind: Counter]
 
     public init(limits: Limits, database: (any Database)?, clock: WallClock = .system, logger: Logger = Logger(label: "portico.rate")) {
@@ -108,9 +110,13 @@ public final class RateLimiter: Sendable {
         // Day windows' scopes start with "d:"; an app's is "d:@app" (no credential's key starts with "@").
         if let appDaily { checks.append((Key(scope: "d:@" + app, window: day), appDaily, .appDaily)) }
         let refused: (Int, Kind)? = counts.withLock { counts in
-            for (key, limit, kind) in checks where (counts[key]?.total ?? 0) >= Int64(limit) { return (limit, kind) }
-            for (key, _, _) in checks { counts[key, default: Count()].pending += 1 }
-            return nil
+            // The last limit reached is the one with the longest wait: the checks go from minutes to days.
+            var refused: (Int, Kind)?
+            for (key, limit, kind) in checks where (counts[key]?.total ?? 0) >= Int64(limit) { refused = (limit, kind) }
+            if refused == nil {
+                for (key, _, _) in checks { counts[key, default: Count()].pending += 1 }
+            }
+            return refused
         }
         guard let (limit, kind) = refused else { return nil }
         refusals[kind]?.increment()
@@ -152,36 +158,53 @@ public final class RateLimiter: Sendable {
         }
     }
 
-    /// One exchange with the shared table; counts of ended windows are dropped here and there.
+    /// One exchange with the shared table, in a few statements whatever the number of keys: this
+    /// replica's new counts added (200 keys a statement, each answered with its total), then the
+    /// totals of the keys it did not count since the last exchange read back. A day's keys are read
+    /// back every tenth exchange only: a quota of a day needs no second-by-second view. Counts of
+    /// ended windows are dropped here and in the table. Each statement has the store's time limits.
     public func sync() async throws {
         guard let database else { return }
         let now = clock.seconds
-        let (pending, current): ([Key: Int64], [Key]) = counts.withLock { counts in
+        let round = exchanges.add(1, ordering: .relaxed).oldValue
+        let (pending, current): ([(Key, Int64)], [Key]) = counts.withLock { counts in
             counts = counts.filter { key, _ in Self.isCurrent(key, now: now) }
-            var pending: [Key: Int64] = [:]
-            for (key, count) in counts where count.pending > 0 { pending[key] = count.pending }
-            return (pending, Array(counts.keys))
+            return (counts.compactMap { key, count in count.pending > 0 ? (key, count.pending) : nil }, Array(counts.keys))
         }
         guard !current.isEmpty else { return }
-        var totals: [Key: Int64] = [:]
-        for (key, delta) in pending {
-            var q = SQLFragment("INSERT INTO portico_rate_counters (scope, window_start, count) VALUES (")
-            q.append(joining: [.bind(.text(key.scope)), .bind(.int(key.window)), .bind(.int(delta))], separator: ", ")
-            q.append(") ON CONFLICT (scope, window_start) DO UPDATE SET count = portico_rate_counters.count + ")
-            q.append(bind: .int(delta))
-            q.append(" RETURNING count")
-            let total = try await database.query(q).first?.int("count")
+        for chunk in Self.chunks(of: pending) {
+            var q = SQLFragment("INSERT INTO portico_rate_counters (scope, window_start, count) VALUES ")
+            q.append(
+                joining: chunk.map { key, delta in
+                    var row = SQLFragment("(")
+                    row.append(joining: [.bind(.text(key.scope)), .bind(.int(key.window)), .bind(.int(delta))], separator: ", ")
+                    row.append(")")
+                    return row
+                }, separator: ", ")
+            q.append(" ON CONFLICT (scope, window_start) DO UPDATE SET count = portico_rate_counters.count + excluded.count")
+            q.append(" RETURNING scope, window_start, count")
+            let rows = try await database.query(q)
+            var totals: [Key: Int64] = [:]
+            for row in rows {
+                if let scope = row.string("scope"), let window = row.int("window_start"), let count = row.int("count") {
+                    totals[Key(scope: scope, window: window)] = count
+                }
+            }
             // Written: no longer this replica's alone, whatever happens to the rest of the exchange.
             counts.withLock { counts in
-                guard var count = counts[key] else { return }
-                count.pending -= delta
-                count.synced = max(count.synced + delta, total ?? 0)
-                counts[key] = count
+                for (key, delta) in chunk {
+                    guard var count = counts[key] else { continue }
+                    count.pending -= delta
+                    count.synced = max(count.synced + delta, totals[key] ?? 0)
+                    counts[key] = count
+                }
             }
         }
-        // Keys used here but not since the last sync: read what the other replicas added.
-        let idle = current.filter { pending[$0] == nil }
-        for chunk in stride(from: 0, to: idle.count, by: 200).map({ Array(idle[$0..<min($0 + 200, idle.count)]) }) {
+        // Keys used here but not since the last exchange: read what the other replicas added.
+        let written = Set(pending.map(\.0))
+        let idle = current.filter { !written.contains($0) && (round % 10 == 0 || !$0.scope.hasPrefix("d:")) }
+        var totals: [Key: Int64] = [:]
+        for chunk in Self.chunks(of: idle) {
             var q = SQLFragment("SELECT scope, window_start, count FROM portico_rate_counters WHERE ")
             q.append(
                 joining: chunk.map { key in
@@ -214,6 +237,11 @@ public final class RateLimiter: Sendable {
             q.append(")")
             try await database.execute(q)
         }
+    }
+
+    /// `items` in runs of at most 200, one statement's worth of bound keys.
+    static func chunks<T>(of items: [T]) -> [ArraySlice<T>] {
+        stride(from: 0, to: items.count, by: 200).map { items[$0..<min($0 + 200, items.count)] }
     }
 
     /// Loads today's tool-call counts, so a restart does not hand out a new daily quota.

@@ -144,7 +144,7 @@ func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Ro
         throttle: parts.throttle, secureCookies: parts.secureCookies
     ).addRoutes(to: router)
     AskPageController(
-        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, throttle: parts.throttle,
+        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, throttle: parts.throttle, limiter: parts.limiter,
         secureCookies: parts.secureCookies
     ).addRoutes(to: router)
     MCPController(
@@ -287,7 +287,8 @@ struct ServerParts {
                             ? RequestCredentials(authorization: "Bearer " + token)
                             : RequestCredentials(authorization: nil, cookie: "\(WebSessions.cookieName)=\(token)"), app: app)
                 },
-                apps: { userID in try await users.roles(userID: userID).keys.sorted() })
+                apps: { userID in try await users.roles(userID: userID).keys.sorted() },
+                admit: { principal, app in limiter.admit(principal, app: app, toolCall: true) })
             let service = SQLBotService(asker: asker, accounts: accounts, imageBaseURL: sqlbotBaseURL + "/images/")
             let package = SQLBotPackage(service: service)
             var sqlbotConfiguration = endpointConfiguration

@@ -17,6 +17,7 @@ struct AskPageController: Sendable {
     let users: UserStore
     let asker: AskService
     let throttle: LoginThrottle
+    let limiter: RateLimiter
     let secureCookies: Bool
     let policy = AccessPolicy()
 
@@ -52,6 +53,14 @@ struct AskPageController: Sendable {
         let chat = Forms.first(fields, "chat").flatMap { Int64($0) }
         let question = (Forms.first(fields, "question") ?? "").trimmingSpaces()
         guard !question.isEmpty else { return try await page(user: user, session: session, app: app, chat: chat, error: "Type a question first.") }
+        // A question from the page counts as a tool call of the signed-in user, as one over MCP with their cookie would.
+        let principal = Principal.signedIn(userID: user.id, userName: user.name, session: session, role: roles[app])
+        if let refusal = limiter.admit(principal, app: app, toolCall: true) {
+            var response = try await page(user: user, session: session, app: app, chat: chat, error: refusal.message)
+            response.status = .tooManyRequests
+            response.headers[.retryAfter] = String(refusal.retryAfter)
+            return response
+        }
         do {
             let answer = try await asker.ask(
                 AskRequest(

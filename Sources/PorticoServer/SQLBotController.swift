@@ -86,7 +86,9 @@ struct SQLBotController: Sendable {
         do {
             return try await body()
         } catch let error as SQLBotError {
-            return Response.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+            var response = Response.json(["detail": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+            if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
+            return response
         } catch is NIOTooManyBytesError {
             return Response.json(["detail": "the body is larger than 1 MiB"], status: .contentTooLarge)
         } catch let error as DataError {

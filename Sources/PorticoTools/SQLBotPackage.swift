@@ -51,17 +51,17 @@ public struct SQLBotPackage: Sendable {
                         Self.customModel,
                     ]
                 ) { service, input, context in
-                    let caller = try await service.caller(input.object, context.principal, app: try input[Self.oid])
+                    let caller = try await service.caller(input.object, context.principal, app: try input[Self.oid], counted: true)
                     let outcome = try await service.question(input.object, caller: caller) { context.progress($0) }
                     return Self.toolResult(
                         outcome, service: service, question: try input[Self.question], lang: try input[Self.lang], stream: try input[Self.stream],
                         returnImage: try input[Self.returnImage])
                 },
                 tool("mcp_ws_list", "List the workspaces (Portico apps) the user belongs to.", [Self.token]) { service, input, context in
-                    .structured(["data": try await service.workspaces(try await service.caller(input.object, context.principal, app: "main"))])
+                    .structured(["data": try await service.workspaces(try await service.caller(input.object, context.principal, app: "main", counted: true))])
                 },
                 tool("mcp_datasource_list", "List the datasources of a workspace.", [Self.token, Self.oid]) { service, input, context in
-                    let caller = try await service.caller(input.object, context.principal, app: try input[Self.oid])
+                    let caller = try await service.caller(input.object, context.principal, app: try input[Self.oid], counted: true)
                     return .structured(["data": try await service.datasources(caller)])
                 },
                 tool(
@@ -72,7 +72,7 @@ public struct SQLBotPackage: Sendable {
                 ) { service, input, context in
                     var forwarded = input.object
                     forwarded["token"] = try input[Self.authorization].map(JSON.string)
-                    let caller = try await service.caller(forwarded, context.principal, app: "main")
+                    let caller = try await service.caller(forwarded, context.principal, app: "main", counted: true)
                     let outcome = try await service.question(forwarded, caller: caller) { context.progress($0) }
                     return Self.toolResult(
                         outcome, service: service, question: try input[Self.question], lang: "zh-CN", stream: try input[Self.plainStream], returnImage: true)

@@ -4,15 +4,19 @@ an API key's own rate; 429 with Retry-After over HTTP, tool errors inside a batc
 from __future__ import annotations
 
 import asyncio
+import re
+import tempfile
 import time
+from urllib.parse import urlencode
 
 import httpx2
 import pytest
-from conftest import run_cli, start_server
+from conftest import free_port, run_cli, start_server
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_http import modern_request, post
+from oauth_helpers import console_sign_in, form_fields, forms
 
 CALL = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "resource_get", "arguments": {"resource": "Artist", "filterByTk": 1}}}
 
@@ -172,5 +176,41 @@ def test_an_apps_daily_quota_holds_for_all_its_callers():
         assert statuses == [200, 200, 200, 429]
         metrics = httpx2.get(server.base + "/metrics", timeout=10).text
         assert any(line.startswith("portico_rate_limited_total") and 'limit="app_daily"' in line for line in metrics.splitlines())
+    finally:
+        server.stop()
+
+
+def test_the_sqlbot_routes_and_the_ask_page_are_counted_too():
+    """SQLBot's token argument and its JSON routes, and questions from the ask page, spend the same budgets as MCP requests."""
+    port = free_port()
+    server = start_server("--rate-limit", "3/min", "--sqlbot-port", str(port), data_dir=tempfile.mkdtemp(prefix="portico-rate-sqlbot-"))
+    try:
+        password = re.search(r"Admin user:\s+admin / (\S+)", server.banner).group(1)
+        sqlbot = f"http://127.0.0.1:{port}"
+        for _ in range(50):
+            try:
+                if httpx2.get(f"{sqlbot}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                time.sleep(0.1)
+        fresh_minute()
+        # An API key given as SQLBot's token, on the plain JSON route: three a minute, then 429 with Retry-After.
+        key = server.new_key()
+        statuses = [httpx2.post(f"{sqlbot}/mcp/mcp_ws_list", json={"token": key}, timeout=10) for _ in range(4)]
+        assert [r.status_code for r in statuses] == [200, 200, 200, 429], [r.text for r in statuses]
+        assert "at most 3 requests a minute" in statuses[-1].json()["detail"] and 1 <= int(statuses[-1].headers["retry-after"]) <= 60
+        # The ask page: a signed-in user's questions are counted as theirs.
+        with httpx2.Client(timeout=30, follow_redirects=False) as browser:
+            assert console_sign_in(browser, server.base, "admin", password).status_code == 303
+            page = browser.get(f"{server.base}/console/ask")
+            form = next(f for f in forms(page.text) if f["action"] == "/console/ask")
+            csrf = next(v for k, v in form_fields(form) if k == "csrf")
+            answers = [
+                browser.post(f"{server.base}/console/ask", content=urlencode([("csrf", csrf), ("app", "main"), ("question", "How many albums are there?")]),
+                             headers={"Content-Type": "application/x-www-form-urlencoded"})
+                for _ in range(4)
+            ]
+            assert [r.status_code for r in answers] == [200, 200, 200, 429], [r.text[-300:] for r in answers]
+            assert "rate limit reached" in answers[-1].text and "retry-after" in answers[-1].headers
     finally:
         server.stop()

@@ -96,6 +96,36 @@ import Testing
         await store.close()
     }
 
+    @Test func aRefusalNamesTheLongestWaitOfTheLimitsReached() {
+        let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_020))
+        let limiter = RateLimiter(limits: .init(perCredentialPerMinute: 1, toolCallsPerDay: 1), database: nil, clock: time.clock)
+        #expect(limiter.admit(Self.key("a"), app: "main", toolCall: true) == nil)
+        let refused = limiter.admit(Self.key("a"), app: "main", toolCall: true)
+        #expect(refused?.message.hasPrefix("daily quota reached") == true, "the minute's budget would only send it back to the day's")
+        let untilMidnight: Int64 = 86_400 - 1_800_000_020 % 86_400
+        #expect(refused?.retryAfter == untilMidnight)
+    }
+
+    /// Hundreds of keys go in a few statements each way, and every replica learns every total.
+    @Test(arguments: Backend.available) func manyKeysAreExchangedInBatches(_ backend: Backend) async throws {
+        let (store, directory) = try await Self.database(backend)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_010))
+        let one = RateLimiter(limits: .init(perCredentialPerMinute: 2), database: store, clock: time.clock)
+        let two = RateLimiter(limits: .init(perCredentialPerMinute: 2), database: store, clock: time.clock)
+        let keys = (0..<450).map { Self.key("k\($0)") }
+        for key in keys {
+            #expect(one.admit(key, app: "main", toolCall: false) == nil)
+            #expect(two.admit(key, app: "main", toolCall: false) == nil)
+        }
+        try await one.sync()
+        try await two.sync()
+        #expect(keys.allSatisfy { two.admit($0, app: "main", toolCall: false) != nil }, "the second replica's totals came back with its writes")
+        try await one.sync()
+        #expect(keys.allSatisfy { one.admit($0, app: "main", toolCall: false) != nil }, "the first read back what the second wrote")
+        await store.close()
+    }
+
     @Test func ratesAreReadAsWritten() throws {
         #expect(try RateLimiter.parseRate("60/min", per: "min") == 60)
         #expect(try RateLimiter.parseRate("60", per: "min") == 60)
