@@ -188,13 +188,18 @@ def start_server(*extra_args: str, data_dir: str | None = None, demo: bool = Tru
     banner = "".join(banner_lines)
     match = re.search(r"API key:\s+(pk_\S+)", banner)
     server = Server(process, port, data_dir, banner, match.group(1) if match else None, log_path)
-    for _ in range(100):
+    wait_healthy(server.base)
+    return server
+
+
+def wait_healthy(base: str, tries: int = 100) -> None:
+    """Waits until the listener at `base` answers /healthz (a tenth of a second between tries)."""
+    for _ in range(tries):
         try:
-            if httpx2.get(f"{server.base}/healthz", timeout=2).status_code == 200:
-                break
+            if httpx2.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
         except httpx2.TransportError:
             time.sleep(0.1)
-    return server
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 import httpx2
 import pytest
-from conftest import free_port, run_cli, start_server
+from conftest import free_port, run_cli, start_server, wait_healthy
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -187,12 +187,7 @@ def test_the_sqlbot_routes_and_the_ask_page_are_counted_too():
     try:
         password = re.search(r"Admin user:\s+admin / (\S+)", server.banner).group(1)
         sqlbot = f"http://127.0.0.1:{port}"
-        for _ in range(50):
-            try:
-                if httpx2.get(f"{sqlbot}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                time.sleep(0.1)
+        wait_healthy(sqlbot)
         fresh_minute()
         # An API key given as SQLBot's token, on the plain JSON route: three a minute, then 429 with Retry-After.
         key = server.new_key()

@@ -13,7 +13,7 @@ import tempfile
 
 import httpx2
 import pytest
-from conftest import as_run, free_port, start_server
+from conftest import as_run, free_port, start_server, wait_healthy
 from fake_llm import FakeLLM, question_of
 from mcp import Client
 from mcp_http import modern_request
@@ -38,12 +38,7 @@ def bot():
     server.extra["password"] = re.search(r"Admin user:\s+admin / (\S+)", server.banner).group(1)
     server.extra["sqlbot"] = f"http://127.0.0.1:{port}"
     server.cli("llm", "add", "--name", "fake", "--base-url", llm.base_url, "--model", "fake-sql-1")
-    for _ in range(50):
-        try:
-            if httpx2.get(f"{server.extra['sqlbot']}/healthz", timeout=2).status_code == 200:
-                break
-        except httpx2.TransportError:
-            asyncio.run(asyncio.sleep(0.1))
+    wait_healthy(server.extra["sqlbot"])
     yield server
     server.stop()
     llm.stop()
