@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import re
 import signal
 import socket
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,3 +216,30 @@ def server():
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright (no browser download), one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@contextmanager
+def throwaway_server(script: str, prefix: str):
+    """A database server started by Tests/<script> (pg_cluster.sh, mysql_server.sh) in a folder of its own, stopped
+    and removed afterwards; yields the folder (its `url` file says where the server is)."""
+    directory = tempfile.mkdtemp(prefix=prefix)
+    script_path = Path(__file__).resolve().parents[1] / script
+    subprocess.run(["bash", str(script_path), "start", directory], check=True)
+    try:
+        yield Path(directory)
+    finally:
+        subprocess.run(["bash", str(script_path), "stop", directory], check=False)

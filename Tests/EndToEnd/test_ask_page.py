@@ -5,15 +5,13 @@ refusal. Also without JavaScript. Screenshots are kept in test-artifacts/."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import httpx2
 import pytest
-from conftest import BACKEND, as_run, start_server, year_of
+from conftest import BACKEND, CHROMIUM, as_run, start_server, year_of
 from fake_llm import FakeLLM, question_of
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PASSWORD = "asking needs a password too"
 TOP5 = "SELECT BillingCountry AS country, ROUND(SUM(Total), 2) AS revenue FROM Invoice GROUP BY BillingCountry ORDER BY revenue DESC LIMIT 5"
 

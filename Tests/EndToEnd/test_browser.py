@@ -6,18 +6,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx2
 import pytest
-from playwright.sync_api import sync_playwright
 
 from conftest import start_server
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PASSWORD = "browser tests need passwords too"
 
 
@@ -53,13 +50,6 @@ def callback():
     yield f"http://127.0.0.1:{httpd.server_address[1]}/callback"
     httpd.shutdown()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def test_sign_in_and_approve_in_a_real_browser(s, callback, browser, artifacts):

@@ -5,18 +5,15 @@ view's postMessage protocol and passes its tools/call on to the real server. Scr
 from __future__ import annotations
 
 import asyncio
-import shutil
 
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.extension import advertise
 from mcp.client.streamable_http import streamable_http_client
-from playwright.sync_api import sync_playwright
 
 from mcp_http import modern_request, post
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 VIEW = "ui://portico/answer"
 UI = "io.modelcontextprotocol/ui"
 MIME = "text/html;profile=mcp-app"
@@ -129,13 +126,6 @@ def test_a_client_without_the_extension_sees_plain_tools(server):
                             headers={"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
     assert anonymous.status_code == 401
 
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def render(browser, server, html: str, arguments: dict, result: dict):

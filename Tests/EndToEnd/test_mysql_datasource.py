@@ -5,26 +5,18 @@ SQL, asked in plain language by the built-in engine, and attacked through the gu
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import tempfile
 import time
-from pathlib import Path
 
 import pytest
-from conftest import start_server
+from conftest import start_server, throwaway_server
 from test_official_client import connect
-
-SCRIPT = Path(__file__).resolve().parents[1] / "mysql_server.sh"
 
 
 @pytest.fixture(scope="module")
 def mariadb():
-    directory = tempfile.mkdtemp(prefix="portico-mariadb-")
-    subprocess.run(["bash", str(SCRIPT), "start", directory], check=True)
-    try:
-        yield Path(directory, "url").read_text().strip()
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", directory], check=False)
+    with throwaway_server("mysql_server.sh", "portico-mariadb-") as directory:
+        yield (directory / "url").read_text().strip()
 
 
 @pytest.fixture(scope="module")

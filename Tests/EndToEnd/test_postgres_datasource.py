@@ -8,13 +8,10 @@ import asyncio
 import os
 import subprocess
 import tempfile
-from pathlib import Path
 
 import pytest
-from conftest import start_server
+from conftest import start_server, throwaway_server
 from test_official_client import connect
-
-SCRIPT = Path(__file__).resolve().parents[1] / "pg_cluster.sh"
 
 
 @pytest.fixture(scope="module")
@@ -23,12 +20,8 @@ def pg_url():
     if url:
         yield url
         return
-    directory = tempfile.mkdtemp(prefix="portico-pg-")
-    subprocess.run(["bash", str(SCRIPT), "start", directory], check=True)
-    try:
-        yield Path(directory, "url").read_text().strip()
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", directory], check=False)
+    with throwaway_server("pg_cluster.sh", "portico-pg-") as directory:
+        yield (directory / "url").read_text().strip()
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,11 @@ import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
-from conftest import BACKEND, start_server
+from conftest import BACKEND, start_server, throwaway_server
 from fake_llm import FakeLLM
 from mcp_http import modern_request, post
-
-SCRIPT = Path(__file__).resolve().parents[1] / "pg_cluster.sh"
 
 
 class Collector:
@@ -182,16 +179,12 @@ def test_an_llm_call_is_a_span_and_the_trace_goes_on_to_the_model(traced, collec
 @pytest.fixture(scope="module")
 def pg_cluster():
     """A cluster of its own, whose server log the test reads (with every statement logged)."""
-    directory = tempfile.mkdtemp(prefix="portico-pg-trace-")
-    subprocess.run(["bash", str(SCRIPT), "start", directory], check=True)
-    try:
-        url = Path(directory, "url").read_text().strip()
+    with throwaway_server("pg_cluster.sh", "portico-pg-trace-") as directory:
+        url = (directory / "url").read_text().strip()
         plain = url.replace("?sslmode=disable", "")
         subprocess.run(["psql", plain, "-Atc", "ALTER SYSTEM SET log_statement = 'all'"], check=True, capture_output=True)
         subprocess.run(["psql", plain, "-Atc", "SELECT pg_reload_conf()"], check=True, capture_output=True)
-        yield url, Path(directory, "server.log")
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", directory], check=False)
+        yield url, directory / "server.log"
 
 
 def test_sql_sent_to_postgresql_carries_the_trace_as_a_sqlcommenter_comment(traced, collector, pg_cluster):
