@@ -121,9 +121,24 @@ let package = Package(
             ],
             swiftSettings: upcoming
         ),
+        // NocoBase's automation: workflows, their triggers and nodes, and the durable executions
+        // that run them as their owners through the data seam.
+        .target(
+            name: "PorticoWorkflow",
+            dependencies: [
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoAsk",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: upcoming
+        ),
         .target(
             name: "PorticoTools",
-            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoCharts"],
+            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoCharts", "PorticoWorkflow"],
             swiftSettings: upcoming
         ),
         // One instance's stores, apps, export/import and the services built over them: what the
@@ -131,7 +146,7 @@ let package = Package(
         .target(
             name: "PorticoInstance",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo", "PorticoWorkflow",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
@@ -141,7 +156,7 @@ let package = Package(
             name: "PorticoServer",
             dependencies: [
                 "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoCharts", "PorticoInstance",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "PorticoWorkflow", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -163,7 +178,7 @@ let package = Package(
             name: "Portico",
             dependencies: [
                 "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoBase", "PorticoCharts",
-                "PorticoDemo", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "PorticoDemo", "PorticoWorkflow", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -178,6 +193,7 @@ let package = Package(
             name: "PorticoTestSupport", dependencies: ["PorticoData", .product(name: "Logging", package: "swift-log")], path: "Tests/Support",
             swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData", "PorticoTestSupport"], swiftSettings: upcoming),
+        .testTarget(name: "PorticoWorkflowTests", dependencies: ["PorticoWorkflow", "PorticoData", "PorticoJSON"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAskTests",
             dependencies: [

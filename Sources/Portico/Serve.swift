@@ -91,6 +91,18 @@ struct Serve: AsyncParsableCommand {
     var allowPrivateClientMetadata = false
 
     @Option(
+        name: .customLong("workflow-allow-host"),
+        help:
+            "A host the workflows' request node may call (repeatable; *.example.com allows its subdomains; env PORTICO_WORKFLOW_ALLOW_HOSTS, comma-separated). The node is off without one."
+    )
+    var workflowAllowHosts: [String] = []
+
+    @Flag(
+        name: .customLong("allow-private-workflow-hosts"),
+        help: "Let the workflows' request node reach loopback and private addresses of allowed hosts too; for development and tests.")
+    var allowPrivateWorkflowHosts = false
+
+    @Option(
         name: .customLong("request-timeout"),
         help: "Seconds the tool calls of one request may run before they are stopped (default \(seconds(defaults.requestTimeout))).")
     var requestTimeout: Int?
@@ -190,6 +202,13 @@ struct Serve: AsyncParsableCommand {
             appToolCallsPerDay: try Setting.rate(appToolCallQuota, "app-tool-call-quota", per: "day"))
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
         c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
+        c.workflowAllowHosts =
+            workflowAllowHosts
+            + (Environment.string("PORTICO_WORKFLOW_ALLOW_HOSTS")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? [])
+        if let bad = c.workflowAllowHosts.first(where: { $0.isEmpty || $0.contains("/") || $0.contains(":") && !IPAllowlist.isAddress($0) }) {
+            throw ValidationError("--workflow-allow-host takes a host name such as hooks.example.com or *.example.com; got '\(bad)'")
+        }
+        c.allowPrivateWorkflowHosts = Setting.flag(allowPrivateWorkflowHosts, "allow-private-workflow-hosts")
         c.masterKey = Environment.string("PORTICO_MASTER_KEY")
         c.requestTimeout = try Setting.seconds(requestTimeout, "request-timeout", in: 1...3600) ?? c.requestTimeout
         c.maxBatchMessages = try Setting.int(maxBatchMessages, "max-batch-messages", in: 1...10_000) ?? c.maxBatchMessages

@@ -94,7 +94,7 @@ public struct RolePermissions: Hashable, Sendable {
 
 /// The administrative areas beyond data that a role may manage.
 public enum AdminArea: String, Sendable {
-    case schema, acl, users, applications, apikeys, datasources
+    case schema, acl, users, applications, apikeys, datasources, workflows
 }
 
 /// The one place that decides what a role may do. Scopes are checked separately (they say
@@ -164,6 +164,7 @@ public struct AccessPolicy: Sendable {
         case .application: return allows(role, area: .applications, write: write)
         case .datasource: return allows(role, area: .datasources, write: write)
         case .apikey: return allows(role, area: .apikeys, write: write)
+        case .workflow: return allows(role, area: .workflows, write: write)
         }
     }
 

@@ -3,7 +3,7 @@ public struct Scope: Hashable, Sendable, Comparable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable { case read, write }
 
     public enum Resource: String, Sendable, CaseIterable {
-        case data, schema, acl, user, application, datasource, apikey
+        case data, schema, acl, user, application, datasource, workflow, apikey
     }
 
     public let name: String

@@ -165,7 +165,9 @@ public final class AppDatabases: Sendable {
         }
         try await database.transaction { db in
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
-            for statement in Self.definitionTables + AuditTrail.createTable(flavor: db.flavor) + KnowledgeTables.create(flavor: db.flavor) {
+            for statement in Self.definitionTables + AuditTrail.createTable(flavor: db.flavor) + KnowledgeTables.create(flavor: db.flavor)
+                + WorkflowTables.create(flavor: db.flavor)
+            {
                 try await db.execute(statement)
             }
             // Databases made before collections had descriptions gain the column.

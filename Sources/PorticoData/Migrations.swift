@@ -228,5 +228,9 @@ public struct Migrator: Sendable {
                 "CREATE TABLE portico_rate_counters (scope TEXT NOT NULL, window_start BIGINT NOT NULL, count BIGINT NOT NULL, PRIMARY KEY (scope, window_start))",
             ]
         },
+        // App main's workflows and executions; every other app's are in its own database.
+        Migration(version: 12, name: "workflows") { flavor in
+            WorkflowTables.create(flavor: flavor)
+        },
     ]
 }

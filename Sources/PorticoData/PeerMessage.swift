@@ -17,6 +17,8 @@ public enum PeerMessage: Sendable, Hashable {
     /// A client's answer (`body`, JSON) to a request a replica sent on a call's stream, keyed
     /// `session|id`: the replica waiting for it takes it.
     case inputResponse(key: String, body: String)
+    /// An app's workflows changed (saved, enabled, removed): every replica reloads its triggers.
+    case workflowsChanged(app: String)
 
     /// The largest answer relayed (PostgreSQL's NOTIFY payload is under 8,000 bytes).
     public static let maxInputResponseBytes = 6000
@@ -30,6 +32,7 @@ public enum PeerMessage: Sendable, Hashable {
         case .toolsListChanged(let userID): "tools_list_changed:" + String(userID)
         case .signingKeysRotated: "signing_keys_rotated"
         case .inputResponse(let key, let body): "input_response:" + key + " " + body
+        case .workflowsChanged(let app): "workflows_changed:" + app
         }
     }
 
@@ -52,6 +55,8 @@ public enum PeerMessage: Sendable, Hashable {
         case "tools_list_changed":
             guard let userID = Int64(argument) else { return nil }
             self = .toolsListChanged(userID: userID)
+        case "workflows_changed":
+            self = .workflowsChanged(app: argument)
         case "input_response":
             guard let space = argument.firstIndex(of: " ") else { return nil }
             self = .inputResponse(key: String(argument[..<space]), body: String(argument[argument.index(after: space)...]))

@@ -31,8 +31,11 @@ extension RecordService {
         let collection = target.collection
         for (name, value) in try maintainedValues(of: collection, catalog: catalog, access: access, creating: true) { draft.columns[name] = value }
         let assignment = draft
+        let observer = try await hooks.observer(app: app, collection: collection.name, action: .create)
+        let write = RecordWrite(app: app, collection: collection.name, action: .create, caller: access.caller, values: values, changed: Array(values.keys))
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
+                try await observer?.before(write, db: db)
                 // The parent must be one of the caller's rows (its role may filter them).
                 if let association = target.association { try await catalog.requireParent(association, db: db) }
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
@@ -61,6 +64,7 @@ extension RecordService {
                 if let association = target.association, association.field.type == .belongsToMany {
                     try await Self.linkJunction(association, targetRow: row, catalog: catalog, db: db)
                 }
+                if let observer { try await observer.after(write, records: Self.fullRecords([row], of: collection, catalog: catalog), db: db) }
                 return RowMapping.records([row], collection: collection, columns: Self.readableColumns(of: collection, catalog: catalog, access: access))[0]
             }
         }
@@ -90,8 +94,11 @@ extension RecordService {
         guard !assignment.columns.isEmpty || !assignment.links.isEmpty else { throw DataError.invalid("values names no field to change") }
         let condition = try conditions(request, target: target, catalog: catalog)
         let collection = target.collection
+        let observer = try await hooks.observer(app: app, collection: collection.name, action: .update)
+        let write = RecordWrite(app: app, collection: collection.name, action: .update, caller: access.caller, values: values, changed: Array(values.keys))
         let rows: [Row] = try await writing(collection) {
             try await catalog.database.transaction { db in
+                try await observer?.before(write, db: db)
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 let rows = try await db.query(
                     assignment.columns.isEmpty
@@ -100,6 +107,9 @@ extension RecordService {
                     try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
                 }
                 try await catalog.requireStillInside(collection, rows: rows, db: db)
+                if let observer, !rows.isEmpty {
+                    try await observer.after(write, records: Self.fullRecords(rows, of: collection, catalog: catalog), db: db)
+                }
                 return rows
             }
         }
@@ -123,6 +133,24 @@ extension RecordService {
         let condition = try conditions(request, target: target, catalog: catalog)
         let collection = target.collection
         let links = try Self.junctionLinks(to: collection, in: catalog)
+        if let observer = try await hooks.observer(app: app, collection: collection.name, action: .destroy) {
+            // Heard in one transaction with the records as they were, whatever the links.
+            let write = RecordWrite(app: app, collection: collection.name, action: .destroy, caller: access.caller, values: nil, changed: [])
+            let count: Int = try await writing(collection) {
+                try await catalog.database.transaction { db in
+                    try await observer.before(write, db: db)
+                    let rows = try await db.query(catalog.select(collection, where: condition))
+                    guard !rows.isEmpty else { return 0 }
+                    let count =
+                        links.isEmpty
+                        ? try await db.query(catalog.delete(collection, where: condition)).count
+                        : try await Self.destroyWithLinks(collection, where: condition, links: links, catalog: catalog)
+                    try await observer.after(write, records: Self.fullRecords(rows, of: collection, catalog: catalog), db: db)
+                    return count
+                }
+            }
+            return ["data": JSON(count)]
+        }
         let count: Int = try await writing(collection) {
             guard !links.isEmpty else { return try await catalog.database.query(catalog.delete(collection, where: condition)).count }
             return try await Self.destroyWithLinks(collection, where: condition, links: links, catalog: catalog)
@@ -288,6 +316,12 @@ extension RecordService {
         default:
             return false
         }
+    }
+
+    /// Written records with every column, for the observer of writes (workflows read what their owner's nodes then may).
+    static func fullRecords(_ rows: [Row], of collection: CollectionSchema, catalog: Catalog) -> [JSONObject] {
+        let full = catalog.unscoped[collection.name] ?? collection
+        return RowMapping.records(rows, collection: full, columns: full.columns.map(\.name))
     }
 
     /// The columns of a written record the caller may read back (its `get` rule; the key alone when it may not get).

@@ -54,12 +54,15 @@ public struct RecordService: Sendable {
 
     /// The time `createdAt` and `updatedAt` are set to.
     let clock: WallClock
+    /// What hears every write inside its transaction (the workflows' triggers).
+    public let hooks: RecordHooks
 
-    public init(catalogs: CatalogStore, budget: ResultBudget = ResultBudget(), clock: WallClock = .system) {
+    public init(catalogs: CatalogStore, budget: ResultBudget = ResultBudget(), clock: WallClock = .system, hooks: RecordHooks = RecordHooks()) {
         flavor = catalogs.databases.primary.flavor
         self.catalogs = catalogs
         self.budget = budget
         self.clock = clock
+        self.hooks = hooks
     }
 
     /// The plan for reading `collection` as `request` asks (its fields, appends, except and

@@ -19,7 +19,7 @@ public enum InstanceTransfer {
             "portico_oauth_clients", "portico_oauth_grants", "portico_oauth_codes", "portico_oauth_refresh_tokens", "portico_signing_keys",
             "portico_web_sessions", "portico_revocations", "portico_datasources", "portico_llms", "portico_chats", "portico_chat_records",
             "portico_collections", "portico_fields",
-        ] + KnowledgeTables.names
+        ] + KnowledgeTables.names + WorkflowTables.names
     /// Portico's tables that stay behind, each for its reason; with `ownTables` they are every table
     /// the migrations make (a test holds the lists to the migrations, so a new table needs a decision).
     public static let leftBehind: [String: String] = [
@@ -30,7 +30,7 @@ public enum InstanceTransfer {
         "portico_audit": "the record of what was called on this instance; read it with `portico audit --json`",
     ]
     /// The tables of Portico's in an app's own database.
-    static let appTables = ["portico_collections", "portico_fields"] + KnowledgeTables.names
+    static let appTables = ["portico_collections", "portico_fields"] + KnowledgeTables.names + WorkflowTables.names
     /// Integer keys assigned by the database, caught up after the rows are in.
     static let ownKeys = [("portico_users", "id"), ("portico_chats", "id"), ("portico_chat_records", "id")]
     static let rowsPerLine = 500

@@ -6,6 +6,7 @@ public import PorticoBase
 public import PorticoData
 public import PorticoMCP
 import PorticoTools
+public import PorticoWorkflow
 
 /// The services of one instance, each made by a small named builder over its stores. The server
 /// composes them with its listeners (`PorticoServer`'s `ServerParts`); nothing here speaks HTTP,
@@ -60,11 +61,23 @@ extension PorticoStores {
         retentionDays > 0 ? AuditTrail(databases: apps.databases, retentionDays: retentionDays, logger: logger) : nil
     }
 
+    /// The workflows of every app: their engine, hearing every record write from now on, and the
+    /// rules the tools and the command line manage them by. The engine runs executions only once
+    /// `run()` is called (the server does; the command line drains what it starts).
+    public func workflows(configuration: WorkflowEngine.Configuration, asker: AskService?, audit: AuditTrail?, logger: Logger) -> WorkflowService {
+        let apps = self.apps
+        let engine = WorkflowEngine(
+            configuration: configuration, store: WorkflowStore(databases: apps.databases, clock: clock), records: records, users: users, asker: asker,
+            audit: audit, appNames: { try await apps.names() }, clock: clock, logger: logger)
+        engine.observeWrites()
+        return WorkflowService(engine: engine, catalogs: catalogs)
+    }
+
     /// The tools of an app's endpoint: every package of `ToolInventory`, in its order, and the
     /// schema resources.
     public func appTools(
-        authorizationServer: AuthorizationServer, asker: AskService, schema: SchemaService, audit: AuditTrail?, imageBaseURL: String, iconBaseURL: String,
-        applicationQuota: Int, pageSize: Int
+        authorizationServer: AuthorizationServer, asker: AskService, schema: SchemaService, workflows: WorkflowService, audit: AuditTrail?,
+        imageBaseURL: String, iconBaseURL: String, applicationQuota: Int, pageSize: Int
     ) -> (registry: ToolRegistry, resources: ResourceProvider) {
         let apps = self.apps
         let schemaPackage = SchemaPackage(schema: schema)
@@ -80,6 +93,7 @@ extension PorticoStores {
                     offered: { app in try await apps.offeredPackages()[app] ?? nil }, set: { app, names in try await apps.setOfferedPackages(app, names) })
             ).package,
             AskPackage(asker: asker, imageBaseURL: imageBaseURL).package,
+            WorkflowPackage(service: workflows).package,
         ].map { $0.withIcon(baseURL: iconBaseURL) }
         let registry = ToolRegistry(packages: ToolInventory.ordered(packages), defaultPackages: ToolInventory.defaults, pageSize: pageSize)
         return (registry, schemaPackage.resources)

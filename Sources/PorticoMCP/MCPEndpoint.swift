@@ -225,7 +225,7 @@ public final class MCPEndpoint: Sendable {
         case .logLevel(let session, let name):
             guard let level = LogLevel(rawValue: name) else { return }
             remember(level, for: session)
-        case .signingKeysRotated:
+        case .signingKeysRotated, .workflowsChanged:
             break
         case .inputResponse(let key, let body):
             guard let answer = try? JSONParser.parse(body, maxDepth: 32) else { return }

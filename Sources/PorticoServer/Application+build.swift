@@ -12,6 +12,7 @@ public import PorticoInstance
 import PorticoJSON
 import PorticoMCP
 import PorticoTools
+import PorticoWorkflow
 import ServiceLifecycle
 import UnixSignals
 
@@ -46,6 +47,7 @@ public struct PorticoApplication {
             .init(service: EndpointService(endpoint: parts.endpoint, grace: configuration.shutdownGrace)),
             .init(service: MemoryService()),
             .init(service: RateLimitService(limiter: parts.limiter)),
+            .init(service: WorkflowRunService(engine: parts.workflows.engine)),
         ]
         if let sqlbotApplication, let sqlbotEndpoint = parts.sqlbotEndpoint {
             services.append(.init(service: sqlbotApplication))
@@ -191,6 +193,7 @@ struct ServerParts {
     let images: ImageStore
     let asker: AskService
     let audit: AuditTrail?
+    let workflows: WorkflowService
     let limiter: RateLimiter
     let endpoint: MCPEndpoint
     let authenticator: CredentialAuthenticator
@@ -232,8 +235,13 @@ struct ServerParts {
             database: stores.database.flavor == .postgres ? stores.database : nil)
         let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images, limits: configuration.queryLimits)
         let audit = stores.auditTrail(retentionDays: configuration.auditRetentionDays, logger: logger)
+        var workflowConfiguration = WorkflowEngine.Configuration()
+        workflowConfiguration.allowedHosts = configuration.workflowAllowHosts
+        workflowConfiguration.allowPrivateHosts = configuration.allowPrivateWorkflowHosts
+        let workflows = stores.workflows(configuration: workflowConfiguration, asker: asker, audit: audit, logger: logger)
         let tools = stores.appTools(
-            authorizationServer: authorizationServer, asker: asker, schema: stores.schemaService(), audit: audit, imageBaseURL: baseURL + "/images/",
+            authorizationServer: authorizationServer, asker: asker, schema: stores.schemaService(), workflows: workflows, audit: audit,
+            imageBaseURL: baseURL + "/images/",
             iconBaseURL: baseURL + "/icons/",
             applicationQuota: configuration.applicationQuota, pageSize: configuration.toolsPageSize)
         var endpointConfiguration = MCPEndpoint.Configuration(
@@ -308,7 +316,7 @@ struct ServerParts {
         }
         return ServerParts(
             stores: stores, demo: demo, revocations: revocations, keys: keys, httpClient: httpClient, authorizationServer: authorizationServer,
-            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, audit: audit, limiter: limiter, endpoint: endpoint,
+            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, audit: audit, workflows: workflows, limiter: limiter, endpoint: endpoint,
             authenticator: authenticator,
             pages: try await WebPages.load(), baseURL: baseURL, secureCookies: secureCookies, sqlbot: sqlbot, sqlbotEndpoint: sqlbotEndpoint,
             sqlbotBaseURL: sqlbotBaseURL)

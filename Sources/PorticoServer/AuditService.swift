@@ -2,6 +2,7 @@ import Logging
 import PorticoAuth
 import PorticoData
 import PorticoInstance
+import PorticoWorkflow
 import ServiceLifecycle
 
 /// Writes the audit trail: a batch once `batch` calls are waiting or a second has passed since
@@ -48,5 +49,15 @@ struct RateLimitService: Service {
         await cancelWhenGracefulShutdown { await limiter.run() }
         // What was counted since the last exchange (a day's tool calls must outlive the process).
         try? await limiter.sync()
+    }
+}
+
+/// Runs the workflows' executions and schedules until shutdown; an execution stopped midway is
+/// taken up again, by this replica after a restart or by another when its lease runs out.
+struct WorkflowRunService: Service {
+    let engine: WorkflowEngine
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await engine.run() }
     }
 }

@@ -32,6 +32,10 @@ struct IconController {
             "#1565c0",
             "<path d='M6 8h20v12H14l-5 5v-5H6z' fill='none' stroke='#fff' stroke-width='2.2'/><path d='M11 17v-3M16 17v-6M21 17v-4' stroke='#fff' stroke-width='2'/>"
         ),
+        "workflow": shapes(
+            "#00695c",
+            "<circle cx='9' cy='9' r='3' fill='#fff'/><circle cx='23' cy='16' r='3' fill='#fff'/><circle cx='9' cy='23' r='3' fill='#fff'/><path d='M12 9h5l4 5M12 23h5l4-5' fill='none' stroke='#fff' stroke-width='2'/>"
+        ),
         "sqlbot": shapes(
             "#37474f",
             "<rect x='8' y='10' width='16' height='13' rx='3' fill='none' stroke='#fff' stroke-width='2.2'/><circle cx='13' cy='16' r='1.8' fill='#fff'/><circle cx='19' cy='16' r='1.8' fill='#fff'/><path d='M16 10V6' stroke='#fff' stroke-width='2'/>"

@@ -42,6 +42,10 @@ public struct ServerConfiguration: Sendable {
     public var accessTokenLifetime: Int64 = 3600
     /// Allow client ID metadata documents on private or loopback hosts (development only).
     public var allowPrivateClientMetadata = false
+    /// Hosts the workflows' request node may call (`*.example.com` for subdomains); none: the node is off.
+    public var workflowAllowHosts: [String] = []
+    /// Let the request node reach private and loopback addresses (development and tests only).
+    public var allowPrivateWorkflowHosts = false
     /// The master key in base64 (`PORTICO_MASTER_KEY`); otherwise `master.key` in the data directory.
     public var masterKey: String?
     /// How long the tool calls of one request may run before they are cancelled.

@@ -20,6 +20,7 @@ public enum ToolInventory {
         Entry(name: "apikeys", byDefault: false),
         Entry(name: "acl", byDefault: false),
         Entry(name: "ask", byDefault: true),
+        Entry(name: "workflow", byDefault: false),
     ]
 
     /// Every package's name, in listing order.

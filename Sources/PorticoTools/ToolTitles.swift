@@ -61,6 +61,16 @@ enum ToolTitles {
         "examples_list": "List example questions",
         "examples_create": "Save an example question",
         "examples_destroy": "Remove an example question",
+        // workflow
+        "workflows_list": "List workflows",
+        "workflows_get": "Show a workflow",
+        "workflows_create": "Create a workflow",
+        "workflows_update": "Change a workflow",
+        "workflows_destroy": "Delete a workflow",
+        "workflows_trigger": "Run a workflow now",
+        "executions_list": "List workflow runs",
+        "executions_get": "Show a workflow run",
+        "executions_cancel": "Cancel a workflow run",
         // sqlbot (SQLBot's names)
         "mcp_start": "Sign in to SQLBot",
         "access_token": "Get a SQLBot access token",

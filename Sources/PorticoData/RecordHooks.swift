@@ -1,0 +1,53 @@
+public import PorticoJSON
+import Synchronization
+
+/// One write of records, as an observer of writes hears of it.
+public struct RecordWrite: Sendable {
+    public let app: String
+    public let collection: String
+    /// `create`, `update` or `destroy`.
+    public let action: RecordAction
+    /// Who writes.
+    public let caller: Caller
+    /// The values the write was given (create and update), as sent.
+    public let values: JSONObject?
+    /// The fields the write sets (update): what a trigger on changed fields looks at.
+    public let changed: [String]
+}
+
+/// Hears record writes inside their transactions: the workflows' collection triggers, which record
+/// the executions a write starts in the write's own transaction (so a write and its executions
+/// commit or roll back together), and their before-action rules, which may refuse a write.
+public protocol RecordWriteObserver: Sendable {
+    /// Whether writes of `action` on `collection` of `app` are heard at all. Asked on every write,
+    /// so it answers from memory when it can.
+    func observes(app: String, collection: String, action: RecordAction) async throws -> Bool
+    /// Before the write's statement, in its transaction; throwing refuses the write and rolls it back.
+    func before(_ write: RecordWrite, db: any Database) async throws
+    /// After the statement, in the same transaction, with the records as written (for destroy: as
+    /// they were), every field.
+    func after(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws
+}
+
+/// Where the observer of record writes is installed, once the services that observe are built.
+public final class RecordHooks: Sendable {
+    private let installed = Mutex<(any RecordWriteObserver)?>(nil)
+
+    public init() {}
+
+    public func install(_ observer: any RecordWriteObserver) {
+        installed.withLock { $0 = observer }
+    }
+
+    /// The observer, when one hears writes of `action` on `collection` of `app`.
+    func observer(app: String, collection: String, action: RecordAction) async throws -> (any RecordWriteObserver)? {
+        guard let observer = installed.withLock({ $0 }) else { return nil }
+        return try await observer.observes(app: app, collection: collection, action: action) ? observer : nil
+    }
+}
+
+/// How many workflow writes led to the current one: a workflow's write may start others, up to a
+/// depth, and no further (a rule that updates the record that triggers it would never stop).
+public enum WriteOrigin {
+    @TaskLocal public static var depth = 0
+}

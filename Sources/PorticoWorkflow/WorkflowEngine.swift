@@ -1,0 +1,345 @@
+import Foundation
+public import Logging
+import Metrics
+public import PorticoAsk
+public import PorticoAuth
+public import PorticoData
+public import PorticoJSON
+import Synchronization
+
+/// Runs an app's workflows: hears record writes (the collection and before-action triggers),
+/// starts scheduled ones, and runs queued executions node by node, each as its workflow's owner
+/// through the data seam. Executions and their jobs are rows in the app's database; a replica
+/// runs an execution under a lease that it renews at every node, so one that dies leaves the
+/// execution to another when the lease runs out, and the job of a node that writes is recorded in
+/// the transaction of its write, so no write is made twice.
+public final class WorkflowEngine: RecordWriteObserver, Sendable {
+    public struct Configuration: Sendable {
+        /// How long a replica holds an execution between two nodes.
+        public var lease: Duration = .seconds(60)
+        public var nodeTimeLimit: Duration = .seconds(30)
+        /// Running time of one execution (delays not counted).
+        public var executionTimeLimit: Duration = .seconds(300)
+        /// How many workflow writes may lead to one another.
+        public var maxDepth = 3
+        /// Executions waiting to run, per app, past which new events are refused (back-pressure).
+        public var maxQueued = 10_000
+        /// Executions run at once by this replica.
+        public var concurrency = 4
+        /// How often other replicas' events and ended delays are looked for.
+        public var pollInterval: Duration = .milliseconds(500)
+        /// Hosts the request node may call; none: the node is off.
+        public var allowedHosts: [String] = []
+        /// Lets the request node reach private and loopback addresses (development and tests).
+        public var allowPrivateHosts = false
+
+        public init() {}
+    }
+
+    let configuration: Configuration
+    public let store: WorkflowStore
+    let records: RecordService
+    let users: UserStore
+    let asker: AskService?
+    let audit: AuditTrail?
+    let appNames: @Sendable () async throws -> [String]
+    let clock: WallClock
+    let logger: Logger
+    let policy = AccessPolicy()
+    let changes: ChangeSignal
+    /// Names this process as the holder of the executions it runs.
+    let replica = "replica-" + UUID().uuidString.prefix(13)
+
+    private let triggers = Mutex<[String: AppTriggers]>([:])
+    private let woken = Atomic<Bool>(false)
+    private let running = Atomic<Int>(0)
+    private let queuedByApp = Mutex<[String: Int]>([:])
+    private let lastScanned = Mutex<[Int64: Int64]>([:])
+    let requests: RequestNode
+
+    let queueGauge = Gauge(label: "portico_workflow_queue_length")
+    let refusedCounter = Counter(label: "portico_workflow_events_refused_total")
+
+    struct AppTriggers {
+        let workflows: [Workflow]
+        let loaded: ContinuousClock.Instant
+    }
+
+    public init(
+        configuration: Configuration, store: WorkflowStore, records: RecordService, users: UserStore, asker: AskService?, audit: AuditTrail?,
+        appNames: @escaping @Sendable () async throws -> [String], clock: WallClock, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.records = records
+        self.users = users
+        self.asker = asker
+        self.audit = audit
+        self.appNames = appNames
+        self.clock = clock
+        self.logger = logger
+        changes = store.databases.primary.changes
+        requests = RequestNode(allowedHosts: configuration.allowedHosts, allowPrivate: configuration.allowPrivateHosts)
+        changes.onMessage { [weak self] message in
+            guard case .workflowsChanged(let app) = message else { return }
+            self?.forget(app)
+        }
+    }
+
+    /// Installs the engine as the observer of every record write.
+    public func observeWrites() {
+        records.hooks.install(self)
+    }
+
+    // MARK: Triggers
+
+    func forget(_ app: String) {
+        _ = triggers.withLock { $0.removeValue(forKey: app) }
+    }
+
+    /// Tells every replica that the app's workflows changed.
+    public func changed(app: String) {
+        forget(app)
+        changes.broadcast(.workflowsChanged(app: app))
+        wake()
+    }
+
+    /// The app's enabled workflows, from memory when loaded in the last few seconds (another
+    /// process on the same SQLite file cannot announce its changes).
+    func enabled(app: String) async throws -> [Workflow] {
+        if let known = triggers.withLock({ $0[app] }), ContinuousClock.now - known.loaded < .seconds(5) { return known.workflows }
+        let workflows = try await store.list(app: app).filter(\.enabled)
+        triggers.withLock { $0[app] = AppTriggers(workflows: workflows, loaded: .now) }
+        return workflows
+    }
+
+    static func collectionMatch(_ trigger: Trigger, collection: String, action: RecordAction) -> Bool {
+        switch trigger {
+        case .collection(let name, let on, _, _), .beforeAction(let name, let on): name == collection && on.contains(action)
+        default: false
+        }
+    }
+
+    public func observes(app: String, collection: String, action: RecordAction) async throws -> Bool {
+        try await enabled(app: app).contains { Self.collectionMatch($0.definition.trigger, collection: collection, action: action) }
+    }
+
+    public func before(_ write: RecordWrite, db: any Database) async throws {
+        for workflow in try await enabled(app: write.app) {
+            guard case .beforeAction(let name, let on) = workflow.definition.trigger, name == write.collection, on.contains(write.action) else { continue }
+            let context: JSON = ["data": .object(write.values ?? [:]), "action": .string(write.action.rawValue), "collection": .string(name)]
+            let outcome = try await runInline(workflow, app: write.app, context: context)
+            if case .failed(let message) = outcome {
+                throw DataError.invalid("workflow '\(workflow.title)' refused this \(write.action.rawValue) of '\(name)': \(message)")
+            }
+        }
+    }
+
+    public func after(_ write: RecordWrite, records written: [JSONObject], db: any Database) async throws {
+        var started = 0
+        for workflow in try await enabled(app: write.app) {
+            guard case .collection(let name, let on, let changed, let condition) = workflow.definition.trigger, name == write.collection,
+                on.contains(write.action)
+            else { continue }
+            if write.action == .update, !changed.isEmpty, !changed.contains(where: write.changed.contains) { continue }
+            guard WriteOrigin.depth <= configuration.maxDepth else {
+                logger.info(
+                    "a workflow's write would start another past the depth limit; not started",
+                    metadata: ["workflow": "\(workflow.id)", "depth": "\(WriteOrigin.depth)"])
+                continue
+            }
+            for record in written {
+                let context: JSON = ["data": .object(record), "action": .string(write.action.rawValue), "collection": .string(name)]
+                if let condition {
+                    let matcher = FilterMatcher(variables: Variables(context: context, now: clock.date))
+                    guard try matcher.matches(condition) else { continue }
+                }
+                try admit(app: write.app)
+                _ = try await store.enqueue(db: db, app: write.app, workflow: workflow, context: context, depth: WriteOrigin.depth)
+                started += 1
+            }
+        }
+        if started > 0 {
+            queuedByApp.withLock { $0[write.app, default: 0] += started }
+            wake()
+        }
+    }
+
+    /// Refuses a new execution when the app's queue is full: the write or the call that would
+    /// start it fails with a message to retry, rather than the event being dropped.
+    func admit(app: String) throws {
+        let queued = queuedByApp.withLock { $0[app] ?? 0 }
+        guard queued < configuration.maxQueued else {
+            refusedCounter.increment()
+            throw DataError(
+                .conflict,
+                "app '\(app)' has \(queued) workflow executions waiting to run, its limit; try again when they have run (executions_list shows them)")
+        }
+    }
+
+    /// Starts a manual run of `workflow` (any trigger type but beforeAction) with `context`.
+    public func trigger(app: String, workflow: Workflow, context: JSON) async throws -> Execution {
+        if case .beforeAction = workflow.definition.trigger {
+            throw DataError.invalid("workflow \(workflow.id) runs before writes of its collection; it cannot be started on its own")
+        }
+        try admit(app: app)
+        let database = try await store.databases.database(app: app)
+        let id = try await database.transaction { [store] db in
+            try await store.enqueue(db: db, app: app, workflow: workflow, context: ["data": context], depth: WriteOrigin.depth)
+        }
+        queuedByApp.withLock { $0[app, default: 0] += 1 }
+        wake()
+        return try await store.execution(app: app, id: id)
+    }
+
+    // MARK: Running
+
+    public func wake() { woken.store(true, ordering: .relaxed) }
+
+    /// Runs queued executions and scheduled starts until cancelled.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.scheduleLoop() }
+            var lastCount = ContinuousClock.now - .seconds(60)
+            while !Task.isCancelled {
+                var started = false
+                do {
+                    let apps = try await appNames()
+                    if ContinuousClock.now - lastCount > .seconds(5) {
+                        lastCount = .now
+                        await countQueues(apps)
+                    }
+                    for app in apps where running.load(ordering: .relaxed) < configuration.concurrency {
+                        while running.load(ordering: .relaxed) < configuration.concurrency,
+                            let execution = try await store.claim(app: app, owner: replica, until: leaseEnd())
+                        {
+                            started = true
+                            running.add(1, ordering: .relaxed)
+                            queuedByApp.withLock { $0[app] = max(0, ($0[app] ?? 1) - 1) }
+                            group.addTask {
+                                await self.execute(execution, app: app)
+                                self.running.subtract(1, ordering: .relaxed)
+                                self.wake()
+                            }
+                        }
+                    }
+                } catch is CancellationError {
+                    break
+                } catch {
+                    logger.warning("could not look for workflow executions to run", metadata: ["error": "\(error)"])
+                }
+                if !started { await pause() }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Waits for the poll interval, or less when woken.
+    func pause() async {
+        let end = ContinuousClock.now + configuration.pollInterval
+        while ContinuousClock.now < end, !Task.isCancelled {
+            if woken.exchange(false, ordering: .relaxed) { return }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func countQueues(_ apps: [String]) async {
+        var total = 0
+        for app in apps {
+            guard let queued = try? await store.queued(app: app) else { continue }
+            queuedByApp.withLock { $0[app] = queued }
+            total += queued
+        }
+        queueGauge.record(total)
+    }
+
+    var nowMilliseconds: Int64 { Int64(clock.date.timeIntervalSince1970 * 1000) }
+
+    func leaseEnd() -> Int64 {
+        nowMilliseconds + configuration.lease.components.seconds * 1000
+    }
+
+    /// Runs every execution waiting in `app` now, in this process, until none is left (the command
+    /// line's `portico workflow run`, and tests).
+    public func drain(app: String) async throws {
+        while let execution = try await store.claim(app: app, owner: replica, until: leaseEnd()) {
+            await execute(execution, app: app)
+        }
+    }
+
+    // MARK: Schedules
+
+    func scheduleLoop() async {
+        while !Task.isCancelled {
+            do {
+                for app in try await appNames() { try await scan(app: app) }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("could not start scheduled workflows", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Starts the scheduled workflows of `app` whose minutes have come, each minute once across
+    /// every replica (the tick's row is the claim), looking back at most ten minutes.
+    public func scan(app: String) async throws {
+        let minute = Int64(clock.date.timeIntervalSince1970) / 60
+        for workflow in try await enabled(app: app) {
+            let since = max(minute - 10, workflow.updatedAt / 60_000, lastScanned.withLock { $0[workflow.id] ?? .min } + 1)
+            guard since <= minute else { continue }
+            switch workflow.definition.trigger {
+            case .cron(let cron, _, _):
+                for m in since...minute where cron.matches(Date(timeIntervalSince1970: TimeInterval(m * 60))) {
+                    try await startScheduled(workflow, app: app, at: m * 60_000, subject: "", context: ["data": ["scheduledAt": .int(m * 60_000)]])
+                }
+            case .dateField(let collection, let field, let offset):
+                try await startDue(workflow, app: app, collection: collection, field: field, offset: offset, from: since, to: minute)
+            default:
+                continue
+            }
+            lastScanned.withLock { $0[workflow.id] = minute }
+        }
+    }
+
+    func startScheduled(_ workflow: Workflow, app: String, at: Int64, subject: String, context: JSON) async throws {
+        let database = try await store.databases.database(app: app)
+        let store = self.store
+        let started = try await database.transaction { db in
+            guard try await store.claimTick(db: db, workflow: workflow.id, at: at, subject: subject) else { return false }
+            _ = try await store.enqueue(db: db, app: app, workflow: workflow, context: context, depth: 0)
+            return true
+        }
+        if started {
+            queuedByApp.withLock { $0[app, default: 0] += 1 }
+            wake()
+        }
+    }
+
+    /// Records whose date field, moved by `offset`, falls in the minutes `from...to`: each starts the workflow once.
+    func startDue(_ workflow: Workflow, app: String, collection: String, field: String, offset: Int64, from: Int64, to: Int64) async throws {
+        let owner = try await owner(of: workflow, app: app)
+        let low = Date(timeIntervalSince1970: TimeInterval(from * 60 - offset - 60))
+        let high = Date(timeIntervalSince1970: TimeInterval(to * 60 - offset))
+        var request = RecordRequest(resource: collection)
+        request.filter = [field: ["$gt": .string(Self.timestamp(low)), "$lte": .string(Self.timestamp(high))]]
+        request.paginate = false
+        let result = try await records.list(app: app, request, access: owner.access)
+        for record in result["data"]?.arrayValue ?? [] {
+            guard let object = record.objectValue, let date = Evaluator.date(object[field] ?? .null) else { continue }
+            // The moment it is due names the start, so scans of other windows and replicas agree on it.
+            let due = Int64(date.timeIntervalSince1970) + offset
+            let subject = (object["id"] ?? object.values.first ?? .null).serializedString
+            try await startScheduled(workflow, app: app, at: due * 1000, subject: subject, context: ["data": record])
+        }
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,343 @@
+import Foundation
+import Logging
+import Metrics
+import PorticoAsk
+import PorticoAuth
+import PorticoData
+import PorticoJSON
+
+/// The execution's replica lost it between two nodes: it was canceled, or its lease ran out and
+/// another replica took it. The node's result is not recorded; whoever holds it now goes on.
+struct LeaseLost: Error {}
+
+/// Who a workflow runs as: its owner, with their role in the app now and the scopes of the
+/// credential that saved it.
+struct Owner: Sendable {
+    let principal: Principal
+    let access: RecordAccess
+}
+
+/// Where a walk through the nodes stands after a node.
+enum Flow: Sendable {
+    case next
+    case ended(Execution.Status, String?)
+    /// A delay let the execution go until it ends.
+    case suspended
+}
+
+/// How a walk records its steps: an execution's jobs and lease, or nothing (a before-action
+/// workflow, which runs inside the write it judges).
+enum Mode: Sendable {
+    case durable(execution: Execution, db: any Database)
+    case inline
+}
+
+struct Walk: Sendable {
+    let app: String
+    let workflow: Workflow
+    let owner: Owner
+    let mode: Mode
+    let started: ContinuousClock.Instant
+    var variables: Variables
+    /// The jobs already recorded (an execution that resumes after a delay or a restart).
+    var done: [String: Job]
+}
+
+extension WorkflowEngine {
+    func owner(of workflow: Workflow, app: String) async throws -> Owner {
+        guard let id = workflow.ownerID else {
+            throw WorkflowError("workflow \(workflow.id) has no owner to run as; save it again as a user (workflows_update)")
+        }
+        guard let role = try await users.role(app: app, userID: id) else {
+            throw DataError(.forbidden, "the workflow's owner (user \(id)) has no role in app '\(app)' any more; an administrator should save it again")
+        }
+        let scopes = workflow.scopes.map { ScopeSet.parse($0).scopes }
+        let principal = Principal(userID: id, userName: workflow.ownerName, credential: .apiKey(id: "workflow-" + workflow.key), scopes: scopes, role: role)
+        return Owner(principal: principal, access: policy.recordAccess(role: role, app: app, caller: principal.caller))
+    }
+
+    /// Runs a claimed execution from its last recorded node to its end or its next delay.
+    func execute(_ execution: Execution, app: String) async {
+        let clockStart = ContinuousClock.now
+        var status: Execution.Status?
+        var message: String?
+        do {
+            let database = try await store.databases.database(app: app)
+            let workflow = try await store.get(app: app, id: execution.workflowID)
+            let done = try await store.jobs(db: database, execution: execution.id)
+            var variables = Variables(context: execution.context, now: clock.date)
+            for job in done { variables.jobs[job.node] = job.result }
+            var walk = Walk(
+                app: app, workflow: workflow, owner: try await owner(of: workflow, app: app), mode: .durable(execution: execution, db: database),
+                started: clockStart, variables: variables, done: Dictionary(done.map { ($0.node, $0) }, uniquingKeysWith: { a, _ in a }))
+            switch try await run(workflow.definition.nodes, &walk) {
+            case .next: status = .resolved
+            case .ended(let s, let m): (status, message) = (s, m)
+            case .suspended: return
+            }
+        } catch is LeaseLost {
+            return
+        } catch {
+            status = .failed
+            message = Self.describe(error)
+        }
+        guard let status else { return }
+        do {
+            let database = try await store.databases.database(app: app)
+            let error = message
+            let finished = try await database.transaction { [store, replica] db in
+                try await store.finish(db: db, execution: execution.id, owner: replica, status: status, error: error)
+            }
+            if finished {
+                Counter(label: "portico_workflow_executions_total", dimensions: [("outcome", status.rawValue)]).increment()
+                let elapsed = ContinuousClock.now - clockStart
+                Metrics.Timer(label: "portico_workflow_execution_duration_seconds", preferredDisplayUnit: .seconds).recordNanoseconds(
+                    elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            }
+        } catch {
+            logger.warning("could not record the end of a workflow execution", metadata: ["execution": "\(execution.id)", "error": "\(error)"])
+        }
+    }
+
+    enum InlineOutcome { case passed, failed(String) }
+
+    /// Runs a before-action workflow inside the write it judges: nothing recorded, and an `end`
+    /// node with status failed (or a failing node) refuses the write.
+    func runInline(_ workflow: Workflow, app: String, context: JSON) async throws -> InlineOutcome {
+        var walk = Walk(
+            app: app, workflow: workflow, owner: try await owner(of: workflow, app: app), mode: .inline, started: .now,
+            variables: Variables(context: context, now: clock.date), done: [:])
+        switch try await run(workflow.definition.nodes, &walk) {
+        case .ended(.failed, let message): return .failed(message ?? "the workflow ended with failure")
+        default: return .passed
+        }
+    }
+
+    func run(_ nodes: [WorkflowNode], _ walk: inout Walk) async throws -> Flow {
+        for node in nodes {
+            if let job = walk.done[node.key] {
+                // Run before this execution was interrupted: its result stands, and is not made again.
+                walk.variables.jobs[node.key] = job.result
+                if job.status == "failed" { return .ended(.failed, "node '\(node.key)': \(job.result["error"]?.stringValue ?? "failed")") }
+                switch node.type {
+                case .condition:
+                    let flow = try await run(job.result["result"]?.boolValue == true ? node.then : node.otherwise, &walk)
+                    if case .next = flow { continue }
+                    return flow
+                case .end:
+                    return .ended(job.result["status"]?.stringValue == "failed" ? .failed : .resolved, job.result["message"]?.stringValue)
+                default:
+                    continue
+                }
+            }
+            guard ContinuousClock.now - walk.started < configuration.executionTimeLimit else {
+                return .ended(.failed, "the execution ran past its time limit of \(configuration.executionTimeLimit) before node '\(node.key)'")
+            }
+            let flow = try await step(node, &walk)
+            if case .next = flow { continue }
+            return flow
+        }
+        return .next
+    }
+
+    /// Runs one node and records its job.
+    func step(_ node: WorkflowNode, _ walk: inout Walk) async throws -> Flow {
+        let began = ContinuousClock.now
+        let result: JSON
+        do {
+            switch (node.type, walk.mode) {
+            case (.delay, .durable(let execution, let db)):
+                let seconds = node.config["seconds"]?.doubleValue ?? 0
+                let until = nowMilliseconds + Int64(seconds * 1000)
+                let value: JSON = ["until": .int(until)]
+                try await db.transaction { [store, replica] tx in
+                    try await store.recordJob(db: tx, execution: execution.id, node: node, status: "resolved", result: value)
+                    guard try await store.sleep(db: tx, execution: execution.id, owner: replica, until: until) else { throw LeaseLost() }
+                }
+                audit(node, walk, outcome: "ok", began: began)
+                wake()
+                return .suspended
+            case (_, .durable(let execution, let db)) where node.type.writes:
+                let variables = walk.variables
+                let app = walk.app
+                let owner = walk.owner
+                let lease = leaseEnd()
+                result = try await db.transaction { [store, replica] tx in
+                    guard try await store.renew(db: tx, execution: execution.id, owner: replica, until: lease) else { throw LeaseLost() }
+                    let value = try await WriteOrigin.$depth.withValue(execution.depth + 1) {
+                        try await self.limited { try await self.perform(node, app: app, owner: owner, variables: variables) }
+                    }
+                    try await store.recordJob(db: tx, execution: execution.id, node: node, status: "resolved", result: value)
+                    return value
+                }
+            default:
+                let variables = walk.variables
+                let app = walk.app
+                let owner = walk.owner
+                let value = try await limited { try await self.perform(node, app: app, owner: owner, variables: variables) }
+                if case .durable(let execution, let db) = walk.mode {
+                    let lease = leaseEnd()
+                    try await db.transaction { [store, replica] tx in
+                        guard try await store.renew(db: tx, execution: execution.id, owner: replica, until: lease) else { throw LeaseLost() }
+                        try await store.recordJob(db: tx, execution: execution.id, node: node, status: "resolved", result: value)
+                    }
+                }
+                result = value
+            }
+        } catch let lost as LeaseLost {
+            throw lost
+        } catch {
+            let message = Self.describe(error)
+            if case .durable(let execution, let db) = walk.mode {
+                let lease = leaseEnd()
+                try await db.transaction { [store, replica] tx in
+                    guard try await store.renew(db: tx, execution: execution.id, owner: replica, until: lease) else { throw LeaseLost() }
+                    try await store.recordJob(db: tx, execution: execution.id, node: node, status: "failed", result: ["error": .string(message)])
+                }
+            }
+            audit(node, walk, outcome: "tool_error", began: began)
+            return .ended(.failed, "node '\(node.key)' (\(node.type.rawValue)): \(message)")
+        }
+        audit(node, walk, outcome: "ok", began: began)
+        walk.variables.jobs[node.key] = result
+        switch node.type {
+        case .condition:
+            return try await run(result["result"]?.boolValue == true ? node.then : node.otherwise, &walk)
+        case .end:
+            return .ended(result["status"]?.stringValue == "failed" ? .failed : .resolved, result["message"]?.stringValue)
+        default:
+            return .next
+        }
+    }
+
+    /// `body` within the per-node time limit.
+    func limited<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let limit = configuration.nodeTimeLimit
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw WorkflowError("the node ran past its time limit of \(limit)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    func requireScope(_ owner: Owner, _ scope: Scope) throws {
+        guard owner.principal.isGranted(scope) else {
+            throw DataError(.forbidden, "the workflow was saved with a credential narrowed to scopes without \(scope.name), which this node needs")
+        }
+    }
+
+    /// What one node does; its result is the job's.
+    func perform(_ node: WorkflowNode, app: String, owner: Owner, variables: Variables) async throws -> JSON {
+        let config = node.config
+        func text(_ name: String) throws -> String {
+            Variables.text(try variables.resolve(config[name] ?? .null))
+        }
+        switch node.type {
+        case .condition:
+            return ["result": .bool(try FilterMatcher(variables: variables).matches(config["filter"] ?? [:]))]
+        case .calculation:
+            return try Calculation(config["expression"]?.stringValue ?? "").evaluate(variables)
+        case .end:
+            var result: JSONObject = ["status": .string(config["status"]?.stringValue ?? "resolved")]
+            if config["message"] != nil { result["message"] = .string(try text("message")) }
+            return .object(result)
+        case .query:
+            try requireScope(owner, Scope(.read, .data))
+            let limit = Int(config["limit"]?.intValue ?? 1)
+            var request = RecordRequest(resource: try text("collection"))
+            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolve(filter) }
+            request.sort = config["sort"].flatMap { $0.arrayValue?.compactMap(\.stringValue) ?? $0.stringValue.map { [$0] } }
+            request.pageSize = limit
+            let rows = try await records.list(app: app, request, access: owner.access)["data"]?.arrayValue ?? []
+            return limit > 1 ? .array(rows) : (rows.first ?? .null)
+        case .create:
+            try requireScope(owner, Scope(.write, .data))
+            var request = RecordRequest(resource: try text("collection"))
+            request.values = try variables.resolve(config["values"] ?? [:]).objectValue
+            return try await records.create(app: app, request, access: owner.access)["data"] ?? .null
+        case .update:
+            try requireScope(owner, Scope(.write, .data))
+            var request = RecordRequest(resource: try text("collection"))
+            request.values = try variables.resolve(config["values"] ?? [:]).objectValue
+            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolve(filter) }
+            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.resolve(key) }
+            return try await records.update(app: app, request, access: owner.access)["data"] ?? .array([])
+        case .destroy:
+            try requireScope(owner, Scope(.write, .data))
+            var request = RecordRequest(resource: try text("collection"))
+            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolve(filter) }
+            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.resolve(key) }
+            return ["count": try await records.destroy(app: app, request, access: owner.access)["data"] ?? 0]
+        case .sql:
+            try requireScope(owner, Scope(.read, .datasource))
+            guard let asker else { throw WorkflowError("SQL nodes need the question service, which this process does not run") }
+            let caller = try await policy.queryCaller(owner.principal, app: app, catalogs: asker.catalogs)
+            // The SQL is run as written: values are never pasted into it.
+            let answer = try await asker.datasources.query(
+                app: app, datasource: try text("datasource"), sql: config["sql"]?.stringValue ?? "", maxRows: 1000, caller: caller)
+            return Self.rows(answer.columns, answer.rows, sql: answer.sql, truncated: answer.truncated)
+        case .ask:
+            try requireScope(owner, Scope(.read, .datasource))
+            guard let asker else { throw WorkflowError("ask nodes need the question service, which this process does not run") }
+            let caller = try await policy.queryCaller(owner.principal, app: app, catalogs: asker.catalogs)
+            let request = AskRequest(
+                app: app, userID: nil, question: try text("question"), datasource: try text("datasource"), drawImage: false, caller: caller)
+            let answer = try await asker.ask(request)
+            var result = Self.rows(answer.columns, answer.rows, sql: answer.sql, truncated: answer.truncated).objectValue ?? [:]
+            result["engine"] = .string(answer.engine)
+            return .object(result)
+        case .request:
+            var headers: [String: String] = [:]
+            for (name, value) in config["headers"]?.objectValue ?? [:] { headers[name] = Variables.text(try variables.resolve(value)) }
+            let body = config["body"].map { try? variables.resolve($0) } ?? nil
+            return try await requests.perform(
+                method: (config["method"]?.stringValue ?? "POST").uppercased(), url: try text("url"), headers: headers, body: body ?? nil)
+        case .delay:
+            return ["until": .int(nowMilliseconds + Int64((config["seconds"]?.doubleValue ?? 0) * 1000))]
+        }
+    }
+
+    /// `{columns, rows: [{column: value}], rowCount, truncated, sql}`, rows keyed so variables can name them.
+    static func rows(_ columns: [String], _ rows: [[SQLValue]], sql: String, truncated: Bool) -> JSON {
+        let objects: [JSON] = rows.map { row in
+            var object = JSONObject()
+            for (index, column) in columns.enumerated() where index < row.count { object[column] = row[index].json }
+            return .object(object)
+        }
+        return [
+            "sql": .string(sql), "columns": JSON(columns), "rows": .array(objects), "rowCount": .int(Int64(rows.count)), "truncated": .bool(truncated),
+        ]
+    }
+
+    /// The node in the audit trail, as a call by the workflow's owner.
+    func audit(_ node: WorkflowNode, _ walk: Walk, outcome: String, began: ContinuousClock.Instant) {
+        guard let audit else { return }
+        let elapsed = ContinuousClock.now - began
+        var label = "workflow \(walk.workflow.key) v\(walk.workflow.version)"
+        if case .durable(let execution, _) = walk.mode { label += " execution \(execution.id)" }
+        audit.record(
+            ToolCallRecord(
+                at: nowMilliseconds, app: walk.app, userID: walk.owner.principal.userID, principal: walk.owner.principal.userName ?? "workflow",
+                credential: "workflow:\(walk.workflow.key)", client: label, tool: "workflow.\(node.type.rawValue):\(node.key)",
+                argumentsDigest: ToolCallRecord.digest(node.config), outcome: outcome,
+                durationMilliseconds: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// An error in words a workflow's author can act on.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let e as WorkflowError: e.message
+        case let e as DataError: e.message
+        case let e as AskRefusal: e.message
+        case let e as SQLGuardError: "the SQL was refused: \(e.message)"
+        case let e as StoreError: e.guidance
+        case let e as RequestNodeError: e.message
+        case is CancellationError: "the execution was stopped"
+        default: "\(error)"
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+public import PorticoAuth
+public import PorticoData
+public import PorticoJSON
+
+/// The rules of managing workflows, shared by the `workflow` tools and the command line: a
+/// definition is checked against the app's collections and the saving credential's scopes
+/// before it is stored, the saver becomes the owner it runs as, and every replica hears of a change.
+public struct WorkflowService: Sendable {
+    public let engine: WorkflowEngine
+    let catalogs: CatalogStore
+
+    public init(engine: WorkflowEngine, catalogs: CatalogStore) {
+        self.engine = engine
+        self.catalogs = catalogs
+    }
+
+    public var store: WorkflowStore { engine.store }
+
+    /// Who saves a workflow: the user it will run as and the scopes of their credential.
+    public struct Saver: Sendable {
+        public var userID: Int64?
+        public var userName: String?
+        /// `nil` when the credential is not narrowed.
+        public var scopes: ScopeSet?
+
+        public init(userID: Int64?, userName: String?, scopes: ScopeSet?) {
+            self.userID = userID
+            self.userName = userName
+            self.scopes = scopes
+        }
+
+        public init(_ principal: Principal) {
+            self.init(userID: principal.userID, userName: principal.userName, scopes: principal.scopes)
+        }
+    }
+
+    /// Reads and checks a definition: its shape, then the collections and fields it names, then
+    /// that the saver's credential has the scopes its nodes need.
+    public func definition(app: String, trigger: JSON, nodes: JSON, saver: Saver) async throws -> WorkflowDefinition {
+        let definition: WorkflowDefinition
+        do {
+            definition = try WorkflowDefinition(trigger: trigger, nodes: nodes)
+        } catch {
+            throw DataError.invalid(error.message)
+        }
+        let catalog = try await catalogs.catalog(app: app)
+        func collection(_ name: String, at path: String) throws -> CollectionSchema {
+            guard let schema = catalog.collections[name] else {
+                throw DataError.invalid("\(path) names collection '\(name)', which app '\(app)' does not have; collections_list shows them")
+            }
+            return schema
+        }
+        switch definition.trigger {
+        case .collection(let name, _, let changed, _):
+            let schema = try collection(name, at: "trigger.collection")
+            for field in changed where schema.field(field) == nil {
+                throw DataError.invalid("trigger.changed names '\(field)', which '\(name)' does not have")
+            }
+        case .beforeAction(let name, _):
+            _ = try collection(name, at: "trigger.collection")
+        case .dateField(let name, let field, _):
+            guard try collection(name, at: "trigger.collection").field(field) != nil else {
+                throw DataError.invalid("trigger.field names '\(field)', which '\(name)' does not have")
+            }
+        case .cron, .manual:
+            break
+        }
+        for node in definition.allNodes {
+            switch node.type {
+            case .query, .create, .update, .destroy:
+                let name = node.config["collection"]?.stringValue ?? ""
+                // A collection named by a variable is checked when the node runs.
+                guard !name.contains("{{") else { break }
+                let schema = try collection(name, at: "node '\(node.key)' config.collection")
+                for field in node.config["values"]?.objectValue?.keys ?? [] where schema.field(field) == nil {
+                    throw DataError.invalid("node '\(node.key)' sets '\(field)', which '\(name)' does not have")
+                }
+            default:
+                break
+            }
+            if let needed = Self.scope(of: node.type), let scopes = saver.scopes, !scopes.contains(needed) {
+                throw DataError(
+                    .forbidden,
+                    "node '\(node.key)' (\(node.type.rawValue)) needs \(needed.name), which your credential was not granted; a workflow runs with its saver's scopes")
+            }
+        }
+        return definition
+    }
+
+    static func scope(of type: NodeType) -> Scope? {
+        switch type {
+        case .query: Scope(.read, .data)
+        case .create, .update, .destroy: Scope(.write, .data)
+        case .sql, .ask: Scope(.read, .datasource)
+        default: nil
+        }
+    }
+
+    public func create(app: String, title: String, trigger: JSON, nodes: JSON, enabled: Bool, saver: Saver) async throws -> Workflow {
+        guard saver.userID != nil else { throw DataError(.forbidden, "a workflow runs as the user who saves it; sign in as a user to save one") }
+        let definition = try await definition(app: app, trigger: trigger, nodes: nodes, saver: saver)
+        let workflow = try await store.create(
+            app: app, title: title, definition: definition, enabled: enabled, ownerID: saver.userID, ownerName: saver.userName, scopes: saver.scopes?.text)
+        engine.changed(app: app)
+        return workflow
+    }
+
+    public func update(app: String, id: Int64, title: String?, trigger: JSON?, nodes: JSON?, enabled: Bool?, saver: Saver) async throws -> Workflow {
+        let existing = try await store.get(app: app, id: id)
+        var change = WorkflowStore.Change(title: title, enabled: enabled)
+        if trigger != nil || nodes != nil {
+            guard saver.userID != nil else { throw DataError(.forbidden, "a workflow runs as the user who saves it; sign in as a user to change its nodes") }
+            change.definition = try await definition(
+                app: app, trigger: trigger ?? existing.definition.json["trigger"] ?? .null, nodes: nodes ?? existing.definition.json["nodes"] ?? [],
+                saver: saver)
+        }
+        let workflow: Workflow
+        if change.definition != nil {
+            workflow = try await store.update(app: app, id: id, change, ownerID: saver.userID, ownerName: saver.userName, scopes: saver.scopes?.text)
+        } else {
+            workflow = try await store.update(app: app, id: id, change, ownerID: existing.ownerID, ownerName: existing.ownerName, scopes: existing.scopes)
+        }
+        engine.changed(app: app)
+        return workflow
+    }
+
+    public func destroy(app: String, id: Int64) async throws {
+        try await store.destroy(app: app, id: id)
+        engine.changed(app: app)
+    }
+
+    /// Starts a run of the workflow with `context` as `$context.data`.
+    public func trigger(app: String, id: Int64, context: JSON) async throws -> Execution {
+        let workflow = try await store.get(app: app, id: id)
+        return try await engine.trigger(app: app, workflow: workflow, context: context)
+    }
+
+    /// An execution with its jobs.
+    public func execution(app: String, id: Int64) async throws -> JSON {
+        let execution = try await store.execution(app: app, id: id)
+        return execution.json(jobs: try await store.jobs(app: app, execution: id))
+    }
+}
