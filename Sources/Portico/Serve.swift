@@ -178,6 +178,8 @@ struct Serve: AsyncParsableCommand {
         c.publicURL = Setting.string(publicURL, "public-url")
         c.demo = Setting.flag(demo, "demo")
         c.publicDiscovery = Setting.flag(publicDiscovery, "public-discovery")
+        // Tests move a running server's time through a file; nothing else should set it.
+        if let path = Environment.string("PORTICO_TEST_CLOCK_FILE") { c.clock = WallClock.file(path) }
         c.allowedOrigins = allowedOrigins + (Environment.string("PORTICO_ALLOWED_ORIGINS")?.split(separator: ",").map(String.init) ?? [])
         c.trustedProxies =
             trustedProxies + (Environment.string("PORTICO_TRUSTED_PROXIES")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? [])

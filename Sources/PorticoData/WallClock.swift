@@ -12,6 +12,18 @@ public struct WallClock: Sendable {
 
     public static let system = WallClock { Date() }
 
+    /// The time written in the file at `path` (seconds since 1970), read again on every look, for
+    /// end-to-end tests that move a running server's time (`PORTICO_TEST_CLOCK_FILE`); the system's
+    /// time while the file cannot be read.
+    public static func file(_ path: String) -> WallClock {
+        WallClock {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+                let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            else { return Date() }
+            return Date(timeIntervalSince1970: seconds)
+        }
+    }
+
     public var date: Date { read() }
 
     /// Seconds since 1970, as Portico stores times.

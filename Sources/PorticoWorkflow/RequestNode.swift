@@ -26,13 +26,13 @@ struct RequestNode: Sendable {
     static let timeout: TimeAmount = .seconds(10)
 
     init(allowedHosts: [String], allowPrivate: Bool) {
-        self.allowedHosts = allowedHosts.map { $0.lowercased() }
+        self.allowedHosts = allowedHosts.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
         self.allowPrivate = allowPrivate
     }
 
     /// Whether `host` is one the operator allowed (`example.com`, or `*.example.com` for its subdomains).
     func allows(_ host: String) -> Bool {
-        let host = host.lowercased()
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         return allowedHosts.contains { entry in
             if entry.hasPrefix("*.") { return host.hasSuffix(entry.dropFirst(1)) }
             return entry == host
@@ -46,6 +46,18 @@ struct RequestNode: Sendable {
 
     static func isForbidden(_ address: String) -> Bool {
         IPAllowlist.allows(address, entries: forbiddenRanges)
+    }
+
+    /// Link-local addresses, where clouds answer with their metadata (169.254.169.254): never
+    /// reached, even when private hosts are allowed.
+    static let neverRanges = ["169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128"]
+
+    static func isNever(_ address: String) -> Bool {
+        IPAllowlist.allows(address, entries: neverRanges)
+    }
+
+    func refuses(_ address: String) -> Bool {
+        Self.isNever(address) || (!allowPrivate && Self.isForbidden(address))
     }
 
     func perform(method: String, url: String, headers: [String: String], body: JSON?) async throws -> JSON {
@@ -132,13 +144,13 @@ struct RequestNode: Sendable {
     /// private, link-local or otherwise not public (unless private hosts are allowed).
     func resolve(_ host: String) async throws -> String {
         if IPAllowlist.isAddress(host) {
-            if !allowPrivate, Self.isForbidden(host) { throw RequestNodeError(message: "\(host) is a loopback, private or link-local address") }
+            if refuses(host) { throw RequestNodeError(message: "\(host) is a loopback, private, link-local or metadata address") }
             return host
         }
         let addresses = try await NIOThreadPool.singleton.runIfActive { () throws -> [String] in try Self.lookup(host) }
         guard let first = addresses.first else { throw RequestNodeError(message: "\(host) did not resolve to any address") }
-        if !allowPrivate, let bad = addresses.first(where: Self.isForbidden) {
-            throw RequestNodeError(message: "\(host) resolves to \(bad), a loopback, private or link-local address")
+        if let bad = addresses.first(where: refuses) {
+            throw RequestNodeError(message: "\(host) resolves to \(bad), a loopback, private, link-local or metadata address")
         }
         return first
     }

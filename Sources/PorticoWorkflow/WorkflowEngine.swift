@@ -289,17 +289,24 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         for workflow in try await enabled(app: app) {
             let since = max(minute - 10, workflow.updatedAt / 60_000, lastScanned.withLock { $0[workflow.id] ?? .min } + 1)
             guard since <= minute else { continue }
-            switch workflow.definition.trigger {
-            case .cron(let cron, _, _):
-                for m in since...minute where cron.matches(Date(timeIntervalSince1970: TimeInterval(m * 60))) {
-                    try await startScheduled(workflow, app: app, at: m * 60_000, subject: "", context: ["data": ["scheduledAt": .int(m * 60_000)]])
+            do {
+                switch workflow.definition.trigger {
+                case .cron(let cron, _, _):
+                    for m in since...minute where cron.matches(Date(timeIntervalSince1970: TimeInterval(m * 60))) {
+                        try await startScheduled(workflow, app: app, at: m * 60_000, subject: "", context: ["data": ["scheduledAt": .int(m * 60_000)]])
+                    }
+                case .dateField(let collection, let field, let offset):
+                    try await startDue(workflow, app: app, collection: collection, field: field, offset: offset, from: since, to: minute)
+                default:
+                    continue
                 }
-            case .dateField(let collection, let field, let offset):
-                try await startDue(workflow, app: app, collection: collection, field: field, offset: offset, from: since, to: minute)
-            default:
-                continue
+                lastScanned.withLock { $0[workflow.id] = minute }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // One workflow's failure (its owner lost their role, its collection went) does not hold up the others.
+                logger.warning("could not start a scheduled workflow", metadata: ["workflow": "\(workflow.id)", "error": "\(error)"])
             }
-            lastScanned.withLock { $0[workflow.id] = minute }
         }
     }
 

@@ -185,3 +185,192 @@ def test_manual_runs_versions_and_cancel(story):
     canceled = call(server, key, "executions_cancel", {"id": waiting["id"]})
     assert canceled["status"] == "canceled"
     assert "already ended" in call(server, key, "executions_cancel", {"id": waiting["id"]}, expect_error=True)
+
+
+def test_the_command_line_lists_shows_enables_and_runs(story):
+    server, key = story["server"], story["key"]
+    flow = call(server, key, "workflows_create", {
+        "title": "Cli count", "trigger": {"type": "manual"},
+        "nodes": [{"key": "n", "type": "calculation", "config": {"expression": "{{$context.data.x}} * 2"}}],
+    })
+    listed = server.cli("workflow", "list").stdout
+    assert f"{flow['id']}\tdisabled\tmanual\tv1\tCli count" in listed, listed
+    assert "enabled" in server.cli("workflow", "enable", str(flow["id"])).stdout
+    assert call(server, key, "workflows_get", {"id": flow["id"]})["enabled"] is True
+    import json as _json
+    ran = _json.loads(server.cli("workflow", "run", str(flow["id"]), "--context", '{"x": 21}').stdout)
+    assert ran["status"] == "resolved" and ran["jobs"][0]["result"] == 42, ran
+    shown = _json.loads(server.cli("execution", "show", str(ran["id"])).stdout)
+    assert shown["jobs"][0]["node"] == "n"
+    assert f"{ran['id']}\tresolved\tworkflow {flow['id']}" in server.cli("execution", "list", "--workflow", str(flow["id"])).stdout
+    assert _json.loads(server.cli("workflow", "show", str(flow["id"])).stdout)["executions"][0]["id"] == ran["id"]
+    server.cli("workflow", "disable", str(flow["id"]))
+    assert call(server, key, "workflows_get", {"id": flow["id"]})["enabled"] is False
+    bad = server.cli("workflow", "run", "999999", check=False)
+    assert bad.returncode != 0 and "no workflow 999999" in bad.stderr
+
+
+def test_a_workflow_runs_with_its_owners_role_and_scopes(story):
+    server, key = story["server"], story["key"]
+    call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Hidden", "amount": 9, "status": "lost"}})
+    # A key narrowed to reading data cannot save a workflow that writes.
+    narrow = server.new_key("admin", scopes="read:workflow write:workflow read:data")
+    writes = {"key": "w", "type": "create", "config": {"collection": "Task", "values": {"title": "x"}}}
+    text = call(server, narrow, "workflows_create", {"title": "w", "trigger": {"type": "manual"}, "nodes": [writes]}, expect_error=True)
+    assert "write:data" in text, text
+    # Saved by an administrator who is later made a sales role: it runs with what sales may do.
+    server.cli("user", "create", "rita", "--role", "admin")
+    rita = server.new_key("rita")
+    flow = call(server, rita, "workflows_create", {
+        "title": "Read deals", "enabled": True, "trigger": {"type": "manual"},
+        "nodes": [{"key": "q", "type": "query", "config": {"collection": "Deal", "limit": 100}}, writes],
+    })
+    call(server, key, "roles_create", {"name": "sales"})
+    call(server, key, "roles_set_permissions", {
+        "role": "sales", "collection": "Deal", "actions": {"list": {"fields": ["title", "status"], "filter": {"status": {"$ne": "lost"}}}}})
+    call(server, key, "users_set_roles", {"user": "rita", "roles": ["sales"]})
+    run_ = call(server, key, "workflows_trigger", {"id": flow["id"]})["execution"]
+    done = wait_for(lambda: (e := call(server, key, "executions_get", {"id": run_["id"]}))["status"] in ("resolved", "failed") and e, what="the run")
+    assert done["status"] == "failed", done
+    jobs = {j["node"]: j for j in done["jobs"]}
+    deals = jobs["q"]["result"]
+    assert deals and all("amount" not in d for d in deals), deals
+    assert "Hidden" not in [d["title"] for d in deals]
+    assert jobs["w"]["status"] == "failed" and "may not create records of 'Task'" in jobs["w"]["result"]["error"], jobs["w"]
+    assert not [t for t in call(server, key, "resource_list", {"resource": "Task", "pageSize": 500})["data"] if t["title"] == "x"]
+
+
+def test_an_execution_survives_kill_9_without_repeating_a_step():
+    data_dir = tempfile.mkdtemp(prefix="portico-workflow-kill-")
+    server = start_server(data_dir=data_dir)
+    key = server.api_key
+    crm(server, key)
+    flow = call(server, key, "workflows_create", {
+        "title": "Two steps with a wait", "enabled": True, "trigger": {"type": "manual"},
+        "nodes": [
+            {"key": "first", "type": "create", "config": {"collection": "Task", "values": {"title": "first"}}},
+            {"key": "wait", "type": "delay", "config": {"seconds": 3}},
+            {"key": "second", "type": "create", "config": {"collection": "Task", "values": {"title": "second"}}},
+        ],
+    })
+    started = call(server, key, "workflows_trigger", {"id": flow["id"]})["execution"]
+    wait_for(lambda: len(call(server, key, "executions_get", {"id": started["id"]})["jobs"]) == 2, what="the write and the delay")
+    server.stop(signal.SIGKILL)
+    again = start_server(data_dir=data_dir)
+    try:
+        done = wait_for(lambda: (e := call(again, key, "executions_get", {"id": started["id"]}))["status"] == "resolved" and e, timeout=30,
+                        what="the execution to resume")
+        assert [j["node"] for j in done["jobs"]] == ["first", "wait", "second"]
+        titles = sorted(t["title"] for t in call(again, key, "resource_list", {"resource": "Task", "pageSize": 100})["data"])
+        assert titles == ["first", "second"], titles
+    finally:
+        again.stop()
+
+
+def test_the_request_node_refuses_private_and_metadata_addresses():
+    import http.server
+    import threading
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            length = int(self.headers.get("content-length", 0))
+            body = self.rfile.read(length)
+            if self.path == "/to-metadata":
+                self.send_response(302)
+                self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+                self.end_headers()
+                return
+            if self.path == "/elsewhere":
+                self.send_response(307)
+                self.send_header("Location", "http://not-allowed.example/")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"received": ' + body + b"}")
+
+        def log_message(self, *args):
+            pass
+
+    hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    port = hook.server_address[1]
+    allow = ["--workflow-allow-host", "127.0.0.1", "--workflow-allow-host", "localhost", "--workflow-allow-host", "169.254.169.254",
+             "--workflow-allow-host", "10.1.2.3", "--workflow-allow-host", "[::1]"]
+    strict = start_server(*allow)
+    relaxed = start_server(*allow, "--allow-private-workflow-hosts")
+    off = start_server()
+    try:
+        def outcome(server, url):
+            key = server.api_key
+            flow = call(server, key, "workflows_create", {
+                "title": "hook", "enabled": True, "trigger": {"type": "manual"},
+                "nodes": [{"key": "r", "type": "request", "config": {"method": "POST", "url": url, "body": {"deal": "{{$context.data.id}}"}}}],
+            })
+            started = call(server, key, "workflows_trigger", {"id": flow["id"], "context": {"id": 7}})["execution"]
+            return wait_for(lambda: (e := call(server, key, "executions_get", {"id": started["id"]}))["status"] in ("resolved", "failed") and e,
+                            what="the request")
+
+        for url, words in [
+            (f"http://127.0.0.1:{port}/", "loopback"), (f"http://localhost:{port}/", "resolves to"), ("http://169.254.169.254/latest/meta-data/", "metadata"),
+            ("http://10.1.2.3/", "private"), (f"http://[::1]:{port}/", "loopback"), ("http://example.org/", "not among the hosts"),
+            ("file:///etc/passwd", "not an http"),
+        ]:
+            done = outcome(strict, url)
+            assert done["status"] == "failed" and words in done["error"], (url, done)
+        assert "off on this server" in outcome(off, f"http://127.0.0.1:{port}/")["error"]
+        # With private hosts allowed (development), the local hook is reached, but never metadata, not even by a redirect.
+        done = outcome(relaxed, f"http://127.0.0.1:{port}/hook")
+        assert done["status"] == "resolved", done
+        assert done["jobs"][0]["result"] == {"status": 200, "body": {"received": {"deal": 7}}}
+        assert "metadata" in outcome(relaxed, f"http://127.0.0.1:{port}/to-metadata")["error"]
+        assert "not among the hosts" in outcome(relaxed, f"http://127.0.0.1:{port}/elsewhere")["error"]
+        assert "metadata" in outcome(relaxed, "http://169.254.169.254/")["error"]
+    finally:
+        strict.stop()
+        relaxed.stop()
+        off.stop()
+        hook.shutdown()
+
+
+def test_a_scheduled_reminder_follows_the_injected_clock():
+    data_dir = tempfile.mkdtemp(prefix="portico-workflow-clock-")
+    clock = f"{data_dir}/clock"
+    now = (int(time.time()) // 60) * 60
+    with open(clock, "w") as f:
+        f.write(str(now))
+    server = start_server(data_dir=data_dir, env={"PORTICO_TEST_CLOCK_FILE": clock})
+    key = server.api_key
+    try:
+        crm(server, key)
+        call(server, key, "collections_create", {"name": "Bill", "fields": [{"name": "title", "type": "string"}, {"name": "dueDate", "type": "datetime"}]})
+        due = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(now + 3 * 86400 + 300))
+        invoice = call(server, key, "resource_create", {"resource": "Bill", "values": {"title": "INV-1", "dueDate": due}})["data"]
+        call(server, key, "workflows_create", {
+            "title": "Remind three days before", "enabled": True,
+            "trigger": {"type": "schedule", "collection": "Bill", "field": "dueDate", "offset": "-3d"},
+            "nodes": [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "Remind {{$context.data.title}}", "dealId": "{{$context.data.id}}"}}}],
+        })
+        call(server, key, "workflows_create", {
+            "title": "Every five minutes", "enabled": True, "trigger": {"type": "schedule", "cron": "*/5 * * * *", "timezone": "Europe/Paris"},
+            "nodes": [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "tick {{$context.data.scheduledAt}}"}}}],
+        })
+
+        def tasks(prefix):
+            return [t for t in call(server, key, "resource_list", {"resource": "Task", "pageSize": 500})["data"] if t["title"].startswith(prefix)]
+
+        time.sleep(2.5)
+        assert not tasks("Remind"), "not due yet"
+        for minute in range(1, 16):
+            with open(clock, "w") as f:
+                f.write(str(now + minute * 60))
+            time.sleep(1.3)
+        reminders = wait_for(lambda: tasks("Remind"), what="the reminder")
+        assert [t["dealId"] for t in reminders] == [invoice["id"]]
+        ticks = wait_for(lambda: len(tasks("tick")) == 3 and tasks("tick"), what="three ticks of fifteen minutes" + server.log()[-2000:])
+        assert len({t["title"] for t in ticks}) == 3
+        time.sleep(2.5)
+        assert len(tasks("Remind")) == 1 and len(tasks("tick")) == 3
+    finally:
+        server.stop()
