@@ -11,7 +11,7 @@ import tempfile
 import time
 
 import pytest
-from conftest import start_server, store_rows
+from conftest import BACKEND, database_url, start_server, store_rows
 from test_official_client import connect, run
 
 PACKAGES = "?packages=data,schema,acl,workflow"
@@ -374,3 +374,64 @@ def test_a_scheduled_reminder_follows_the_injected_clock():
         assert len(tasks("Remind")) == 1 and len(tasks("tick")) == 3
     finally:
         server.stop()
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="replicas share a PostgreSQL database in the PostgreSQL pass")
+def test_two_replicas_run_each_event_and_each_tick_exactly_once():
+    import concurrent.futures
+
+    first_dir = tempfile.mkdtemp(prefix="portico-workflow-replica-a-")
+    clock = f"{first_dir}/clock"
+    now = (int(time.time()) // 60) * 60
+    with open(clock, "w") as f:
+        f.write(str(now))
+    import base64
+    import os
+
+    env = {"PORTICO_TEST_CLOCK_FILE": clock, "PORTICO_MASTER_KEY": base64.b64encode(os.urandom(32)).decode()}
+    a = start_server(data_dir=first_dir, env=env)
+    b = start_server(data_dir=tempfile.mkdtemp(prefix="portico-workflow-replica-b-"), demo=False,
+                     env={**env, "PORTICO_DATABASE_URL": database_url(first_dir)})
+    key = a.api_key
+    try:
+        crm(a, key)
+        call(a, key, "workflows_create", {
+            "title": "A task per deal", "enabled": True, "trigger": {"type": "collection", "collection": "Deal", "on": "create"},
+            "nodes": [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "deal {{$context.data.id}}", "dealId": "{{$context.data.id}}"}}}],
+        })
+        call(a, key, "workflows_create", {
+            "title": "Every minute", "enabled": True, "trigger": {"type": "schedule", "cron": "* * * * *"},
+            "nodes": [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "tick {{$context.data.scheduledAt}}"}}}],
+        })
+
+        def make(i):
+            server = a if i % 2 else b
+            return call(server, key, "resource_create", {"resource": "Deal", "values": {"title": f"d{i}", "amount": i + 1}})["data"]["id"]
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            deals = list(pool.map(make, range(100)))
+        # The minute it was saved in and the nineteen after it: twenty ticks.
+        for minute in range(1, 20):
+            with open(clock, "w") as f:
+                f.write(str(now + minute * 60))
+            time.sleep(1.2)
+
+        def counted():
+            rows = store_rows(first_dir, "SELECT title FROM \"Task\"")
+            deal_tasks = [r[0] for r in rows if r[0].startswith("deal ")]
+            ticks = [r[0] for r in rows if r[0].startswith("tick ")]
+            return (deal_tasks, ticks) if len(deal_tasks) >= 100 and len(ticks) >= 20 else None
+
+        deal_tasks, ticks = wait_for(counted, timeout=60, what="100 event runs and 20 ticks")
+        time.sleep(2)
+        rows = store_rows(first_dir, "SELECT title FROM \"Task\"")
+        assert sorted(r[0] for r in rows if r[0].startswith("deal ")) == sorted(f"deal {d}" for d in deals)
+        ticks = [r[0] for r in rows if r[0].startswith("tick ")]
+        assert sorted(ticks) == sorted(f"tick {(now + m * 60) * 1000}" for m in range(20)), ticks
+        statuses = store_rows(first_dir, "SELECT status, COUNT(*) FROM portico_executions GROUP BY status")
+        assert statuses == [("resolved", 120)], statuses
+        # One job per execution: no node ran twice.
+        assert store_rows(first_dir, "SELECT COUNT(*) FROM portico_jobs")[0][0] == 120
+    finally:
+        b.stop()
+        a.stop()
