@@ -33,7 +33,7 @@ public enum IPAllowlist {
         var remaining = bits
         for i in a.indices {
             if remaining <= 0 { return true }
-            let mask: UInt8 = remaining >= 8 ? 0xFF : UInt8(0xFF << (8 - remaining))
+            let mask: UInt8 = remaining >= 8 ? 0xFF : UInt8(truncatingIfNeeded: 0xFF << (8 - remaining))
             if a[i] & mask != b[i] & mask { return false }
             remaining -= 8
         }
