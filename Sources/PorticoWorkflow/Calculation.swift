@@ -282,9 +282,9 @@ struct Evaluator {
                 }
             }
             switch op {
-            case "+": return .double(x + y)
-            case "-": return .double(x - y)
-            case "*": return .double(x * y)
+            case "+": return Self.number(x + y)
+            case "-": return Self.number(x - y)
+            case "*": return Self.number(x * y)
             case "/":
                 guard y != 0 else { throw WorkflowError("division by zero") }
                 let q = x / y

@@ -1,0 +1,154 @@
+import Foundation
+import PorticoData
+import PorticoJSON
+import Testing
+
+@testable import PorticoWorkflow
+
+@Suite struct CalculationTests {
+    let variables = Variables(
+        context: ["data": ["amount": 1200, "title": "Acme", "due": "2026-12-01 10:00:00"]], jobs: ["q": ["total": 2.5]],
+        now: Date(timeIntervalSince1970: 1_795_000_000))
+
+    func value(_ expression: String) throws -> JSON { try Calculation(expression).evaluate(variables) }
+
+    @Test func arithmeticFollowsPrecedenceAndKeepsIntegers() throws {
+        #expect(try value("1 + 2 * 3") == 7)
+        #expect(try value("(1 + 2) * 3") == 9)
+        #expect(try value("{{$context.data.amount}} * 0.5") == 600)
+        #expect(try value("round({{$context.data.amount}} * 0.05, 2)") == 60)
+        #expect(try value("7 / 2") == 3.5)
+        #expect(try value("-{{$jobsMapByNodeKey.q.total}}") == -2.5)
+        #expect(try value("round(10 / 3, 2)") == 3.33)
+    }
+
+    @Test func textComparisonsAndFunctions() throws {
+        #expect(try value("concat('Deal ', {{$context.data.title}})") == "Deal Acme")
+        #expect(try value("'a' + 1") == "a1")
+        #expect(try value("{{$context.data.amount}} >= 1000 && contains({{$context.data.title}}, 'cm')") == true)
+        #expect(try value("if({{$context.data.amount}} > 5000, 'big', 'small')") == "small")
+        #expect(try value("dateDiff({{$context.data.due}}, '2026-11-28', 'days')") == 3)
+        #expect(try value("dateAdd('2026-11-28', 2, 'hours')") == "2026-11-28T02:00:00Z")
+        #expect(try value("coalesce({{$context.data.missing}}, 'none')") == "none")
+        #expect(try value("false && 1 / 0") == false)
+    }
+
+    @Test(arguments: [
+        ("system('ls')", "unknown name"), ("1 +", "ends where a value"), ("(1", "not closed"), ("1 / 0", "division by zero"),
+        ("{{$env.HOME}}", "unknown variable"), ("'open", "not closed"), ("round(1, 2, 3)", "takes 1 to 2"), ("1 ; 2", "not part of"),
+    ])
+    func refusesWhatIsNotInTheLanguage(_ expression: String, _ words: String) {
+        do {
+            _ = try value(expression)
+            Issue.record("\(expression) was accepted")
+        } catch let error as WorkflowError {
+            #expect(error.message.contains(words), "\(expression): \(error.message)")
+        } catch {
+            Issue.record("\(expression): \(error)")
+        }
+    }
+
+    @Test func nestingAndLengthAreBounded() {
+        #expect(throws: WorkflowError.self) { try Calculation(String(repeating: "(", count: 200) + "1" + String(repeating: ")", count: 200)) }
+        #expect(throws: WorkflowError.self) { try Calculation(String(repeating: "1+", count: 3000) + "1") }
+    }
+}
+
+@Suite struct FilterMatcherTests {
+    let matcher = FilterMatcher(
+        variables: Variables(context: ["data": ["status": "won", "amount": 50, "tags": "vip,new", "owner": ["name": "Rita"]]], jobs: ["q": ["n": 3]], now: Date()))
+
+    @Test func operatorsOverTheRecordAndVariables() throws {
+        #expect(try matcher.matches(["status": "won"]))
+        #expect(try matcher.matches(["status": ["$in": ["won", "lost"]], "amount": ["$gt": 10, "$lte": 50]]))
+        #expect(try !matcher.matches(["amount": ["$gt": 50]]))
+        #expect(try matcher.matches(["owner.name": ["$startsWith": "ri"]]))
+        #expect(try matcher.matches(["$or": [["status": "lost"], ["tags": ["$includes": "vip"]]]]))
+        #expect(try matcher.matches(["$jobsMapByNodeKey.q.n": ["$eq": "3"]]))
+        #expect(try matcher.matches(["missing": ["$empty": true]]))
+        #expect(try matcher.matches(["amount": "{{$jobsMapByNodeKey.q.n}}"]) == false)
+        #expect(try matcher.matches(["amount": ["$ne": "{{$jobsMapByNodeKey.q.n}}"]]))
+    }
+
+    @Test func unknownOperatorsAreRefusedWhenSaved() {
+        #expect(throws: WorkflowError.self) { try FilterMatcher.check(["amount": ["$regex": ".*"]], at: "filter") }
+        #expect(throws: WorkflowError.self) { try FilterMatcher.check(["$where": "1"], at: "filter") }
+    }
+}
+
+@Suite struct CronTests {
+    func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+    @Test func fieldsListsRangesStepsAndNames() throws {
+        let monday8 = try Cron("0 8 * * MON", timeZone: "Europe/Paris")
+        #expect(monday8.matches(date("2026-11-30T07:00:00Z")))  // 08:00 in Paris, a Monday
+        #expect(!monday8.matches(date("2026-11-30T08:00:00Z")))
+        #expect(!monday8.matches(date("2026-12-01T07:00:00Z")))
+        let every15 = try Cron("*/15 9-17 * * 1-5")
+        #expect(every15.matches(date("2026-11-25T09:45:00Z")))
+        #expect(!every15.matches(date("2026-11-25T09:46:00Z")))
+        #expect(!every15.matches(date("2026-11-29T10:00:00Z")))  // Sunday
+        // Day of month and day of week both given: either matches (crontab(5)).
+        let either = try Cron("0 0 1 * SUN")
+        #expect(either.matches(date("2026-12-01T00:00:00Z")))
+        #expect(either.matches(date("2026-11-29T00:00:00Z")))
+    }
+
+    @Test(arguments: ["* * * *", "60 * * * *", "* 24 * * *", "5-1 * * * *", "*/0 * * * *", "* * * FOO *"])
+    func refusesBadExpressions(_ expression: String) {
+        #expect(throws: WorkflowError.self) { try Cron(expression) }
+    }
+
+    @Test func refusesAnUnknownTimeZone() {
+        #expect(throws: WorkflowError.self) { try Cron("* * * * *", timeZone: "Mars/Olympus") }
+    }
+}
+
+@Suite struct DefinitionTests {
+    @Test func variablesMustNameEarlierNodesOnTheirPath() throws {
+        let ok: JSON = [
+            ["key": "c", "type": "condition", "config": ["filter": ["amount": ["$gt": 1]]], "then": [["key": "x", "type": "calculation", "config": ["expression": "1"]]]],
+            ["key": "y", "type": "calculation", "config": ["expression": "{{$jobsMapByNodeKey.c.result}}"]],
+        ]
+        #expect(try WorkflowDefinition(trigger: ["type": "manual"], nodes: ok).allNodes.map(\.key) == ["c", "x", "y"])
+        // x runs only on the then branch: a node after the condition cannot count on it.
+        let later: JSON = [
+            ["key": "c", "type": "condition", "config": ["filter": [:]], "then": [["key": "x", "type": "calculation", "config": ["expression": "1"]]]],
+            ["key": "y", "type": "calculation", "config": ["expression": "{{$jobsMapByNodeKey.x}}"]],
+        ]
+        #expect(throws: WorkflowError.self) { try WorkflowDefinition(trigger: ["type": "manual"], nodes: later) }
+    }
+
+    @Test func triggersAreRead() throws {
+        let schedule = try WorkflowDefinition(trigger: ["type": "schedule", "collection": "Bill", "field": "due", "offset": "-3d"], nodes: [])
+        #expect(schedule.trigger == .dateField(collection: "Bill", field: "due", offset: -259_200))
+        let collection = try WorkflowDefinition(trigger: ["type": "collection", "collection": "Deal", "on": ["create", "update"]], nodes: [])
+        #expect(collection.trigger == .collection(collection: "Deal", on: [.create, .update], changed: [], condition: nil))
+        #expect(throws: WorkflowError.self) { try WorkflowDefinition(trigger: ["type": "collection", "collection": "Deal", "on": "list"], nodes: []) }
+        #expect(throws: WorkflowError.self) { try WorkflowDefinition(trigger: ["type": "webhook"], nodes: []) }
+    }
+}
+
+@Suite struct RequestNodeTests {
+    @Test func addressesThatAreNeverCalled() {
+        for address in ["127.0.0.1", "10.0.0.5", "172.16.3.4", "192.168.1.1", "169.254.169.254", "::1", "fe80::1", "fd00::1", "0.0.0.0", "100.64.0.1", "::ffff:127.0.0.1"] {
+            #expect(RequestNode(allowedHosts: ["x"], allowPrivate: false).refuses(address), "\(address)")
+        }
+        for address in ["93.184.216.34", "2606:2800:220:1::1"] {
+            #expect(!RequestNode(allowedHosts: ["x"], allowPrivate: false).refuses(address), "\(address)")
+        }
+        // Allowing private hosts (development) never opens the metadata service.
+        let relaxed = RequestNode(allowedHosts: ["x"], allowPrivate: true)
+        #expect(!relaxed.refuses("127.0.0.1"))
+        #expect(relaxed.refuses("169.254.169.254"))
+    }
+
+    @Test func allowListWithSubdomains() {
+        let node = RequestNode(allowedHosts: ["hooks.example.com", "*.corp.example"], allowPrivate: false)
+        #expect(node.allows("HOOKS.example.com"))
+        #expect(node.allows("a.b.corp.example"))
+        #expect(!node.allows("corp.example"))
+        #expect(!node.allows("example.com"))
+        #expect(!node.allows("hooks.example.com.evil.test"))
+    }
+}
