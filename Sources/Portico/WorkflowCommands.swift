@@ -44,13 +44,17 @@ struct WorkflowCommand: AsyncParsableCommand {
         @Flag(help: "One JSON object per workflow.") var json = false
 
         func run() async throws {
-            let workflows = try await common.withStores { stores in try await WorkflowStore(databases: stores.apps.databases, clock: stores.clock).list(app: app) }
+            let workflows = try await common.withStores { stores in
+                try await WorkflowStore(databases: stores.apps.databases, clock: stores.clock).list(app: app)
+            }
             if workflows.isEmpty, !json { print("App \(app) has no workflows.") }
             for workflow in workflows {
                 if json {
                     print(workflow.json.serializedString)
                 } else {
-                    print("\(workflow.id)\t\(workflow.enabled ? "enabled" : "disabled")\t\(workflow.definition.trigger.type)\tv\(workflow.version)\t\(workflow.title)")
+                    print(
+                        "\(workflow.id)\t\(workflow.enabled ? "enabled" : "disabled")\t\(workflow.definition.trigger.type)\tv\(workflow.version)\t\(workflow.title)"
+                    )
                 }
             }
         }

@@ -316,7 +316,8 @@ struct ServerParts {
         }
         return ServerParts(
             stores: stores, demo: demo, revocations: revocations, keys: keys, httpClient: httpClient, authorizationServer: authorizationServer,
-            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, audit: audit, workflows: workflows, limiter: limiter, endpoint: endpoint,
+            sessions: sessions, throttle: throttle, apps: apps, images: images, asker: asker, audit: audit, workflows: workflows, limiter: limiter,
+            endpoint: endpoint,
             authenticator: authenticator,
             pages: try await WebPages.load(), baseURL: baseURL, secureCookies: secureCookies, sqlbot: sqlbot, sqlbotEndpoint: sqlbotEndpoint,
             sqlbotBaseURL: sqlbotBaseURL)

@@ -92,7 +92,10 @@ public struct WorkflowPackage: Sendable {
         return ToolPackage.mapped(
             name: "workflow", summary: "Automations: workflows, their triggers and nodes, and their executions",
             tools: [
-                Tool.admin(.workflows, .workflow, "workflows_list", "The app's workflows (their current versions), with triggers and nodes.", [], output: list, change: nil) {
+                Tool.admin(
+                    .workflows, .workflow, "workflows_list", "The app's workflows (their current versions), with triggers and nodes.", [], output: list,
+                    change: nil
+                ) {
                     _, context in
                     .structured(["data": .array(try await service.store.list(app: context.app).map(\.json))])
                 },
@@ -137,7 +140,9 @@ public struct WorkflowPackage: Sendable {
                 ) { input, context in
                     let execution = try await service.trigger(
                         app: context.app, id: input[Self.id], context: (try input[Self.context]).map { .object($0) } ?? [:])
-                    return .structured(["execution": ["id": .int(execution.id), "workflow": .int(execution.workflowID), "status": .string(execution.status.rawValue)]])
+                    return .structured([
+                        "execution": ["id": .int(execution.id), "workflow": .int(execution.workflowID), "status": .string(execution.status.rawValue)]
+                    ])
                 },
                 Tool.admin(
                     .workflows, .workflow, "executions_list", "Recent executions (newest first, at most 100), optionally of one workflow or one status.",

@@ -202,7 +202,9 @@ struct Calculation: Sendable {
                     }
                 }
                 guard arity.contains(arguments.count) else {
-                    throw WorkflowError("\(token.text) takes \(arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)") arguments, got \(arguments.count)")
+                    throw WorkflowError(
+                        "\(token.text) takes \(arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)") arguments, got \(arguments.count)"
+                    )
                 }
                 return .call(token.text, arguments)
             case .symbol:

@@ -16,7 +16,8 @@ public struct Cron: Sendable, Hashable {
     public init(_ expression: String, timeZone name: String? = nil) throws(WorkflowError) {
         let fields = expression.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard fields.count == 5 else {
-            throw WorkflowError("cron '\(expression)' has \(fields.count) fields; it needs five: minute hour day-of-month month day-of-week, e.g. \"0 8 * * MON\"")
+            throw WorkflowError(
+                "cron '\(expression)' has \(fields.count) fields; it needs five: minute hour day-of-month month day-of-week, e.g. \"0 8 * * MON\"")
         }
         minutes = try Self.field(fields[0], 0...59, "minute", names: [:])
         hours = try Self.field(fields[1], 0...23, "hour", names: [:])
@@ -24,7 +25,8 @@ public struct Cron: Sendable, Hashable {
         let monthNames = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
         months = try Self.field(fields[3], 1...12, "month", names: Dictionary(uniqueKeysWithValues: monthNames.enumerated().map { ($1, $0 + 1) }))
         let dayNames = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"]
-        weekdays = Set(try Self.field(fields[4], 0...7, "day of week", names: Dictionary(uniqueKeysWithValues: dayNames.enumerated().map { ($1, $0) })).map { $0 % 7 })
+        weekdays = Set(
+            try Self.field(fields[4], 0...7, "day of week", names: Dictionary(uniqueKeysWithValues: dayNames.enumerated().map { ($1, $0) })).map { $0 % 7 })
         dayRestricted = fields[2] != "*"
         weekdayRestricted = fields[4] != "*"
         guard let zone = name.map({ TimeZone(identifier: $0) }) ?? TimeZone(identifier: "UTC") else {

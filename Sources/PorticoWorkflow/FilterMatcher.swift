@@ -16,7 +16,9 @@ struct FilterMatcher {
 
     /// Checks a filter's shape and operators without judging it (when a workflow is saved).
     static func check(_ filter: JSON, at path: String) throws(WorkflowError) {
-        guard case .object(let object) = filter else { throw WorkflowError("\(path) must be an object, a NocoBase filter like {\"status\": {\"$eq\": \"won\"}}") }
+        guard case .object(let object) = filter else {
+            throw WorkflowError("\(path) must be an object, a NocoBase filter like {\"status\": {\"$eq\": \"won\"}}")
+        }
         for (key, value) in object {
             if key == "$and" || key == "$or" {
                 guard case .array(let items) = value else { throw WorkflowError("\(path).\(key) must be a list of filters") }

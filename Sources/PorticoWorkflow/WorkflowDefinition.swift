@@ -194,7 +194,9 @@ public struct WorkflowDefinition: Sendable {
 
     static func check(_ type: NodeType, _ config: JSONObject, at path: String) throws(WorkflowError) {
         func text(_ name: String, _ example: String) throws(WorkflowError) {
-            guard case .string(let s) = try require(config, name, at: path, example), !s.isEmpty else { throw WorkflowError("\(path).\(name) must be text, e.g. \(example)") }
+            guard case .string(let s) = try require(config, name, at: path, example), !s.isEmpty else {
+                throw WorkflowError("\(path).\(name) must be text, e.g. \(example)")
+            }
         }
         switch type {
         case .condition:
@@ -234,7 +236,9 @@ public struct WorkflowDefinition: Sendable {
         case .request:
             try text("url", "\"https://hooks.example.com/deal\"")
             let method = (config["method"]?.stringValue ?? "POST").uppercased()
-            guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else { throw WorkflowError("\(path).method must be GET, POST, PUT, PATCH or DELETE") }
+            guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
+                throw WorkflowError("\(path).method must be GET, POST, PUT, PATCH or DELETE")
+            }
             if let headers = config["headers"], !headers.isNull, headers.objectValue?.values.allSatisfy({ $0.stringValue != nil }) != true {
                 throw WorkflowError("\(path).headers must be an object of text values")
             }

@@ -82,7 +82,8 @@ public struct WorkflowService: Sendable {
             if let needed = Self.scope(of: node.type), let scopes = saver.scopes, !scopes.contains(needed) {
                 throw DataError(
                     .forbidden,
-                    "node '\(node.key)' (\(node.type.rawValue)) needs \(needed.name), which your credential was not granted; a workflow runs with its saver's scopes")
+                    "node '\(node.key)' (\(node.type.rawValue)) needs \(needed.name), which your credential was not granted; a workflow runs with its saver's scopes"
+                )
             }
         }
         return definition

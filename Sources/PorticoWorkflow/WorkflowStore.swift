@@ -196,7 +196,8 @@ public struct WorkflowStore: Sendable {
     public func update(app: String, id: Int64, _ change: Change, ownerID: Int64?, ownerName: String?, scopes: String?) async throws -> Workflow {
         let existing = try await get(app: app, id: id)
         guard existing.current else {
-            throw DataError.invalid("workflow \(id) is version \(existing.version) of '\(existing.title)', not the current one; workflows_list shows the current id")
+            throw DataError.invalid(
+                "workflow \(id) is version \(existing.version) of '\(existing.title)', not the current one; workflows_list shows the current id")
         }
         let newID: Int64 = try await database(app).transaction { db in
             let now = self.now

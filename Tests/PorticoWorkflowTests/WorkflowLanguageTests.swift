@@ -56,7 +56,8 @@ import Testing
 
 @Suite struct FilterMatcherTests {
     let matcher = FilterMatcher(
-        variables: Variables(context: ["data": ["status": "won", "amount": 50, "tags": "vip,new", "owner": ["name": "Rita"]]], jobs: ["q": ["n": 3]], now: Date()))
+        variables: Variables(
+            context: ["data": ["status": "won", "amount": 50, "tags": "vip,new", "owner": ["name": "Rita"]]], jobs: ["q": ["n": 3]], now: Date()))
 
     @Test func operatorsOverTheRecordAndVariables() throws {
         #expect(try matcher.matches(["status": "won"]))
@@ -107,7 +108,10 @@ import Testing
 @Suite struct DefinitionTests {
     @Test func variablesMustNameEarlierNodesOnTheirPath() throws {
         let ok: JSON = [
-            ["key": "c", "type": "condition", "config": ["filter": ["amount": ["$gt": 1]]], "then": [["key": "x", "type": "calculation", "config": ["expression": "1"]]]],
+            [
+                "key": "c", "type": "condition", "config": ["filter": ["amount": ["$gt": 1]]],
+                "then": [["key": "x", "type": "calculation", "config": ["expression": "1"]]],
+            ],
             ["key": "y", "type": "calculation", "config": ["expression": "{{$jobsMapByNodeKey.c.result}}"]],
         ]
         #expect(try WorkflowDefinition(trigger: ["type": "manual"], nodes: ok).allNodes.map(\.key) == ["c", "x", "y"])
@@ -131,7 +135,9 @@ import Testing
 
 @Suite struct RequestNodeTests {
     @Test func addressesThatAreNeverCalled() {
-        for address in ["127.0.0.1", "10.0.0.5", "172.16.3.4", "192.168.1.1", "169.254.169.254", "::1", "fe80::1", "fd00::1", "0.0.0.0", "100.64.0.1", "::ffff:127.0.0.1"] {
+        for address in [
+            "127.0.0.1", "10.0.0.5", "172.16.3.4", "192.168.1.1", "169.254.169.254", "::1", "fe80::1", "fd00::1", "0.0.0.0", "100.64.0.1", "::ffff:127.0.0.1",
+        ] {
             #expect(RequestNode(allowedHosts: ["x"], allowPrivate: false).refuses(address), "\(address)")
         }
         for address in ["93.184.216.34", "2606:2800:220:1::1"] {
