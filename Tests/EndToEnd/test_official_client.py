@@ -46,7 +46,7 @@ def test_negotiates_the_era_and_lists_the_crud_tools(server, mode, version):
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_every_tool_has_a_title_and_its_package_icon(server, mode):
-    packages = ["data", "schema", "users", "applications", "apikeys", "acl", "ask"]
+    packages = ["data", "schema", "users", "applications", "apikeys", "acl", "ask", "workflow"]
 
     async def go():
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}", "x-mcp-packages": ",".join(packages)}, timeout=30)
