@@ -273,7 +273,7 @@ extension RecordService {
     /// `updatedById` (the caller, whatever its role).
     func maintainedValues(of collection: CollectionSchema, catalog: Catalog, access: RecordAccess, creating: Bool) throws(DataError) -> [String: SQLValue] {
         var values: [String: SQLValue] = [:]
-        let now = Self.timestamp(clock.date)
+        let now = UTCText.format(clock.date, dateOnly: false)
         for field in (catalog.unscoped[collection.name] ?? collection).columns {
             switch field.maintained {
             case .createdAt? where creating, .updatedAt?:
@@ -285,18 +285,6 @@ extension RecordService {
             }
         }
         return values
-    }
-
-    /// `2026-11-23 15:04:05`, in UTC.
-    static func timestamp(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func pad(_ n: Int?, _ width: Int = 2) -> String {
-            let digits = String(n ?? 0)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(pad(c.year, 4))-\(pad(c.month))-\(pad(c.day)) \(pad(c.hour)):\(pad(c.minute)):\(pad(c.second))"
     }
 
     /// Whether a request names specific records (a key or a filter with at least one condition).

@@ -330,7 +330,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         let low = Date(timeIntervalSince1970: TimeInterval(from * 60 - offset - 60))
         let high = Date(timeIntervalSince1970: TimeInterval(to * 60 - offset))
         var request = RecordRequest(resource: collection)
-        request.filter = [field: ["$gt": .string(Self.timestamp(low)), "$lte": .string(Self.timestamp(high))]]
+        request.filter = [field: ["$gt": .string(UTCText.format(low, dateOnly: false)), "$lte": .string(UTCText.format(high, dateOnly: false))]]
         request.paginate = false
         let result = try await records.list(app: app, request, access: owner.access)
         for record in result["data"]?.arrayValue ?? [] {
@@ -340,13 +340,5 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
             let subject = (object["id"] ?? object.values.first ?? .null).serializedString
             try await startScheduled(workflow, app: app, at: due * 1000, subject: subject, context: ["data": record])
         }
-    }
-
-    static func timestamp(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter.string(from: date)
     }
 }
