@@ -11,7 +11,12 @@ public struct RecordWrite: Sendable {
     public let caller: Caller
     /// The values the write was given (create and update), as sent.
     public let values: JSONObject?
-    /// The fields the write sets (update): what a trigger on changed fields looks at.
+}
+
+/// One record a write made, changed or removed, with every field, and which fields it changed:
+/// every field given for a create, those whose values differ for an update, none for a destroy.
+public struct RecordChange: Sendable {
+    public let record: JSONObject
     public let changed: [String]
 }
 
@@ -26,7 +31,7 @@ public protocol RecordWriteObserver: Sendable {
     func before(_ write: RecordWrite, db: any Database) async throws
     /// After the statement, in the same transaction, with the records as written (for destroy: as
     /// they were), every field.
-    func after(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws
+    func after(_ write: RecordWrite, changes: [RecordChange], db: any Database) async throws
 }
 
 /// Where the observer of record writes is installed, once the services that observe are built.

@@ -32,7 +32,7 @@ extension RecordService {
         for (name, value) in try maintainedValues(of: collection, catalog: catalog, access: access, creating: true) { draft.columns[name] = value }
         let assignment = draft
         let observer = try await hooks.observer(app: app, collection: collection.name, action: .create)
-        let write = RecordWrite(app: app, collection: collection.name, action: .create, caller: access.caller, values: values, changed: Array(values.keys))
+        let write = RecordWrite(app: app, collection: collection.name, action: .create, caller: access.caller, values: values)
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
                 try await observer?.before(write, db: db)
@@ -64,7 +64,10 @@ extension RecordService {
                 if let association = target.association, association.field.type == .belongsToMany {
                     try await Self.linkJunction(association, targetRow: row, catalog: catalog, db: db)
                 }
-                if let observer { try await observer.after(write, records: Self.fullRecords([row], of: collection, catalog: catalog), db: db) }
+                if let observer {
+                    let record = Self.fullRecords([row], of: collection, catalog: catalog)[0]
+                    try await observer.after(write, changes: [RecordChange(record: record, changed: Array(values.keys))], db: db)
+                }
                 return RowMapping.records([row], collection: collection, columns: Self.readableColumns(of: collection, catalog: catalog, access: access))[0]
             }
         }
@@ -95,10 +98,12 @@ extension RecordService {
         let condition = try conditions(request, target: target, catalog: catalog)
         let collection = target.collection
         let observer = try await hooks.observer(app: app, collection: collection.name, action: .update)
-        let write = RecordWrite(app: app, collection: collection.name, action: .update, caller: access.caller, values: values, changed: Array(values.keys))
+        let write = RecordWrite(app: app, collection: collection.name, action: .update, caller: access.caller, values: values)
         let rows: [Row] = try await writing(collection) {
             try await catalog.database.transaction { db in
                 try await observer?.before(write, db: db)
+                // What the records were, for the observer to tell which fields the update changed.
+                let previous = observer == nil ? [] : try await db.query(catalog.select(collection, where: condition))
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 let rows = try await db.query(
                     assignment.columns.isEmpty
@@ -108,7 +113,7 @@ extension RecordService {
                 }
                 try await catalog.requireStillInside(collection, rows: rows, db: db)
                 if let observer, !rows.isEmpty {
-                    try await observer.after(write, records: Self.fullRecords(rows, of: collection, catalog: catalog), db: db)
+                    try await observer.after(write, changes: Self.changes(from: previous, to: rows, of: collection, catalog: catalog), db: db)
                 }
                 return rows
             }
@@ -135,7 +140,7 @@ extension RecordService {
         let links = try Self.junctionLinks(to: collection, in: catalog)
         if let observer = try await hooks.observer(app: app, collection: collection.name, action: .destroy) {
             // Heard in one transaction with the records as they were, whatever the links.
-            let write = RecordWrite(app: app, collection: collection.name, action: .destroy, caller: access.caller, values: nil, changed: [])
+            let write = RecordWrite(app: app, collection: collection.name, action: .destroy, caller: access.caller, values: nil)
             let count: Int = try await writing(collection) {
                 try await catalog.database.transaction { db in
                     try await observer.before(write, db: db)
@@ -145,7 +150,8 @@ extension RecordService {
                         links.isEmpty
                         ? try await db.query(catalog.delete(collection, where: condition)).count
                         : try await Self.destroyWithLinks(collection, where: condition, links: links, catalog: catalog)
-                    try await observer.after(write, records: Self.fullRecords(rows, of: collection, catalog: catalog), db: db)
+                    let removed = Self.fullRecords(rows, of: collection, catalog: catalog).map { RecordChange(record: $0, changed: []) }
+                    try await observer.after(write, changes: removed, db: db)
                     return count
                 }
             }
@@ -310,6 +316,19 @@ extension RecordService {
     static func fullRecords(_ rows: [Row], of collection: CollectionSchema, catalog: Catalog) -> [JSONObject] {
         let full = catalog.unscoped[collection.name] ?? collection
         return RowMapping.records(rows, collection: full, columns: full.columns.map(\.name))
+    }
+
+    /// Each updated record with the fields whose values the update changed, matched to what it
+    /// was by its primary key.
+    static func changes(from previous: [Row], to rows: [Row], of collection: CollectionSchema, catalog: Catalog) -> [RecordChange] {
+        let keys = (catalog.unscoped[collection.name] ?? collection).primaryKey.map(\.name)
+        func key(_ record: JSONObject) -> [JSON] { keys.map { record[$0] ?? .null } }
+        let before = Dictionary(
+            Self.fullRecords(previous, of: collection, catalog: catalog).map { (key($0), $0) }, uniquingKeysWith: { first, _ in first })
+        return Self.fullRecords(rows, of: collection, catalog: catalog).map { record in
+            guard let old = before[key(record)] else { return RecordChange(record: record, changed: Array(record.keys)) }
+            return RecordChange(record: record, changed: record.keys.filter { old[$0] != record[$0] })
+        }
     }
 
     /// The columns of a written record the caller may read back (its `get` rule; the key alone when it may not get).

@@ -135,21 +135,22 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         }
     }
 
-    public func after(_ write: RecordWrite, records written: [JSONObject], db: any Database) async throws {
+    public func after(_ write: RecordWrite, changes: [RecordChange], db: any Database) async throws {
         var started = 0
         for workflow in try await enabled(app: write.app) {
             guard case .collection(let name, let on, let changed, let condition) = workflow.definition.trigger, name == write.collection,
                 on.contains(write.action)
             else { continue }
-            if write.action == .update, !changed.isEmpty, !changed.contains(where: write.changed.contains) { continue }
             guard WriteOrigin.depth <= configuration.maxDepth else {
                 logger.info(
                     "a workflow's write would start another past the depth limit; not started",
                     metadata: ["workflow": "\(workflow.id)", "depth": "\(WriteOrigin.depth)"])
                 continue
             }
-            for record in written {
-                let context: JSON = ["data": .object(record), "action": .string(write.action.rawValue), "collection": .string(name)]
+            for change in changes {
+                // An update starts it only when one of the fields it watches now holds another value.
+                if write.action == .update, !changed.isEmpty, !changed.contains(where: change.changed.contains) { continue }
+                let context: JSON = ["data": .object(change.record), "action": .string(write.action.rawValue), "collection": .string(name)]
                 if let condition {
                     let matcher = FilterMatcher(variables: Variables(context: context, now: clock.date))
                     guard try matcher.matches(condition) else { continue }
@@ -210,6 +211,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                         await countQueues(apps)
                     }
                     for app in apps where running.load(ordering: .relaxed) < configuration.concurrency {
+                        guard try await store.hasRunnable(app: app) else { continue }
                         while running.load(ordering: .relaxed) < configuration.concurrency,
                             let execution = try await store.claim(app: app, owner: replica, until: leaseEnd())
                         {

@@ -339,6 +339,15 @@ public struct WorkflowStore: Sendable {
         Int(try await database(app).query("SELECT COUNT(*) AS n FROM portico_executions WHERE status = 'queued'").first?.int("n") ?? 0)
     }
 
+    /// Whether some execution of the app can be taken now: read first, so an idle replica looks
+    /// without taking the write lock (SQLite) or a row lock (PostgreSQL).
+    func hasRunnable(app: String) async throws -> Bool {
+        var q = SQLFragment("SELECT 1 AS runnable FROM portico_executions WHERE status IN ('queued', 'running') AND lease_until <= ")
+        q.append(bind: .int(now))
+        q.append(" LIMIT 1")
+        return try await !database(app).query(q).isEmpty
+    }
+
     /// Takes the oldest runnable execution (queued, or running with its lease run out: a replica
     /// died, or a delay ended) for `owner` until `until`; each is taken by one replica only.
     func claim(app: String, owner: String, until: Int64) async throws -> Execution? {

@@ -119,6 +119,10 @@ def test_a_deal_won_makes_a_task_for_its_owner(story):
     assert tasks[0]["ownerId"] == deal["createdById"] and tasks[0]["ownerId"] is not None
     # The task was written by the workflow's owner: it carries their id too.
     assert tasks[0]["createdById"] == deal["createdById"]
+    # Setting status to the value it already has changes nothing, so starts nothing.
+    call(server, key, "resource_update", {"resource": "Deal", "filterByTk": deal["id"], "values": {"status": "won", "title": "Acme Inc"}})
+    time.sleep(1)
+    assert len(call(server, key, "executions_list", {"workflow": workflow["id"]})["data"]) == 1
     # The older era's client reads the same.
     assert legacy_call(server, key, "executions_get", {"id": runs[0]["id"]})["status"] == "resolved"
 
