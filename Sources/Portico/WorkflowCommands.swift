@@ -16,7 +16,7 @@ extension CommonOptions {
             let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             let asker = stores.askService(masterKey: masterKey, client: client, images: nil)
-            let service = stores.workflows(configuration: WorkflowEngine.Configuration(), asker: asker, audit: nil, logger: logger)
+            let service = stores.workflows(configuration: WorkflowEngine.Configuration(), masterKey: masterKey, asker: asker, audit: nil, logger: logger)
             do {
                 let result = try await body(service)
                 await asker.datasources.close()

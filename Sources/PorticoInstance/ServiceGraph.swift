@@ -64,11 +64,13 @@ extension PorticoStores {
     /// The workflows of every app: their engine, hearing every record write from now on, and the
     /// rules the tools and the command line manage them by. The engine runs executions only once
     /// `run()` is called (the server does; the command line drains what it starts).
-    public func workflows(configuration: WorkflowEngine.Configuration, asker: AskService?, audit: AuditTrail?, logger: Logger) -> WorkflowService {
+    public func workflows(
+        configuration: WorkflowEngine.Configuration, masterKey: MasterKey?, asker: AskService?, audit: AuditTrail?, logger: Logger
+    ) -> WorkflowService {
         let apps = self.apps
         let engine = WorkflowEngine(
             configuration: configuration, store: WorkflowStore(databases: apps.databases, clock: clock), records: records, users: users, asker: asker,
-            audit: audit, appNames: { try await apps.names() }, clock: clock, logger: logger)
+            audit: audit, appNames: { try await apps.names() }, secrets: HeaderSecrets(masterKey: masterKey), clock: clock, logger: logger)
         engine.observeWrites()
         return WorkflowService(engine: engine, catalogs: catalogs)
     }

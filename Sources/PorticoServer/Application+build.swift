@@ -238,7 +238,7 @@ struct ServerParts {
         var workflowConfiguration = WorkflowEngine.Configuration()
         workflowConfiguration.allowedHosts = configuration.workflowAllowHosts
         workflowConfiguration.allowPrivateHosts = configuration.allowPrivateWorkflowHosts
-        let workflows = stores.workflows(configuration: workflowConfiguration, asker: asker, audit: audit, logger: logger)
+        let workflows = stores.workflows(configuration: workflowConfiguration, masterKey: masterKey, asker: asker, audit: audit, logger: logger)
         let tools = stores.appTools(
             authorizationServer: authorizationServer, asker: asker, schema: stores.schemaService(), workflows: workflows, audit: audit,
             imageBaseURL: baseURL + "/images/",

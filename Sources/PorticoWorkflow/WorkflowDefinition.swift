@@ -239,7 +239,10 @@ public struct WorkflowDefinition: Sendable {
             guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
                 throw WorkflowError("\(path).method must be GET, POST, PUT, PATCH or DELETE")
             }
-            if let headers = config["headers"], !headers.isNull, headers.objectValue?.values.allSatisfy({ $0.stringValue != nil }) != true {
+            // A stored header's value is sealed: {"$sealed": "..."} (`HeaderSecrets`).
+            if let headers = config["headers"], !headers.isNull,
+                headers.objectValue?.values.allSatisfy({ $0.stringValue != nil || $0["$sealed"]?.stringValue != nil }) != true
+            {
                 throw WorkflowError("\(path).headers must be an object of text values")
             }
         case .delay:

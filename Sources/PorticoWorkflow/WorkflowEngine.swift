@@ -56,6 +56,8 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     private let queuedByApp = Mutex<[String: Int]>([:])
     private let lastScanned = Mutex<[Int64: Int64]>([:])
     let requests: RequestNode
+    /// Seals the request nodes' headers when saved and opens them to send.
+    public let secrets: HeaderSecrets
 
     let queueGauge = Gauge(label: "portico_workflow_queue_length")
     let refusedCounter = Counter(label: "portico_workflow_events_refused_total")
@@ -67,8 +69,9 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
 
     public init(
         configuration: Configuration, store: WorkflowStore, records: RecordService, users: UserStore, asker: AskService?, audit: AuditTrail?,
-        appNames: @escaping @Sendable () async throws -> [String], clock: WallClock, logger: Logger
+        appNames: @escaping @Sendable () async throws -> [String], secrets: HeaderSecrets, clock: WallClock, logger: Logger
     ) {
+        self.secrets = secrets
         self.configuration = configuration
         self.store = store
         self.records = records

@@ -292,7 +292,7 @@ extension WorkflowEngine {
             return .object(result)
         case .request:
             var headers: [String: String] = [:]
-            for (name, value) in config["headers"]?.objectValue ?? [:] { headers[name] = Variables.text(try variables.resolve(value)) }
+            for (name, value) in config["headers"]?.objectValue ?? [:] { headers[name] = Variables.text(try variables.resolve(try secrets.open(value))) }
             let body = config["body"].map { try? variables.resolve($0) } ?? nil
             return try await requests.perform(
                 method: (config["method"]?.stringValue ?? "POST").uppercased(), url: try text("url"), headers: headers, body: body ?? nil)

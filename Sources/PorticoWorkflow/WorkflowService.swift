@@ -37,11 +37,12 @@ public struct WorkflowService: Sendable {
 
     /// Reads and checks a definition: its shape, then the collections and fields it names, then
     /// that the saver's credential has the scopes its nodes need.
-    public func definition(app: String, trigger: JSON, nodes: JSON, saver: Saver) async throws -> WorkflowDefinition {
+    public func definition(app: String, trigger: JSON, nodes: JSON, saver: Saver, previous: Workflow? = nil) async throws -> WorkflowDefinition {
         let definition: WorkflowDefinition
         do {
-            definition = try WorkflowDefinition(trigger: trigger, nodes: nodes)
-        } catch {
+            let sealed = try engine.secrets.seal(nodes, previous: previous?.definition.json["nodes"])
+            definition = try WorkflowDefinition(trigger: trigger, nodes: sealed)
+        } catch let error as WorkflowError {
             throw DataError.invalid(error.message)
         }
         let catalog = try await catalogs.catalog(app: app)
@@ -113,8 +114,8 @@ public struct WorkflowService: Sendable {
         if trigger != nil || nodes != nil {
             guard saver.userID != nil else { throw DataError(.forbidden, "a workflow runs as the user who saves it; sign in as a user to change its nodes") }
             change.definition = try await definition(
-                app: app, trigger: trigger ?? existing.definition.json["trigger"] ?? .null, nodes: nodes ?? existing.definition.json["nodes"] ?? [],
-                saver: saver)
+                app: app, trigger: trigger ?? existing.definition.json["trigger"] ?? .null,
+                nodes: nodes ?? HeaderSecrets.redacted(existing.definition.json["nodes"] ?? []), saver: saver, previous: existing)
         }
         let workflow: Workflow
         if change.definition != nil {

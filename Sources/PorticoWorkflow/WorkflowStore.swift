@@ -22,7 +22,7 @@ public struct Workflow: Sendable {
     public var json: JSON {
         [
             "id": .int(id), "key": .string(key), "version": .int(version), "current": .bool(current), "title": .string(title), "enabled": .bool(enabled),
-            "trigger": definition.json["trigger"] ?? .null, "nodes": definition.json["nodes"] ?? .array([]),
+            "trigger": definition.json["trigger"] ?? .null, "nodes": HeaderSecrets.redacted(definition.json["nodes"] ?? .array([])),
             "owner": ["id": ownerID.map { .int($0) } ?? .null, "name": JSON(ownerName)], "createdAt": .int(createdAt), "updatedAt": .int(updatedAt),
         ]
     }

@@ -168,6 +168,7 @@ def test_definitions_are_checked_when_saved(story):
 
 def test_manual_runs_versions_and_cancel(story):
     server, key = story["server"], story["key"]
+    call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Initech", "amount": 70}})
     flow = call(server, key, "workflows_create", {
         "title": "Count deals", "enabled": True, "trigger": {"type": "manual"},
         "nodes": [
@@ -175,10 +176,10 @@ def test_manual_runs_versions_and_cancel(story):
             {"key": "c", "type": "calculation", "config": {"expression": "concat('found ', {{$jobsMapByNodeKey.q.title}})"}},
         ],
     })
-    started = call(server, key, "workflows_trigger", {"id": flow["id"], "context": {"title": "Globex"}})["execution"]
+    started = call(server, key, "workflows_trigger", {"id": flow["id"], "context": {"title": "Initech"}})["execution"]
     assert started["status"] == "queued"
     done = wait_for(lambda: (e := call(server, key, "executions_get", {"id": started["id"]}))["status"] == "resolved" and e, what="the manual run")
-    assert {j["node"]: j["result"] for j in done["jobs"]}["c"] == "found Globex"
+    assert {j["node"]: j["result"] for j in done["jobs"]}["c"] == "found Initech"
     # New nodes for a workflow that has run make a new version; the run keeps the old one.
     changed = call(server, key, "workflows_update", {"id": flow["id"], "nodes": [{"key": "d", "type": "delay", "config": {"seconds": 3600}}]})
     assert changed["id"] != flow["id"] and changed["version"] == 2 and changed["key"] == flow["key"]
@@ -292,7 +293,8 @@ def test_the_request_node_refuses_private_and_metadata_addresses():
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
-            self.wfile.write(b'{"received": ' + body + b"}")
+            auth = (self.headers.get("authorization") or "").encode()
+            self.wfile.write(b'{"received": ' + body + b', "auth": "' + auth + b'"}')
 
         def log_message(self, *args):
             pass
@@ -310,8 +312,12 @@ def test_the_request_node_refuses_private_and_metadata_addresses():
             key = server.api_key
             flow = call(server, key, "workflows_create", {
                 "title": "hook", "enabled": True, "trigger": {"type": "manual"},
-                "nodes": [{"key": "r", "type": "request", "config": {"method": "POST", "url": url, "body": {"deal": "{{$context.data.id}}"}}}],
+                "nodes": [{"key": "r", "type": "request", "config": {
+                    "method": "POST", "url": url, "body": {"deal": "{{$context.data.id}}"}, "headers": {"Authorization": "Bearer s3cret-token"}}}],
             })
+            # The header's secret is stored sealed and never shown again.
+            assert call(server, key, "workflows_get", {"id": flow["id"]})["nodes"][0]["config"]["headers"] == {"Authorization": "[sealed]"}
+            assert not store_rows(server.data_dir, "SELECT id FROM portico_workflows WHERE definition LIKE '%s3cret%'")
             started = call(server, key, "workflows_trigger", {"id": flow["id"], "context": {"id": 7}})["execution"]
             return wait_for(lambda: (e := call(server, key, "executions_get", {"id": started["id"]}))["status"] in ("resolved", "failed") and e,
                             what="the request")
@@ -327,7 +333,7 @@ def test_the_request_node_refuses_private_and_metadata_addresses():
         # With private hosts allowed (development), the local hook is reached, but never metadata, not even by a redirect.
         done = outcome(relaxed, f"http://127.0.0.1:{port}/hook")
         assert done["status"] == "resolved", done
-        assert done["jobs"][0]["result"] == {"status": 200, "body": {"received": {"deal": 7}}}
+        assert done["jobs"][0]["result"] == {"status": 200, "body": {"received": {"deal": 7}, "auth": "Bearer s3cret-token"}}
         assert "metadata" in outcome(relaxed, f"http://127.0.0.1:{port}/to-metadata")["error"]
         assert "not among the hosts" in outcome(relaxed, f"http://127.0.0.1:{port}/elsewhere")["error"]
         assert "metadata" in outcome(relaxed, "http://169.254.169.254/")["error"]
