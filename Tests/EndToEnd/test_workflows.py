@@ -119,6 +119,20 @@ def test_a_deal_won_makes_a_task_for_its_owner(story):
     assert tasks[0]["ownerId"] == deal["createdById"] and tasks[0]["ownerId"] is not None
     # The task was written by the workflow's owner: it carries their id too.
     assert tasks[0]["createdById"] == deal["createdById"]
+    # Each node is in the audit trail as a call by the workflow's owner; /metrics counts the run.
+    import json as _json
+    import httpx2
+
+    def audited():
+        lines = server.cli("audit", "--limit", "10000", "--json").stdout.splitlines()
+        return [r for r in map(_json.loads, lines) if r["tool"].startswith("workflow.")]
+
+    nodes = wait_for(lambda: len(audited()) >= 3 and audited(), what="the nodes in the audit trail")
+    assert {r["tool"] for r in nodes} >= {"workflow.condition:big", "workflow.calculation:bonus", "workflow.create:task"}
+    assert all(r["credential"] == f"workflow:{workflow['key']}" and r["outcome"] == "ok" for r in nodes), nodes
+    metrics = httpx2.get(f"{server.base}/metrics").text
+    assert 'portico_workflow_executions_total{outcome="resolved"}' in metrics
+    assert "portico_workflow_execution_duration_seconds" in metrics and "portico_workflow_queue_length" in metrics
     # Setting status to the value it already has changes nothing, so starts nothing.
     call(server, key, "resource_update", {"resource": "Deal", "filterByTk": deal["id"], "values": {"status": "won", "title": "Acme Inc"}})
     time.sleep(1)
