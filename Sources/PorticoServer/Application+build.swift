@@ -145,6 +145,10 @@ func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Ro
         pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, keys: parts.stores.apiKeys, server: parts.authorizationServer,
         throttle: parts.throttle, secureCookies: parts.secureCookies
     ).addRoutes(to: router)
+    WorkflowsPageController(
+        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, workflows: parts.workflows, throttle: parts.throttle,
+        secureCookies: parts.secureCookies
+    ).addRoutes(to: router)
     AskPageController(
         pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, throttle: parts.throttle, limiter: parts.limiter,
         secureCookies: parts.secureCookies

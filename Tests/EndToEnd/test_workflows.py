@@ -6,6 +6,7 @@ owner's role, durability across kill -9, and the request node's address checks."
 
 from __future__ import annotations
 
+import concurrent.futures
 import signal
 import tempfile
 import time
@@ -25,7 +26,9 @@ def call(server, key, tool, arguments, expect_error=False):
             assert r.is_error == expect_error, f"{tool} {arguments}: {text}"
             return r.structured_content if not r.is_error else text
 
-    return run(go())
+    # On a thread of its own: the browser tests' Playwright holds this thread's event loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(run, go()).result()
 
 
 def legacy_call(server, key, tool, arguments):
@@ -402,8 +405,6 @@ def test_a_scheduled_reminder_follows_the_injected_clock():
 
 @pytest.mark.skipif(BACKEND != "postgres", reason="replicas share a PostgreSQL database in the PostgreSQL pass")
 def test_two_replicas_run_each_event_and_each_tick_exactly_once():
-    import concurrent.futures
-
     first_dir = tempfile.mkdtemp(prefix="portico-workflow-replica-a-")
     clock = f"{first_dir}/clock"
     now = (int(time.time()) // 60) * 60
@@ -459,3 +460,47 @@ def test_two_replicas_run_each_event_and_each_tick_exactly_once():
     finally:
         b.stop()
         a.stop()
+
+
+def test_an_operator_sees_and_switches_workflows_in_the_console(story, browser, artifacts):
+    server, key = story["server"], story["key"]
+    password = "operators read the console"
+    server.cli("user", "create", "olga", "--role", "admin", "--password-stdin", stdin=password + "\n")
+    failing = call(server, key, "workflows_create", {
+        "title": "Always fails", "enabled": True, "trigger": {"type": "manual"},
+        "nodes": [{"key": "boom", "type": "calculation", "config": {"expression": "1 / 0"}}],
+    })
+    run_ = call(server, key, "workflows_trigger", {"id": failing["id"]})["execution"]
+    wait_for(lambda: call(server, key, "executions_get", {"id": run_["id"]})["status"] == "failed", what="the failure")
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{server.base}/console/workflows")
+    page.fill("#username", "olga")
+    page.fill("#password", password)
+    page.click("button[type=submit]")
+    page.wait_for_selector("text=App main")
+    row = page.locator(f"#workflow-{failing['id']}")
+    assert "Always fails" in row.inner_text() and "enabled" in row.inner_text()
+    failed = page.locator(f"#execution-{run_['id']}")
+    assert "failed" in failed.inner_text() and "division by zero" in failed.inner_text()
+    page.screenshot(path=str(artifacts / "workflows-1-list.png"), full_page=True)
+    row.locator("text=Disable").click()
+    page.wait_for_selector("text=The workflow is disabled.")
+    assert "disabled" in page.locator(f"#workflow-{failing['id']}").inner_text()
+    assert call(server, key, "workflows_get", {"id": failing["id"]})["enabled"] is False
+    page.click(f"#execution-{run_['id']} a")
+    page.wait_for_selector("#jobs")
+    assert page.inner_text("#status") == "failed" and "division by zero" in page.inner_text("#error")
+    assert "boom" in page.inner_text("#jobs")
+    page.screenshot(path=str(artifacts / "workflows-2-execution.png"), full_page=True)
+    # A member administers no app: the page shows nothing of main's workflows.
+    server.cli("user", "create", "mel", "--role", "member", "--password-stdin", stdin=password + "\n")
+    other = browser.new_page()
+    other.goto(f"{server.base}/console/workflows")
+    other.fill("#username", "mel")
+    other.fill("#password", password)
+    other.click("button[type=submit]")
+    other.wait_for_selector("text=You administer no app.")
+    other.goto(f"{server.base}/console/workflows/main/executions/{run_['id']}")
+    assert "Only an administrator" in other.content()
+    page.close()
+    other.close()
