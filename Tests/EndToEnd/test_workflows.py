@@ -504,3 +504,42 @@ def test_an_operator_sees_and_switches_workflows_in_the_console(story, browser, 
     assert "Only an administrator" in other.content()
     page.close()
     other.close()
+
+
+def test_an_apps_workflows_live_and_run_in_its_own_database():
+    server = start_server(data_dir=tempfile.mkdtemp(prefix="portico-workflow-app-"))
+    try:
+        server.cli("app", "create", "crm", "--admin", "admin")
+        key = server.new_key(app="crm")
+        url = f"{server.base}/api/__app/crm/mcp"
+
+        async def go():
+            async with connect(server, "auto", key=key, url=url + PACKAGES) as client:
+                async def tool(name, arguments):
+                    r = await client.call_tool(name, arguments)
+                    assert not r.is_error, r.content
+                    return r.structured_content
+
+                await tool("collections_create", {"name": "Lead", "fields": [{"name": "name", "type": "string"}]})
+                await tool("collections_create", {"name": "Note", "fields": [{"name": "text", "type": "string"}]})
+                await tool("workflows_create", {
+                    "title": "Note per lead", "enabled": True, "trigger": {"type": "collection", "collection": "Lead", "on": "create"},
+                    "nodes": [{"key": "n", "type": "create", "config": {"collection": "Note", "values": {"text": "call {{$context.data.name}}"}}}],
+                })
+                await tool("resource_create", {"resource": "Lead", "values": {"name": "Ada"}})
+                for _ in range(100):
+                    notes = (await tool("resource_list", {"resource": "Note"}))["data"]
+                    if notes:
+                        return notes
+                    await asyncio.sleep(0.1)
+                return []
+
+        import asyncio
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            notes = pool.submit(run, go()).result()
+        assert [n["text"] for n in notes] == ["call Ada"]
+        # main has no workflows: they are the app's.
+        assert call(server, server.api_key, "workflows_list", {})["data"] == []
+    finally:
+        server.stop()
