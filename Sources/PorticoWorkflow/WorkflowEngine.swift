@@ -288,11 +288,13 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     }
 
     /// Starts the scheduled workflows of `app` whose minutes have come, each minute once across
-    /// every replica (the tick's row is the claim), looking back at most ten minutes.
+    /// every replica (the tick's row is the claim), looking back at most ten minutes and never to
+    /// the minute the workflow was saved in.
     public func scan(app: String) async throws {
         let minute = Int64(clock.date.timeIntervalSince1970) / 60
         for workflow in try await enabled(app: app) {
-            let since = max(minute - 10, workflow.updatedAt / 60_000, lastScanned.withLock { $0[workflow.id] ?? .min } + 1)
+            // From the minute after it was saved (or enabled): a schedule starts from now on.
+            let since = max(minute - 10, workflow.updatedAt / 60_000 + 1, lastScanned.withLock { $0[workflow.id] ?? .min } + 1)
             guard since <= minute else { continue }
             do {
                 switch workflow.definition.trigger {
