@@ -134,6 +134,31 @@ def outcome_table(headings, rows):
         print(f"| {name} | {n} | {row['correct']} ({row['correct'] / n:.0%}) | {row['wrong']} ({row['wrong'] / n:.0%}) | {row['refused']} ({row['refused'] / n:.0%}) |")
 
 
+workflow_figures = out / "workflow.json"
+
+
+def workflow_section():
+    if not workflow_figures.exists():
+        return
+    w = json.loads(workflow_figures.read_text())
+    print()
+    print("## Workflows")
+    print()
+    print("Release build, one client, one call at a time (`bench/workflow_bench.py`). `resource_create` on a collection with one")
+    print("matching collection workflow (its execution queued in the write's transaction, run afterwards) against one with none,")
+    print("calls alternating between the two; then a five-node workflow (condition, calculation, query, create, update) queued")
+    print("with `workflows_trigger` and run by the server, from the first queued to the last resolved.")
+    print()
+    print("| database | create, no workflow: p50 / p90 ms | create, one workflow: p50 / p90 ms | ratio (p50) | 5-node executions/s |")
+    print("|---|---|---|---:|---:|")
+    for name, label in (("sqlite", "SQLite"), ("postgres", "PostgreSQL")):
+        if name not in w:
+            continue
+        f = w[name]
+        print(f"| {label} | {f['create_quiet_median_ms']:.2f} / {f['create_quiet_p90_ms']:.2f} | {f['create_watched_median_ms']:.2f} / {f['create_watched_p90_ms']:.2f} "
+              f"| {f['create_watched_median_ms'] / f['create_quiet_median_ms']:.2f}× | {f['executions_per_second']:.0f} |")
+
+
 ask_figures = out / "ask-latency.json"
 if ask_figures.exists():
     a = json.loads(ask_figures.read_text())
@@ -227,6 +252,8 @@ if pg_rounds_file.exists():
     print("  machine both replicas share core 0 and PostgreSQL and nginx share the cores with wrk, so a second replica adds")
     print("  no CPU: scaling here is bounded by the machine, not by Portico (replicas share nothing but the database). On separate")
     print("  machines each replica brings its own cores; the database's CPU is then the shared limit.")
+workflow_section()
+
 print()
 print("## Targets")
 print()
@@ -264,6 +291,10 @@ if ask_figures.exists():
                f"worst {worst['db']}, {worst['wrong'] / worst['questions']:.0%}")
         target("Spider train: right ≥ 40% of all questions", sp["correct"] >= 0.40 * n, f"{sp['correct'] / n:.1%}")
         target("Spider train: question to rows median ≤ 5 ms", sp["median_ms"] <= 5, f"{sp['median_ms']:.1f} ms")
+if workflow_figures.exists():
+    for name, w in json.loads(workflow_figures.read_text()).items():
+        ratio_ = w["create_watched_median_ms"] / w["create_quiet_median_ms"]
+        target(f"`resource_create` with one collection workflow within 10% of none ({name})", ratio_ <= 1.10, f"{ratio_:.2f}×")
 notes = Path(__file__).with_name("NOTES.md")
 if notes.exists():
     print()

@@ -117,6 +117,9 @@ bash bench/postgres.sh "$BIN" "$OUT"
 echo "question tools: sql_query, ask (LLM engine against a scripted server) and chart drawing"
 taskset -c "$SERVER_CPU" .venv/bin/python bench/ask_latency.py "$BIN" "$OUT" > "$OUT/ask-latency.txt"
 
+echo "workflows: the cost to the write that starts one, and executions per second"
+taskset -c "$SERVER_CPU" .venv/bin/python bench/workflow_bench.py "$BIN" "$OUT" > "$OUT/workflow.txt"
+
 echo "counting instructions per call (callgrind)"
 bash bench/callgrind.sh "$BIN" "$OUT" > "$OUT/callgrind.txt"
 cat "$OUT/callgrind.txt"

@@ -1,0 +1,155 @@
+"""Workflows on the release binary (issue 25), on SQLite and on PostgreSQL:
+
+- what a collection workflow costs the write that starts it: `resource_create` latency on a
+  collection with one matching (asynchronous) workflow against one with none, calls alternating
+  between the two so both see the same machine;
+- executions per second of a five-node workflow (condition, calculation, query, create, update),
+  queued at once and run by the server, from the first queued to the last resolved.
+
+usage: workflow_bench.py BINARY OUT_DIR  → writes OUT_DIR/workflow.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "Tests" / "EndToEnd"))
+from mcp_http import modern_request  # noqa: E402
+
+CREATES = int(os.environ.get("WORKFLOW_BENCH_CREATES", "600"))
+EXECUTIONS = int(os.environ.get("WORKFLOW_BENCH_EXECUTIONS", "400"))
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+class Portico:
+    def __init__(self, binary: str, env: dict, data: str):
+        self.port = 18000 + int(time.time() * 1000) % 2000
+        self.data = data
+        self.env = env
+        self.process = subprocess.Popen([binary, "serve", "--demo", "--port", str(self.port), "--data-dir", data, "--log-level", "warning"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        banner = ""
+        while "OpenCode" not in banner:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit("portico did not start")
+            banner += line
+        self.key = re.search(r"pk_\S+", banner).group(0)
+        self.url = f"http://127.0.0.1:{self.port}/api/mcp?packages=data,schema,workflow"
+        self.client = httpx2.Client(timeout=60)
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        body, headers = modern_request("tools/call", {"name": tool, "arguments": arguments})
+        r = self.client.post(self.url, json=body, headers={**headers, "Authorization": f"Bearer {self.key}"})
+        result = r.json().get("result", {})
+        assert r.status_code == 200 and not result.get("isError"), r.text[:400]
+        return result.get("structuredContent", {})
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def statuses(portico: Portico, database_url: str | None) -> dict[str, int]:
+    sql = "SELECT status, COUNT(*) FROM portico_executions GROUP BY status"
+    if database_url:
+        out = subprocess.run(["psql", database_url, "-At", "-F", "|", "-c", sql], capture_output=True, text=True, check=True).stdout
+        return {line.split("|")[0]: int(line.split("|")[1]) for line in out.splitlines() if line}
+    db = sqlite3.connect(f"file:{Path(portico.data) / 'portico.sqlite'}?mode=ro", uri=True)
+    try:
+        return dict(db.execute(sql).fetchall())
+    finally:
+        db.close()
+
+
+def measure(binary: str, database_url: str | None) -> dict:
+    env = dict(os.environ)
+    if database_url:
+        env["PORTICO_DATABASE_URL"] = database_url
+    portico = Portico(binary, env, tempfile.mkdtemp(prefix="portico-bench-workflow-"))
+    try:
+        for name in ["Quiet", "Watched", "Task"]:
+            portico.call("collections_create", {"name": name, "fields": [{"name": "title", "type": "string"}, {"name": "amount", "type": "float"}]})
+        portico.call("workflows_create", {
+            "title": "A task per watched record", "enabled": True, "trigger": {"type": "collection", "collection": "Watched", "on": "create"},
+            "nodes": [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "for {{$context.data.id}}"}}}],
+        })
+        for i in range(50):  # warm-up
+            portico.call("resource_create", {"resource": "Quiet", "values": {"title": f"w{i}", "amount": i}})
+            portico.call("resource_create", {"resource": "Watched", "values": {"title": f"w{i}", "amount": i}})
+        quiet, watched = [], []
+        for i in range(CREATES):
+            for collection, times in (("Quiet", quiet), ("Watched", watched)) if i % 2 else (("Watched", watched), ("Quiet", quiet)):
+                started = time.perf_counter()
+                portico.call("resource_create", {"resource": collection, "values": {"title": f"r{i}", "amount": i}})
+                times.append((time.perf_counter() - started) * 1000)
+        deadline = time.time() + 120
+        while statuses(portico, database_url).get("resolved", 0) < CREATES + 50 and time.time() < deadline:
+            time.sleep(0.2)
+
+        five = portico.call("workflows_create", {
+            "title": "Five nodes", "enabled": True, "trigger": {"type": "manual"},
+            "nodes": [
+                {"key": "big", "type": "condition", "config": {"filter": {"amount": {"$gte": 0}}}},
+                {"key": "fee", "type": "calculation", "config": {"expression": "round({{$context.data.amount}} * 0.05, 2)"}},
+                {"key": "q", "type": "query", "config": {"collection": "Quiet", "filter": {"title": "w1"}}},
+                {"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "five {{$context.data.n}}", "amount": "{{$jobsMapByNodeKey.fee}}"}}},
+                {"key": "u", "type": "update", "config": {"collection": "Task", "filterByTk": "{{$jobsMapByNodeKey.t.id}}", "values": {"title": "done {{$context.data.n}}"}}},
+            ],
+        })
+        before = statuses(portico, database_url).get("resolved", 0)
+        started = time.perf_counter()
+        for n in range(EXECUTIONS):
+            portico.call("workflows_trigger", {"id": five["id"], "context": {"n": n, "amount": n}})
+        queued = time.perf_counter() - started
+        deadline = time.time() + 600
+        while True:
+            counts = statuses(portico, database_url)
+            if counts.get("resolved", 0) - before >= EXECUTIONS or time.time() > deadline:
+                break
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - started
+        assert counts.get("failed", 0) == 0, counts
+        return {
+            "create_quiet_median_ms": statistics.median(quiet), "create_quiet_p90_ms": percentile(quiet, 90),
+            "create_watched_median_ms": statistics.median(watched), "create_watched_p90_ms": percentile(watched, 90),
+            "creates": CREATES, "executions": EXECUTIONS, "queue_seconds": queued, "executions_seconds": elapsed,
+            "executions_per_second": EXECUTIONS / elapsed,
+        }
+    finally:
+        portico.stop()
+
+
+def main() -> None:
+    binary, out = sys.argv[1], Path(sys.argv[2])
+    figures = {"sqlite": measure(binary, None)}
+    cluster = Path(tempfile.mkdtemp(prefix="portico-bench-workflow-pg-"))
+    subprocess.run(["bash", str(ROOT / "Tests" / "pg_cluster.sh"), "start", str(cluster)], check=True, capture_output=True)
+    try:
+        chinook = (cluster / "url").read_text().strip()
+        subprocess.run(["psql", chinook, "-q", "-c", "CREATE DATABASE portico_workflow"], check=True, capture_output=True)
+        figures["postgres"] = measure(binary, re.sub(r"/chinook(\?|$)", r"/portico_workflow\1", chinook))
+    finally:
+        subprocess.run(["bash", str(ROOT / "Tests" / "pg_cluster.sh"), "stop", str(cluster)], capture_output=True)
+    (out / "workflow.json").write_text(json.dumps(figures, indent=2))
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
