@@ -543,3 +543,76 @@ def test_an_apps_workflows_live_and_run_in_its_own_database():
         assert call(server, server.api_key, "workflows_list", {})["data"] == []
     finally:
         server.stop()
+
+
+def test_workflows_that_start_each_other_stop_at_depth_three(story):
+    server, key = story["server"], story["key"]
+    call(server, key, "collections_create", {"name": "Echo", "fields": [{"name": "n", "type": "integer"}]})
+    call(server, key, "workflows_create", {
+        "title": "Each echo makes another", "enabled": True, "trigger": {"type": "collection", "collection": "Echo", "on": "create"},
+        "nodes": [{"key": "again", "type": "create", "config": {"collection": "Echo", "values": {"n": "{{$context.data.n}}"}}}],
+    })
+    call(server, key, "resource_create", {"resource": "Echo", "values": {"n": 1}})
+    # The write of the user starts depth 0; each workflow write one deeper; depth 3's write starts nothing.
+    wait_for(lambda: len(call(server, key, "resource_list", {"resource": "Echo"})["data"]) >= 5, what="the chain")
+    time.sleep(1.5)
+    assert len(call(server, key, "resource_list", {"resource": "Echo"})["data"]) == 5
+
+
+def test_a_replica_that_dies_mid_node_leaves_the_execution_to_another_after_its_lease():
+    import http.server
+    import threading
+
+    calls = []
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            calls.append(self.path)
+            if len(calls) == 1:
+                time.sleep(8)  # the first replica dies while it waits for this
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"ok": true}')
+
+        def log_message(self, *args):
+            pass
+
+    hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    data_dir = tempfile.mkdtemp(prefix="portico-workflow-lease-")
+    clock = f"{data_dir}/clock"
+    now = int(time.time())
+    with open(clock, "w") as f:
+        f.write(str(now))
+    args = ("--workflow-allow-host", "127.0.0.1", "--allow-private-workflow-hosts")
+    env = {"PORTICO_TEST_CLOCK_FILE": clock}
+    first = start_server(*args, data_dir=data_dir, env=env)
+    key = first.api_key
+    crm(first, key)
+    flow = call(first, key, "workflows_create", {
+        "title": "Write, call, write", "enabled": True, "trigger": {"type": "manual"},
+        "nodes": [
+            {"key": "before", "type": "create", "config": {"collection": "Task", "values": {"title": "before"}}},
+            {"key": "hook", "type": "request", "config": {"url": f"http://127.0.0.1:{hook.server_address[1]}/slow"}},
+            {"key": "after", "type": "create", "config": {"collection": "Task", "values": {"title": "after"}}},
+        ],
+    })
+    started = call(first, key, "workflows_trigger", {"id": flow["id"]})["execution"]
+    wait_for(lambda: calls, what="the first replica to call the hook")
+    first.stop(signal.SIGKILL)
+    second = start_server(*args, data_dir=data_dir, env=env)
+    try:
+        time.sleep(1.5)
+        assert call(second, key, "executions_get", {"id": started["id"]})["status"] == "running", "still leased to the dead replica"
+        with open(clock, "w") as f:
+            f.write(str(now + 61))  # past the 60-second lease
+        done = wait_for(lambda: (e := call(second, key, "executions_get", {"id": started["id"]}))["status"] == "resolved" and e, timeout=30,
+                        what="another replica to take the execution over")
+        assert [j["node"] for j in done["jobs"]] == ["before", "hook", "after"]
+        titles = sorted(t["title"] for t in call(second, key, "resource_list", {"resource": "Task", "pageSize": 100})["data"])
+        assert titles == ["after", "before"], "the write before the dead replica's node is not made again"
+        assert len(calls) == 2, "the request it died in is made again: a request node runs at least once"
+    finally:
+        second.stop()
+        hook.shutdown()
