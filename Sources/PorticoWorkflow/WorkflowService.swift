@@ -67,6 +67,7 @@ public struct WorkflowService: Sendable {
         case .cron, .manual:
             break
         }
+        try checkFields(of: definition, in: catalog)
         for node in definition.allNodes {
             switch node.type {
             case .query, .create, .update, .destroy:
@@ -88,6 +89,40 @@ public struct WorkflowService: Sendable {
             }
         }
         return definition
+    }
+
+    /// The fields variables name, where the collection is known when the workflow is saved: the
+    /// triggering record's (`{{$context.data.<field>}}`) and a query's or create's record
+    /// (`{{$jobsMapByNodeKey.<key>.<field>}}`).
+    func checkFields(of definition: WorkflowDefinition, in catalog: Catalog) throws {
+        var record: String?
+        switch definition.trigger {
+        case .collection(let name, _, _, _), .beforeAction(let name, _), .dateField(let name, _, _): record = name
+        default: record = nil
+        }
+        var produces: [String: String] = [:]
+        for node in definition.allNodes where [.query, .create].contains(node.type) && (node.config["limit"]?.intValue ?? 1) <= 1 {
+            if let name = node.config["collection"]?.stringValue, !name.contains("{{") { produces[node.key] = name }
+        }
+        func check(_ collection: String, _ field: String, _ variable: String, _ node: String) throws {
+            guard let schema = catalog.collections[collection], schema.field(field) == nil else { return }
+            throw DataError.invalid("node '\(node)' reads {{\(variable)}}, but '\(collection)' has no field '\(field)'")
+        }
+        for node in definition.allNodes {
+            var names = try Template.variables(in: .object(node.config))
+            if node.type == .calculation, let expression = node.config["expression"]?.stringValue { names += try Calculation(expression).variables }
+            for name in names {
+                let path = try VariablePath(name)
+                switch path.root {
+                case .context where path.steps.count >= 2 && path.steps[0] == "data":
+                    if let record { try check(record, path.steps[1], name, node.key) }
+                case .job(let key) where !path.steps.isEmpty:
+                    if let collection = produces[key] { try check(collection, path.steps[0], name, node.key) }
+                default:
+                    break
+                }
+            }
+        }
     }
 
     static func scope(of type: NodeType) -> Scope? {
