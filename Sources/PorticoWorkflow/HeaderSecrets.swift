@@ -1,5 +1,5 @@
 public import PorticoBase
-public import PorticoJSON
+import PorticoJSON
 
 /// The headers of request nodes hold secrets (API tokens), so they are stored sealed with the
 /// master key and never shown again: a stored value is `{"$sealed": "..."}`, shown as `[sealed]`,

@@ -26,8 +26,11 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         public var maxQueued = 10_000
         /// Executions run at once by this replica.
         public var concurrency = 4
-        /// How often other replicas' events and ended delays are looked for.
-        public var pollInterval: Duration = .milliseconds(500)
+        /// How often other replicas' events and ended delays are looked for: this when there was
+        /// work, doubling while there is none up to `idlePollInterval`. A write in this process wakes
+        /// the worker at once.
+        public var pollInterval: Duration = .milliseconds(250)
+        public var idlePollInterval: Duration = .seconds(2)
         /// Hosts the request node may call; none: the node is off.
         public var allowedHosts: [String] = []
         /// Lets the request node reach private and loopback addresses (development and tests).
@@ -51,7 +54,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     let replica = "replica-" + UUID().uuidString.prefix(13)
 
     private let triggers = Mutex<[String: AppTriggers]>([:])
-    private let woken = Atomic<Bool>(false)
+    private let wakeup = Wakeup()
     private let running = Atomic<Int>(0)
     private let queuedByApp = Mutex<[String: Int]>([:])
     private let lastScanned = Mutex<[Int64: Int64]>([:])
@@ -198,13 +201,14 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
 
     // MARK: Running
 
-    public func wake() { woken.store(true, ordering: .relaxed) }
+    public func wake() { wakeup.signal() }
 
     /// Runs queued executions and scheduled starts until cancelled.
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.scheduleLoop() }
             var lastCount = ContinuousClock.now - .seconds(60)
+            var interval = configuration.pollInterval
             while !Task.isCancelled {
                 var started = false
                 do {
@@ -233,18 +237,11 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                 } catch {
                     logger.warning("could not look for workflow executions to run", metadata: ["error": "\(error)"])
                 }
-                if !started { await pause() }
+                // Idle polls back off; work, or a wake, brings them back to the shortest interval.
+                interval = started ? configuration.pollInterval : min(interval * 2, configuration.idlePollInterval)
+                if !started { await wakeup.wait(timeout: interval) }
             }
             group.cancelAll()
-        }
-    }
-
-    /// Waits for the poll interval, or less when woken.
-    func pause() async {
-        let end = ContinuousClock.now + configuration.pollInterval
-        while ContinuousClock.now < end, !Task.isCancelled {
-            if woken.exchange(false, ordering: .relaxed) { return }
-            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
@@ -274,10 +271,17 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
 
     // MARK: Schedules
 
+    /// Scans the schedules once a minute (the clock is read every second; nothing scheduled can
+    /// come due between two minutes).
     func scheduleLoop() async {
+        var scanned = Int64.min
         while !Task.isCancelled {
             do {
-                for app in try await appNames() { try await scan(app: app) }
+                let minute = Int64(clock.date.timeIntervalSince1970) / 60
+                if minute != scanned {
+                    for app in try await appNames() { try await scan(app: app) }
+                    scanned = minute
+                }
             } catch is CancellationError {
                 return
             } catch {
