@@ -193,7 +193,10 @@ let package = Package(
             name: "PorticoTestSupport", dependencies: ["PorticoData", .product(name: "Logging", package: "swift-log")], path: "Tests/Support",
             swiftSettings: upcoming),
         .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData", "PorticoTestSupport"], swiftSettings: upcoming),
-        .testTarget(name: "PorticoWorkflowTests", dependencies: ["PorticoWorkflow", "PorticoData", "PorticoJSON"], swiftSettings: upcoming),
+        .testTarget(
+            name: "PorticoWorkflowTests",
+            dependencies: ["PorticoWorkflow", "PorticoData", "PorticoJSON", "PorticoAuth", "PorticoTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAskTests",
             dependencies: [

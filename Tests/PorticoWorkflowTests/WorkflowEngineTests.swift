@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import PorticoAuth
+import PorticoData
+import PorticoJSON
+import PorticoTestSupport
+import Testing
+
+@testable import PorticoWorkflow
+
+/// The engine over a real store (SQLite, and PostgreSQL when the test cluster is there): the queue's
+/// bound, one claim per execution across engines that share the database, cancel, and the time limit.
+@Suite struct WorkflowEngineTests {
+    struct Fixture {
+        let service: WorkflowService
+        let records: RecordService
+        let owner: WorkflowService.Saver
+        let database: any Database
+    }
+
+    func fixture(_ backend: Backend, configure: (inout WorkflowEngine.Configuration) -> Void = { _ in }) async throws -> Fixture {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("workflow-engine-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let logger = Logger(label: "test")
+        let store = try await backend.makeStore(in: directory, logger: logger)
+        try await Migrator().migrate(store)
+        let databases = AppDatabases(primary: store, layout: .shared, logger: logger)
+        let catalogs = CatalogStore(databases: databases)
+        let records = RecordService(catalogs: catalogs)
+        let users = UserStore(database: store)
+        let user = try await users.create(name: "owner", email: nil, password: nil, app: "main", role: .admin)
+        let schema = SchemaService(catalogs: catalogs)
+        for name in ["Deal", "Task"] {
+            _ = try await schema.createCollection(
+                app: "main", name: name, title: nil, description: nil, fields: [FieldSpec(name: "title", type: .string)])
+        }
+        var configuration = WorkflowEngine.Configuration()
+        configure(&configuration)
+        let engine = WorkflowEngine(
+            configuration: configuration, store: WorkflowStore(databases: databases, clock: .system), records: records, users: users, asker: nil,
+            audit: nil, appNames: { ["main"] }, secrets: HeaderSecrets(masterKey: nil), clock: .system, logger: logger)
+        engine.observeWrites()
+        return Fixture(
+            service: WorkflowService(engine: engine, catalogs: catalogs), records: records,
+            owner: .init(userID: user.id, userName: user.name, scopes: nil), database: store)
+    }
+
+    static let createsATask: JSON = [["key": "t", "type": "create", "config": ["collection": "Task", "values": ["title": "{{$context.data.n}}"]]]]
+
+    func count(_ f: Fixture, _ collection: String) async throws -> Int {
+        var request = RecordRequest(resource: collection)
+        request.paginate = false
+        return try await f.records.list(app: "main", request, access: .unrestricted)["data"]?.arrayValue?.count ?? -1
+    }
+
+    @Test(arguments: Backend.available) func aFullQueueRefusesNewRunsAndTheWritesThatWouldStartThem(_ backend: Backend) async throws {
+        let f = try await fixture(backend) { $0.maxQueued = 3 }
+        let manual = try await f.service.create(
+            app: "main", title: "m", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
+        let copiesTitle: JSON = [["key": "t", "type": "create", "config": ["collection": "Task", "values": ["title": "{{$context.data.title}}"]]]]
+        _ = try await f.service.create(
+            app: "main", title: "c", trigger: ["type": "collection", "collection": "Deal", "on": "create"], nodes: copiesTitle, enabled: true,
+            saver: f.owner)
+        for n in 0..<3 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))]) }
+        await #expect(throws: DataError.self) { try await f.service.trigger(app: "main", id: manual.id, context: [:]) }
+        var deal = RecordRequest(resource: "Deal")
+        deal.values = ["title": "refused"]
+        await #expect(throws: DataError.self) { try await f.records.create(app: "main", deal, access: .unrestricted) }
+        #expect(try await count(f, "Deal") == 0, "the write was rolled back with its execution")
+        try await f.service.engine.drain(app: "main")
+        #expect(try await count(f, "Task") == 3)
+    }
+
+    @Test(arguments: Backend.available) func twoEnginesOnOneDatabaseRunEachExecutionOnce(_ backend: Backend) async throws {
+        let f = try await fixture(backend)
+        let manual = try await f.service.create(
+            app: "main", title: "m", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
+        for n in 0..<40 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))]) }
+        let other = WorkflowEngine(
+            configuration: .init(), store: f.service.store, records: f.records, users: UserStore(database: f.database), asker: nil, audit: nil,
+            appNames: { ["main"] }, secrets: HeaderSecrets(masterKey: nil), clock: .system, logger: Logger(label: "test"))
+        async let one: Void = f.service.engine.drain(app: "main")
+        async let two: Void = other.drain(app: "main")
+        _ = try await (one, two)
+        #expect(try await count(f, "Task") == 40)
+        let resolved = try await f.service.store.executions(app: "main", workflowKey: manual.key, status: .resolved)
+        #expect(resolved.count == 40)
+        #expect(try await f.database.query("SELECT COUNT(*) AS n FROM portico_jobs").first?.int("n") == 40)
+    }
+
+    @Test(arguments: Backend.available) func aCanceledDelayNeverResumes(_ backend: Backend) async throws {
+        let f = try await fixture(backend)
+        let nodes: [JSON] = [["key": "d", "type": "delay", "config": ["seconds": 3600]]] + (Self.createsATask.arrayValue ?? [])
+        let flow = try await f.service.create(app: "main", title: "wait", trigger: ["type": "manual"], nodes: .array(nodes), enabled: true, saver: f.owner)
+        let execution = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1])
+        try await f.service.engine.drain(app: "main")  // runs the delay and lets it go for an hour
+        #expect(try await f.service.store.execution(app: "main", id: execution.id).status == .running)
+        _ = try await f.service.store.cancel(app: "main", id: execution.id)
+        try await f.service.engine.drain(app: "main")
+        #expect(try await f.service.store.execution(app: "main", id: execution.id).status == .canceled)
+        #expect(try await count(f, "Task") == 0)
+    }
+
+    @Test(arguments: Backend.available) func anExecutionPastItsTimeLimitFails(_ backend: Backend) async throws {
+        let f = try await fixture(backend) { $0.executionTimeLimit = .zero }
+        let flow = try await f.service.create(app: "main", title: "t", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
+        let execution = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1])
+        try await f.service.engine.drain(app: "main")
+        let ended = try await f.service.store.execution(app: "main", id: execution.id)
+        #expect(ended.status == .failed && ended.error?.contains("time limit") == true)
+        #expect(try await count(f, "Task") == 0)
+    }
+}
