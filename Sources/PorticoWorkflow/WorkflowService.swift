@@ -75,8 +75,14 @@ public struct WorkflowService: Sendable {
                 // A collection named by a variable is checked when the node runs.
                 guard !name.contains("{{") else { break }
                 let schema = try collection(name, at: "node '\(node.key)' config.collection")
-                for field in node.config["values"]?.objectValue?.keys ?? [] where schema.field(field) == nil {
-                    throw DataError.invalid("node '\(node.key)' sets '\(field)', which '\(name)' does not have")
+                for (name, value) in node.config["values"]?.objectValue ?? [:] {
+                    guard let field = schema.field(name) else {
+                        throw DataError.invalid("node '\(node.key)' sets '\(name)', which '\(schema.name)' does not have")
+                    }
+                    // A value written out (not a variable) must fit its field now, not when the node runs.
+                    if !field.type.isRelation, !Self.hasVariable(value) {
+                        _ = try ValueCoercion.coerce(value, to: field, at: "node '\(node.key)' values.\(name)")
+                    }
                 }
             default:
                 break
@@ -122,6 +128,15 @@ public struct WorkflowService: Sendable {
                     break
                 }
             }
+        }
+    }
+
+    static func hasVariable(_ value: JSON) -> Bool {
+        switch value {
+        case .string(let text): text.contains("{{")
+        case .array(let items): items.contains(where: hasVariable)
+        case .object(let object): object.values.contains(where: hasVariable)
+        default: false
         }
     }
 

@@ -165,6 +165,7 @@ def test_definitions_are_checked_when_saved(story):
         ({"type": "collection", "collection": "Nope", "on": "create"}, [], "Nope"),
         ({"type": "collection", "collection": "Deal", "on": "create", "changed": ["colour"]}, [], "colour"),
         ({"type": "manual"}, [{"key": "a", "type": "create", "config": {"collection": "Task", "values": {"missing": 1}}}], "missing"),
+        ({"type": "manual"}, [{"key": "a", "type": "create", "config": {"collection": "Task", "values": {"ownerId": "seven"}}}], "values.ownerId"),
         ({"type": "manual"}, [{"key": "a", "type": "calculation", "config": {"expression": "{{$jobsMapByNodeKey.b.x}} + 1"}}], "no node 'b'"),
         ({"type": "manual"}, [{"key": "a", "type": "calculation", "config": {"expression": "system('ls')"}}], "unknown name"),
         ({"type": "schedule", "cron": "61 * * * *"}, [], "minute"),
