@@ -420,6 +420,12 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
             eu = f"{laptop.base}/api/__app/eu/mcp"
             r = call(c, eu, "resource_update", {"resource": "Genre", "filterByTk": 1, "values": {"Name": "Rock (eu)"}})
             assert r.json()["result"]["structuredContent"]["data"][0]["Name"] == "Rock (eu)", r.text
+            # A workflow of eu's, with a sealed header, travels with the app.
+            r = call(c, eu + "?packages=workflow", "workflows_create", {
+                "title": "An artist per genre", "enabled": True, "trigger": {"type": "collection", "collection": "Genre", "on": "create"},
+                "nodes": [{"key": "a", "type": "create", "config": {"collection": "Artist", "values": {"Name": "for {{$context.data.Name}}"}}},
+                          {"key": "r", "type": "request", "config": {"url": "https://hooks.example.com/", "headers": {"X-Token": "t0ken"}}}]})
+            assert r.json()["result"]["structuredContent"]["id"] == 1, r.text
     finally:
         laptop.stop()
     dump = tmp_path / "all.jsonl"
@@ -467,6 +473,15 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
             assert r.json()["result"]["structuredContent"]["data"]["Name"] == "Rock (eu)", r.text
             r = call(c, eu, "resource_create", {"resource": "Genre", "values": {"Name": "EU genre"}})
             assert r.json()["result"]["structuredContent"]["data"]["GenreId"] == 26, "eu's keys continue after its own rows"
+            # Its workflow came across and runs there; the next one continues after its id.
+            for _ in range(100):
+                r = call(c, eu, "resource_list", {"resource": "Artist", "filter": {"Name": "for EU genre"}})
+                if r.json()["result"]["structuredContent"]["data"]:
+                    break
+                time.sleep(0.1)
+            assert r.json()["result"]["structuredContent"]["data"], "the imported workflow ran on PostgreSQL"
+            r = call(c, eu + "?packages=workflow", "workflows_create", {"title": "second", "trigger": {"type": "manual"}, "nodes": []})
+            assert r.json()["result"]["structuredContent"]["id"] == 2, r.text
         out = subprocess.run(
             ["psql", cluster.url, "-At", "-c", 'SELECT "Name" FROM app_eu."Genre" WHERE "GenreId" = 1'], check=True, capture_output=True, text=True
         ).stdout
