@@ -144,19 +144,23 @@ def workflow_section():
     print()
     print("## Workflows")
     print()
-    print("Release build, one client, one call at a time (`bench/workflow_bench.py`). `resource_create` on a collection with one")
-    print("matching collection workflow (its execution queued in the write's transaction, run afterwards) against one with none,")
-    print("calls alternating between the two; then a five-node workflow (condition, calculation, query, create, update) queued")
-    print("with `workflows_trigger` and run by the server, from the first queued to the last resolved.")
+    print("Release build, one client, one call at a time (`bench/workflow_bench.py`), two replicas on one database: one that serves")
+    print("calls and runs no executions (`--workflow-workers 0`, core 0) and one that runs them (core 1). `resource_create` in blocks")
+    print("of 100 calls taking turns: on a collection with no workflow; on one with a matching collection workflow, its execution")
+    print("queued in the write's transaction and run by the other replica; and the same on the replica that runs it itself, beside")
+    print("the calls. Then a five-node workflow (condition, calculation, query, create, update) queued with `workflows_trigger`")
+    print("and run by one replica, from the first queued to the last resolved.")
     print()
-    print("| database | create, no workflow: p50 / p90 ms | create, one workflow: p50 / p90 ms | ratio (p50) | 5-node executions/s |")
-    print("|---|---|---|---:|---:|")
+    print("| database | create, no workflow: p50 / p90 ms | one workflow, run by another replica | one workflow, run beside | 5-node executions/s |")
+    print("|---|---|---|---|---:|")
     for name, label in (("sqlite", "SQLite"), ("postgres", "PostgreSQL")):
         if name not in w:
             continue
         f = w[name]
-        print(f"| {label} | {f['create_quiet_median_ms']:.2f} / {f['create_quiet_p90_ms']:.2f} | {f['create_watched_median_ms']:.2f} / {f['create_watched_p90_ms']:.2f} "
-              f"| {f['create_watched_median_ms'] / f['create_quiet_median_ms']:.2f}× | {f['executions_per_second']:.0f} |")
+        q = f["create_quiet_median_ms"]
+        print(f"| {label} | {q:.2f} / {f['create_quiet_p90_ms']:.2f} | {f['create_split_median_ms']:.2f} / {f['create_split_p90_ms']:.2f} "
+              f"({f['create_split_median_ms'] / q:.2f}×) | {f['create_beside_median_ms']:.2f} / {f['create_beside_p90_ms']:.2f} "
+              f"({f['create_beside_median_ms'] / q:.2f}×) | {f['executions_per_second']:.0f} |")
 
 
 ask_figures = out / "ask-latency.json"
@@ -293,8 +297,9 @@ if ask_figures.exists():
         target("Spider train: question to rows median ≤ 5 ms", sp["median_ms"] <= 5, f"{sp['median_ms']:.1f} ms")
 if workflow_figures.exists():
     for name, w in json.loads(workflow_figures.read_text()).items():
-        ratio_ = w["create_watched_median_ms"] / w["create_quiet_median_ms"]
-        target(f"`resource_create` with one collection workflow within 10% of none ({name})", ratio_ <= 1.10, f"{ratio_:.2f}×")
+        for kind, label in (("split", "its execution run by another replica"), ("beside", "its execution run beside the calls")):
+            ratio_ = w[f"create_{kind}_median_ms"] / w["create_quiet_median_ms"]
+            target(f"`resource_create` with one collection workflow within 10% of none, {label} ({name})", ratio_ <= 1.10, f"{ratio_:.2f}×")
 notes = Path(__file__).with_name("NOTES.md")
 if notes.exists():
     print()

@@ -1,8 +1,8 @@
 """Workflows on the release binary (issue 25), on SQLite and on PostgreSQL:
 
 - what a collection workflow costs the write that starts it: `resource_create` latency on a
-  collection with one matching (asynchronous) workflow against one with none, calls alternating
-  between the two so both see the same machine;
+  collection with one matching (asynchronous) workflow against one with none, in blocks of 100
+  calls taking turns, each watched block's executions let run out before the next block;
 - executions per second of a five-node workflow (condition, calculation, query, create, update),
   queued at once and run by the server, from the first queued to the last resolved.
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import sqlite3
 import statistics
@@ -38,19 +39,21 @@ def percentile(values: list[float], p: float) -> float:
 
 
 class Portico:
-    def __init__(self, binary: str, env: dict, data: str):
-        self.port = 18000 + int(time.time() * 1000) % 2000
+    def __init__(self, binary: str, env: dict, data: str, cpu: int, extra: list[str], key: str | None = None):
+        self.port = random.randint(18000, 28000)
         self.data = data
         self.env = env
-        self.process = subprocess.Popen([binary, "serve", "--demo", "--port", str(self.port), "--data-dir", data, "--log-level", "warning"],
+        demo = [] if key else ["--demo"]
+        self.process = subprocess.Popen(["taskset", "-c", str(cpu), binary, "serve", *demo, "--port", str(self.port), "--data-dir", data,
+                                         "--log-level", "warning", *extra],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         banner = ""
-        while "OpenCode" not in banner:
+        while ("OpenCode" if demo else "MCP endpoint") not in banner:
             line = self.process.stdout.readline()
             if not line:
                 raise SystemExit("portico did not start")
             banner += line
-        self.key = re.search(r"pk_\S+", banner).group(0)
+        self.key = key or re.search(r"pk_\S+", banner).group(0)
         self.url = f"http://127.0.0.1:{self.port}/api/mcp?packages=data,schema,workflow"
         self.client = httpx2.Client(timeout=60)
 
@@ -78,30 +81,49 @@ def statuses(portico: Portico, database_url: str | None) -> dict[str, int]:
         db.close()
 
 
+def settle(portico: Portico, database_url: str | None) -> None:
+    """Waits until no execution is queued or running."""
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        counts = statuses(portico, database_url)
+        if counts.get("queued", 0) + counts.get("running", 0) == 0:
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"executions did not run out: {counts}")
+
+
 def measure(binary: str, database_url: str | None) -> dict:
     env = dict(os.environ)
     if database_url:
         env["PORTICO_DATABASE_URL"] = database_url
-    portico = Portico(binary, env, tempfile.mkdtemp(prefix="portico-bench-workflow-"))
+    data = tempfile.mkdtemp(prefix="portico-bench-workflow-")
+    # A replica that serves calls and runs no executions (core 0), and one that runs them (core 1).
+    api = Portico(binary, env, data, 0, ["--workflow-workers", "0"])
+    portico = Portico(binary, env, data, 1, [], key=api.key)
     try:
         for name in ["Quiet", "Watched", "Task"]:
-            portico.call("collections_create", {"name": name, "fields": [{"name": "title", "type": "string"}, {"name": "amount", "type": "float"}]})
-        portico.call("workflows_create", {
+            api.call("collections_create", {"name": name, "fields": [{"name": "title", "type": "string"}, {"name": "amount", "type": "float"}]})
+        api.call("workflows_create", {
             "title": "A task per watched record", "enabled": True, "trigger": {"type": "collection", "collection": "Watched", "on": "create"},
             "nodes": [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "for {{$context.data.id}}"}}}],
         })
         for i in range(50):  # warm-up
-            portico.call("resource_create", {"resource": "Quiet", "values": {"title": f"w{i}", "amount": i}})
-            portico.call("resource_create", {"resource": "Watched", "values": {"title": f"w{i}", "amount": i}})
-        quiet, watched = [], []
-        for i in range(CREATES):
-            for collection, times in (("Quiet", quiet), ("Watched", watched)) if i % 2 else (("Watched", watched), ("Quiet", quiet)):
+            for server in (api, portico):
+                server.call("resource_create", {"resource": "Quiet", "values": {"title": f"w{i}", "amount": i}})
+                server.call("resource_create", {"resource": "Watched", "values": {"title": f"w{i}", "amount": i}})
+        # Blocks of 100 creates taking turns: on the calls-only replica with no workflow on the
+        # collection; with one, its executions run by the other replica; and with one on the replica
+        # that runs them itself, beside the calls. After a block that starts executions they are let
+        # run out, so each block sees only its own work.
+        quiet, split, beside = [], [], []
+        for block in range(3 * (CREATES // 100)):
+            server, collection, times = [(api, "Quiet", quiet), (api, "Watched", split), (portico, "Watched", beside)][block % 3]
+            for i in range(100):
                 started = time.perf_counter()
-                portico.call("resource_create", {"resource": collection, "values": {"title": f"r{i}", "amount": i}})
+                server.call("resource_create", {"resource": collection, "values": {"title": f"b{block}-{i}", "amount": i}})
                 times.append((time.perf_counter() - started) * 1000)
-        deadline = time.time() + 120
-        while statuses(portico, database_url).get("resolved", 0) < CREATES + 50 and time.time() < deadline:
-            time.sleep(0.2)
+            if collection == "Watched":
+                settle(portico, database_url)
 
         five = portico.call("workflows_create", {
             "title": "Five nodes", "enabled": True, "trigger": {"type": "manual"},
@@ -128,12 +150,14 @@ def measure(binary: str, database_url: str | None) -> dict:
         assert counts.get("failed", 0) == 0, counts
         return {
             "create_quiet_median_ms": statistics.median(quiet), "create_quiet_p90_ms": percentile(quiet, 90),
-            "create_watched_median_ms": statistics.median(watched), "create_watched_p90_ms": percentile(watched, 90),
+            "create_split_median_ms": statistics.median(split), "create_split_p90_ms": percentile(split, 90),
+            "create_beside_median_ms": statistics.median(beside), "create_beside_p90_ms": percentile(beside, 90),
             "creates": CREATES, "executions": EXECUTIONS, "queue_seconds": queued, "executions_seconds": elapsed,
             "executions_per_second": EXECUTIONS / elapsed,
         }
     finally:
         portico.stop()
+        api.stop()
 
 
 def main() -> None:

@@ -97,6 +97,13 @@ struct Serve: AsyncParsableCommand {
     )
     var workflowAllowHosts: [String] = []
 
+    @Option(
+        name: .customLong("workflow-workers"),
+        help:
+            "Workflow executions this replica runs at once (default \(defaults.workflowWorkers)); 0 runs none here, leaving them to replicas that do (this one still queues them and starts schedules)."
+    )
+    var workflowWorkers: Int?
+
     @Flag(
         name: .customLong("allow-private-workflow-hosts"),
         help: "Let the workflows' request node reach loopback and private addresses of allowed hosts too; for development and tests.")
@@ -211,6 +218,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--workflow-allow-host takes a host name such as hooks.example.com or *.example.com; got '\(bad)'")
         }
         c.allowPrivateWorkflowHosts = Setting.flag(allowPrivateWorkflowHosts, "allow-private-workflow-hosts")
+        c.workflowWorkers = try Setting.int(workflowWorkers, "workflow-workers", in: 0...256) ?? c.workflowWorkers
         c.masterKey = Environment.string("PORTICO_MASTER_KEY")
         c.requestTimeout = try Setting.seconds(requestTimeout, "request-timeout", in: 1...3600) ?? c.requestTimeout
         c.maxBatchMessages = try Setting.int(maxBatchMessages, "max-batch-messages", in: 1...10_000) ?? c.maxBatchMessages

@@ -242,6 +242,7 @@ struct ServerParts {
         var workflowConfiguration = WorkflowEngine.Configuration()
         workflowConfiguration.allowedHosts = configuration.workflowAllowHosts
         workflowConfiguration.allowPrivateHosts = configuration.allowPrivateWorkflowHosts
+        workflowConfiguration.concurrency = configuration.workflowWorkers
         let workflows = stores.workflows(configuration: workflowConfiguration, masterKey: masterKey, asker: asker, audit: audit, logger: logger)
         let tools = stores.appTools(
             authorizationServer: authorizationServer, asker: asker, schema: stores.schemaService(), workflows: workflows, audit: audit,

@@ -46,6 +46,8 @@ public struct ServerConfiguration: Sendable {
     public var workflowAllowHosts: [String] = []
     /// Let the request node reach private and loopback addresses (development and tests only).
     public var allowPrivateWorkflowHosts = false
+    /// Workflow executions this replica runs at once; 0 leaves them to the other replicas.
+    public var workflowWorkers = 4
     /// The master key in base64 (`PORTICO_MASTER_KEY`); otherwise `master.key` in the data directory.
     public var masterKey: String?
     /// How long the tool calls of one request may run before they are cancelled.

@@ -24,7 +24,8 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         public var maxDepth = 3
         /// Executions waiting to run, per app, past which new events are refused (back-pressure).
         public var maxQueued = 10_000
-        /// Executions run at once by this replica.
+        /// Executions run at once by this replica; 0 runs none here (a replica that serves calls
+        /// and queues executions for the others, `--workflow-workers 0`).
         public var concurrency = 4
         /// How often other replicas' events and ended delays are looked for: this when there was
         /// work, doubling while there is none up to `idlePollInterval`. A write in this process wakes
@@ -67,6 +68,9 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
 
     struct AppTriggers {
         let workflows: [Workflow]
+        /// The change signal's stamp before they were read: a change announced since, here or in
+        /// another process, reads them again.
+        let stamp: ChangeSignal.Stamp
         let loaded: ContinuousClock.Instant
     }
 
@@ -103,19 +107,24 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         _ = triggers.withLock { $0.removeValue(forKey: app) }
     }
 
-    /// Tells every replica that the app's workflows changed.
+    /// Tells every replica, and every process on the same SQLite file (the command line), that the
+    /// app's workflows changed.
     public func changed(app: String) {
         forget(app)
+        changes.announce()
         changes.broadcast(.workflowsChanged(app: app))
         wake()
     }
 
-    /// The app's enabled workflows, from memory when loaded in the last few seconds (another
-    /// process on the same SQLite file cannot announce its changes).
+    /// The app's enabled workflows, from memory while no change was announced since they were
+    /// read (and for at most a minute).
     func enabled(app: String) async throws -> [Workflow] {
-        if let known = triggers.withLock({ $0[app] }), ContinuousClock.now - known.loaded < .seconds(5) { return known.workflows }
+        let stamp = changes.stamp()
+        if let known = triggers.withLock({ $0[app] }), known.stamp == stamp, ContinuousClock.now - known.loaded < .seconds(60) {
+            return known.workflows
+        }
         let workflows = try await store.list(app: app).filter(\.enabled)
-        triggers.withLock { $0[app] = AppTriggers(workflows: workflows, loaded: .now) }
+        triggers.withLock { $0[app] = AppTriggers(workflows: workflows, stamp: stamp, loaded: .now) }
         return workflows
     }
 
@@ -207,6 +216,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.scheduleLoop() }
+            guard configuration.concurrency > 0 else { return }
             var lastCount = ContinuousClock.now - .seconds(60)
             var interval = configuration.pollInterval
             while !Task.isCancelled {

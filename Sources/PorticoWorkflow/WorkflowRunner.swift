@@ -77,6 +77,8 @@ extension WorkflowEngine {
             }
         } catch is LeaseLost {
             return
+        } catch where Self.isStop(error) {
+            return
         } catch {
             status = .failed
             message = Self.describe(error)
@@ -186,6 +188,10 @@ extension WorkflowEngine {
             }
         } catch let lost as LeaseLost {
             throw lost
+        } catch where Self.isStop(error) {
+            // The process is shutting down: the node's result is not recorded, and the execution is
+            // taken up again when its lease runs out (by this process after a restart, or another).
+            throw error
         } catch {
             let message = Self.describe(error)
             if case .durable(let execution, let db) = walk.mode {
@@ -325,6 +331,13 @@ extension WorkflowEngine {
                 credential: "workflow:\(walk.workflow.key)", client: label, tool: "workflow.\(node.type.rawValue):\(node.key)",
                 argumentsDigest: ToolCallRecord.digest(node.config), outcome: outcome,
                 durationMilliseconds: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// Whether `error` is this process stopping (its task cancelled), not the workflow failing.
+    static func isStop(_ error: any Error) -> Bool {
+        if error is CancellationError { return Task.isCancelled }
+        if let error = error as? StoreError, error.kind == .cancelled { return Task.isCancelled }
+        return false
     }
 
     /// An error in words a workflow's author can act on.
