@@ -77,7 +77,7 @@ extension WorkflowEngine {
             }
         } catch is LeaseLost {
             return
-        } catch where Self.isStop(error) {
+        } catch let error where Self.isStop(error) {
             return
         } catch {
             status = .failed
@@ -188,7 +188,7 @@ extension WorkflowEngine {
             }
         } catch let lost as LeaseLost {
             throw lost
-        } catch where Self.isStop(error) {
+        } catch let error where Self.isStop(error) {
             // The process is shutting down: the node's result is not recorded, and the execution is
             // taken up again when its lease runs out (by this process after a restart, or another).
             throw error
