@@ -2,7 +2,8 @@
 
 - what a collection workflow costs the write that starts it: `resource_create` latency on a
   collection with one matching (asynchronous) workflow against one with none, in blocks of 100
-  calls taking turns, each watched block's executions let run out before the next block;
+  calls taking turns: with the executions only queued (no replica running them), then with a
+  replica running them beside the calls (another replica's, or the same one's);
 - executions per second of a five-node workflow (condition, calculation, query, create, update),
   queued at once and run by the server, from the first queued to the last resolved.
 
@@ -97,9 +98,9 @@ def measure(binary: str, database_url: str | None) -> dict:
     if database_url:
         env["PORTICO_DATABASE_URL"] = database_url
     data = tempfile.mkdtemp(prefix="portico-bench-workflow-")
-    # A replica that serves calls and runs no executions (core 0), and one that runs them (core 1).
+    # A replica that serves calls and runs no executions (core 0); later one that runs them (core 1).
     api = Portico(binary, env, data, 0, ["--workflow-workers", "0"])
-    portico = Portico(binary, env, data, 1, [], key=api.key)
+    portico = None
     try:
         for name in ["Quiet", "Watched", "Task"]:
             api.call("collections_create", {"name": name, "fields": [{"name": "title", "type": "string"}, {"name": "amount", "type": "float"}]})
@@ -107,23 +108,35 @@ def measure(binary: str, database_url: str | None) -> dict:
             "title": "A task per watched record", "enabled": True, "trigger": {"type": "collection", "collection": "Watched", "on": "create"},
             "nodes": [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "for {{$context.data.id}}"}}}],
         })
+
+        def blocks(kinds, count):
+            """Blocks of 100 creates taking turns between `kinds` (server, collection, times); after a
+            block that starts executions they are let run out when some replica runs them."""
+            for block in range(len(kinds) * count):
+                server, collection, times = kinds[block % len(kinds)]
+                for i in range(100):
+                    started = time.perf_counter()
+                    server.call("resource_create", {"resource": collection, "values": {"title": f"b{block}-{i}", "amount": i}})
+                    times.append((time.perf_counter() - started) * 1000)
+                if collection == "Watched" and portico is not None:
+                    settle(portico, database_url)
+
         for i in range(50):  # warm-up
-            for server in (api, portico):
-                server.call("resource_create", {"resource": "Quiet", "values": {"title": f"w{i}", "amount": i}})
-                server.call("resource_create", {"resource": "Watched", "values": {"title": f"w{i}", "amount": i}})
-        # Blocks of 100 creates taking turns: on the calls-only replica with no workflow on the
-        # collection; with one, its executions run by the other replica; and with one on the replica
-        # that runs them itself, beside the calls. After a block that starts executions they are let
-        # run out, so each block sees only its own work.
-        quiet, split, beside = [], [], []
-        for block in range(3 * (CREATES // 100)):
-            server, collection, times = [(api, "Quiet", quiet), (api, "Watched", split), (portico, "Watched", beside)][block % 3]
-            for i in range(100):
-                started = time.perf_counter()
-                server.call("resource_create", {"resource": collection, "values": {"title": f"b{block}-{i}", "amount": i}})
-                times.append((time.perf_counter() - started) * 1000)
-            if collection == "Watched":
-                settle(portico, database_url)
+            api.call("resource_create", {"resource": "Quiet", "values": {"title": f"w{i}", "amount": i}})
+            api.call("resource_create", {"resource": "Watched", "values": {"title": f"w{i}", "amount": i}})
+        # First with no replica running executions: what the write itself pays for starting one
+        # (its execution queued in the same transaction), against a collection with no workflow.
+        quiet, waiting = [], []
+        blocks([(api, "Quiet", quiet), (api, "Watched", waiting)], CREATES // 100)
+        # Then a replica that runs them: the queue runs out, and the writes go on beside the
+        # executions, run by the other replica or by the same one.
+        portico = Portico(binary, env, data, 1, [], key=api.key)
+        settle(portico, database_url)
+        for i in range(50):
+            portico.call("resource_create", {"resource": "Watched", "values": {"title": f"v{i}", "amount": i}})
+        settle(portico, database_url)
+        split, beside = [], []
+        blocks([(api, "Watched", split), (portico, "Watched", beside)], CREATES // 100)
 
         five = portico.call("workflows_create", {
             "title": "Five nodes", "enabled": True, "trigger": {"type": "manual"},
@@ -150,13 +163,15 @@ def measure(binary: str, database_url: str | None) -> dict:
         assert counts.get("failed", 0) == 0, counts
         return {
             "create_quiet_median_ms": statistics.median(quiet), "create_quiet_p90_ms": percentile(quiet, 90),
+            "create_queued_median_ms": statistics.median(waiting), "create_queued_p90_ms": percentile(waiting, 90),
             "create_split_median_ms": statistics.median(split), "create_split_p90_ms": percentile(split, 90),
             "create_beside_median_ms": statistics.median(beside), "create_beside_p90_ms": percentile(beside, 90),
             "creates": CREATES, "executions": EXECUTIONS, "queue_seconds": queued, "executions_seconds": elapsed,
             "executions_per_second": EXECUTIONS / elapsed,
         }
     finally:
-        portico.stop()
+        if portico is not None:
+            portico.stop()
         api.stop()
 
 
