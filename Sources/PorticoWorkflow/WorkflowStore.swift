@@ -136,11 +136,7 @@ public struct WorkflowStore: Sendable {
 
     /// A version by id.
     public func get(app: String, id: Int64) async throws -> Workflow {
-        var q = SQLFragment("SELECT * FROM portico_workflows WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND id = ")
-        q.append(bind: .int(id))
-        guard let row = try await database(app).query(q).first else {
+        guard let row = try await row(of: "portico_workflows", app: app, id: id) else {
             throw DataError.notFound("there is no workflow \(id) in app '\(app)'; workflows_list shows them")
         }
         return try Workflow(row: row)
@@ -298,14 +294,19 @@ public struct WorkflowStore: Sendable {
     }
 
     public func execution(app: String, id: Int64) async throws -> Execution {
-        var q = SQLFragment("SELECT * FROM portico_executions WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND id = ")
-        q.append(bind: .int(id))
-        guard let row = try await database(app).query(q).first else {
+        guard let row = try await row(of: "portico_executions", app: app, id: id) else {
             throw DataError.notFound("there is no execution \(id) in app '\(app)'; executions_list shows them")
         }
         return Execution(row: row)
+    }
+
+    /// The row `id` of the app's `table` (workflows or executions).
+    func row(of table: String, app: String, id: Int64) async throws -> Row? {
+        var q = SQLFragment("SELECT * FROM \(table) WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" AND id = ")
+        q.append(bind: .int(id))
+        return try await database(app).query(q).first
     }
 
     public func jobs(app: String, execution: Int64) async throws -> [Job] {
@@ -371,26 +372,16 @@ public struct WorkflowStore: Sendable {
     /// Extends `owner`'s lease of the execution (in `db`); false when it is no longer theirs to
     /// run (canceled, or taken by another replica after the lease ran out).
     func renew(db: any Database, execution: Int64, owner: String, until: Int64) async throws -> Bool {
-        var q = SQLFragment("UPDATE portico_executions SET lease_until = ")
-        q.append(bind: .int(until))
-        q.append(" WHERE id = ")
-        q.append(bind: .int(execution))
-        q.append(" AND lease_owner = ")
-        q.append(bind: .text(owner))
-        q.append(" AND status = 'running' RETURNING id")
-        return try await !db.query(q).isEmpty
+        var set = SQLFragment("lease_until = ")
+        set.append(bind: .int(until))
+        return try await updateHeld(db: db, execution: execution, owner: owner, set: set)
     }
 
     /// Lets the execution go until `wake` (a delay): no replica holds it, and any may take it then.
     func sleep(db: any Database, execution: Int64, owner: String, until wake: Int64) async throws -> Bool {
-        var q = SQLFragment("UPDATE portico_executions SET lease_owner = NULL, lease_until = ")
-        q.append(bind: .int(wake))
-        q.append(" WHERE id = ")
-        q.append(bind: .int(execution))
-        q.append(" AND lease_owner = ")
-        q.append(bind: .text(owner))
-        q.append(" AND status = 'running' RETURNING id")
-        return try await !db.query(q).isEmpty
+        var set = SQLFragment("lease_owner = NULL, lease_until = ")
+        set.append(bind: .int(wake))
+        return try await updateHeld(db: db, execution: execution, owner: owner, set: set)
     }
 
     func recordJob(db: any Database, execution: Int64, node: WorkflowNode, status: String, result: JSON) async throws {
@@ -403,12 +394,19 @@ public struct WorkflowStore: Sendable {
 
     /// Ends an execution `owner` holds with `status`.
     func finish(db: any Database, execution: Int64, owner: String, status: Execution.Status, error: String?) async throws -> Bool {
-        var q = SQLFragment("UPDATE portico_executions SET status = ")
-        q.append(bind: .text(status.rawValue))
-        q.append(", error = ")
-        q.append(bind: error.map { .text(String($0.prefix(2000))) } ?? .null)
-        q.append(", lease_owner = NULL, finished_at = ")
-        q.append(bind: .int(now))
+        var set = SQLFragment("status = ")
+        set.append(bind: .text(status.rawValue))
+        set.append(", error = ")
+        set.append(bind: error.map { .text(String($0.prefix(2000))) } ?? .null)
+        set.append(", lease_owner = NULL, finished_at = ")
+        set.append(bind: .int(now))
+        return try await updateHeld(db: db, execution: execution, owner: owner, set: set)
+    }
+
+    /// `UPDATE … SET set` of an execution `owner` holds and is running; false when it no longer holds it.
+    func updateHeld(db: any Database, execution: Int64, owner: String, set: SQLFragment) async throws -> Bool {
+        var q = SQLFragment("UPDATE portico_executions SET ")
+        q.append(set)
         q.append(" WHERE id = ")
         q.append(bind: .int(execution))
         q.append(" AND lease_owner = ")
