@@ -177,12 +177,18 @@ struct EvalCommand: AsyncParsableCommand {
 extension CommonOptions {
     /// The Ask pipeline over this data directory, with its own HTTP client for the LLMs.
     func withAsker<T>(_ body: (AskService) async throws -> T) async throws -> T {
+        try await withAsker { _, _, asker in try await body(asker) }
+    }
+
+    /// The Ask pipeline with the stores it was built over and the master key (what the workflow
+    /// commands build their engine from).
+    func withAsker<T>(_ body: (PorticoStores, MasterKey, AskService) async throws -> T) async throws -> T {
         try await withStores { stores in
             let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             let asker = stores.askService(masterKey: masterKey, client: client, images: nil)
             do {
-                let result = try await body(asker)
+                let result = try await body(stores, masterKey, asker)
                 await asker.datasources.close()
                 try await client.shutdown()
                 return result

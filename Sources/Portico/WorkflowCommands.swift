@@ -1,8 +1,5 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
-import PorticoAsk
-import PorticoBase
 import PorticoData
 import PorticoInstance
 import PorticoJSON
@@ -12,21 +9,8 @@ extension CommonOptions {
     /// The workflows of the instance, with the question service their sql and ask nodes use.
     func withWorkflows<T>(_ body: (WorkflowService) async throws -> T) async throws -> T {
         let logger = try makeLogger()
-        return try await withStores { stores in
-            let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
-            let client = HTTPClient(eventLoopGroupProvider: .singleton)
-            let asker = stores.askService(masterKey: masterKey, client: client, images: nil)
-            let service = stores.workflows(configuration: WorkflowEngine.Configuration(), masterKey: masterKey, asker: asker, audit: nil, logger: logger)
-            do {
-                let result = try await body(service)
-                await asker.datasources.close()
-                try await client.shutdown()
-                return result
-            } catch {
-                await asker.datasources.close()
-                try? await client.shutdown()
-                throw error
-            }
+        return try await withAsker { stores, masterKey, asker in
+            try await body(stores.workflows(configuration: WorkflowEngine.Configuration(), masterKey: masterKey, asker: asker, audit: nil, logger: logger))
         }
     }
 }
@@ -45,7 +29,7 @@ struct WorkflowCommand: AsyncParsableCommand {
 
         func run() async throws {
             let workflows = try await common.withStores { stores in
-                try await WorkflowStore(databases: stores.apps.databases, clock: stores.clock).list(app: app)
+                try await stores.workflowStore.list(app: app)
             }
             if workflows.isEmpty, !json { print("App \(app) has no workflows.") }
             for workflow in workflows {
@@ -68,7 +52,7 @@ struct WorkflowCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (workflow, executions) = try await common.withStores { stores in
-                let store = WorkflowStore(databases: stores.apps.databases, clock: stores.clock)
+                let store = stores.workflowStore
                 let workflow = try await store.get(app: app, id: id)
                 return (workflow, try await store.executions(app: app, workflowKey: workflow.key, status: nil, limit: 10))
             }
@@ -158,8 +142,9 @@ struct ExecutionCommand: AsyncParsableCommand {
                 wanted = parsed
             }
             let executions = try await common.withStores { stores in
-                let store = WorkflowStore(databases: stores.apps.databases, clock: stores.clock)
-                let key = try await workflow.asyncMap { try await store.get(app: app, id: $0).key }
+                let store = stores.workflowStore
+                var key: String?
+                if let workflow { key = try await store.get(app: app, id: workflow).key }
                 return try await store.executions(app: app, workflowKey: key, status: wanted, limit: max(1, min(limit, 1000)))
             }
             for e in executions {
@@ -177,18 +162,11 @@ struct ExecutionCommand: AsyncParsableCommand {
 
         func run() async throws {
             let shown = try await common.withStores { stores in
-                let store = WorkflowStore(databases: stores.apps.databases, clock: stores.clock)
+                let store = stores.workflowStore
                 let execution = try await store.execution(app: app, id: id)
                 return execution.json(jobs: try await store.jobs(app: app, execution: id))
             }
             print(shown.serializedString)
         }
-    }
-}
-
-extension Optional {
-    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }

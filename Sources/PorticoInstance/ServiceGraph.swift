@@ -61,6 +61,9 @@ extension PorticoStores {
         retentionDays > 0 ? AuditTrail(databases: apps.databases, retentionDays: retentionDays, logger: logger) : nil
     }
 
+    /// The workflows, executions and jobs of every app, in each app's database.
+    public var workflowStore: WorkflowStore { WorkflowStore(databases: apps.databases, clock: clock) }
+
     /// The workflows of every app: their engine, hearing every record write from now on, and the
     /// rules the tools and the command line manage them by. The engine runs executions only once
     /// `run()` is called (the server does; the command line drains what it starts).
@@ -69,7 +72,7 @@ extension PorticoStores {
     ) -> WorkflowService {
         let apps = self.apps
         let engine = WorkflowEngine(
-            configuration: configuration, store: WorkflowStore(databases: apps.databases, clock: clock), records: records, users: users, asker: asker,
+            configuration: configuration, store: workflowStore, records: records, users: users, asker: asker,
             audit: audit, appNames: { try await apps.names() }, secrets: HeaderSecrets(masterKey: masterKey), clock: clock, logger: logger)
         engine.observeWrites()
         return WorkflowService(engine: engine, catalogs: catalogs)
