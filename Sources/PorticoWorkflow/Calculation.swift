@@ -1,4 +1,5 @@
 import Foundation
+import PorticoData
 import PorticoJSON
 
 /// The calculation node's language: arithmetic, comparisons, `&&` `||` `!`, text in quotes,
@@ -387,19 +388,10 @@ struct Evaluator {
         }
     }
 
-    /// A date from text: ISO 8601 with a time zone, `YYYY-MM-DD HH:MM:SS` (UTC, as records keep
-    /// their timestamps) or `YYYY-MM-DD`.
+    /// A date from text: ISO 8601 with a time zone, or a date as records keep them (UTC).
     static func date(_ value: JSON) -> Date? {
         guard let text = value.stringValue else { return nil }
-        if let d = ISO8601DateFormatter().date(from: text) { return d }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
-            formatter.dateFormat = format
-            if let d = formatter.date(from: text) { return d }
-        }
-        return nil
+        return ISO8601DateFormatter().date(from: text) ?? UTCText.date(text)
     }
 
     static func format(_ date: Date) -> String {
