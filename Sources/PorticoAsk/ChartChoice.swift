@@ -18,7 +18,10 @@ public enum ChartChoice {
         guard !rows.isEmpty, columns.count >= 2 else { return (table, nil) }
         let roles = columns.indices.map { role(of: $0, named: columns[$0], in: rows) }
         let numbers = roles.indices.filter { roles[$0] == .number }
-        let labels = roles.indices.filter { roles[$0] != .number }
+        // A key shown beside a name tells rows apart; the name labels the chart.
+        let allLabels = roles.indices.filter { roles[$0] != .number }
+        let named = allLabels.filter { !isKeyName(columns[$0]) }
+        let labels = named.isEmpty ? allLabels : named
         // A label column: a category or time; numeric ids as labels when there is no other.
         var x = labels.first
         var measures = numbers
@@ -26,9 +29,15 @@ public enum ChartChoice {
             x = numbers[0]
             measures = Array(numbers.dropFirst())
         }
-        guard let x, !measures.isEmpty else { return (table, nil) }
+        guard var x, !measures.isEmpty else { return (table, nil) }
         var series: Int? = labels.count >= 2 ? labels[1] : nil
         if series != nil, measures.count > 1 { series = nil }
+        if let other = series, Set(rows.map { label($0[x]) }).count == rows.count, Set(rows.map { label($0[other]) }).count == rows.count {
+            // Two labels of one row each (a code and a name): no series; the longer labels the chart.
+            func length(_ i: Int) -> Int { rows.reduce(0) { $0 + label($1[i]).count } }
+            if length(other) > length(x) { x = other }
+            series = nil
+        }
         let isTime = roles[x] == .time || isTimeName(columns[x])
         var kind: ChartSpec.Kind = isTime ? .line : .column
         let hinted = hint.flatMap { ChartSpec.Kind(rawValue: $0 == "pie_chart" ? "pie" : $0) }

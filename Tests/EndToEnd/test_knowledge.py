@@ -107,7 +107,9 @@ def test_each_kind_of_term_changes_what_the_builtin_engine_answers(taught):
         "JOIN MediaType m ON m.MediaTypeId = t.MediaTypeId GROUP BY m.MediaTypeId",
         'SELECT m."Name", SUM(l."UnitPrice" * l."Quantity" * 0.3) FROM "InvoiceLine" l JOIN "Track" t ON t."TrackId" = l."TrackId" '
         'JOIN "MediaType" m ON m."MediaTypeId" = t."MediaTypeId" GROUP BY m."MediaTypeId"')
-    got = {row[0]: row[1] for row in margin["rows"]}
+    # Each media type by its key and its name, then the margin.
+    assert margin["columns"] == ["MediaTypeId", "Name", "value"]
+    got = {row[1]: row[2] for row in margin["rows"]}
     assert got.keys() == {row[0] for row in gold}
     for name, value in gold:
         assert got[name] == pytest.approx(float(value), rel=1e-6)

@@ -58,10 +58,10 @@ import Testing
         #expect(Self.sql("What is the average salary of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)
         #expect(
             Self.sql("How many players does each team have?")
-                == #"SELECT t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id""#)
+                == #"SELECT t0."id", t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id""#)
         #expect(
             Self.sql("Which team has the most players?")
-                == #"SELECT t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id" ORDER BY value DESC, t0."id" LIMIT 1"#
+                == #"SELECT t0."id", t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id" ORDER BY value DESC, t0."id" LIMIT 1"#
         )
     }
 
@@ -257,6 +257,47 @@ import Testing
         #expect(write.candidates.isEmpty && write.reason?.contains("change data") == true)
         let foreign = BuiltinEngine.answer(Self.request("有多少球员？"))
         #expect(foreign.candidates.isEmpty && foreign.reason?.contains("English") == true)
+    }
+
+    @Test func whatEachAndSuperlativesAskOfGroupsIsChecked() {
+        let schema = SchemaModel(Self.tables)
+        let interpreter = Interpreter(schema: schema, values: ValueIndex())
+        let teams = schema.tables.firstIndex { $0.name == "teams" }!
+        let players = schema.tables.firstIndex { $0.name == "players" }!
+        let salary = schema.columnList.firstIndex { $0.name == "salary" }!
+        let age = schema.columnList.firstIndex { $0.name == "age" }!
+        // "the average salary for each team" answered with one average over every player.
+        var overAll = QueryPlan(root: players)
+        overAll.measures = [.aggregate(.avg, .column(salary))]
+        let each: [Interpreter.Item] = [.average, .columns([salary]), .groupMarker, .table(teams)]
+        #expect(interpreter.risks(of: overAll, items: each, joined: 1, words: ["average", "salary", "for", "each", "team"]).contains(.eachLost))
+        // "the average salary per player": every row of the players, no grouping asked.
+        let perRow: [Interpreter.Item] = [.average, .columns([salary]), .groupMarker, .table(players)]
+        #expect(!interpreter.risks(of: overAll, items: perRow, joined: 1, words: ["average", "salary", "per", "player"]).contains(.eachLost))
+        // "the smallest salary for every team" read as the team with the smallest salary.
+        var top = QueryPlan(root: teams)
+        top.grouping = .entity(teams)
+        top.measures = [.aggregate(.min, .column(salary))]
+        top.order = [(.aggregate(.min, .column(salary)), false)]
+        top.limit = 1
+        let smallest: [Interpreter.Item] = [.superlative(descending: false, word: "smallest"), .columns([salary]), .groupMarker, .table(teams)]
+        #expect(interpreter.risks(of: top, items: smallest, joined: 2, words: ["smallest", "salary", "for", "every", "team"]).contains(.rankedWithinEach))
+        // "the lowest and highest salary" with one of the two computed.
+        var one = QueryPlan(root: players)
+        one.measures = [.aggregate(.min, .column(salary))]
+        let two: [Interpreter.Item] = [
+            .superlative(descending: false, word: "lowest"), .superlative(descending: true, word: "highest"), .columns([salary]),
+        ]
+        #expect(interpreter.risks(of: one, items: two, joined: 1).contains(.functionLost))
+        // "the oldest age": the largest number, where on a date it is the smallest.
+        var oldest = QueryPlan(root: players)
+        oldest.measures = [.aggregate(.min, .column(age))]
+        #expect(interpreter.risks(of: oldest, items: [.superlative(descending: false, word: "oldest"), .columns([age])], joined: 1).contains(.ageOnANumber))
+        // "the total number of players" answered with a sum.
+        var summed = QueryPlan(root: players)
+        summed.measures = [.aggregate(.sum, .column(salary))]
+        #expect(interpreter.risks(of: summed, items: [.function(.sum), .count, .table(players)], joined: 1).contains(.rowsSummed))
+        #expect(!interpreter.risks(of: summed, items: [.function(.sum), .count, .table(players), .columns([salary])], joined: 1).contains(.rowsSummed))
     }
 
     @Test func aKeyAskedForInAListIsShown() {

@@ -84,6 +84,19 @@ import Testing
         #expect(data?.series.map(\.name) == ["USA", "Canada"])
     }
 
+    @Test func aKeyBesideANameLabelsNothing() {
+        // Groups shown by their key and their name: the name labels the bars, the key is no series.
+        let ids: [[SQLValue]] = [[.int(1), .text("Rock"), .int(10)], [.int(2), .text("Jazz"), .int(3)]]
+        let byId = choose(["GenreId", "Name", "value"], ids)
+        #expect(byId.x?.value == "Name")
+        #expect(byId.series == nil)
+        #expect(byId.y.map(\.value) == ["value"])
+        let codes: [[SQLValue]] = [[.text("ACCT"), .text("Accounting"), .int(4)], [.text("BIOL"), .text("Biology"), .int(7)]]
+        let byCode = choose(["dept_code", "dept_name", "value"], codes)
+        #expect(byCode.x?.value == "dept_name")
+        #expect(byCode.series == nil)
+    }
+
     @Test func theRendererDrawsAPNG() throws {
         let (spec, data) = ChartChoice.choose(columns: ["country", "n"], rows: [[.text("USA"), .int(3)], [.text("中国"), .int(2)]], hint: nil, title: "标题")
         let drawn = try #require(data)

@@ -311,6 +311,9 @@ struct PlanCompiler {
         var group: [String] = []
         switch plan.grouping {
         case .entity(let t)?:
+            // The key beside the labels: two rows may share a name, and a table with no name column is
+            // told apart by its key ("each department" of a table keyed by its code).
+            if let key = schema.tables[t].primaryKey, !schema.tables[t].labels.contains(key) { select.append(col(key)) }
             select += schema.tables[t].labels.map(col)
             if let key = schema.tables[t].primaryKey { group.append(col(key)) } else { group += schema.tables[t].labels.map(col) }
         case .column(let c)?:

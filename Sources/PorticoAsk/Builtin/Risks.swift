@@ -66,13 +66,23 @@ enum Risk: String, Sendable, CaseIterable {
     case measuresAFixedColumn = "measures-a-fixed-column"
     /// A sum whose "total" was a word of the summed column's own name (`total_passengers`).
     case sumFromColumnName = "sum-from-column-name"
+    /// "for each department", and one figure over all rows: the grouping the words ask for is not made.
+    case eachLost = "each-lost"
+    /// "the smallest salary for every department" read as the department with the smallest salary:
+    /// a superlative inside groups is their minimum or maximum, not a top.
+    case rankedWithinEach = "ranked-within-each"
+    /// "oldest" or "youngest" applied to a number (an age), where they run the other way than on a date.
+    case ageOnANumber = "age-on-a-number"
+    /// "the total number of clubs" answered with a sum of a column.
+    case rowsSummed = "rows-summed"
 }
 
 extension Risk {
     var weight: Double {
         switch self {
         case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice, .joinsWhatItNegates,
-            .contradiction, .nameNotShown, .groupingLost, .countReadAsSum, .countOrColumn, .measuresAFixedColumn, .sumFromColumnName:
+            .contradiction, .nameNotShown, .groupingLost, .countReadAsSum, .countOrColumn, .measuresAFixedColumn, .sumFromColumnName, .eachLost,
+            .rankedWithinEach, .ageOnANumber, .rowsSummed:
             0.5
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
@@ -117,6 +127,10 @@ extension Risk {
         case .countOrColumn: "rows counted where a column keeps that number"
         case .measuresAFixedColumn: "a total or average of a column fixed to one value"
         case .sumFromColumnName: "a sum read from a column's name"
+        case .eachLost: "an 'each' or 'per' with one figure over all rows"
+        case .rankedWithinEach: "a top where 'each' asks for a minimum or maximum per group"
+        case .ageOnANumber: "'oldest' or 'youngest' of a number"
+        case .rowsSummed: "a number of rows answered with a sum"
         }
     }
 }
@@ -129,6 +143,7 @@ extension Interpreter {
         var risks = joinRisks(reading) + partRisks(reading) + shapeRisks(reading) + conditionRisks(reading)
         if items.count >= 6, !followsUp { risks.append(.manyParts) }
         risks += lostParts(of: plan, items: items, words: words)
+        if !followsUp { risks += groupingRisks(of: plan, items: items, words: words) }
         return risks.uniqued()
     }
 
@@ -313,6 +328,48 @@ extension Interpreter {
         }
         return lost
     }
+
+    /// What "each" and superlatives ask of groups, against the plan's grouping and order; and
+    /// counts of rows answered with sums.
+    private func groupingRisks(of plan: QueryPlan, items: [Item], words: Set<String>) -> [Risk] {
+        var risks: [Risk] = []
+        let grouped = plan.grouping != nil || plan.countGroups
+        let eachWords: Set<String> = ["each", "per", "every"]
+        // "per order item" of the order items' own rows is every row, not a grouping.
+        let groupsSomething = items.indices.dropLast().contains { k in
+            guard items[k] == .groupMarker else { return false }
+            if case .table(let t) = items[k + 1], t == plan.root, k + 2 == items.count || !isColumnsItem(items[k + 2]) { return false }
+            return true
+        }
+        if !grouped, !plan.measures.isEmpty, groupsSomething, !words.isDisjoint(with: eachWords) { risks.append(.eachLost) }
+        // A superlative that names its column ("the highest price") inside groups is a function of each group.
+        let superlativeOfColumn = items.indices.dropLast().contains { k in
+            if case .superlative = items[k], case .columns = items[k + 1] { return true } else { return false }
+        }
+        if grouped, plan.limit != nil, superlativeOfColumn, !words.isDisjoint(with: eachWords) { risks.append(.rankedWithinEach) }
+        // Two superlatives ("the lowest and highest rating") and fewer minimums and maximums computed.
+        let superlatives = items.filter { if case .superlative = $0 { return true } else { return false } }.count
+        let extremes = plan.measures.filter { if case .aggregate(let f, _) = $0 { return f == .min || f == .max } else { return false } }.count
+        if superlatives >= 2, plan.order.isEmpty, extremes < superlatives { risks.append(.functionLost) }
+        // "the oldest age": on a number the largest, not the smallest as on a date.
+        for (k, item) in items.enumerated() {
+            guard case .superlative(_, let word) = item, ["oldest", "youngest"].contains(word) else { continue }
+            let named = k + 1 < items.count ? items[k + 1] : nil
+            if case .columns(let cs)? = named, cs.contains(where: { schema.column($0).kind == .number && !schema.column($0).isYear }) {
+                risks.append(.ageOnANumber)
+            }
+        }
+        // "the total number of clubs": rows counted; a sum answers "the total number of hours".
+        if let k = items.firstIndex(of: .count), k + 1 < items.count, case .table = items[k + 1], k + 2 == items.count || !isColumnsItem(items[k + 2]),
+            plan.measures.contains(where: { if case .aggregate(.sum, _) = $0 { return true } else { return false } }),
+            !plan.measures.contains(.countRows)
+        {
+            risks.append(.rowsSummed)
+        }
+        return risks
+    }
+
+    private func isColumnsItem(_ item: Item) -> Bool { if case .columns = item { return true } else { return false } }
 
     /// Whether a column of `tables` keeps a count of something the question names ("no_of_customers",
     /// "Number_cities", "num_employees" for "the number of customers, cities, employees").
