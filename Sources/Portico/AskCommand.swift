@@ -134,7 +134,7 @@ struct EvalCommand: AsyncParsableCommand {
                     if right {
                         all.correct += 1
                         tally.correct += 1
-                        outcome = "correct\t\(sureness)\t\(risks)"
+                        outcome = "correct\t\(sureness)\t\(risks)\t\(answer.sql)"
                     } else {
                         all.wrong += 1
                         tally.wrong += 1

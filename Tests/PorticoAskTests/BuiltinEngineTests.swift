@@ -300,6 +300,54 @@ import Testing
         #expect(!interpreter.risks(of: summed, items: [.function(.sum), .count, .table(players), .columns([salary])], joined: 1).contains(.rowsSummed))
     }
 
+    @Test func aTypePassedOverAndAnotherTableCountedAreRisks() {
+        let tables = [
+            SourceTable(
+                name: "products", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "product_name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "product_type_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "price", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "departments", isView: false,
+                columns: [
+                    .init(name: "dept_name", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "building", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "sales", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "product_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "product_id", table: "products", targetColumn: "id")]),
+        ]
+        let schema = SchemaModel(tables)
+        let interpreter = Interpreter(schema: schema, values: ValueIndex())
+        let products = schema.tables.firstIndex { $0.name == "products" }!
+        let sales = schema.tables.firstIndex { $0.name == "sales" }!
+        let price = schema.columnList.firstIndex { $0.name == "price" }!
+        let type = schema.columnList.firstIndex { $0.name == "product_type_code" }!
+        // "the average price for each type of product" with "type" passed over.
+        var average = QueryPlan(root: products)
+        average.measures = [.aggregate(.avg, .column(price))]
+        #expect(interpreter.risks(of: average, items: [.average, .columns([price])], joined: 1, unread: ["type", "of"]).contains(.typeUnread))
+        var perType = average
+        perType.grouping = .column(type)
+        #expect(!interpreter.risks(of: perType, items: [.average, .columns([price])], joined: 1, unread: ["type", "of"]).contains(.typeUnread))
+        // "the number of products that have sales" counting the sales.
+        var counted = QueryPlan(root: products)
+        counted.measures = [.countRows]
+        counted.counted = sales
+        #expect(interpreter.risks(of: counted, items: [.count, .table(products), .table(sales)], joined: 2).contains(.countsAnotherTable))
+        counted.counted = products
+        #expect(!interpreter.risks(of: counted, items: [.count, .table(products), .table(sales)], joined: 2).contains(.countsAnotherTable))
+        // A department keyed by its name is labelled by it, not by its building.
+        let departments = schema.tables.firstIndex { $0.name == "departments" }!
+        #expect(schema.tables[departments].labels.map { schema.column($0).name } == ["dept_name"])
+    }
+
     @Test func aKeyAskedForInAListIsShown() {
         #expect(Self.sql("Show the id and city of teams.") == #"SELECT t0."id", t0."city" FROM "teams" t0"#)
     }

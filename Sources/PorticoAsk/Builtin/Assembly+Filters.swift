@@ -134,10 +134,15 @@ extension Interpreter.Assembly {
             plan.conditions.append(.compare(.column(date), op, .number(Double(year))))
         } else if k > 0, case .compare(let op, _) = items[k - 1] {
             used.insert(k - 1)
-            plan.conditions.append(
-                op == .greater
-                    ? .compare(.column(date), .greaterOrEqual, .text("\(year + 1)-01-01"))
-                    : .compare(.column(date), op == .less ? .less : .greaterOrEqual, .text("\(year)-01-01")))
+            // A year's bounds on a date: after 2000 is from 2001-01-01, through 2017 is before 2018-01-01.
+            switch op {
+            case .greater: plan.conditions.append(.compare(.column(date), .greaterOrEqual, .text("\(year + 1)-01-01")))
+            case .greaterOrEqual: plan.conditions.append(.compare(.column(date), .greaterOrEqual, .text("\(year)-01-01")))
+            case .less: plan.conditions.append(.compare(.column(date), .less, .text("\(year)-01-01")))
+            case .lessOrEqual: plan.conditions.append(.compare(.column(date), .less, .text("\(year + 1)-01-01")))
+            case .equal: plan.conditions += interpreter.yearRange(date, year)
+            case .notEqual: throw NotUnderstood(message: "the built-in engine does not read 'not in \(year)'; ask for the years before and after it")
+            }
         } else {
             plan.conditions += interpreter.yearRange(date, year)
         }

@@ -60,7 +60,8 @@ public struct BuiltinEngine: AskEngine {
             switch PlanCompiler(schema: schema, dialect: request.dialect).compileCounting(understood.plan) {
             case .success(let (sql, joined)):
                 let risks = interpreter.risks(
-                    of: understood.plan, items: understood.items, joined: joined, followsUp: understood.followsUp, words: understood.words)
+                    of: understood.plan, items: understood.items, joined: joined, followsUp: understood.followsUp, words: understood.words,
+                    unread: understood.unread)
                 let confidence = risks.reduce(understood.confidence) { $0 * $1.weight }
                 guard confidence >= Interpreter.threshold - 1e-9 else {
                     let reasons = Array(Set(risks.filter { $0.weight < 1 }.map(\.reason))).sorted()

@@ -17,6 +17,8 @@ struct Interpreter {
         var followsUp = false
         /// The question's words, lowercased, for the risks that turn on one ("total").
         var words: Set<String> = []
+        /// Words the reading gave no part, lowercased ("type" in "each type of product").
+        var unread: Set<String> = []
     }
 
     struct NotUnderstood: Error, Sendable {
@@ -90,6 +92,7 @@ struct Interpreter {
             }
             // "Show all majors": one attribute listed (not what names a row) is the set of its values.
             if plan.measures.isEmpty, plan.grouping == nil, !plan.countGroups, plan.limit == nil, plan.order.isEmpty, plan.shown.count == 1,
+                plan.conditions.isEmpty,
                 let c = plan.shown.first, schema.column(c).kind == .text, !schema.column(c).isKey, !schema.tables[schema.column(c).table].labels.contains(c)
             {
                 understood.plan.distinct = true
@@ -99,6 +102,7 @@ struct Interpreter {
         for f in reader.namedFilters where !understood.plan.conditions.contains(.named(f)) { understood.plan.conditions.append(.named(f)) }
         understood.items = items
         understood.words = Set(reader.tokens.map(\.lower))
+        understood.unread = Set(reader.tokens.filter { !$0.used && !$0.quoted }.map(\.lower))
         return understood
     }
 
@@ -316,6 +320,16 @@ struct Interpreter {
                 !(low >= 1900 && low <= 2100 && low == low.rounded())
             {
                 take(i, 4, .range(min(low, high), max(low, high)))
+                continue
+            }
+            if w == "between", i + 3 < t.count, let low = t[i + 1].number, word(i + 2) == "and", let high = t[i + 3].number,
+                [low, high].allSatisfy({ $0 >= 1900 && $0 <= 2100 && $0 == $0.rounded() }), low <= high
+            {
+                // "between 2014 and 2017": from the first year through the last.
+                take(i, 1, .compare(.greaterOrEqual, word: "between"))
+                take(i + 1, 1, .year(Int(low)))
+                take(i + 2, 1, .compare(.lessOrEqual, word: "and"))
+                take(i + 3, 1, .year(Int(high)))
                 continue
             }
             if phrase(i, ["out", "of"]) {

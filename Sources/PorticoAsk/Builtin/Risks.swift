@@ -75,6 +75,11 @@ enum Risk: String, Sendable, CaseIterable {
     case ageOnANumber = "age-on-a-number"
     /// "the total number of clubs" answered with a sum of a column.
     case rowsSummed = "rows-summed"
+    /// "each type of product" with "type" given no part while a type column is there to read.
+    case typeUnread = "type-unread"
+    /// "the number of customers who have an account" counting the accounts: the table after "number
+    /// of" is not the one counted.
+    case countsAnotherTable = "counts-another-table"
 }
 
 extension Risk {
@@ -82,7 +87,7 @@ extension Risk {
         switch self {
         case .countsItsOwnRows, .partialValue, .namedColumnUnused, .countLost, .functionLost, .orLost, .shownTwice, .joinsWhatItNegates,
             .contradiction, .nameNotShown, .groupingLost, .countReadAsSum, .countOrColumn, .measuresAFixedColumn, .sumFromColumnName, .eachLost,
-            .rankedWithinEach, .ageOnANumber, .rowsSummed:
+            .rankedWithinEach, .ageOnANumber, .rowsSummed, .typeUnread, .countsAnotherTable:
             0.5
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge: 0.75
@@ -131,6 +136,8 @@ extension Risk {
         case .rankedWithinEach: "a top where 'each' asks for a minimum or maximum per group"
         case .ageOnANumber: "'oldest' or 'youngest' of a number"
         case .rowsSummed: "a number of rows answered with a sum"
+        case .typeUnread: "a type named but not read"
+        case .countsAnotherTable: "rows counted of another table than the one named"
         }
     }
 }
@@ -138,12 +145,13 @@ extension Risk {
 extension Interpreter {
     /// The risks of an understood plan, read from the plan and the question's parts.
     /// A follow-up's `items` are those of its whole chain, which are many by nature.
-    func risks(of plan: QueryPlan, items: [Item], joined: Int, followsUp: Bool = false, words: Set<String> = []) -> [Risk] {
+    func risks(of plan: QueryPlan, items: [Item], joined: Int, followsUp: Bool = false, words: Set<String> = [], unread: Set<String> = []) -> [Risk] {
         let reading = Reading(plan: plan, items: items, joined: joined, schema: schema)
         var risks = joinRisks(reading) + partRisks(reading) + shapeRisks(reading) + conditionRisks(reading)
         if items.count >= 6, !followsUp { risks.append(.manyParts) }
         risks += lostParts(of: plan, items: items, words: words)
         if !followsUp { risks += groupingRisks(of: plan, items: items, words: words) }
+        if typeUnread(plan, unread: unread) { risks.append(.typeUnread) }
         return risks.uniqued()
     }
 
@@ -366,7 +374,26 @@ extension Interpreter {
         {
             risks.append(.rowsSummed)
         }
+        if plan.grouping == nil, !plan.countGroups, plan.measures.contains(.countRows), let k = items.firstIndex(of: .count), k + 1 < items.count,
+            case .table(let named) = items[k + 1], (plan.counted ?? plan.root) != named
+        {
+            risks.append(.countsAnotherTable)
+        }
         return risks
+    }
+
+    /// Whether "type" or "kind" was passed over while a table of the answer has a column of that
+    /// word the plan does not read.
+    private func typeUnread(_ plan: QueryPlan, unread: Set<String>) -> Bool {
+        let kinds: [(Set<String>, String)] = [(["type", "types"], "type"), (["kind", "kinds"], "kind"), (["category", "categories"], "category")]
+        let read = plan.referencedColumns
+        var tables = Set(read.map { schema.column($0).table })
+        tables.insert(plan.root)
+        tables.formUnion(plan.through)
+        return kinds.contains { forms, word in
+            !unread.isDisjoint(with: forms)
+                && tables.contains { t in schema.tables[t].columns.contains { !read.contains($0) && schema.column($0).words.contains(word) } }
+        }
     }
 
     private func isColumnsItem(_ item: Item) -> Bool { if case .columns = item { return true } else { return false } }

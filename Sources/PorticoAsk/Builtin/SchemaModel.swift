@@ -189,7 +189,13 @@ struct SchemaModel: Sendable {
         let last = cs.first { columnList[$0].words == ["last", "name"] || columnList[$0].words == ["lastname"] || columnList[$0].words == ["surname"] }
         if let first, let last { return [first, last] }
         if let title = cs.first(where: { columnList[$0].words == ["title"] }) { return [title] }
-        if let named = cs.first(where: { columnList[$0].words.last == "name" }) { return [named] }
+        if let named = cs.first(where: { columnList[$0].words.last?.hasSuffix("name") == true }) { return [named] }
+        // A key that is itself the row's name ("dept_name", a person's "name"), or a column named as
+        // its table (a player's "Player"): either tells rows apart better than the first text column
+        // (a department's building).
+        let key = tables[t].primaryKey.flatMap { columnList[$0].kind == .text && columnList[$0].references == nil ? $0 : nil }
+        if let key, columnList[key].words.last == "name" || columnList[key].words == tables[t].words { return [key] }
+        if let same = cs.first(where: { columnList[$0].words == tables[t].words }) { return [same] }
         return cs.first.map { [$0] } ?? tables[t].primaryKey.map { [$0] } ?? []
     }
 
