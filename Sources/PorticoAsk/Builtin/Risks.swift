@@ -8,6 +8,10 @@
 enum Risk: String, Sendable, CaseIterable {
     /// A table joined only because a word named it, with nothing of it shown or filtered.
     case tableForAWord = "table-for-a-word"
+    /// Such a table where the answer is not one row per entity: in "the number of tracks of each
+    /// genre" the word names what each group counts; in a list or one figure it more often asked
+    /// for a column of that table, or another count (47% wrong on Spider's training databases).
+    case tableForAWordUngrouped = "table-for-a-word-ungrouped"
     /// Tables joined that the question did not name (the way between those it named).
     case bridge
     /// Two or more such tables.
@@ -90,7 +94,7 @@ extension Risk {
             .rankedWithinEach, .ageOnANumber, .rowsSummed, .typeUnread, .countsAnotherTable:
             0.5
         case .presence, .longBridge: 0.7
-        case .pickedColumn, .rootUnnamed, .bridge: 0.75
+        case .pickedColumn, .rootUnnamed, .bridge, .tableForAWordUngrouped: 0.75
         case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin, .negationUnnamed: 0.8
         case .noTableNamed, .manyParts: 0.9
         case .tableForAWord, .groupedByTime, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen: 1
@@ -100,7 +104,7 @@ extension Risk {
     /// The risk in words, for a refusal.
     var reason: String {
         switch self {
-        case .tableForAWord: "a table joined for one word"
+        case .tableForAWord, .tableForAWordUngrouped: "a table joined for one word"
         case .bridge, .longBridge: "tables joined that the question did not name"
         case .noTableNamed: "no table named"
         case .rootUnnamed: "the answer would be about a table the question did not name"
@@ -184,7 +188,10 @@ extension Interpreter {
     /// Joins: tables joined for a word, bridges the question did not name, which table the answer is about.
     private func joinRisks(_ r: Reading) -> [Risk] {
         var risks: [Risk] = []
-        if !r.tablesForAWord.isEmpty { risks.append(.tableForAWord) }
+        if !r.tablesForAWord.isEmpty {
+            risks.append(.tableForAWord)
+            if case .entity? = r.plan.grouping {} else { risks.append(.tableForAWordUngrouped) }
+        }
         let bridges = max(0, r.joined - r.direct.count)
         if bridges >= 1 { risks.append(.bridge) }
         if bridges >= 2 { risks.append(.longBridge) }
