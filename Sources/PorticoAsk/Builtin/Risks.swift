@@ -155,7 +155,7 @@ extension Interpreter {
         if items.count >= 6, !followsUp { risks.append(.manyParts) }
         risks += lostParts(of: plan, items: items, words: words)
         if !followsUp { risks += groupingRisks(of: plan, items: items, words: words) }
-        if typeUnread(plan, unread: unread) { risks.append(.typeUnread) }
+        if typeUnread(reading, unread: unread) { risks.append(.typeUnread) }
         return risks.uniqued()
     }
 
@@ -391,15 +391,12 @@ extension Interpreter {
 
     /// Whether "type" or "kind" was passed over while a table of the answer has a column of that
     /// word the plan does not read.
-    private func typeUnread(_ plan: QueryPlan, unread: Set<String>) -> Bool {
+    private func typeUnread(_ r: Reading, unread: Set<String>) -> Bool {
         let kinds: [(Set<String>, String)] = [(["type", "types"], "type"), (["kind", "kinds"], "kind"), (["category", "categories"], "category")]
-        let read = plan.referencedColumns
-        var tables = Set(read.map { schema.column($0).table })
-        tables.insert(plan.root)
-        tables.formUnion(plan.through)
+        let tables = r.usedTables.union([r.plan.root]).union(r.plan.through)
         return kinds.contains { forms, word in
             !unread.isDisjoint(with: forms)
-                && tables.contains { t in schema.tables[t].columns.contains { !read.contains($0) && schema.column($0).words.contains(word) } }
+                && tables.contains { t in schema.tables[t].columns.contains { !r.used.contains($0) && schema.column($0).words.contains(word) } }
         }
     }
 
