@@ -253,6 +253,23 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
             }
             group.cancelAll()
         }
+        await releaseLeases()
+    }
+
+    /// On a graceful stop, once every execution this replica ran has stopped at a node's edge: lets
+    /// them go, so another replica takes them at once instead of when their leases run out. The
+    /// node each was in did not record its job (its transaction rolled back), so it runs again
+    /// there — at most once with effects in the database, as after a crash.
+    func releaseLeases() async {
+        // A task of its own: the stop has cancelled this one, and the release must still reach the database.
+        await Task { [store, replica, appNames, logger] in
+            do {
+                for app in try await appNames() { try await store.release(app: app, owner: replica) }
+            } catch {
+                logger.warning(
+                    "could not let go of this replica's workflow executions; others take them when their leases run out", metadata: ["error": "\(error)"])
+            }
+        }.value
     }
 
     func countQueues(_ apps: [String]) async {

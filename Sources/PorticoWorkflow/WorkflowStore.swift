@@ -377,6 +377,14 @@ public struct WorkflowStore: Sendable {
         return try await updateHeld(db: db, execution: execution, owner: owner, set: set)
     }
 
+    /// Lets go of every execution `owner` is running (it is stopping): any replica may take them now.
+    /// A sleeping execution (a delay) is held by no one and keeps its wake time.
+    func release(app: String, owner: String) async throws {
+        var q = SQLFragment("UPDATE portico_executions SET lease_owner = NULL, lease_until = 0 WHERE status = 'running' AND lease_owner = ")
+        q.append(bind: .text(owner))
+        try await database(app).execute(q)
+    }
+
     /// Lets the execution go until `wake` (a delay): no replica holds it, and any may take it then.
     func sleep(db: any Database, execution: Int64, owner: String, until wake: Int64) async throws -> Bool {
         var set = SQLFragment("lease_owner = NULL, lease_until = ")

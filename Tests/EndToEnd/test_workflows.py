@@ -565,60 +565,99 @@ def test_workflows_that_start_each_other_stop_at_depth_three(story):
     assert len(call(server, key, "resource_list", {"resource": "Echo"})["data"]) == 5
 
 
+class SlowHook:
+    """A local HTTP endpoint for a request node; its first call takes eight seconds, long enough
+    for the replica that makes it to be stopped while it waits."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        self.calls = []
+        calls = self.calls
+
+        class Slow(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                calls.append(self.path)
+                if len(calls) == 1:
+                    time.sleep(8)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"ok": true}')
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def start_execution(self, server, key):
+        """A manual workflow writing, calling this hook, writing again; started, and waited for
+        until it is inside the hook's call."""
+        crm(server, key)
+        flow = call(server, key, "workflows_create", {
+            "title": "Write, call, write", "enabled": True, "trigger": {"type": "manual"},
+            "nodes": [
+                {"key": "before", "type": "create", "config": {"collection": "Task", "values": {"title": "before"}}},
+                {"key": "hook", "type": "request", "config": {"url": f"http://127.0.0.1:{self.server.server_address[1]}/slow"}},
+                {"key": "after", "type": "create", "config": {"collection": "Task", "values": {"title": "after"}}},
+            ],
+        })
+        started = call(server, key, "workflows_trigger", {"id": flow["id"]})["execution"]
+        wait_for(lambda: self.calls, what="the first replica to call the hook")
+        return started
+
+    def check_taken_over(self, server, key, started, timeout):
+        """The execution finished by `server`, each node once with effects, the hook called again."""
+        done = wait_for(lambda: (e := call(server, key, "executions_get", {"id": started["id"]}))["status"] == "resolved" and e,
+                        timeout=timeout, what="another replica to take the execution over")
+        assert [j["node"] for j in done["jobs"]] == ["before", "hook", "after"]
+        titles = sorted(t["title"] for t in call(server, key, "resource_list", {"resource": "Task", "pageSize": 100})["data"])
+        assert titles == ["after", "before"], "the write before the stopped replica's node is not made again"
+        assert len(self.calls) == 2, "the request it stopped in is made again: a request node runs at least once"
+
+
+HOOK_ARGS = ("--workflow-allow-host", "127.0.0.1", "--allow-private-workflow-hosts")
+
+
 def test_a_replica_that_dies_mid_node_leaves_the_execution_to_another_after_its_lease():
-    import http.server
-    import threading
-
-    calls = []
-
-    class Slow(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            calls.append(self.path)
-            if len(calls) == 1:
-                time.sleep(8)  # the first replica dies while it waits for this
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(b'{"ok": true}')
-
-        def log_message(self, *args):
-            pass
-
-    hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    hook = SlowHook()
     data_dir = tempfile.mkdtemp(prefix="portico-workflow-lease-")
     clock = f"{data_dir}/clock"
     now = int(time.time())
     with open(clock, "w") as f:
         f.write(str(now))
-    args = ("--workflow-allow-host", "127.0.0.1", "--allow-private-workflow-hosts")
     env = {"PORTICO_TEST_CLOCK_FILE": clock}
-    first = start_server(*args, data_dir=data_dir, env=env)
+    first = start_server(*HOOK_ARGS, data_dir=data_dir, env=env)
     key = first.api_key
-    crm(first, key)
-    flow = call(first, key, "workflows_create", {
-        "title": "Write, call, write", "enabled": True, "trigger": {"type": "manual"},
-        "nodes": [
-            {"key": "before", "type": "create", "config": {"collection": "Task", "values": {"title": "before"}}},
-            {"key": "hook", "type": "request", "config": {"url": f"http://127.0.0.1:{hook.server_address[1]}/slow"}},
-            {"key": "after", "type": "create", "config": {"collection": "Task", "values": {"title": "after"}}},
-        ],
-    })
-    started = call(first, key, "workflows_trigger", {"id": flow["id"]})["execution"]
-    wait_for(lambda: calls, what="the first replica to call the hook")
+    started = hook.start_execution(first, key)
     first.stop(signal.SIGKILL)
-    second = start_server(*args, data_dir=data_dir, env=env)
+    second = start_server(*HOOK_ARGS, data_dir=data_dir, env=env)
     try:
         time.sleep(1.5)
         assert call(second, key, "executions_get", {"id": started["id"]})["status"] == "running", "still leased to the dead replica"
         with open(clock, "w") as f:
             f.write(str(now + 61))  # past the 60-second lease
-        done = wait_for(lambda: (e := call(second, key, "executions_get", {"id": started["id"]}))["status"] == "resolved" and e, timeout=30,
-                        what="another replica to take the execution over")
-        assert [j["node"] for j in done["jobs"]] == ["before", "hook", "after"]
-        titles = sorted(t["title"] for t in call(second, key, "resource_list", {"resource": "Task", "pageSize": 100})["data"])
-        assert titles == ["after", "before"], "the write before the dead replica's node is not made again"
-        assert len(calls) == 2, "the request it died in is made again: a request node runs at least once"
+        hook.check_taken_over(second, key, started, timeout=30)
     finally:
         second.stop()
-        hook.shutdown()
+        hook.server.shutdown()
+
+
+def test_a_replica_stopped_gracefully_mid_node_hands_the_execution_over_at_once():
+    hook = SlowHook()
+    data_dir = tempfile.mkdtemp(prefix="portico-workflow-handover-")
+    first = start_server(*HOOK_ARGS, data_dir=data_dir)
+    key = first.api_key
+    started = hook.start_execution(first, key)
+    stopping = time.time()
+    assert first.stop() == 0
+    assert time.time() - stopping < 6, "the stop does not wait for the node's request to end"
+    second = start_server(*HOOK_ARGS, data_dir=data_dir)
+    try:
+        # Well inside the 60-second lease: the stopped replica let the execution go.
+        hook.check_taken_over(second, key, started, timeout=15)
+    finally:
+        second.stop()
+        hook.server.shutdown()
