@@ -350,6 +350,26 @@ import Testing
 
     @Test func aKeyAskedForInAListIsShown() {
         #expect(Self.sql("Show the id and city of teams.") == #"SELECT t0."id", t0."city" FROM "teams" t0"#)
+        // "the id of orders" where each order has its own key and one to its customer: its own.
+        let tables = [
+            SourceTable(
+                name: "customers", isView: false,
+                columns: [
+                    .init(name: "customer_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "customer_name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "orders", isView: false,
+                columns: [
+                    .init(name: "order_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "customer_id", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "order_status", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "customer_id", table: "customers", targetColumn: "customer_id")]),
+        ]
+        var request = Self.request("List the id and status of orders.")
+        request.tables = tables
+        request.values = ValueIndex()
+        #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT t0."order_id", t0."order_status" FROM "orders" t0"#)
     }
 
     @Test func anAnswerSaysHowSureItIsAndARiskyReadingIsRefused() {

@@ -465,9 +465,12 @@ struct Interpreter {
         if words.count == 1 {
             let partial = schema.columnList.indices.filter { ci in
                 let names = schema.columnList[ci].words
-                return names.count > 1 && !schema.columnList[ci].isPrimary && Lexicon.matches(question: words[0], schema: names.last ?? "")
+                return names.count > 1 && Lexicon.matches(question: words[0], schema: names.last ?? "")
             }
-            if !partial.isEmpty { return .columns(partial) }
+            // Primary keys last: "the id of orders" is order_id when the orders are what is asked
+            // about, a key to another table otherwise.
+            let ordered = partial.filter { !schema.columnList[$0].isPrimary } + partial.filter { schema.columnList[$0].isPrimary }
+            if !ordered.isEmpty { return .columns(ordered) }
             // A verb of a date or year column: "hired" for hire_date, "founded" for founded_year.
             let dated = schema.columnList.indices.filter { ci in
                 let c = schema.columnList[ci]
