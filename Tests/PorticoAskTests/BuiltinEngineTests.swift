@@ -372,6 +372,26 @@ import Testing
         #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT t0."order_id", t0."order_status" FROM "orders" t0"#)
     }
 
+    @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
+        // DName of Department is "the department name"; LName of Student is not "the student name".
+        #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])
+        #expect(Interpreter.initialed("LName", table: ["student"]) == nil)
+        #expect(Interpreter.initialed("DNO", table: ["department"]) == nil)
+        let tables = [
+            SourceTable(
+                name: "Department", isView: false,
+                columns: [
+                    .init(name: "DNO", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "DName", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Building", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var request = Self.request("Show the department name and building of each department.")
+        request.tables = tables
+        request.values = ValueIndex()
+        #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT t0."DName", t0."Building" FROM "Department" t0"#)
+    }
+
     @Test func anAnswerSaysHowSureItIsAndARiskyReadingIsRefused() {
         let plain = BuiltinEngine.answer(Self.request("How many players are there?"))
         #expect(plain.confidence == 1 && plain.risks.isEmpty, "\(plain)")

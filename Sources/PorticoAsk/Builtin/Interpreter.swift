@@ -446,6 +446,16 @@ struct Interpreter {
         "wage": Lexicon.payColumnWords, "size": Lexicon.sizeColumnWords, "quantity": Lexicon.quantityColumnWords,
     ]
 
+    /// The words of a column whose name starts with its table's initial as a capital of its own
+    /// ("DName" of Department, "CName" of Course): the table's words, then the rest of the name.
+    static func initialed(_ name: String, table: [String]) -> [String]? {
+        let characters = Array(name)
+        guard characters.count > 2, characters[0].isUppercase, characters[1].isUppercase, characters[2].isLowercase,
+            let first = table.first?.first, Character(characters[0].lowercased()) == first
+        else { return nil }
+        return table + SchemaModel.words(String(characters.dropFirst()))
+    }
+
     /// Tables or columns that `words` name.
     func schemaItem(_ words: [String]) -> Item? {
         func same(_ q: [String], _ s: [String]) -> Bool {
@@ -458,7 +468,11 @@ struct Interpreter {
             if names.count > 1, ["id", "key", "on", "at", "no"].contains(names.last ?? "") { names.removeLast() }
             // A yes/no column is named without its verb: "low cost" for is_low_cost.
             if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
-            if same(words, names) || same(words, column.words) { columns.append(ci) }
+            if same(words, names) || same(words, column.words) {
+                columns.append(ci)
+            } else if let initialed = Self.initialed(column.name, table: schema.tables[column.table].words), same(words, initialed) {
+                columns.append(ci)
+            }
         }
         if !columns.isEmpty { return .columns(columns) }
         // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.
