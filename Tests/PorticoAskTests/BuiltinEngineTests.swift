@@ -75,6 +75,9 @@ import Testing
 
     @Test func aNameWithATypoFindsTheOneValueCloseToIt() {
         #expect(Self.sql("How many players are in teams from Lisbn?")?.contains("'Lisbon'") == true)
+        // A guess at what was meant, said as one, and less sure than the name spelt as stored.
+        #expect(BuiltinEngine.answer(Self.request("How many players are in teams from Lisbn?")).risks.contains(Risk.respelled.rawValue))
+        #expect(!BuiltinEngine.answer(Self.request("How many players are in teams from Lisbon?")).risks.contains(Risk.respelled.rawValue))
         #expect(Self.sql("How many players are in teams from Pxrtx?") == nil, "two edits in a short name is another word")
     }
 

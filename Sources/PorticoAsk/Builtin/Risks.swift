@@ -84,6 +84,9 @@ enum Risk: String, Sendable, CaseIterable {
     /// "the number of customers who have an account" counting the accounts: the table after "number
     /// of" is not the one counted.
     case countsAnotherTable = "counts-another-table"
+    /// A value the question spelt otherwise ("Harford" taken for "Hartford"): a guess at what was
+    /// meant, as a word naming two columns is (half such answers were wrong on Spider's training set).
+    case respelled
 }
 
 extension Risk {
@@ -94,7 +97,7 @@ extension Risk {
             .rankedWithinEach, .ageOnANumber, .rowsSummed, .typeUnread, .countsAnotherTable:
             0.5
         case .presence, .longBridge: 0.7
-        case .pickedColumn, .rootUnnamed, .bridge, .tableForAWordUngrouped: 0.75
+        case .pickedColumn, .rootUnnamed, .bridge, .tableForAWordUngrouped, .respelled: 0.75
         case .negation, .ranked, .valueInManyColumns, .distinct, .semiJoin, .negationUnnamed: 0.8
         case .noTableNamed, .manyParts: 0.9
         case .tableForAWord, .groupedByTime, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen: 1
@@ -142,6 +145,7 @@ extension Risk {
         case .rowsSummed: "a number of rows answered with a sum"
         case .typeUnread: "a type named but not read"
         case .countsAnotherTable: "rows counted of another table than the one named"
+        case .respelled: "a value spelt otherwise in the question than in the data"
         }
     }
 }
@@ -224,9 +228,10 @@ extension Interpreter {
                 {
                     risks.append(.nameNotShown)
                 }
-            case .value(let entries, _, let partial):
+            case .value(let entries, let phrase, let partial):
                 if Set(entries.map(\.column)).count > 1 { risks.append(.valueInManyColumns) }
                 if partial { risks.append(.partialValue) }
+                if !partial, !entries.contains(where: { ValueIndex.words($0.value) == ValueIndex.words(phrase) }) { risks.append(.respelled) }
             default: break
             }
         }
