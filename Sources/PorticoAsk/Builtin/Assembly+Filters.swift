@@ -232,6 +232,12 @@ extension Interpreter.Assembly {
             // "airlines that are not low cost".
             used.insert(k + 1)
             plan.conditions.append(.flag(c, false))
+        } else if let flags = Optional(interpreter.values.flags),
+            let (c, no) = isColumns(k + 1).flatMap({ cs in cs.compactMap { c in flags[c]?.no.map { (c, $0) } }.first })
+        {
+            // "students not on scholarship", where it is a 'Y' or an 'N'.
+            used.insert(k + 1)
+            plan.conditions.append(.oneOf(c, [no]))
         } else if let t = isTable(k + 1) {
             used.insert(k + 1)
             // Directly, or through a table that links both ("products never ordered": no order line names them).

@@ -35,6 +35,11 @@ extension Interpreter.Assembly {
                 plan.conditions.append(.flag(c, true))
                 continue
             }
+            if let flag = interpreter.values.flags[c] {
+                // "students on scholarship", where it is a 'Y' or an 'N': the same, as stored.
+                plan.conditions.append(.oneOf(c, [flag.yes]))
+                continue
+            }
             let article = k > 0 && [QuestionReader.Item.which].contains(items[k - 1])
             if measure == nil && counted != nil || (measure == .countRows), grouping == nil, let counted, schema.column(c).table != counted,
                 schema.tables[schema.column(c).table].labels.contains(c)

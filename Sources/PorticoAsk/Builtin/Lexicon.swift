@@ -17,7 +17,10 @@ enum Lexicon {
         return out
     }
 
-    static let irregularPlurals = ["people": "person", "men": "man", "women": "woman", "children": "child", "staff": "staff"]
+    static let irregularPlurals = ["people": "person", "men": "man", "women": "woman", "children": "child", "staff": "staff", "ids": "id"]
+
+    /// Column names that run the parts of a person's name together: Fname is a first name.
+    static let nameParts = ["fname": ["first", "name"], "lname": ["last", "name"], "mname": ["middle", "name"]]
 
     /// Whether a question word means a schema word: the same up to plural, an abbreviation the
     /// schema uses ("rep" for "representative", "qty"), or another form of the same stem

@@ -26,8 +26,23 @@ public struct ValueIndex: Sendable {
     /// Columns whose values are often lists ("Angus Young, Malcolm Young"): a name in them is
     /// matched inside the text.
     var listColumns: Set<Int> = []
+    /// Text columns that hold a yes or a no ('Y'/'N', 'yes'/'no', 'T'/'F'), with the spellings
+    /// stored: "students on scholarship" is a condition on one, as on a boolean column.
+    var flags: [Int: (yes: String, no: String?)] = [:]
 
     public init() {}
+
+    static let yesWords: Set<String> = ["y", "yes", "t", "true"]
+    static let noWords: Set<String> = ["n", "no", "f", "false"]
+
+    /// Records `column` as a yes/no column when its distinct `values` are one yes and at most one no.
+    mutating func noteFlag(column: Int, values: [String]) {
+        guard (1...2).contains(values.count) else { return }
+        let yes = values.filter { Self.yesWords.contains($0.lowercased()) }
+        let no = values.filter { Self.noWords.contains($0.lowercased()) }
+        guard yes.count == 1, yes.count + no.count == values.count else { return }
+        flags[column] = (yes[0], no.first)
+    }
 
     /// Reads the values of `tables`' text columns with `query` (one `SELECT DISTINCT` per column).
     static func build(_ schema: SchemaModel, dialect: SQLDialect = .sqlite, query: (String) async throws -> [[SQLValue]]) async throws -> ValueIndex {
@@ -48,6 +63,7 @@ public struct ValueIndex: Sendable {
                 guard case .text(let text)? = row.first, !text.isEmpty, text.count <= 120 else { continue }
                 index.add(column: ci, value: text)
             }
+            index.noteFlag(column: ci, values: rows.compactMap { if case .text(let text)? = $0.first { text } else { nil } })
         }
         return index
     }
