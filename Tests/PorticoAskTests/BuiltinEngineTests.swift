@@ -375,6 +375,19 @@ import Testing
         #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT t0."order_id", t0."order_status" FROM "orders" t0"#)
     }
 
+    @Test func theMostCommonValueIsTheOneMostRowsHave() {
+        #expect(
+            Self.sql("What is the most common city of teams?")
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 1"#)
+        // As many as asked; the least common too.
+        #expect(
+            Self.sql("What are the 2 most common cities of teams?")
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 2"#)
+        #expect(
+            Self.sql("Which is the least common city of teams?")
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value, t0."city" LIMIT 1"#)
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

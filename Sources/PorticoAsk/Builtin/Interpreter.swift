@@ -46,7 +46,7 @@ struct Interpreter {
         if let write = reader.tokens.first(where: { Lexicon.writeVerbs.contains($0.lower) && !$0.quoted }) {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
-        var items = try recognize(&reader)
+        var items = mostCommonAsCount(try recognize(&reader))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -104,6 +104,33 @@ struct Interpreter {
         understood.words = Set(reader.tokens.map(\.lower))
         understood.unread = Set(reader.tokens.filter { !$0.used && !$0.quoted }.map(\.lower))
         return understood
+    }
+
+    /// "the 3 most common cloud covers in zip code 94107", "the most common status across cities":
+    /// read as "which 3 cloud covers have the most weather rows", "which status has the most cities",
+    /// counting the rows of the table named right after it, else of the column's own table.
+    func mostCommonAsCount(_ items: [Item]) -> [Item] {
+        guard
+            let i = items.firstIndex(of: .superlative(descending: true, word: "common"))
+                ?? items.firstIndex(of: .superlative(descending: false, word: "common")),
+            case .superlative(let descending, _) = items[i], i + 1 < items.count, case .columns(let cs) = items[i + 1],
+            let column = pickColumn(cs, near: [])
+        else { return items }
+        var counted = schema.column(column).table
+        var end = i + 1
+        if i + 2 < items.count, case .table(let t) = items[i + 2] {
+            counted = t
+            end = i + 2
+        }
+        var start = i
+        var top: [Item] = []
+        if i > 0, case .number(let n, nil) = items[i - 1], n == n.rounded(), n > 0, n < 100 {
+            top = [.top(Int(n))]
+            start = i - 1
+        }
+        let which: [Item] = items[..<start].contains(.which) ? [] : [.which]
+        let reading: [Item] = which + [.columns(cs), .superlative(descending: descending, word: descending ? "most" : "least")] + top + [.table(counted)]
+        return Array(items[..<start]) + reading + Array(items[(end + 1)...])
     }
 
     // MARK: - Recognition
@@ -255,6 +282,11 @@ struct Interpreter {
             }
             if ["minimum", "min"].contains(w) {
                 take(i, 1, .function(.min))
+                continue
+            }
+            if ["most", "least"].contains(w), let next = word(i + 1), ["common", "frequent"].contains(next) {
+                // "the most common status": the value most rows have (`mostCommonAsCount`).
+                take(i, 2, .superlative(descending: w == "most", word: "common"))
                 continue
             }
             if phrase(i, ["most", "expensive"]) || phrase(i, ["least", "expensive"]) || phrase(i, ["highest", "paid"])
