@@ -388,6 +388,15 @@ import Testing
                 == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value, t0."city" LIMIT 1"#)
     }
 
+    @Test func aCorrespondingCountIsOneForEachOfWhatCameBefore() {
+        #expect(
+            Self.sql("Show all cities and the corresponding number of teams.")
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city""#)
+        // Nothing before it to pair the count with: refused, saying so.
+        let alone = BuiltinEngine.answer(Self.request("Show the corresponding number of teams."))
+        #expect(alone.candidates.isEmpty && (alone.reason ?? "").contains("corresponds"), "\(alone)")
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

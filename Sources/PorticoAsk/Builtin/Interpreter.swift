@@ -46,7 +46,7 @@ struct Interpreter {
         if let write = reader.tokens.first(where: { Lexicon.writeVerbs.contains($0.lower) && !$0.quoted }) {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
-        var items = mostCommonAsCount(try recognize(&reader))
+        var items = try correspondingAsEach(mostCommonAsCount(try recognize(&reader)))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -131,6 +131,21 @@ struct Interpreter {
         let which: [Item] = items[..<start].contains(.which) ? [] : [.which]
         let reading: [Item] = which + [.columns(cs), .superlative(descending: descending, word: descending ? "most" : "least")] + top + [.table(counted)]
         return Array(items[..<start]) + reading + Array(items[(end + 1)...])
+    }
+
+    /// "the hometowns of gymnasts and the corresponding number of gymnasts": read as "the number of
+    /// gymnasts for each hometown of gymnasts". The words before it from its first column on are
+    /// what is grouped by; the count and the table right after it, what is counted.
+    func correspondingAsEach(_ items: [Item]) throws(NotUnderstood) -> [Item] {
+        guard let g = items.firstIndex(of: .correspondingMarker) else { return items }
+        guard let first = items[..<g].firstIndex(where: { if case .columns = $0 { true } else { false } }), g + 1 < items.count,
+            items[g + 1] == .count
+        else {
+            throw NotUnderstood(message: "the built-in engine could not tell what the count corresponds to; ask for the number of each, e.g. 'for each city'")
+        }
+        var end = g + 1
+        if end + 1 < items.count, case .table = items[end + 1] { end += 1 }
+        return Array(items[..<first]) + Array(items[(g + 1)...end]) + [.groupMarker] + Array(items[first..<g]) + Array(items[(end + 1)...])
     }
 
     // MARK: - Recognition
@@ -253,6 +268,11 @@ struct Interpreter {
             ]
             if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
                 take(i, words.count, .compare(op, word: words[0]))
+                continue
+            }
+            if w == "corresponding", phrase(i + 1, ["number", "of"]) || word(i + 1) == "count" {
+                // "all majors and the corresponding number of students" (`correspondingAsEach`).
+                take(i, 1, .correspondingMarker)
                 continue
             }
             if phrase(i, ["count", "the", "number", "of"]) || phrase(i, ["count", "the", "total", "number", "of"]) {

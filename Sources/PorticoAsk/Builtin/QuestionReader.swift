@@ -21,6 +21,8 @@ struct QuestionReader {
         case superlative(descending: Bool, word: String)
         case top(Int)
         case groupMarker
+        /// "corresponding" before a count: what comes before it is grouped by (`correspondingAsEach`).
+        case correspondingMarker
         case bucket(QueryPlan.Bucket)
         case table(Int)
         case columns([Int])
