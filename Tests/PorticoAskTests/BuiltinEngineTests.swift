@@ -397,6 +397,18 @@ import Testing
         #expect(alone.candidates.isEmpty && (alone.reason ?? "").contains("corresponds"), "\(alone)")
     }
 
+    @Test func aNumberOrMoreIsAtLeastItAndAlphabeticalOrderHasItsWordings() {
+        #expect(
+            Self.sql("Which teams have 3 or more players?")
+                == #"SELECT t0."id", t0."name" FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id" HAVING COUNT(*) >= 3"#
+        )
+        #expect(Self.sql("Which teams have two or fewer players?")?.contains("HAVING COUNT(*) <= 2") == true)
+        #expect(Self.sql("List the cities of teams in ascending alphabetical order.") == Self.sql("List the cities of teams in alphabetical order."))
+        #expect(
+            Self.sql("List the names of teams in alphabetical order of city.")
+                == #"SELECT t0."name" FROM "teams" t0 ORDER BY t0."city", t0."id""#)
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

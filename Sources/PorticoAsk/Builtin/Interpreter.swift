@@ -218,6 +218,20 @@ struct Interpreter {
                 items.append((i, .text(t[i].text)))
                 continue
             }
+            if let n = t[i].number ?? (word(i).flatMap { Lexicon.numberWords[$0] }.map(Double.init)), n == n.rounded(),
+                let bound = [
+                    ("more", QueryPlan.Comparison.greaterOrEqual), ("greater", .greaterOrEqual), ("above", .greaterOrEqual),
+                    ("higher", .greaterOrEqual), ("fewer", .lessOrEqual), ("less", .lessOrEqual), ("below", .lessOrEqual), ("lower", .lessOrEqual),
+                ]
+                .first(where: { phrase(i + 1, ["or", $0.0]) })
+            {
+                // "3 or more actors": at least 3; the bound before its number, as "more than 3" reads.
+                t[i + 1].used = true
+                t[i + 2].used = true
+                items.append((i, .compare(bound.1, word: bound.0)))
+                take(i, 1, .number(n, unit: nil))
+                continue
+            }
             if let n = t[i].number {
                 let next = word(i + 1)
                 // "more than 2000 distance": a number before a column of numbers is not a year.
@@ -465,6 +479,11 @@ struct Interpreter {
 
     /// Words that order a list, and which way.
     static let orderPhrases: [([String], Item)] = [
+        // "in alphabetical order of theme" orders by the column after it.
+        (["in", "ascending", "alphabetical", "order", "of"], .orderBy), (["in", "the", "alphabetical", "order", "of"], .orderBy),
+        (["in", "alphabetical", "order", "of"], .orderBy), (["in", "ascending", "alphabetical", "order"], .alphabetical),
+        (["in", "the", "alphabetical", "order"], .alphabetical), (["in", "an", "alphabetical", "order"], .alphabetical),
+        (["by", "alphabetical", "order"], .alphabetical), (["in", "alphabetic", "order"], .alphabetical),
         (["ordered", "by"], .orderBy), (["sorted", "by"], .orderBy), (["order", "by"], .orderBy), (["sort", "by"], .orderBy),
         (["in", "order", "of"], .orderBy), (["arranged", "by"], .orderBy), (["ordered", "on"], .orderBy), (["sorted", "on"], .orderBy),
         (["in", "descending", "order"], .direction(descending: true, ofAge: false)),
