@@ -409,6 +409,11 @@ import Testing
                 == #"SELECT t0."name" FROM "teams" t0 ORDER BY t0."city", t0."id""#)
     }
 
+    @Test func aTotalComparedIsTheTotalNotACount() {
+        let sql = Self.sql("Which teams have a total salary of more than 1000 in players?") ?? ""
+        #expect(sql.hasSuffix(#"HAVING SUM(t1."salary") > 1000"#), "\(sql)")
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

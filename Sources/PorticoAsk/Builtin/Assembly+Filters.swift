@@ -170,7 +170,13 @@ extension Interpreter.Assembly {
         used.insert(k + 1)
         // What is compared: the table counted after the number ("more than 25 tracks"), a column named
         // next to it, or the column an adjective names ("longer than 20 minutes").
-        if let t = isTable(k + 2) {
+        if let t = isTable(k + 2), k > 0, let cs = isColumns(k - 1), case .aggregate(_, .column(let c))? = measure, cs.contains(c) {
+            // "a total amount of more than 5000 in loans": the total compared, of the loans.
+            used.insert(k + 2)
+            plan.having.append(.compare(measure!, op, .number(n)))
+            if grouping == nil { grouping = .entity(root0) }
+            if !plan.through.contains(t), t != root0 { plan.through.append(t) }
+        } else if let t = isTable(k + 2) {
             used.insert(k + 2)
             plan.having.append(.compare(.countRows, op, .number(n)))
             plan.counted = plan.counted ?? t
