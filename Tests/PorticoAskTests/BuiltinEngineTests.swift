@@ -414,6 +414,13 @@ import Testing
         #expect(sql.hasSuffix(#"HAVING SUM(t1."salary") > 1000"#), "\(sql)")
     }
 
+    @Test func whereAsksForAPlace() {
+        let reply = BuiltinEngine.answer(Self.request("Where is the player Ana?"))
+        #expect(reply.candidates.isEmpty && (reply.reason ?? "").contains("says where"), "\(reply)")
+        // A relative 'where' inside the sentence is not a question of place.
+        #expect(Self.sql("Show the players where the salary is more than 1000.") != nil)
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

@@ -98,6 +98,14 @@ struct Interpreter {
                 understood.plan.distinct = true
             }
         }
+        // "Where is the history department?": a place is asked for; an answer without one is no answer.
+        if reader.tokens.contains(where: { $0.text == "Where" && !$0.capitalized }) {
+            let plan = understood.plan
+            let places = plan.shown + (plan.grouping.map { g in if case .column(let c) = g { [c] } else { [] } } ?? [])
+            guard places.contains(where: { c in schema.column(c).words.contains(where: Lexicon.placeWords.contains) }) else {
+                throw NotUnderstood(message: "the built-in engine could not tell which column says where; name it (datasource_describe lists them)")
+            }
+        }
         // The terms' filters hold whatever else the question asks.
         for f in reader.namedFilters where !understood.plan.conditions.contains(.named(f)) { understood.plan.conditions.append(.named(f)) }
         understood.items = items

@@ -105,6 +105,12 @@ enum Lexicon {
         "paid", "payment", "payments", "gross",
     ]
 
+    /// Column-name words of a place: what a question that asks "where" must show.
+    static let placeWords: Set<String> = [
+        "location", "locations", "address", "city", "place", "building", "room", "office", "country", "state", "located", "venue", "site",
+        "hometown", "town", "region", "street", "area", "campus", "port", "airport", "station",
+    ]
+
     /// Column-name words that hold a money amount of a sale, strongest first.
     static let moneyColumnWords = ["total", "amount", "revenue", "sale", "sales", "price", "cost", "value", "paid", "payment", "subtotal"]
     static let quantityColumnWords = ["quantity", "qty", "units"]
