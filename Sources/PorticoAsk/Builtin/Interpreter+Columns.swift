@@ -84,6 +84,8 @@ extension Interpreter {
             lexicon = Lexicon.priceColumnWords
         case "paid":
             lexicon = Lexicon.payColumnWords
+        case "tallest", "taller":
+            lexicon = ["height", "tall"]
         case "largest", "biggest", "smallest", "larger", "bigger", "smaller", "heaviest", "lightest":
             lexicon = Lexicon.sizeColumnWords + Lexicon.moneyColumnWords
         case "oldest", "youngest", "newest", "latest", "earliest", "recent", "older", "younger":

@@ -337,7 +337,9 @@ struct Interpreter {
                 take(i, 2, .superlative(descending: ["most", "highest", "best"].contains(w), word: t[i + 1].lower))
                 continue
             }
-            let descending = ["most", "highest", "largest", "biggest", "greatest", "longest", "top", "latest", "newest", "heaviest", "best", "oldest"]
+            let descending = [
+                "most", "highest", "largest", "biggest", "greatest", "longest", "top", "latest", "newest", "heaviest", "best", "oldest", "tallest",
+            ]
             let ascending = ["least", "fewest", "lowest", "smallest", "shortest", "cheapest", "earliest", "bottom", "lightest", "worst", "youngest"]
             if descending.contains(w) || ascending.contains(w) {
                 // The oldest date is the smallest; the youngest birth date the largest.
