@@ -421,6 +421,56 @@ import Testing
         #expect(Self.sql("Show the players where the salary is more than 1000.") != nil)
     }
 
+    @Test func runTogetherNamesAndRowsListedOnceEach() {
+        let tables = [
+            SourceTable(
+                name: "Student", isView: false,
+                columns: [
+                    .init(name: "StuID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Fname", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "LName", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "Dorm", isView: false,
+                columns: [
+                    .init(name: "dormid", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "dorm_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "Lives_in", isView: false,
+                columns: [
+                    .init(name: "stuid", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "dormid", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ],
+                foreignKeys: [.init(column: "stuid", table: "Student", targetColumn: "StuID"), .init(column: "dormid", table: "Dorm", targetColumn: "dormid")]),
+            SourceTable(
+                name: "Video_Games", isView: false,
+                columns: [
+                    .init(name: "GameID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "GName", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "GType", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+        ]
+        let schema = SchemaModel(tables)
+        func ask(_ question: String, hall: Bool = false) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            var values = ValueIndex()
+            if hall, let c = schema.columnList.firstIndex(where: { $0.name == "dorm_name" }) {
+                values.add(column: c, value: "Smith Hall")
+                values.names[c] = ("Dorm", "dorm_name")
+            }
+            request.values = values
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // Fname is a first name; listed through a join, each student once (two may share a first name).
+        #expect(
+            ask("What are the first names of all students in Smith Hall?", hall: true)?
+                .hasPrefix(#"SELECT DISTINCT t0."StuID", t0."Fname" FROM "Student" t0"#) == true)
+        // GType of Video_Games is the games' type.
+        #expect(ask("Show all video game types.")?.contains(#"t0."GType""#) == true)
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

@@ -495,7 +495,8 @@ struct Interpreter {
         (["in", "the", "alphabetical", "order"], .alphabetical), (["in", "an", "alphabetical", "order"], .alphabetical),
         (["by", "alphabetical", "order"], .alphabetical), (["in", "alphabetic", "order"], .alphabetical),
         (["ordered", "by"], .orderBy), (["sorted", "by"], .orderBy), (["order", "by"], .orderBy), (["sort", "by"], .orderBy),
-        (["in", "order", "of"], .orderBy), (["arranged", "by"], .orderBy), (["ordered", "on"], .orderBy), (["sorted", "on"], .orderBy),
+        (["in", "order", "of"], .orderBy), (["in", "the", "order", "of"], .orderBy), (["arranged", "by"], .orderBy), (["ordered", "on"], .orderBy),
+        (["sorted", "on"], .orderBy),
         (["in", "descending", "order"], .direction(descending: true, ofAge: false)),
         (["in", "ascending", "order"], .direction(descending: false, ofAge: false)),
         (["descending"], .direction(descending: true, ofAge: false)), (["ascending"], .direction(descending: false, ofAge: false)),
@@ -528,13 +529,14 @@ struct Interpreter {
     ]
 
     /// The words of a column whose name starts with its table's initial as a capital of its own
-    /// ("DName" of Department, "CName" of Course): the table's words, then the rest of the name.
+    /// ("DName" of Department, "CName" of Course, "GName" of Video_Games): the table's word with
+    /// that initial, then the rest of the name.
     static func initialed(_ name: String, table: [String]) -> [String]? {
         let characters = Array(name)
         guard characters.count > 2, characters[0].isUppercase, characters[1].isUppercase, characters[2].isLowercase,
-            let first = table.first?.first, Character(characters[0].lowercased()) == first
+            let word = table.first(where: { $0.first == Character(characters[0].lowercased()) })
         else { return nil }
-        return table + SchemaModel.words(String(characters.dropFirst()))
+        return (table.count == 1 ? table : [word]) + SchemaModel.words(String(characters.dropFirst()))
     }
 
     /// Tables or columns that `words` name.
@@ -559,7 +561,8 @@ struct Interpreter {
         // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.
         if words.count == 1 {
             let partial = schema.columnList.indices.filter { ci in
-                let names = schema.columnList[ci].words
+                let column = schema.columnList[ci]
+                let names = Self.initialed(column.name, table: schema.tables[column.table].words) ?? column.words
                 return names.count > 1 && Lexicon.matches(question: words[0], schema: names.last ?? "")
             }
             // Primary keys last: "the id of orders" is order_id when the orders are what is asked

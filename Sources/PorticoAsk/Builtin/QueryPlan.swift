@@ -331,6 +331,12 @@ struct PlanCompiler {
         if plan.countGroups, select.isEmpty || plan.measures.isEmpty { select = group.isEmpty ? select : [group[0]] }
         // A list whose joins repeat its rows ("passengers who booked a first class seat") shows each once.
         let distinct = plan.distinct || plan.measures.isEmpty && group.isEmpty && repeats(plan.root)
+        if distinct, !plan.distinct, let key = schema.tables[plan.root].primaryKey, !select.contains(col(key)),
+            plan.shown.allSatisfy({ schema.column($0).table == plan.root })
+        {
+            // Each row once, not each value once: two students named Sarah are two students.
+            select.insert(col(key), at: 0)
+        }
         if distinct {
             // PostgreSQL orders a DISTINCT list only by what it shows.
             for (e, _) in plan.order where !select.contains(expression(e)) { select.append(expression(e)) }

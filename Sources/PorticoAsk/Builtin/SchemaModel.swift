@@ -80,7 +80,7 @@ struct SchemaModel: Sendable {
             var entry = Table(name: table.name, words: SchemaModel.words(table.name), columns: [], primaryKey: nil, labels: [])
             let foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
             for column in table.columns {
-                let words = SchemaModel.words(column.name)
+                let words = SchemaModel.words(column.name).flatMap { Lexicon.nameParts[$0] ?? [$0] }
                 let key = foreign[column.name.lowercased()]
                 let reference = key.flatMap { index[$0.table.lowercased()] }
                 let named = words.last == "id" || words.last == "key" || column.name.lowercased() == "id"
