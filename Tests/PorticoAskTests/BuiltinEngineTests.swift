@@ -467,6 +467,9 @@ import Testing
         #expect(
             ask("What are the first names of all students in Smith Hall?", hall: true)?
                 .hasPrefix(#"SELECT DISTINCT t0."StuID", t0."Fname" FROM "Student" t0"#) == true)
+        // "the (full) names of students", who have a first and a last name: both.
+        #expect(ask("What are the full names of all students?") == #"SELECT t0."Fname", t0."LName" FROM "Student" t0"#)
+        #expect(ask("What are the names of all students?") == #"SELECT t0."Fname", t0."LName" FROM "Student" t0"#)
         // GType of Video_Games is the games' type.
         #expect(ask("Show all video game types.")?.contains(#"t0."GType""#) == true)
     }

@@ -13,6 +13,13 @@ extension Interpreter.Assembly {
                 continue
             }
             guard let c = interpreter.pickColumn(cs, near: related) else { continue }
+            let labels = schema.tables[schema.column(c).table].labels
+            if labels.count > 1, labels.allSatisfy(cs.contains) {
+                // "the (full) names of students", who have a first and a last name: both.
+                used.insert(k)
+                shown += labels.filter { !shown.contains($0) }
+                continue
+            }
             used.insert(k)
             // A key named where two keys join the same tables says which ("flights by destination airport").
             for key in cs where schema.column(key).references != nil {

@@ -70,7 +70,7 @@ enum Lexicon {
     /// Words ignored when they name nothing in the schema (a column may be called `type` or `value`).
     static let softWords: Set<String> = [
         "value", "values", "entry", "entries", "row", "rows", "record", "records", "item", "items", "detail", "details", "information",
-        "data", "table", "kind", "kinds", "type", "types", "one", "number", "amount", "name", "names", "exist", "exists", "existing",
+        "data", "table", "kind", "kinds", "type", "types", "one", "number", "amount", "name", "names", "full", "exist", "exists", "existing",
         "recorded", "stored", "known", "individual", "separate", "registered", "available", "listed",
         "made", "make", "generate", "generated", "generating", "earn", "earns", "earned", "earning", "bring", "brought", "serve", "serves", "served", "sell",
         "sold", "buy", "bought", "purchase", "purchased", "issue", "issued", "place", "placed", "create", "created", "work", "works",
