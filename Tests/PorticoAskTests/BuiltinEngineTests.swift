@@ -414,6 +414,14 @@ import Testing
         #expect(sql.hasSuffix(#"HAVING SUM(t1."salary") > 1000"#), "\(sql)")
     }
 
+    @Test func aHighestAndALowestListedAreTheMaximumAndTheMinimum() {
+        #expect(
+            Self.sql("What are the highest, lowest and average salary of players?")
+                == #"SELECT MAX(t0."salary") AS value1, MIN(t0."salary") AS value2, AVG(t0."salary") AS value3 FROM "players" t0"#)
+        // One superlative before a function ranks by it.
+        #expect(Self.sql("Which team has the highest average salary of players?")?.contains("LIMIT 1") == true)
+    }
+
     @Test func whereAsksForAPlace() {
         let reply = BuiltinEngine.answer(Self.request("Where is the player Ana?"))
         #expect(reply.candidates.isEmpty && (reply.reason ?? "").contains("says where"), "\(reply)")

@@ -46,7 +46,7 @@ struct Interpreter {
         if let write = reader.tokens.first(where: { Lexicon.writeVerbs.contains($0.lower) && !$0.quoted }) {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
-        var items = try correspondingAsEach(mostCommonAsCount(try recognize(&reader)))
+        var items = try correspondingAsEach(mostCommonAsCount(superlativesListedWithFunctions(try recognize(&reader))))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -112,6 +112,36 @@ struct Interpreter {
         understood.words = Set(reader.tokens.map(\.lower))
         understood.unread = Set(reader.tokens.filter { !$0.used && !$0.quoted }.map(\.lower))
         return understood
+    }
+
+    /// "the highest, lowest and average GPA", "the highest and lowest salary": a highest and a lowest
+    /// listed together (with functions or not) are the maximum and the minimum, not a ranking; "the
+    /// highest average salary" stays a ranking of averages.
+    func superlativesListedWithFunctions(_ items: [Item]) -> [Item] {
+        let extremes = ["highest", "lowest", "largest", "smallest", "greatest", "maximum", "minimum"]
+        func listed(_ item: Item) -> Bool {
+            switch item {
+            case .function, .average: true
+            case .superlative(_, let word): extremes.contains(word)
+            default: false
+            }
+        }
+        var items = items
+        var k = 0
+        while k < items.count {
+            guard listed(items[k]) else {
+                k += 1
+                continue
+            }
+            var end = k
+            while end + 1 < items.count, listed(items[end + 1]) { end += 1 }
+            let directions = Set(items[k...end].compactMap { item -> Bool? in if case .superlative(let d, _) = item { d } else { nil } })
+            if directions.count == 2 {
+                for j in k...end { if case .superlative(let d, _) = items[j] { items[j] = .function(d ? .max : .min) } }
+            }
+            k = end + 1
+        }
+        return items
     }
 
     /// "the 3 most common cloud covers in zip code 94107", "the most common status across cities":
