@@ -207,3 +207,25 @@ def test_eval_reads_each_lines_database_from_the_folder_and_prints_its_calibrati
     again = demo.cli("eval", str(questions), "--engine", "builtin").stdout
     assert "added" not in again, again
     assert re.search(r"^questions 24 ", again, re.M), again
+
+
+def test_counts_per_entity_keep_rows_whose_key_is_missing_from_its_table(demo):
+    # A student whose department code is not in the departments table is still a student of that
+    # department: "each department" counts by the code the students carry, names where there are.
+    import sqlite3
+    path = Path(demo.data_dir) / "orphans.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE department (dept_code TEXT PRIMARY KEY, dept_name TEXT);
+        CREATE TABLE student (stu_id INTEGER PRIMARY KEY, stu_name TEXT, dept_code TEXT REFERENCES department(dept_code));
+        INSERT INTO department VALUES ('ACCT', 'Accounting'), ('BIOL', 'Biology');
+        INSERT INTO student VALUES (1, 'Ann', 'ACCT'), (2, 'Bo', 'ACCT'), (3, 'Cy', 'BIOL'), (4, 'Di', 'EDU'), (5, 'Ed', NULL);
+    """)
+    db.commit()
+    db.close()
+    demo.cli("datasource", "add", "--name", "orphans", "--sqlite", str(path))
+    shown = demo.cli("ask", "How many students are in each department?", "--engine", "builtin", "--datasource", "orphans").stdout
+    rows = {tuple(cell.strip() for cell in line.split("|")) for line in shown.splitlines() if line.count("|") == 2}
+    assert ("ACCT", "Accounting", "2") in rows and ("BIOL", "Biology", "1") in rows, shown
+    assert ("EDU", "NULL", "1") in rows, "the student of a department missing from its table is counted: " + shown
+    assert not any(r[0] == "NULL" for r in rows), "a student with no department is in none: " + shown

@@ -58,10 +58,11 @@ import Testing
         #expect(Self.sql("What is the average salary of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)
         #expect(
             Self.sql("How many players does each team have?")
-                == #"SELECT t0."id", t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id""#)
+                == #"SELECT t1."team_id" AS "id", t0."name", COUNT(*) AS value FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE t1."team_id" IS NOT NULL GROUP BY t1."team_id", t0."name""#
+        )
         #expect(
             Self.sql("Which team has the most players?")
-                == #"SELECT t0."id", t0."name", COUNT(*) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id" ORDER BY value DESC, t0."id" LIMIT 1"#
+                == #"SELECT t1."team_id" AS "id", t0."name", COUNT(*) AS value FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE t1."team_id" IS NOT NULL GROUP BY t1."team_id", t0."name" ORDER BY value DESC, t1."team_id" LIMIT 1"#
         )
     }
 
@@ -400,7 +401,7 @@ import Testing
     @Test func aNumberOrMoreIsAtLeastItAndAlphabeticalOrderHasItsWordings() {
         #expect(
             Self.sql("Which teams have 3 or more players?")
-                == #"SELECT t0."id", t0."name" FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id" HAVING COUNT(*) >= 3"#
+                == #"SELECT t1."team_id" AS "id", t0."name" FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE t1."team_id" IS NOT NULL GROUP BY t1."team_id", t0."name" HAVING COUNT(*) >= 3"#
         )
         #expect(Self.sql("Which teams have two or fewer players?")?.contains("HAVING COUNT(*) <= 2") == true)
         #expect(Self.sql("List the cities of teams in ascending alphabetical order.") == Self.sql("List the cities of teams in alphabetical order."))

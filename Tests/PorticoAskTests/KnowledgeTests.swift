@@ -28,7 +28,8 @@ import Testing
         // An expression is a column of its table, qualified by the alias the joins give it.
         #expect(
             Self.answer("total yearly pay of each team", terms: [Self.payroll]).candidates.first
-                == #"SELECT t0."id", t0."name", SUM((t1."salary" * 12)) AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" GROUP BY t0."id""#)
+                == #"SELECT t1."team_id" AS "id", t0."name", SUM((t1."salary" * 12)) AS value FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE t1."team_id" IS NOT NULL GROUP BY t1."team_id", t0."name""#
+        )
         #expect(Self.answer("average annual cost of the players", terms: [Self.payroll]).candidates.first?.contains(#"AVG((t0."salary" * 12))"#) == true)
         // A column's other name.
         let grouped = Self.answer("how many teams are there in each hometown", terms: [Self.hometown]).candidates.first ?? ""

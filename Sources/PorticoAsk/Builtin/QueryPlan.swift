@@ -341,10 +341,26 @@ struct PlanCompiler {
             // PostgreSQL orders a DISTINCT list only by what it shows.
             for (e, _) in plan.order where !select.contains(expression(e)) { select.append(expression(e)) }
         }
-        var sql = "SELECT " + (distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + " FROM \(q(schema.tables[plan.root].name)) t0"
-        if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }
-        let wheres = plan.conditions.compactMap(condition)
-        guard wheres.count == plan.conditions.count else { return .failure(ambiguity ?? cannotJoin) }
+        var from = " FROM \(q(schema.tables[plan.root].name)) t0" + (joins.isEmpty ? "" : " " + joins.joined(separator: " "))
+        var named: [String] = []
+        if case .entity(let e)? = plan.grouping, e == plan.root, alias.count == 2, let key = schema.tables[e].primaryKey,
+            let child = alias.keys.first(where: { $0 != e }),
+            case let edges = schema.edges.filter({ $0.from == child && $0.to == e }), edges.count == 1, edges[0].toColumn == key
+        {
+            // "the number of students in each department": counted by the department each student
+            // names, so a student whose department is missing from its table is still counted, under
+            // its code; the department's name beside it when there is one. A student with none is
+            // in no department.
+            let fk = "t1.\(q(schema.column(edges[0].fromColumn).name))"
+            from = " FROM \(q(schema.tables[child].name)) t1 LEFT JOIN \(q(schema.tables[e].name)) t0 ON \(fk) = \(col(key))"
+            select = select.map { $0 == col(key) ? "\(fk) AS \(q(schema.column(key).name))" : $0 }
+            group = [fk] + schema.tables[e].labels.filter { $0 != key }.map(col)
+            named = ["\(fk) IS NOT NULL"]
+        }
+        var sql = "SELECT " + (distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + from
+        let conditions = plan.conditions.compactMap(condition)
+        guard conditions.count == plan.conditions.count else { return .failure(ambiguity ?? cannotJoin) }
+        let wheres = conditions + named
         if !wheres.isEmpty { sql += " WHERE " + wheres.joined(separator: " AND ") }
         if !group.isEmpty { sql += " GROUP BY " + group.joined(separator: ", ") }
         let havings = plan.having.compactMap(condition)
