@@ -380,6 +380,8 @@ import Testing
         #expect(
             Self.sql("What is the most common city of teams?")
                 == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 1"#)
+        // The column named before it.
+        #expect(Self.sql("Which city is the most common among teams?") == Self.sql("What is the most common city of teams?"))
         // As many as asked; the least common too.
         #expect(
             Self.sql("What are the 2 most common cities of teams?")

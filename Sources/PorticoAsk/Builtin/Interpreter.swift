@@ -149,16 +149,29 @@ struct Interpreter {
     /// counting the rows of the table named right after it, else of the column's own table.
     func mostCommonAsCount(_ items: [Item]) -> [Item] {
         guard
-            let i = items.firstIndex(of: .superlative(descending: true, word: "common"))
+            var i = items.firstIndex(of: .superlative(descending: true, word: "common"))
                 ?? items.firstIndex(of: .superlative(descending: false, word: "common")),
-            case .superlative(let descending, _) = items[i], i + 1 < items.count, case .columns(let cs) = items[i + 1],
-            let column = pickColumn(cs, near: [])
+            case .superlative(let descending, _) = items[i]
         else { return items }
+        var items = items
+        let columnAfter = i + 1 < items.count && { if case .columns = items[i + 1] { true } else { false } }()
+        if !columnAfter, i > 0, case .columns = items[i - 1] {
+            // "Which allergy type is most common (among students)?": the column named before it.
+            items.swapAt(i - 1, i)
+            i -= 1
+        }
+        guard i + 1 < items.count, case .columns(var cs) = items[i + 1], let column = pickColumn(cs, near: []) else { return items }
         var counted = schema.column(column).table
         var end = i + 1
         if i + 2 < items.count, case .table(let t) = items[i + 2] {
             counted = t
             end = i + 2
+        } else if schema.column(column).isPrimary {
+            // A key holds each value once: "the most common allergy" is the one most rows that point at it name.
+            let pointing = schema.edges.filter { $0.to == counted && $0.toColumn == column }
+            guard pointing.count == 1 else { return items }
+            cs = [pointing[0].fromColumn]
+            counted = pointing[0].from
         }
         var start = i
         var top: [Item] = []
