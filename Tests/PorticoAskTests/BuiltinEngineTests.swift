@@ -485,6 +485,30 @@ import Testing
         #expect(ask("Show all video game types.")?.contains(#"t0."GType""#) == true)
     }
 
+    @Test func aColumnNamedAfterItsTableIsNamedWithoutIt() {
+        let tables = [
+            SourceTable(
+                name: "Customers", isView: false,
+                columns: [
+                    .init(name: "customer_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "customer_first_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "customer_last_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "customer_phone", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        #expect(
+            ask("Show the first names and phones of all customers.")
+                == #"SELECT t0."customer_first_name", t0."customer_phone" FROM "Customers" t0"#)
+        // A first and a last name so named are what names a customer.
+        #expect(ask("Show the names of all customers.") == #"SELECT t0."customer_first_name", t0."customer_last_name" FROM "Customers" t0"#)
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

@@ -596,6 +596,9 @@ struct Interpreter {
             if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
             if same(words, names) || same(words, column.words) {
                 columns.append(ci)
+            } else if words.count > 1, let own = SchemaModel.withoutTable(column.words, schema.tables[column.table].words), same(words, own) {
+                // "first name" for customer_first_name of Customers.
+                columns.append(ci)
             } else if let initialed = Self.initialed(column.name, table: schema.tables[column.table].words), same(words, initialed) {
                 columns.append(ci)
             }

@@ -182,11 +182,21 @@ struct SchemaModel: Sendable {
         return .other
     }
 
+    /// A column's words without its table's at their start, when more are left ("first name" of
+    /// customer_first_name in Customers); nil when the name does not start with the table's words.
+    static func withoutTable(_ words: [String], _ table: [String]) -> [String]? {
+        guard words.count > table.count, !table.isEmpty,
+            zip(words, table).allSatisfy({ w, t in w == t || Lexicon.forms(t).contains(w) || Lexicon.forms(w).contains(t) })
+        else { return nil }
+        return Array(words.dropFirst(table.count))
+    }
+
     func labels(of t: Int) -> [Int] {
         let cs = tables[t].columns.filter { !columnList[$0].isKey && columnList[$0].kind == .text }
         if let name = cs.first(where: { columnList[$0].words == ["name"] || columnList[$0].words == tables[t].words + ["name"] }) { return [name] }
-        let first = cs.first { columnList[$0].words == ["first", "name"] || columnList[$0].words == ["firstname"] }
-        let last = cs.first { columnList[$0].words == ["last", "name"] || columnList[$0].words == ["lastname"] || columnList[$0].words == ["surname"] }
+        func own(_ c: Int) -> [String] { SchemaModel.withoutTable(columnList[c].words, tables[t].words) ?? columnList[c].words }
+        let first = cs.first { own($0) == ["first", "name"] || own($0) == ["firstname"] }
+        let last = cs.first { own($0) == ["last", "name"] || own($0) == ["lastname"] || own($0) == ["surname"] }
         if let first, let last { return [first, last] }
         if let title = cs.first(where: { columnList[$0].words == ["title"] }) { return [title] }
         if let named = cs.first(where: { columnList[$0].words.last?.hasSuffix("name") == true }) { return [named] }
