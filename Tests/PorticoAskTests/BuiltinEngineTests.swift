@@ -509,6 +509,34 @@ import Testing
         #expect(ask("Show the names of all customers.") == #"SELECT t0."customer_first_name", t0."customer_last_name" FROM "Customers" t0"#)
     }
 
+    @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
+        let tables = [
+            SourceTable(
+                name: "Ref_Colors", isView: false,
+                columns: [
+                    .init(name: "color_code", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "color_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "Products", isView: false,
+                columns: [
+                    .init(name: "product_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "product_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "product_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "color_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "color_code", table: "Ref_Colors", targetColumn: "color_code")]),
+        ]
+        var request = Self.request("What is the color code and description of the product named chervil?")
+        request.tables = tables
+        var values = ValueIndex()
+        let name = SchemaModel(tables).columnList.firstIndex { $0.name == "product_name" }!
+        values.add(column: name, value: "chervil")
+        values.names[name] = ("Products", "product_name")
+        request.values = values
+        let sql = BuiltinEngine.answer(request).candidates.first ?? ""
+        #expect(sql.contains(#""color_description""#) && !sql.contains(#""product_description""#), "\(sql)")
+    }
+
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
         #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])

@@ -46,7 +46,7 @@ struct Interpreter {
         if let write = reader.tokens.first(where: { Lexicon.writeVerbs.contains($0.lower) && !$0.quoted }) {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
-        var items = try correspondingAsEach(mostCommonAsCount(superlativesListedWithFunctions(try recognize(&reader))))
+        var items = try correspondingAsEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(try recognize(&reader)))))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -112,6 +112,20 @@ struct Interpreter {
         understood.words = Set(reader.tokens.map(\.lower))
         understood.unread = Set(reader.tokens.filter { !$0.used && !$0.quoted }.map(\.lower))
         return understood
+    }
+
+    /// "the winning aircraft name": a key to another table named right before a word that names a
+    /// column of that table (and others) is that table's column, reached through the key.
+    func keyThenItsColumn(_ items: [Item]) -> [Item] {
+        var items = items
+        for k in items.indices.dropLast() {
+            guard case .columns(let keys) = items[k], case .columns(let cs) = items[k + 1], cs.count > 1 else { continue }
+            let targets = Set(keys.compactMap { schema.column($0).references })
+            guard targets.count == 1, let target = targets.first else { continue }
+            let own = cs.filter { schema.column($0).table == target }
+            if !own.isEmpty, own.count < cs.count { items[k + 1] = .columns(own) }
+        }
+        return items
     }
 
     /// "the highest, lowest and average GPA", "the highest and lowest salary": a highest and a lowest
