@@ -481,6 +481,9 @@ import Testing
         // "the (full) names of students", who have a first and a last name: both.
         #expect(ask("What are the full names of all students?") == #"SELECT t0."Fname", t0."LName" FROM "Student" t0"#)
         #expect(ask("What are the names of all students?") == #"SELECT t0."Fname", t0."LName" FROM "Student" t0"#)
+        // The members of a table of people are its rows; a team's members are not teams.
+        #expect(ask("How many student members are there?") == #"SELECT COUNT(*) AS value FROM "Student" t0"#)
+        #expect(Self.sql("How many team members are there?") == nil)
         // GType of Video_Games is the games' type.
         #expect(ask("Show all video game types.")?.contains(#"t0."GType""#) == true)
     }

@@ -273,6 +273,16 @@ struct Interpreter {
             }
         }
 
+        // "staff members", "faculty member": the rows of a table of people (named by a first and a last
+        // name) are its members; "team members" or "the members of the club" are not teams or clubs.
+        for k in t.indices.dropFirst() where ["member", "members"].contains(t[k].lower) && !t[k].used && !t[k - 1].used {
+            if case .table(let people)? = schemaItem([t[k - 1].lower]), schema.tables[people].labels.count == 2,
+                !schema.tables.contains(where: { $0.words.contains { Lexicon.forms(t[k].lower).contains($0) } })
+            {
+                t[k].used = true
+            }
+        }
+
         // Operators and grammar first: their words are never schema names here.
         var i = 0
         while i < t.count {
