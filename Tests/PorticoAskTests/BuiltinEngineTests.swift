@@ -407,6 +407,9 @@ import Testing
         )
         #expect(Self.sql("Which teams have two or fewer players?")?.contains("HAVING COUNT(*) <= 2") == true)
         #expect(Self.sql("List the cities of teams in ascending alphabetical order.") == Self.sql("List the cities of teams in alphabetical order."))
+        #expect(Self.sql("List the names of teams in descending order of city.")?.hasSuffix(#"ORDER BY t0."city" DESC, t0."id""#) == true)
+        #expect(Self.sql("Sort the names of teams by city.")?.hasSuffix(#"ORDER BY t0."city", t0."id""#) == true)
+        #expect(Self.sql("Sort the names of teams in descending order of city.") == Self.sql("List the names of teams in descending order of city."))
         #expect(
             Self.sql("List the names of teams in alphabetical order of city.")
                 == #"SELECT t0."name" FROM "teams" t0 ORDER BY t0."city", t0."id""#)

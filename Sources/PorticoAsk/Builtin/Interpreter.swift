@@ -337,8 +337,27 @@ struct Interpreter {
                 }
                 continue
             }
+            if phrase(i, ["in", "ascending", "order", "of"]) || phrase(i, ["in", "descending", "order", "of"]) {
+                // "in descending order of population": the way, then what orders.
+                take(i, 3, .direction(descending: word(i + 1) == "descending", ofAge: false))
+                take(i + 3, 1, .orderBy)
+                continue
+            }
             if let (words, item) = Self.orderPhrases.first(where: { phrase(i, $0.0) }) {
                 take(i, words.count, item)
+                continue
+            }
+            if w == "sort", word(i + 1) != "by" {
+                // "Sort the rooms by price", "Sort the names in descending order of …": a request to order,
+                // ascending unless a way is said later.
+                let wayLater = t[(i + 1)...].contains {
+                    ["ascending", "descending", "decreasing", "increasing", "alphabetical", "alphabetically"].contains($0.lower)
+                }
+                if wayLater {
+                    t[i].used = true
+                } else {
+                    take(i, 1, .direction(descending: false, ofAge: false))
+                }
                 continue
             }
             if ["distinct", "different", "unique"].contains(w) {
