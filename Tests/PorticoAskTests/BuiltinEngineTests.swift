@@ -409,6 +409,14 @@ import Testing
         #expect(Self.sql("List the cities of teams in ascending alphabetical order.") == Self.sql("List the cities of teams in alphabetical order."))
         #expect(Self.sql("List the names of teams in descending order of city.")?.hasSuffix(#"ORDER BY t0."city" DESC, t0."id""#) == true)
         #expect(Self.sql("Sort the names of teams by city.")?.hasSuffix(#"ORDER BY t0."city", t0."id""#) == true)
+        #expect(Self.sql("List the names of teams in increasing order of city.")?.hasSuffix(#"ORDER BY t0."city", t0."id""#) == true)
+        // A way with nothing named to order by: the one column asked for; a count made, sorted by the count.
+        #expect(Self.sql("List the salaries of players in descending order.")?.hasSuffix(#"ORDER BY t0."salary" DESC, t0."id""#) == true)
+        #expect(
+            Self.sql("Show each city of teams and the corresponding number of teams sorted by the count in descending order.")?.contains("ORDER BY value DESC")
+                == true)
+        // The key is not ordered by twice.
+        #expect(Self.sql("List the teams ordered by id.")?.hasSuffix(#"ORDER BY t0."id""#) == true)
         #expect(Self.sql("Sort the names of teams in descending order of city.") == Self.sql("List the names of teams in descending order of city."))
         #expect(
             Self.sql("List the names of teams in alphabetical order of city.")

@@ -212,6 +212,22 @@ extension Interpreter.Assembly {
             // "the 5 most expensive tracks, in descending order": the ranking's own way, said again.
             if plan.order[0].descending == descending { used.insert(d) }
         }
+        if let k = items.indices.first(where: { !used.contains($0) && items[$0] == .orderBy }), k + 1 < items.count, items[k + 1] == .count,
+            !used.contains(k + 1), plan.measures.count == 1, case .countRows = plan.measures[0],
+            plan.order.isEmpty || plan.order.count == 1 && plan.order[0].0 == plan.measures[0]
+        {
+            // "each gender code and its count of guests, sorted by the count": by the count made.
+            if plan.order.isEmpty { plan.order = [(plan.measures[0], descending: descending)] }
+            used.formUnion([k, k + 1])
+            if let d = direction { used.insert(d) }
+        }
+        if let d = direction, !used.contains(d), plan.order.isEmpty, plan.measures.isEmpty, plan.grouping == nil, plan.shown.count == 1,
+            !items.contains(.orderBy)
+        {
+            // "the total points of gymnasts in descending order": the one column asked for, that way.
+            plan.order = [(.column(plan.shown[0]), descending: descending)]
+            used.insert(d)
+        }
         let rankedAsFunction =
             aggregateFunction == nil
             && plan.measures.contains {

@@ -337,10 +337,13 @@ struct Interpreter {
                 }
                 continue
             }
-            if phrase(i, ["in", "ascending", "order", "of"]) || phrase(i, ["in", "descending", "order", "of"]) {
-                // "in descending order of population": the way, then what orders.
-                take(i, 3, .direction(descending: word(i + 1) == "descending", ofAge: false))
-                take(i + 3, 1, .orderBy)
+            if let article = ([[], ["the"], ["a"], ["an"]] as [[String]]).first(where: { a in
+                ["ascending", "descending", "increasing", "decreasing"].contains { phrase(i, ["in"] + a + [$0, "order", "of"]) }
+            }) {
+                // "in (the) descending order of population": the way, then what orders.
+                let way = word(i + 1 + article.count)
+                take(i, 3 + article.count, .direction(descending: way == "descending" || way == "decreasing", ofAge: false))
+                take(i + 3 + article.count, 1, .orderBy)
                 continue
             }
             if let (words, item) = Self.orderPhrases.first(where: { phrase(i, $0.0) }) {

@@ -372,7 +372,7 @@ struct PlanCompiler {
             }
             // Ties in a stable order, the same on every database: by the group's or the row's key.
             if let tie = group.first ?? schema.tables[plan.root].primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups,
-                !distinct || select.contains(tie)
+                !distinct || select.contains(tie), !keys.contains(tie), !keys.contains(tie + " DESC")
             {
                 keys.append(tie)
             }
