@@ -395,6 +395,9 @@ import Testing
         #expect(
             Self.sql("Show all cities and the corresponding number of teams.")
                 == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city""#)
+        #expect(Self.sql("Show all cities along with the number of teams.") == Self.sql("Show all cities and the corresponding number of teams."))
+        // Elsewhere it is an "and".
+        #expect(Self.sql("Show the names and corresponding cities of teams.") == Self.sql("Show the names and cities of teams."))
         // Nothing before it to pair the count with: refused, saying so.
         let alone = BuiltinEngine.answer(Self.request("Show the corresponding number of teams."))
         #expect(alone.candidates.isEmpty && (alone.reason ?? "").contains("corresponds"), "\(alone)")

@@ -386,6 +386,17 @@ struct Interpreter {
                 take(i, 1, .correspondingMarker)
                 continue
             }
+            if phrase(i, ["along", "with", "the", "number", "of"]) || phrase(i, ["along", "with", "number", "of"]) {
+                // "all the buildings along with the number of faculty members": the same.
+                take(i, 2, .correspondingMarker)
+                continue
+            }
+            if w == "corresponding" || phrase(i, ["along", "with"]) {
+                // "the room numbers and corresponding buildings", "each age along with …": an "and".
+                t[i].used = true
+                if w == "along" { t[i + 1].used = true }
+                continue
+            }
             if phrase(i, ["count", "the", "number", "of"]) || phrase(i, ["count", "the", "total", "number", "of"]) {
                 take(i, phrase(i, ["count", "the", "number", "of"]) ? 4 : 5, .count)
                 continue
