@@ -429,6 +429,31 @@ import Testing
     @Test func aTotalComparedIsTheTotalNotACount() {
         let sql = Self.sql("Which teams have a total salary of more than 1000 in players?") ?? ""
         #expect(sql.hasSuffix(#"HAVING SUM(t1."salary") > 1000"#), "\(sql)")
+        // An average compared is each team's average, not each player's salary.
+        let average = Self.sql("What are the names of teams with average salary above 1000?") ?? ""
+        #expect(average.hasSuffix(#"HAVING AVG(t1."salary") > 1000"#) && !average.contains("WHERE t1.\"salary\""), "\(average)")
+        // What is shown of the customer beside the total is grouped by too (PostgreSQL requires it of a LEFT JOIN).
+        let tables = [
+            SourceTable(
+                name: "customer", isView: false,
+                columns: [
+                    .init(name: "cust_ID", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "cust_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "acc_bal", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "loan", isView: false,
+                columns: [
+                    .init(name: "loan_ID", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "cust_ID", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "amount", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "cust_ID", table: "customer", targetColumn: "cust_ID")]),
+        ]
+        var request = Self.request("What are the names and account balances for customers who have taken a total amount of more than 5000 in loans?")
+        request.tables = tables
+        request.values = ValueIndex()
+        let shown = BuiltinEngine.answer(request).candidates.first ?? ""
+        #expect(shown.contains(#"GROUP BY t1."cust_ID", t0."cust_name", t0."acc_bal""#), "\(shown)")
     }
 
     @Test func aHighestAndALowestListedAreTheMaximumAndTheMinimum() {

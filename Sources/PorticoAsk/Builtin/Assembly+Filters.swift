@@ -176,6 +176,12 @@ extension Interpreter.Assembly {
             plan.having.append(.compare(measure!, op, .number(n)))
             if grouping == nil { grouping = .entity(root0) }
             if !plan.through.contains(t), t != root0 { plan.through.append(t) }
+        } else if k > 1, let cs = isColumns(k - 1), case .aggregate(.avg, .column(let c))? = measure, cs.contains(c),
+            items[k - 2] == .average || items[k - 2] == .function(.avg), isTable(k + 2) == nil, counted == nil, root0 != schema.column(c).table
+        {
+            // "jobs with an average salary above 8000": the average of each job's rows compared.
+            plan.having.append(.compare(measure!, op, .number(n)))
+            if grouping == nil { grouping = .entity(root0) }
         } else if let t = isTable(k + 2) {
             used.insert(k + 2)
             plan.having.append(.compare(.countRows, op, .number(n)))

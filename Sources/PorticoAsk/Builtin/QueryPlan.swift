@@ -354,7 +354,9 @@ struct PlanCompiler {
             let fk = "t1.\(q(schema.column(edges[0].fromColumn).name))"
             from = " FROM \(q(schema.tables[child].name)) t1 LEFT JOIN \(q(schema.tables[e].name)) t0 ON \(fk) = \(col(key))"
             select = select.map { $0 == col(key) ? "\(fk) AS \(q(schema.column(key).name))" : $0 }
-            group = [fk] + schema.tables[e].labels.filter { $0 != key }.map(col)
+            // Every column of the department shown is grouped by (PostgreSQL asks it of a LEFT JOIN's columns).
+            group = [fk] + (schema.tables[e].labels + plan.shown).filter { $0 != key && schema.column($0).table == e }.map(col)
+            group = group.enumerated().filter { i, g in !group[..<i].contains(g) }.map(\.element)
             named = ["\(fk) IS NOT NULL"]
         }
         var sql = "SELECT " + (distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + from
