@@ -581,9 +581,9 @@ import Testing
 
     @Test func aColumnNamedWithItsTablesInitialIsNamedByTheTable() {
         // DName of Department is "the department name"; LName of Student is not "the student name".
-        #expect(Interpreter.initialed("DName", table: ["department"]) == ["department", "name"])
-        #expect(Interpreter.initialed("LName", table: ["student"]) == nil)
-        #expect(Interpreter.initialed("DNO", table: ["department"]) == nil)
+        #expect(SchemaModel.initialed("DName", table: ["department"]) == ["department", "name"])
+        #expect(SchemaModel.initialed("LName", table: ["student"]) == nil)
+        #expect(SchemaModel.initialed("DNO", table: ["department"]) == nil)
         let tables = [
             SourceTable(
                 name: "Department", isView: false,

@@ -244,9 +244,9 @@ extension Interpreter.Assembly {
             // "airlines that are not low cost".
             used.insert(k + 1)
             plan.conditions.append(.flag(c, false))
-        } else if let flags = Optional(interpreter.values.flags),
-            let (c, no) = isColumns(k + 1).flatMap({ cs in cs.compactMap { c in flags[c]?.no.map { (c, $0) } }.first })
-        {
+        } else if let (c, no) = isColumns(k + 1).flatMap({ [flags = interpreter.values.flags] cs in
+            cs.lazy.compactMap { c in flags[c]?.no.map { (c, $0) } }.first
+        }) {
             // "students not on scholarship", where it is a 'Y' or an 'N'.
             used.insert(k + 1)
             plan.conditions.append(.oneOf(c, [no]))

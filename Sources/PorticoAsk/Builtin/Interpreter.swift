@@ -628,17 +628,6 @@ struct Interpreter {
         "wage": Lexicon.payColumnWords, "size": Lexicon.sizeColumnWords, "quantity": Lexicon.quantityColumnWords,
     ]
 
-    /// The words of a column whose name starts with its table's initial as a capital of its own
-    /// ("DName" of Department, "CName" of Course, "GName" of Video_Games): the table's word with
-    /// that initial, then the rest of the name.
-    static func initialed(_ name: String, table: [String]) -> [String]? {
-        let characters = Array(name)
-        guard characters.count > 2, characters[0].isUppercase, characters[1].isUppercase, characters[2].isLowercase,
-            let word = table.first(where: { $0.first == Character(characters[0].lowercased()) })
-        else { return nil }
-        return (table.count == 1 ? table : [word]) + SchemaModel.words(String(characters.dropFirst()))
-    }
-
     /// Tables or columns that `words` name.
     func schemaItem(_ words: [String]) -> Item? {
         func same(_ q: [String], _ s: [String]) -> Bool {
@@ -653,10 +642,10 @@ struct Interpreter {
             if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
             if same(words, names) || same(words, column.words) {
                 columns.append(ci)
-            } else if words.count > 1, let own = SchemaModel.withoutTable(column.words, schema.tables[column.table].words), same(words, own) {
+            } else if words.count > 1, let own = column.withoutTable, same(words, own) {
                 // "first name" for customer_first_name of Customers.
                 columns.append(ci)
-            } else if let initialed = Self.initialed(column.name, table: schema.tables[column.table].words), same(words, initialed) {
+            } else if let initialed = column.initialed, same(words, initialed) {
                 columns.append(ci)
             }
         }
@@ -665,7 +654,7 @@ struct Interpreter {
         if words.count == 1 {
             let partial = schema.columnList.indices.filter { ci in
                 let column = schema.columnList[ci]
-                let names = Self.initialed(column.name, table: schema.tables[column.table].words) ?? column.words
+                let names = column.initialed ?? column.words
                 return names.count > 1 && Lexicon.matches(question: words[0], schema: names.last ?? "")
             }
             // Primary keys last: "the id of orders" is order_id when the orders are what is asked

@@ -355,8 +355,8 @@ struct PlanCompiler {
             from = " FROM \(q(schema.tables[child].name)) t1 LEFT JOIN \(q(schema.tables[e].name)) t0 ON \(fk) = \(col(key))"
             select = select.map { $0 == col(key) ? "\(fk) AS \(q(schema.column(key).name))" : $0 }
             // Every column of the department shown is grouped by (PostgreSQL asks it of a LEFT JOIN's columns).
-            group = [fk] + (schema.tables[e].labels + plan.shown).filter { $0 != key && schema.column($0).table == e }.map(col)
-            group = group.enumerated().filter { i, g in !group[..<i].contains(g) }.map(\.element)
+            let labels = schema.tables[e].labels
+            group = [fk] + (labels + plan.shown.filter { !labels.contains($0) }).filter { $0 != key && schema.column($0).table == e }.map(col)
             named = ["\(fk) IS NOT NULL"]
         }
         var sql = "SELECT " + (distinct ? "DISTINCT " : "") + select.joined(separator: ", ") + from

@@ -231,7 +231,8 @@ extension Interpreter {
             case .value(let entries, let phrase, let partial):
                 if Set(entries.map(\.column)).count > 1 { risks.append(.valueInManyColumns) }
                 if partial { risks.append(.partialValue) }
-                if !partial, !entries.contains(where: { ValueIndex.words($0.value) == ValueIndex.words(phrase) }) { risks.append(.respelled) }
+                let asked = ValueIndex.words(phrase)
+                if !partial, !entries.contains(where: { ValueIndex.words($0.value) == asked }) { risks.append(.respelled) }
             default: break
             }
         }

@@ -20,6 +20,11 @@ struct SchemaModel: Sendable {
         /// What a term computes from its table's columns, for a column that is a term's expression
         /// (not one of the table's own, and not in `Table.columns`).
         var expression: TableSQL? = nil
+        /// The name read with its table's initial spelt out ("department name" for DName), when it
+        /// starts with one (`SchemaModel.initialed`).
+        var initialed: [String]? = nil
+        /// The words after the table's own at the start ("first name" of customer_first_name).
+        var withoutTable: [String]? = nil
         /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
         var isYear: Bool { kind == .number && words.contains { SchemaModel.yearWords.contains($0) } }
     }
@@ -92,7 +97,8 @@ struct SchemaModel: Sendable {
                 columnList.append(
                     Column(
                         table: t, name: column.name, words: words, kind: kind, isPrimary: column.primaryKey,
-                        references: reference, isKey: column.primaryKey || reference != nil || named, storedAsText: textDate))
+                        references: reference, isKey: column.primaryKey || reference != nil || named, storedAsText: textDate,
+                        initialed: SchemaModel.initialed(column.name, table: entry.words), withoutTable: SchemaModel.withoutTable(words, entry.words)))
                 entry.columns.append(ci)
                 if column.primaryKey, entry.primaryKey == nil { entry.primaryKey = ci }
                 if let reference, let key {
@@ -131,7 +137,8 @@ struct SchemaModel: Sendable {
                 columnList.append(
                     Column(
                         table: t, name: term.term, words: SchemaModel.words(term.term), kind: .number, isPrimary: false, references: nil, isKey: false,
-                        expression: parsed))
+                        expression: parsed, initialed: SchemaModel.initialed(term.term, table: tables[t].words),
+                        withoutTable: SchemaModel.withoutTable(SchemaModel.words(term.term), tables[t].words)))
                 target = .column(columnList.count - 1)
             case .condition(_, let sql):
                 guard let parsed = try? TableSQL(sql, columns: names, dialect: dialect, what: "condition") else { continue }
@@ -182,6 +189,17 @@ struct SchemaModel: Sendable {
         return .other
     }
 
+    /// The words of a column whose name starts with its table's initial as a capital of its own
+    /// ("DName" of Department, "CName" of Course, "GName" of Video_Games): the table's word with
+    /// that initial, then the rest of the name.
+    static func initialed(_ name: String, table: [String]) -> [String]? {
+        let characters = Array(name)
+        guard characters.count > 2, characters[0].isUppercase, characters[1].isUppercase, characters[2].isLowercase,
+            let word = table.first(where: { $0.first == Character(characters[0].lowercased()) })
+        else { return nil }
+        return (table.count == 1 ? table : [word]) + SchemaModel.words(String(characters.dropFirst()))
+    }
+
     /// A column's words without its table's at their start, when more are left ("first name" of
     /// customer_first_name in Customers); nil when the name does not start with the table's words.
     static func withoutTable(_ words: [String], _ table: [String]) -> [String]? {
@@ -194,7 +212,7 @@ struct SchemaModel: Sendable {
     func labels(of t: Int) -> [Int] {
         let cs = tables[t].columns.filter { !columnList[$0].isKey && columnList[$0].kind == .text }
         if let name = cs.first(where: { columnList[$0].words == ["name"] || columnList[$0].words == tables[t].words + ["name"] }) { return [name] }
-        func own(_ c: Int) -> [String] { SchemaModel.withoutTable(columnList[c].words, tables[t].words) ?? columnList[c].words }
+        func own(_ c: Int) -> [String] { columnList[c].withoutTable ?? columnList[c].words }
         let first = cs.first { own($0) == ["first", "name"] || own($0) == ["firstname"] }
         let last = cs.first { own($0) == ["last", "name"] || own($0) == ["lastname"] || own($0) == ["surname"] }
         if let first, let last { return [first, last] }
