@@ -551,6 +551,36 @@ import Testing
         #expect(ask("Show the names of all customers.") == #"SELECT t0."customer_first_name", t0."customer_last_name" FROM "Customers" t0"#)
     }
 
+    @Test func aColumnPrefixedWithItsTablesAbbreviationIsNamedWithoutIt() {
+        // EMP_FNAME of Employee is "the first name"; "prod" is not an abbreviation of "products".
+        #expect(Lexicon.abbreviates("emp", "employee") && Lexicon.abbreviates("dept", "department") && Lexicon.abbreviates("stu", "student"))
+        #expect(!Lexicon.abbreviates("product", "products") && !Lexicon.abbreviates("art", "apartment") && !Lexicon.abbreviates("em", "employee"))
+        let tables = [
+            SourceTable(
+                name: "EMPLOYEE", isView: false,
+                columns: [
+                    .init(name: "EMP_NUM", type: "INT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "EMP_LNAME", type: "VARCHAR(15)", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "EMP_FNAME", type: "VARCHAR(12)", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "EMP_HIREDATE", type: "DATETIME", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "EMP_DOB", type: "DATETIME", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // Both names, listed with commas or "and"; the oldest is the earliest date of birth (dob), not of hire,
+        // shown beside them.
+        let oldest = #"SELECT t0."EMP_FNAME", t0."EMP_LNAME", t0."EMP_DOB" FROM "EMPLOYEE" t0 ORDER BY t0."EMP_DOB", t0."EMP_NUM" LIMIT 1"#
+        #expect(ask("What is the first and last name of the oldest employee?") == oldest)
+        #expect(ask("What is the first, last name of the oldest employee?") == oldest)
+        // Words side by side without a comma are one name, not a list.
+        #expect(ask("What is the first last name of the oldest employee?") == nil)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

@@ -92,7 +92,9 @@ extension Interpreter {
             if ["oldest", "youngest", "older", "younger"].contains(word), let age = ageColumn(in: table) { return age }
             if ["older", "younger"].contains(word) { return nil }
             let dates = schema.tables[table].columns.filter { schema.column($0).kind == .date }
-            if ["oldest", "youngest"].contains(word), let birth = dates.first(where: { schema.column($0).words.contains { ["birth", "born"].contains($0) } }) {
+            if ["oldest", "youngest"].contains(word),
+                let birth = dates.first(where: { schema.column($0).words.contains { ["birth", "born", "dob"].contains($0) } })
+            {
                 return birth
             }
             return dates.first

@@ -535,13 +535,23 @@ struct Interpreter {
             }
         }
 
-        // "first and last names": two columns sharing their last word.
-        for i in t.indices where i + 3 < t.count && !t[i].used && t[i + 1].lower == "and" && !t[i + 2].used && !t[i + 3].used {
-            let shared = t[i + 3].lower
-            if case .columns(let a)? = schemaItem([t[i].lower, shared]), case .columns(let b)? = schemaItem([t[i + 2].lower, shared]) {
-                take(i, 1, .columns(a))
-                take(i + 2, 2, .columns(b))
-                t[i + 1].used = true
+        // "first and last names", "first, middle and last name": columns sharing their last word,
+        // the words before it set apart by commas or "and".
+        for i in t.indices where !t[i].used && t[i].lower != "and" {
+            for e in stride(from: i + 2, to: min(t.count, i + 6), by: 1) {
+                let span = i..<e
+                guard span.allSatisfy({ !t[$0].used && !t[$0].quoted && t[$0].number == nil }), !t[e].used, t[e - 1].lower != "and" else { continue }
+                let heads = span.filter { t[$0].lower != "and" }
+                guard heads.count >= 2, span.count - heads.count <= 1,
+                    heads.dropLast().allSatisfy({ t[$0].beforeComma || t[$0 + 1].lower == "and" })
+                else { continue }
+                let named = heads.compactMap { h -> [Int]? in
+                    if case .columns(let cs)? = schemaItem([t[h].lower, t[e].lower]) { return cs } else { return nil }
+                }
+                guard named.count == heads.count else { continue }
+                for (h, columns) in zip(heads, named) { take(h, h == e - 1 ? 2 : 1, .columns(columns)) }
+                for k in span where t[k].lower == "and" { t[k].used = true }
+                break
             }
         }
         // Values written as names (capitalized or quoted) and schema names, longest first.

@@ -53,6 +53,19 @@ enum Lexicon {
         "mgr": "manager", "yr": "year", "mo": "month", "sec": "second",
     ]
 
+    /// Whether `short` is a table's abbreviation of `word`, as a prefix of its columns' names: at
+    /// least three letters, two shorter than the word, its first two letters and then the rest
+    /// in order ("emp" and "employee", "stu" and "students", "dept" and "department").
+    static func abbreviates(_ short: String, _ word: String) -> Bool {
+        guard short.count >= 3, short.count + 2 <= word.count, short.prefix(2) == word.prefix(2) else { return false }
+        var rest = short.dropFirst(2)[...]
+        for character in word.dropFirst(2) where character == rest.first {
+            rest = rest.dropFirst()
+            if rest.isEmpty { return true }
+        }
+        return rest.isEmpty
+    }
+
     /// Short words that start longer, unrelated ones ("car" is not "cargo").
     static let notAbbreviations: Set<String> = ["art", "car", "ban", "can", "con", "man", "pro", "pre", "per", "par", "ten", "tin", "cap", "bar"]
 

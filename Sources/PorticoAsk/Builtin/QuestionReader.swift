@@ -10,6 +10,8 @@ struct QuestionReader {
         var quoted = false
         /// Written with a capital inside the sentence (a name, likely a value).
         var capitalized = false
+        /// A comma follows it ("first, last name").
+        var beforeComma = false
         var used = false
     }
 
@@ -122,6 +124,7 @@ struct QuestionReader {
                 current.append(c)
             } else {
                 flush()
+                if c == ",", !tokens.isEmpty { tokens[tokens.count - 1].beforeComma = true }
                 if c == "?" || c == "!" || c == ";" { sentenceStart = true }
             }
             i += 1

@@ -201,12 +201,15 @@ struct SchemaModel: Sendable {
     }
 
     /// A column's words without its table's at their start, when more are left ("first name" of
-    /// customer_first_name in Customers); nil when the name does not start with the table's words.
+    /// customer_first_name in Customers, of EMP_FNAME in Employee); nil when the name does not
+    /// start with the table's words or an abbreviation of its last one.
     static func withoutTable(_ words: [String], _ table: [String]) -> [String]? {
-        guard words.count > table.count, !table.isEmpty,
-            zip(words, table).allSatisfy({ w, t in w == t || Lexicon.forms(t).contains(w) || Lexicon.forms(w).contains(t) })
-        else { return nil }
-        return Array(words.dropFirst(table.count))
+        guard words.count > table.count, !table.isEmpty else { return nil }
+        if zip(words, table).allSatisfy({ w, t in w == t || Lexicon.forms(t).contains(w) || Lexicon.forms(w).contains(t) }) {
+            return Array(words.dropFirst(table.count))
+        }
+        if let last = table.last, words.count > 1, Lexicon.abbreviates(words[0], last) { return Array(words.dropFirst()) }
+        return nil
     }
 
     func labels(of t: Int) -> [Int] {
