@@ -551,6 +551,35 @@ import Testing
         #expect(ask("Show the names of all customers.") == #"SELECT t0."customer_first_name", t0."customer_last_name" FROM "Customers" t0"#)
     }
 
+    @Test func aColumnListedWithNoTableNamedListsItsValuesOnce() {
+        // "all founding years": which years there are; "the founding years of all teams": one per team.
+        #expect(Self.sql("Show all founded years.") == #"SELECT DISTINCT t0."founded_year" FROM "teams" t0"#)
+        #expect(Self.sql("Show the founded years of all teams.") == #"SELECT t0."founded_year" FROM "teams" t0"#)
+        // Names name rows, even when no table is named.
+        #expect(Self.sql("Show all first names.") == #"SELECT t0."first_name" FROM "players" t0"#)
+        // A row's own text is the row's ("all descriptions"); a category's values are listed once.
+        let tables = [
+            SourceTable(
+                name: "Products", isView: false,
+                columns: [
+                    .init(name: "product_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "product_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "product_color", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "product_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        #expect(ask("Show all product colors.") == #"SELECT DISTINCT t0."product_color" FROM "Products" t0"#)
+        #expect(ask("What are the colors of the products?") == #"SELECT DISTINCT t0."product_color" FROM "Products" t0"#)
+        #expect(ask("Show all product descriptions.") == #"SELECT t0."product_description" FROM "Products" t0"#)
+        #expect(ask("What are the descriptions of the products?") == #"SELECT t0."product_description" FROM "Products" t0"#)
+    }
+
     @Test func aColumnPrefixedWithItsTablesAbbreviationIsNamedWithoutIt() {
         // EMP_FNAME of Employee is "the first name"; "prod" is not an abbreviation of "products".
         #expect(Lexicon.abbreviates("emp", "employee") && Lexicon.abbreviates("dept", "department") && Lexicon.abbreviates("stu", "student"))

@@ -171,6 +171,18 @@ extension Interpreter.Assembly {
                 plan.distinct = true
                 if let k = items.firstIndex(of: .distinct) { used.insert(k) }
             }
+            // "Show all majors", no table named: what values the column holds, each once (a table
+            // named, "the majors of all students", lists its rows; names name rows and a row's own
+            // text, "all investor details", is the row's).
+            if plan.grouping == nil, plan.conditions.isEmpty, !shown.isEmpty,
+                !items.contains(where: { if case .table = $0 { return true } else { return false } }),
+                shown.allSatisfy({ c in
+                    let column = schema.column(c)
+                    return !column.isKey && !column.isFreeText && !column.words.contains { ["name", "names", "title"].contains($0) }
+                })
+            {
+                plan.distinct = true
+            }
             if let limit { plan.limit = limit }
         }
         if plan.averageOverGroups, case .entity(let t)? = plan.grouping {

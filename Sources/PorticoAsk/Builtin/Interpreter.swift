@@ -90,10 +90,11 @@ struct Interpreter {
                 understood.plan.shown = schema.tables[plan.root].columns
                 understood.plan.distinct = false
             }
-            // "Show all majors": one attribute listed (not what names a row) is the set of its values.
+            // "Show all majors": one attribute listed (not what names a row, nor a row's own text)
+            // is the set of its values.
             if plan.measures.isEmpty, plan.grouping == nil, !plan.countGroups, plan.limit == nil, plan.order.isEmpty, plan.shown.count == 1,
-                plan.conditions.isEmpty,
-                let c = plan.shown.first, schema.column(c).kind == .text, !schema.column(c).isKey, !schema.tables[schema.column(c).table].labels.contains(c)
+                plan.conditions.isEmpty, let c = plan.shown.first, schema.column(c).kind == .text, !schema.column(c).isKey,
+                !schema.tables[schema.column(c).table].labels.contains(c), !schema.column(c).isFreeText
             {
                 understood.plan.distinct = true
             }

@@ -25,6 +25,8 @@ struct SchemaModel: Sendable {
         var initialed: [String]? = nil
         /// The words after the table's own at the start ("first name" of customer_first_name).
         var withoutTable: [String]? = nil
+        /// Text written for each row ("details", "description", "summary"), not a category.
+        var isFreeText: Bool { kind == .text && words.contains { SchemaModel.freeTextWords.contains($0) } }
         /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
         var isYear: Bool { kind == .number && words.contains { SchemaModel.yearWords.contains($0) } }
     }
@@ -60,6 +62,10 @@ struct SchemaModel: Sendable {
         let to: Int
         let toColumn: Int?
     }
+
+    static let freeTextWords: Set<String> = [
+        "details", "detail", "description", "descriptions", "desc", "summary", "comment", "comments", "notes", "note", "text", "content",
+    ]
 
     /// Column-name words of a whole-number year: "Hire_Year", "founded", "established".
     static let yearWords: Set<String> = ["year", "yr", "founded", "established", "built", "opened", "launched", "started"]
