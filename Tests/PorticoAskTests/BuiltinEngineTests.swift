@@ -551,6 +551,21 @@ import Testing
         #expect(ask("Show the names of all customers.") == #"SELECT t0."customer_first_name", t0."customer_last_name" FROM "Customers" t0"#)
     }
 
+    @Test func aTableListedBesideItsColumnIsShownByItsName() {
+        // "the teams and their cities": the teams' names, then the cities.
+        #expect(Self.sql("Show the teams and their cities.") == #"SELECT t0."name", t0."city" FROM "teams" t0"#)
+        // "the cities of teams and their fees": the teams own the columns; no name is added.
+        #expect(Self.sql("Show the cities of teams and their monthly fees.") == #"SELECT t0."city", t0."monthly_fee" FROM "teams" t0"#)
+    }
+
+    @Test func aTableBeforeASuperlativeNamesTheRowsRanked() {
+        // "the player with the highest salary" is a player; "the highest salary of players" a value.
+        #expect(
+            Self.sql("What is the player with the highest salary?")
+                == #"SELECT t0."first_name", t0."last_name", t0."salary" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id" LIMIT 1"#)
+        #expect(Self.sql("What is the highest salary of players?") == #"SELECT MAX(t0."salary") AS value FROM "players" t0"#)
+    }
+
     @Test func aColumnListedWithNoTableNamedListsItsValuesOnce() {
         // "all founding years": which years there are; "the founding years of all teams": one per team.
         #expect(Self.sql("Show all founded years.") == #"SELECT DISTINCT t0."founded_year" FROM "teams" t0"#)

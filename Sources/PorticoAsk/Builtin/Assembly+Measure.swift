@@ -122,7 +122,10 @@ extension Interpreter.Assembly {
                 let asksRowColumns = items[..<j].indices.contains { i in
                     !used.contains(i) && (isColumns(i)?.contains { schema.column($0).table == schema.column(c).table && $0 != c } ?? false)
                 }
-                let rankedRows = rankedBy == j && tablesBefore(j, items).contains(schema.column(c).table)
+                // "the track with the highest unit price": the table just before the superlative names the rows ranked.
+                let tableRanked = superlative.map { $0.at > 0 && $0.at + 1 == j && items[$0.at - 1] == .table(schema.column(c).table) } ?? false
+                let rankedRows =
+                    rankedBy == j && tablesBefore(j, items).contains(schema.column(c).table) || tableRanked && !items.contains(.count)
                 if aggregateFunction == nil, superlative != nil, grouping == nil,
                     subject.map({ subjectColumn == nil && schema.column(c).table == $0 }) ?? (asksRowColumns || rankedRows)
                 {

@@ -593,6 +593,29 @@ struct Interpreter {
             let table = schema.filters[f].table
             if !items.contains(where: { $0.1 == .table(table) }) { items.append((at, .table(table))) }
         }
+        // "the players and their years played": a table listed with "and" beside one of its columns
+        // is also shown, by what names its rows.
+        let ordered = items.sorted { $0.0 < $1.0 }
+        for (k, (at, item)) in ordered.enumerated() {
+            guard case .table(let table) = item, !schema.tables[table].labels.isEmpty else { continue }
+            if k > 0, [.count, .average, .distinct].contains(ordered[k - 1].1) { continue }
+            if k > 0, case .function = ordered[k - 1].1 { continue }
+            if k > 0, case .superlative = ordered[k - 1].1 { continue }
+            // "the authors of submissions and their colleges": the table owns the columns listed.
+            if k > 0, case .columns = ordered[k - 1].1 { continue }
+            // The "and" between the table and a column of its own, with nothing else unread between.
+            func conjunction(_ other: Int) -> Int? {
+                guard ordered.indices.contains(other), case .columns(let cs) = ordered[other].1,
+                    cs.contains(where: { schema.column($0).table == table && !schema.tables[table].labels.contains($0) })
+                else { return nil }
+                let between = ((at + 1)..<ordered[other].0).filter { !t[$0].used }
+                guard between.allSatisfy({ ["and", "the", "their", "its"].contains(t[$0].lower) }) else { return nil }
+                return between.first { t[$0].lower == "and" }
+            }
+            if let and = conjunction(k + 1) {
+                take(and, 1, .columns(schema.tables[table].labels))
+            }
+        }
         reader.namedFilters = filtersAt.map(\.filter)
         reader.tokens = t
         return items.sorted { $0.0 < $1.0 }.map(\.1)
