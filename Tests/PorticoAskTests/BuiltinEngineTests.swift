@@ -273,10 +273,10 @@ import Testing
         // "the average salary for each team" answered with one average over every player.
         var overAll = QueryPlan(root: players)
         overAll.measures = [.aggregate(.avg, .column(salary))]
-        let each: [Interpreter.Item] = [.average, .columns([salary]), .groupMarker, .table(teams)]
+        let each: [Interpreter.Item] = [.average, .columns([salary]), .groupMarker(each: true), .table(teams)]
         #expect(interpreter.risks(of: overAll, items: each, joined: 1, words: ["average", "salary", "for", "each", "team"]).contains(.eachLost))
         // "the average salary per player": every row of the players, no grouping asked.
-        let perRow: [Interpreter.Item] = [.average, .columns([salary]), .groupMarker, .table(players)]
+        let perRow: [Interpreter.Item] = [.average, .columns([salary]), .groupMarker(each: false), .table(players)]
         #expect(!interpreter.risks(of: overAll, items: perRow, joined: 1, words: ["average", "salary", "per", "player"]).contains(.eachLost))
         // "the smallest salary for every team" read as the team with the smallest salary.
         var top = QueryPlan(root: teams)
@@ -284,7 +284,7 @@ import Testing
         top.measures = [.aggregate(.min, .column(salary))]
         top.order = [(.aggregate(.min, .column(salary)), false)]
         top.limit = 1
-        let smallest: [Interpreter.Item] = [.superlative(descending: false, word: "smallest"), .columns([salary]), .groupMarker, .table(teams)]
+        let smallest: [Interpreter.Item] = [.superlative(descending: false, word: "smallest"), .columns([salary]), .groupMarker(each: true), .table(teams)]
         #expect(interpreter.risks(of: top, items: smallest, joined: 2, words: ["smallest", "salary", "for", "every", "team"]).contains(.rankedWithinEach))
         // "the lowest and highest salary" with one of the two computed.
         var one = QueryPlan(root: players)
@@ -558,6 +558,18 @@ import Testing
         #expect(Self.sql("Show the cities of teams and their monthly fees.") == #"SELECT t0."city", t0."monthly_fee" FROM "teams" t0"#)
     }
 
+    @Test func aColumnOfEachRowIsListedBesideItsName() {
+        // "the total fee of each team": each team's own fee, named; not one total over all teams.
+        #expect(Self.sql("What is the total monthly fee of each team?") == #"SELECT t0."name", t0."monthly_fee" FROM "teams" t0"#)
+        #expect(Self.sql("What is the monthly fee of each team?") == #"SELECT t0."name", t0."monthly_fee" FROM "teams" t0"#)
+        // "by" says who, not each: one total.
+        #expect(Self.sql("What is the total salary earned by players?") == #"SELECT SUM(t0."salary") AS value FROM "players" t0"#)
+        // Put in alphabetical order, the column asked for orders, not the names shown beside it.
+        #expect(
+            Self.sql("Show the city of each team in alphabetical order.")
+                == #"SELECT t0."name", t0."city" FROM "teams" t0 ORDER BY t0."city", t0."id""#)
+    }
+
     @Test func aTableBeforeASuperlativeNamesTheRowsRanked() {
         // "the player with the highest salary" is a player; "the highest salary of players" a value.
         #expect(
@@ -724,9 +736,12 @@ import Testing
         let founded = schema.columnList.firstIndex { $0.name == "founded_year" }!
         var ungrouped = QueryPlan(root: teams)
         ungrouped.measures = [.countRows]
-        #expect(interpreter.risks(of: ungrouped, items: [.count, .table(teams), .groupMarker, .columns([founded])], joined: 1).contains(.groupingLost))
+        #expect(
+            interpreter.risks(of: ungrouped, items: [.count, .table(teams), .groupMarker(each: false), .columns([founded])], joined: 1).contains(.groupingLost))
         ungrouped.grouping = .column(founded)
-        #expect(!interpreter.risks(of: ungrouped, items: [.count, .table(teams), .groupMarker, .columns([founded])], joined: 1).contains(.groupingLost))
+        #expect(
+            !interpreter.risks(of: ungrouped, items: [.count, .table(teams), .groupMarker(each: false), .columns([founded])], joined: 1).contains(.groupingLost)
+        )
         #expect(Risk.namedColumnUnused.weight < Interpreter.threshold && Risk.countLost.weight < Interpreter.threshold)
         // Two middling risks together refuse; one alone does not.
         #expect(Risk.bridge.weight >= Interpreter.threshold && Risk.bridge.weight * Risk.pickedColumn.weight < Interpreter.threshold)

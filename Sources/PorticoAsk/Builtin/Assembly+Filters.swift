@@ -91,7 +91,7 @@ extension Interpreter.Assembly {
     mutating func readValue(at k: Int, _ entries: [ValueIndex.Entry], partial: Bool) throws(NotUnderstood) {
         used.insert(k)
         var mentionedAt = k - 1
-        if mentionedAt > 0, items[mentionedAt] == .groupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
+        if mentionedAt > 0, items[mentionedAt].isGroupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
         var mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
         // "a First class seat": the column named just after the value.
         if mentioned.map({ cs in !entries.contains { cs.contains($0.column) } }) ?? true, !used.contains(k + 1),

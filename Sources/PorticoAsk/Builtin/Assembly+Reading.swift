@@ -32,7 +32,7 @@ extension Interpreter.Assembly {
             used.formUnion([k, k + 1])
         }
         if asksOrder, !measures {
-            for (k, item) in items.enumerated() where !used.contains(k) && item == .groupMarker {
+            for (k, item) in items.enumerated() where !used.contains(k) && item.isGroupMarker {
                 guard let cs = isColumns(k + 1), !cs.contains(where: { schema.column($0).isKey }) else { continue }
                 orderColumns.append((cs, k + 1))
                 used.formUnion([k, k + 1])
@@ -42,12 +42,13 @@ extension Interpreter.Assembly {
 
     /// Grouping: "each X", "per X", "by X", "for each X", "yearly".
     mutating func readGrouping() {
-        for (k, item) in items.enumerated() where item == .groupMarker && !used.contains(k) {
+        for (k, item) in items.enumerated() where item.isGroupMarker && !used.contains(k) {
             used.insert(k)
             guard k + 1 < items.count else { continue }
             switch items[k + 1] {
             case .table(let t):
                 grouping = .entity(t)
+                groupedByEach = item == .groupMarker(each: true)
                 used.insert(k + 1)
             case .columns(let cs):
                 guard let c = interpreter.pickColumn(cs, near: items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }) else {

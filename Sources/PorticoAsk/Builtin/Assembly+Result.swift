@@ -97,6 +97,11 @@ extension Interpreter.Assembly {
         if case .entity(let t)? = grouping, case .aggregate(let f, .column(let c))? = measure, f != .count, schema.column(c).table == t,
             !averageOfCount
         {
+            if f == .sum, groupedByEach, moreFunctions.isEmpty, superlative == nil, rankedBy == nil, plan.having.isEmpty {
+                // "the total revenue of each manufacturer": each one's own, beside what names it.
+                shown = (shown.isEmpty ? schema.tables[t].labels : shown) + [c]
+                measure = nil
+            }
             // "the average quantity per order item": one row per group, so the average over all.
             grouping = nil
         }
@@ -157,7 +162,16 @@ extension Interpreter.Assembly {
             }
             plan.shown = shown.isEmpty ? schema.tables[root0].labels : shown
             plan.root = shown.first.map { schema.column($0).table } ?? root0
-            if case .entity? = plan.grouping, plan.having.isEmpty { plan.grouping = nil }
+            if case .entity(let t)? = plan.grouping, plan.having.isEmpty {
+                // "the revenue of each manufacturer": each one's, beside what names it.
+                let labels = schema.tables[t].labels
+                if groupedByEach, !shown.isEmpty, plan.order.isEmpty, orderColumns.isEmpty,
+                    shown.allSatisfy({ schema.column($0).table == t && !labels.contains($0) && !schema.column($0).isKey })
+                {
+                    plan.shown = labels + shown
+                }
+                plan.grouping = nil
+            }
             if !plan.having.isEmpty, plan.grouping == nil { plan.grouping = .entity(root0) }
             if case .entity(let t)? = plan.grouping, !plan.having.isEmpty {
                 if let c = shown.first, schema.column(c).table == t, !schema.column(c).isKey, shown.count == 1 {
@@ -214,7 +228,9 @@ extension Interpreter.Assembly {
             if let d = direction { used.insert(d) }
         }
         if let k = items.firstIndex(of: .alphabetical), !used.contains(k), plan.order.isEmpty, plan.measures.isEmpty {
-            guard let c = (plan.shown.first { schema.column($0).kind == .text }) ?? schema.tables[plan.root].labels.first else {
+            // The column asked for before the names shown beside it ("the team of each player, alphabetically").
+            let texts = plan.shown.filter { schema.column($0).kind == .text }
+            guard let c = shown.first(where: texts.contains) ?? texts.first ?? schema.tables[plan.root].labels.first else {
                 throw NotUnderstood(message: "the built-in engine could not tell what to put in alphabetical order; name the column")
             }
             plan.order = [(.column(c), descending: false)]

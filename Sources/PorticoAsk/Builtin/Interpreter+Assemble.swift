@@ -29,6 +29,9 @@ extension Interpreter {
         var againstAverage: [(op: QueryPlan.Comparison, columns: [Int]?, word: String)] = []
         var orderColumns: [(columns: [Int], at: Int)] = []
         var grouping: QueryPlan.Grouping?
+        /// The grouping by a table was asked with "each" or "every" ("the revenue of each
+        /// manufacturer"), not "per" or "by" ("requested by entrepreneurs").
+        var groupedByEach = false
         /// "by total spending": the ranking measure, not a grouping.
         var rankedBy: Int?
         var groupThrough: [Int] = []

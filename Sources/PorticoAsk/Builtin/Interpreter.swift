@@ -211,7 +211,7 @@ struct Interpreter {
         }
         var end = g + 1
         if end + 1 < items.count, case .table = items[end + 1] { end += 1 }
-        return Array(items[..<first]) + Array(items[(g + 1)...end]) + [.groupMarker] + Array(items[first..<g]) + Array(items[(end + 1)...])
+        return Array(items[..<first]) + Array(items[(g + 1)...end]) + [.groupMarker(each: true)] + Array(items[first..<g]) + Array(items[(end + 1)...])
     }
 
     // MARK: - Recognition
@@ -407,7 +407,7 @@ struct Interpreter {
                 continue
             }
             if phrase(i, ["in", "total"]) {
-                take(i, 2, .groupMarker)
+                take(i, 2, .groupMarker(each: false))
                 items.removeLast()
                 continue
             }
@@ -455,14 +455,14 @@ struct Interpreter {
                 || phrase(i, ["broken", "down", "by"]) || phrase(i, ["by", "each"]) || phrase(i, ["of", "each"])
             {
                 let n = phrase(i, ["broken", "down", "by"]) ? 3 : 2
-                take(i, n, .groupMarker)
+                take(i, n, .groupMarker(each: !phrase(i, ["grouped", "by"]) && !phrase(i, ["broken", "down", "by"])))
                 continue
             }
             if ["each", "per", "by", "every"].contains(w) {
-                take(i, 1, .groupMarker)
+                take(i, 1, .groupMarker(each: w == "each" || w == "every"))
                 continue
             }
-            if ["year", "years", "month", "months"].contains(w), items.last?.1 == .groupMarker {
+            if ["year", "years", "month", "months"].contains(w), items.last?.1.isGroupMarker == true {
                 take(i, 1, .bucket(w.hasPrefix("year") ? .year : .month))
                 continue
             }

@@ -22,7 +22,8 @@ struct QuestionReader {
         /// most/least/top/highest…, with the word that may say which column ("longest", "expensive").
         case superlative(descending: Bool, word: String)
         case top(Int)
-        case groupMarker
+        /// "per", "by", "grouped by"; `each` for "each", "every", "for each".
+        case groupMarker(each: Bool)
         /// "corresponding" before a count: what comes before it is grouped by (`correspondingAsEach`).
         case correspondingMarker
         case bucket(QueryPlan.Bucket)
@@ -132,4 +133,8 @@ struct QuestionReader {
     }
 
     var isForeign: Bool { letters > 0 && foreignLetters * 3 > letters }
+}
+
+extension QuestionReader.Item {
+    var isGroupMarker: Bool { if case .groupMarker = self { true } else { false } }
 }

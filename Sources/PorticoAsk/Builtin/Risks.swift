@@ -238,7 +238,7 @@ extension Interpreter {
         }
         if plan.shown.contains(where: { !namedColumns.contains($0) }) { risks.append(.labelsChosen) }
         if Set(plan.shown).count < plan.shown.count { risks.append(.shownTwice) }
-        for k in r.items.indices.dropLast() where r.items[k] == .groupMarker {
+        for k in r.items.indices.dropLast() where r.items[k].isGroupMarker {
             guard case .columns(let cs) = r.items[k + 1] else { continue }
             // A key names its table's rows: "each support representative" groups the employees it points at.
             let grouped = cs.contains { c in
@@ -358,7 +358,7 @@ extension Interpreter {
         let eachWords: Set<String> = ["each", "per", "every"]
         // "per order item" of the order items' own rows is every row, not a grouping.
         let groupsSomething = items.indices.dropLast().contains { k in
-            guard items[k] == .groupMarker else { return false }
+            guard items[k].isGroupMarker else { return false }
             if case .table(let t) = items[k + 1], t == plan.root, k + 2 == items.count || !isColumnsItem(items[k + 2]) { return false }
             return true
         }
