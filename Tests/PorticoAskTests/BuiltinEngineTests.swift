@@ -570,6 +570,31 @@ import Testing
                 == #"SELECT t0."name", t0."city" FROM "teams" t0 ORDER BY t0."city", t0."id""#)
     }
 
+    @Test func theHighestRankIsNumberOne() {
+        let tables = [
+            SourceTable(
+                name: "pilot", isView: false,
+                columns: [
+                    .init(name: "Pilot_ID", type: "INT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Pilot_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Rank", type: "INT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Age", type: "INT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        #expect(ask("What is the highest rank of all pilots?") == #"SELECT MIN(t0."Rank") AS value FROM "pilot" t0"#)
+        #expect(
+            ask("What is the name of the pilot with the lowest rank?")
+                == #"SELECT t0."Pilot_name", t0."Rank" FROM "pilot" t0 ORDER BY t0."Rank" DESC, t0."Pilot_ID" LIMIT 1"#)
+        // Other numbers keep their sense.
+        #expect(ask("What is the highest age of all pilots?") == #"SELECT MAX(t0."Age") AS value FROM "pilot" t0"#)
+    }
+
     @Test func aTableBeforeASuperlativeNamesTheRowsRanked() {
         // "the player with the highest salary" is a player; "the highest salary of players" a value.
         #expect(

@@ -132,7 +132,8 @@ extension Interpreter.Assembly {
                     // "which department has the largest budget": rows ranked by their own column.
                     measure = .column(c)
                 } else {
-                    measure = .aggregate(aggregateFunction ?? (superlative?.descending == false ? .min : .max), .column(c))
+                    let descending = superlative.map { interpreter.ranksDescending($0.word, $0.descending, column: c) } ?? true
+                    measure = .aggregate(aggregateFunction ?? (descending ? .max : .min), .column(c))
                 }
             case .table(let t) where aggregateFunction == nil && measure == nil:
                 // "the most tracks": a count of a table, unless the table is what is asked about and an adjective says the column.

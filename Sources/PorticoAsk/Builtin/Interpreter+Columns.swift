@@ -69,6 +69,13 @@ extension Interpreter {
     /// Which way a superlative ranks `column`: "oldest" is the largest age but the earliest date.
     func ranksDescending(_ word: String, _ descending: Bool, column: Int) -> Bool {
         if ["oldest", "youngest", "older", "younger"].contains(word), schema.column(column).kind == .number { return word.hasPrefix("old") }
+        // A rank counts down to the best: the highest rank is number 1.
+        let rank = schema.column(column)
+        if rank.kind == .number, !rank.isKey, rank.words.contains(where: { ["rank", "ranking"].contains($0) }),
+            ["highest", "lowest", "best", "worst", "top", "bottom"].contains(word)
+        {
+            return !descending
+        }
         return descending
     }
 
