@@ -570,6 +570,13 @@ import Testing
                 == #"SELECT t0."name", t0."city" FROM "teams" t0 ORDER BY t0."city", t0."id""#)
     }
 
+    @Test func beforeAndAfterAYearCompareAYearNeverACount() {
+        #expect(Self.sql("Show the names of teams founded before 1890.") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" < 1890"#)
+        // "before 1890 and teams …" once read as fewer than 1890 teams.
+        let both = Self.sql("Show the cities with both teams founded before 1890 and teams founded after 1900.")
+        #expect(both.map { !$0.contains("COUNT") } ?? true, "\(both ?? "")")
+    }
+
     @Test func theHighestRankIsNumberOne() {
         let tables = [
             SourceTable(

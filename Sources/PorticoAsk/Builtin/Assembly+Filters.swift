@@ -168,6 +168,19 @@ extension Interpreter.Assembly {
             throw NotUnderstood(message: "'\(word)' needs a number after it")
         }
         used.insert(k + 1)
+        if ["before", "after", "since", "until"].contains(word) {
+            // "founded before 1890": a time, never a count; on the year column of what is asked about.
+            let n = Int(exactly: n)
+            guard let n, (1000...2999).contains(n),
+                let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)),
+                schema.column(date).isYear
+            else {
+                throw NotUnderstood(
+                    message: "the built-in engine could not tell what '\(word) \(n.map(String.init) ?? "the number")' compares; name the date column")
+            }
+            plan.conditions.append(.compare(.column(date), op, .number(Double(n))))
+            return
+        }
         // What is compared: the table counted after the number ("more than 25 tracks"), a column named
         // next to it, or the column an adjective names ("longer than 20 minutes").
         if let t = isTable(k + 2), k > 0, let cs = isColumns(k - 1), case .aggregate(_, .column(let c))? = measure, cs.contains(c) {
