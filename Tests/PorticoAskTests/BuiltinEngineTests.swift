@@ -577,6 +577,34 @@ import Testing
         #expect(both.map { !$0.contains("COUNT") } ?? true, "\(both ?? "")")
     }
 
+    @Test func aDateListedIsShownAndAYearIsOfTheTableAskedAbout() {
+        let tables = [
+            SourceTable(
+                name: "show", isView: false,
+                columns: [
+                    .init(name: "Show_ID", type: "INT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Year", type: "INT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Topic", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "show_day", isView: false,
+                columns: [
+                    .init(name: "Show_ID", type: "INT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Date", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Visitors", type: "INT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "Show_ID", table: "show", targetColumn: "Show_ID")]),
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // The date, a part of a key of two columns, is a value shown; 2004 is the shows' year, not the days' dates.
+        let sql = ask("Return the topics, dates, and visitors for shows in 2004.") ?? ""
+        #expect(sql.contains(#"t1."Date""#) && sql.contains(#"t0."Year" = 2004"#), "\(sql)")
+    }
+
     @Test func theHighestRankIsNumberOne() {
         let tables = [
             SourceTable(

@@ -46,13 +46,11 @@ extension Interpreter {
     func dateColumn(for table: Int, plan: QueryPlan?, hint: [Int] = []) -> Int? {
         if let hinted = hint.first { return hinted }
         let candidates = [table] + (plan.map { [$0.root] + $0.through } ?? [])
+        // The nearest table's date, else its whole-number year column ("Hire_Year"), before another table's.
         for t in candidates {
             let dates = schema.tables[t].columns.filter { schema.column($0).kind == .date }
             if let named = dates.first(where: { c in !schema.column(c).words.contains { ["birth", "born", "dob"].contains($0) } }) { return named }
             if let any = dates.first { return any }
-        }
-        // A whole-number year column ("Hire_Year") when no table has a date.
-        for t in candidates {
             if let year = schema.tables[t].columns.first(where: { schema.column($0).isYear }) { return year }
         }
         return nil

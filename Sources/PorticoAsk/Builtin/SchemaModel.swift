@@ -90,6 +90,8 @@ struct SchemaModel: Sendable {
         for (t, table) in source.enumerated() {
             var entry = Table(name: table.name, words: SchemaModel.words(table.name), columns: [], primaryKey: nil, labels: [])
             let foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            // A part of a key of several columns (a date beside an id) is a value, unless named as a key.
+            let soleKey = table.columns.filter(\.primaryKey).count == 1
             for column in table.columns {
                 let words = SchemaModel.words(column.name).flatMap { Lexicon.nameParts[$0] ?? [$0] }
                 let key = foreign[column.name.lowercased()]
@@ -103,7 +105,7 @@ struct SchemaModel: Sendable {
                 columnList.append(
                     Column(
                         table: t, name: column.name, words: words, kind: kind, isPrimary: column.primaryKey,
-                        references: reference, isKey: column.primaryKey || reference != nil || named, storedAsText: textDate,
+                        references: reference, isKey: column.primaryKey && soleKey || reference != nil || named, storedAsText: textDate,
                         initialed: SchemaModel.initialed(column.name, table: entry.words), withoutTable: SchemaModel.withoutTable(words, entry.words)))
                 entry.columns.append(ci)
                 if column.primaryKey, entry.primaryKey == nil { entry.primaryKey = ci }
