@@ -605,6 +605,12 @@ import Testing
         #expect(sql.contains(#"t1."Date""#) && sql.contains(#"t0."Year" = 2004"#), "\(sql)")
     }
 
+    @Test func twoThingsCountedAtOnceAreRefused() {
+        // One count would be made and the other dropped.
+        #expect(Self.sql("How many players and teams are there?") == nil)
+        #expect(Self.sql("How many players are there?") != nil)
+    }
+
     @Test func theHighestRankIsNumberOne() {
         let tables = [
             SourceTable(

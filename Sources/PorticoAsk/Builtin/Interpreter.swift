@@ -593,6 +593,15 @@ struct Interpreter {
             let table = schema.filters[f].table
             if !items.contains(where: { $0.1 == .table(table) }) { items.append((at, .table(table))) }
         }
+        // "How many students and instructors …": two counts, of which the engine would make one.
+        let byPosition = items.sorted { $0.0 < $1.0 }
+        for k in byPosition.indices.dropFirst().dropLast() where byPosition[k - 1].1 == .count {
+            guard case .table = byPosition[k].1, case .table = byPosition[k + 1].1 else { continue }
+            let between = ((byPosition[k].0 + 1)..<byPosition[k + 1].0).filter { !t[$0].used }.map { t[$0].lower }
+            if between.contains("and"), between.allSatisfy({ ["and", "the", "of"].contains($0) }) {
+                throw NotUnderstood(message: "the built-in engine counts one thing at a time; ask how many of each in two questions")
+            }
+        }
         // "the players and their years played": a table listed with "and" beside one of its columns
         // is also shown, by what names its rows.
         let ordered = items.sorted { $0.0 < $1.0 }
