@@ -605,6 +605,13 @@ import Testing
         #expect(sql.contains(#"t1."Date""#) && sql.contains(#"t0."Year" = 2004"#), "\(sql)")
     }
 
+    @Test func theNumberOfRowsARelativeClauseIsAboutCountsThem() {
+        // "the number of teams which have players": teams, each once; not their players.
+        #expect(
+            Self.sql("Count the number of teams which have players.")
+                == #"SELECT COUNT(DISTINCT t0."id") AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id""#)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

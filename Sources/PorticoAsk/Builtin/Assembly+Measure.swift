@@ -59,6 +59,10 @@ extension Interpreter.Assembly {
             averageOfCount = false
             used.insert(j)
             if let t = isTable(k + 1) { used.insert(k + 1); subject = subject ?? t }
+        } else if let subject, isTable(distinctAt.map { $0 + 1 } ?? k + 1) == subject {
+            // "the number of artists who have volumes": the artists, already read as what the clause is about.
+            counted = subject
+            if let d = distinctAt { used.insert(d) }
         } else if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
             counted = t
             used.insert(j)
