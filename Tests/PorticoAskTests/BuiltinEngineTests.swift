@@ -612,6 +612,18 @@ import Testing
                 == #"SELECT COUNT(DISTINCT t0."id") AS value FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id""#)
     }
 
+    @Test func oneAsAPronounIsNotTheNumberOne() throws {
+        // "its distance for the one with the maximum price" once compared the distance with 1.
+        let interpreter = Interpreter(schema: SchemaModel(Self.tables), values: ValueIndex())
+        func numbers(_ question: String) throws -> [Interpreter.Item] {
+            var reader = QuestionReader(question)
+            return try interpreter.recognize(&reader).filter { if case .number = $0 { true } else { false } }
+        }
+        #expect(try numbers("What is the city and its monthly fee for the one with the maximum fee?").isEmpty)
+        #expect(try numbers("Which one has the highest salary?").isEmpty)
+        #expect(try numbers("Show the players with one team.") == [.number(1, unit: nil)])
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

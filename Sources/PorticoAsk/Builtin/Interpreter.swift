@@ -530,7 +530,12 @@ struct Interpreter {
                 take(i, 1, .who)
                 continue
             }
-            if let n = Lexicon.numberWords[w], n > 1 || w == "one" && word(i + 1) != nil {
+            // "the one with the maximum price", "which one": a pronoun, not the number 1.
+            let pronoun =
+                w == "one"
+                && (["the", "which", "each", "every", "any", "this", "that"].contains(i > 0 ? t[i - 1].lower : "")
+                    || ["with", "that", "which", "who", "whose", "where", "of", "in", "having"].contains(word(i + 1) ?? ""))
+            if let n = Lexicon.numberWords[w], n > 1 || w == "one" && word(i + 1) != nil && !pronoun {
                 take(i, 1, .number(Double(n), unit: nil))
                 continue
             }
