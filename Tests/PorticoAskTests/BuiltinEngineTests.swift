@@ -624,6 +624,43 @@ import Testing
         #expect(try numbers("Show the players with one team.") == [.number(1, unit: nil)])
     }
 
+    @Test func femaleAndMaleAreTheLettersOfASexColumn() {
+        let tables = [
+            SourceTable(
+                name: "Pupil", isView: false,
+                columns: [
+                    .init(name: "PupilID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Fname", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Sex", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Grade", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Games_Played", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        let schema = SchemaModel(tables)
+        let sex = schema.columnList.firstIndex { $0.name == "Sex" }!
+        let grade = schema.columnList.firstIndex { $0.name == "Grade" }!
+        var values = ValueIndex()
+        for value in ["F", "M"] { values.add(column: sex, value: value) }
+        values.noteSexCodes(column: sex, words: schema.column(sex).words, values: ["F", "M"])
+        // An F that is a grade is not a sex.
+        for value in ["A", "F"] { values.add(column: grade, value: value) }
+        values.noteSexCodes(column: grade, words: schema.column(grade).words, values: ["A", "F"])
+        values.names[sex] = ("Pupil", "Sex")
+        values.names[grade] = ("Pupil", "Grade")
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = values
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        #expect(ask("How many female pupils are there?") == #"SELECT COUNT(*) AS value FROM "Pupil" t0 WHERE t0."Sex" = 'F'"#)
+        #expect(ask("Show the first names of all male pupils.") == #"SELECT t0."Fname" FROM "Pupil" t0 WHERE t0."Sex" = 'M'"#)
+        // Named twice, the same value is one condition.
+        #expect(ask("How many female pupils whose sex is F are there?") == #"SELECT COUNT(*) AS value FROM "Pupil" t0 WHERE t0."Sex" = 'F'"#)
+        // "play" is a verb, not the count of games played.
+        #expect(ask("Show the first names of pupils who play.") == nil)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -66,6 +66,14 @@ extension Interpreter.Assembly {
     /// Two values of one column, both asked for ("took both Databases and Algorithms"): no single
     /// row holds both, so each must hold for a related row; otherwise the question is refused.
     mutating func spreadValuesOfOneColumn() throws(NotUnderstood) {
+        // One value named twice ("female students whose sex is F") is one condition.
+        var seen: [(Int, String)] = []
+        plan.conditions.removeAll { condition in
+            guard case .oneOf(let column, let values) = condition, values.count == 1 else { return false }
+            if seen.contains(where: { $0.0 == column && $0.1 == values[0] }) { return true }
+            seen.append((column, values[0]))
+            return false
+        }
         var byColumn: [Int: [Int]] = [:]
         for (i, c) in plan.conditions.enumerated() { if case .oneOf(let col, let v) = c, v.count == 1 { byColumn[col, default: []].append(i) } }
         // In the order the question named them, and all moved at once: the indices are of the conditions as they are now.

@@ -703,7 +703,10 @@ struct Interpreter {
             let partial = schema.columnList.indices.filter { ci in
                 let column = schema.columnList[ci]
                 let names = column.initialed ?? column.words
-                return names.count > 1 && Lexicon.matches(question: words[0], schema: names.last ?? "")
+                // A verb does not name a count of what was done: "play" is not Hours_Played.
+                let last = names.last ?? ""
+                if last.hasSuffix("ed"), !words[0].hasSuffix("ed"), last != words[0] { return false }
+                return names.count > 1 && Lexicon.matches(question: words[0], schema: last)
             }
             // Primary keys last: "the id of orders" is order_id when the orders are what is asked
             // about, a key to another table otherwise.

@@ -232,7 +232,8 @@ extension Interpreter {
                 if Set(entries.map(\.column)).count > 1 { risks.append(.valueInManyColumns) }
                 if partial { risks.append(.partialValue) }
                 let asked = ValueIndex.words(phrase)
-                if !partial, !entries.contains(where: { ValueIndex.words($0.value) == asked }) { risks.append(.respelled) }
+                // An entry's words are its value's, or the word it stands for ("female" for 'F').
+                if !partial, !entries.contains(where: { $0.words == asked }) { risks.append(.respelled) }
             default: break
             }
         }

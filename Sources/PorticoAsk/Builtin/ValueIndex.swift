@@ -44,6 +44,24 @@ public struct ValueIndex: Sendable {
         flags[column] = (yes[0], no.first)
     }
 
+    /// Records the words for the one-letter codes of a column named as a sex or gender ('F' and
+    /// 'M'): "female students" is a condition on it, as "French students" is on a nationality.
+    mutating func noteSexCodes(column: Int, words: [String], values: [String]) {
+        guard words.contains(where: { ["sex", "gender"].contains($0) }), values.count <= 3 else { return }
+        for value in values {
+            let names: [String]
+            switch value.lowercased() {
+            case "f": names = ["female", "woman"]
+            case "m": names = ["male", "man"]
+            default: continue
+            }
+            for name in names {
+                exact[name, default: []].append(entries.count)
+                entries.append(Entry(column: column, value: value, words: [name]))
+            }
+        }
+    }
+
     /// Reads the values of `tables`' text columns with `query` (one `SELECT DISTINCT` per column).
     static func build(_ schema: SchemaModel, dialect: SQLDialect = .sqlite, query: (String) async throws -> [[SQLValue]]) async throws -> ValueIndex {
         var index = ValueIndex()
@@ -63,7 +81,9 @@ public struct ValueIndex: Sendable {
                 guard case .text(let text)? = row.first, !text.isEmpty, text.count <= 120 else { continue }
                 index.add(column: ci, value: text)
             }
-            index.noteFlag(column: ci, values: rows.compactMap { if case .text(let text)? = $0.first { text } else { nil } })
+            let texts = rows.compactMap { if case .text(let text)? = $0.first { text } else { nil } }
+            index.noteFlag(column: ci, values: texts)
+            index.noteSexCodes(column: ci, words: column.words, values: texts)
         }
         return index
     }
