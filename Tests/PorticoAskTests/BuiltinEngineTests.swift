@@ -661,6 +661,42 @@ import Testing
         #expect(ask("Show the first names of pupils who play.") == nil)
     }
 
+    @Test func aYearIsOfTheTableOfTheColumnAskedFor() {
+        let tables = [
+            SourceTable(
+                name: "Sites", isView: false,
+                columns: [
+                    .init(name: "Id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Site", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Location", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "site_fees", isView: false,
+                columns: [
+                    .init(name: "Site", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "SiteFee", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "Site", table: "Sites", targetColumn: "Id")]),
+        ]
+        let schema = SchemaModel(tables)
+        let site = schema.columnList.firstIndex { $0.name == "Site" && $0.table == 0 }!
+        var values = ValueIndex()
+        values.add(column: site, value: "North Harbour State University")
+        values.names[site] = ("Sites", "Site")
+        var request = Self.request("What is the site fee for North Harbour State University in 1996?")
+        request.tables = tables
+        request.values = values
+        // The fee's year, not the year the site opened.
+        let sql = BuiltinEngine.answer(request).candidates.first ?? ""
+        #expect(sql.contains(#"t0."Year" = 1996"#) && sql.contains(#"FROM "site_fees" t0"#), "\(sql)")
+        // Also when the question is read as about the sites.
+        let fee = schema.columnList.firstIndex { $0.name == "SiteFee" }!
+        var assembly = Interpreter.Assembly(interpreter: Interpreter(schema: schema, values: values), items: [.columns([fee]), .year(1996)])
+        assembly.root0 = 0
+        #expect(assembly.timedTable == 1)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -131,10 +131,27 @@ extension Interpreter.Assembly {
         }
     }
 
+    /// The table a year or month is of: what is measured or counted, else the table of the column
+    /// asked for when it keeps a date or year ("the campus fee in 1996": the fees' year), else the
+    /// table the question is about.
+    var timedTable: Int {
+        if let t = measureTable(measure) ?? counted { return t }
+        let asked = items.lazy.compactMap { item -> Int? in
+            guard case .columns(let cs) = item, let c = cs.first, !schema.column(c).isKey, schema.column(c).kind != .date else { return nil }
+            return schema.column(c).table
+        }.first
+        if let asked, asked != root0,
+            schema.tables[asked].columns.contains(where: { schema.column($0).kind == .date || schema.column($0).isYear })
+        {
+            return asked
+        }
+        return root0
+    }
+
     /// A year, alone or compared ("after 2010"), on the date column of what is measured.
     mutating func readYear(at k: Int, _ year: Int) throws(NotUnderstood) {
         used.insert(k)
-        guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
+        guard let date = interpreter.dateColumn(for: timedTable, plan: plan, hint: dateHint(items)) else {
             throw NotUnderstood(message: "the question names the year \(year), but the tables it is about have no date column")
         }
         if k > 0, case .compare(let op, _) = items[k - 1], schema.column(date).isYear {
@@ -159,7 +176,7 @@ extension Interpreter.Assembly {
     /// A month of a year.
     mutating func readMonth(at k: Int, _ month: Int, year: Int?) throws(NotUnderstood) {
         used.insert(k)
-        guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)), let year else {
+        guard let date = interpreter.dateColumn(for: timedTable, plan: plan, hint: dateHint(items)), let year else {
             throw NotUnderstood(message: "name the year of the month too, e.g. \"in December 2024\"")
         }
         if schema.column(date).isYear {
@@ -180,7 +197,7 @@ extension Interpreter.Assembly {
             // "founded before 1890": a time, never a count; on the year column of what is asked about.
             let n = Int(exactly: n)
             guard let n, (1000...2999).contains(n),
-                let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)),
+                let date = interpreter.dateColumn(for: timedTable, plan: plan, hint: dateHint(items)),
                 schema.column(date).isYear
             else {
                 throw NotUnderstood(
