@@ -697,6 +697,28 @@ import Testing
         #expect(assembly.timedTable == 1)
     }
 
+    @Test func ofTwoAmountsTheQuestionMustSayWhich() {
+        let tables = [
+            SourceTable(
+                name: "Refunds", isView: false,
+                columns: [
+                    .init(name: "Refund_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Amount_Asked", type: "DECIMAL", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Amount_Granted", type: "DECIMAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // "the total amount" once summed the first amount column.
+        #expect(ask("What is the total amount of all refunds?") == nil)
+        #expect(ask("What is the total granted amount of all refunds?") == #"SELECT SUM(t0."Amount_Granted") AS value FROM "Refunds" t0"#)
+        #expect(ask("What is the total amount granted of all refunds?") == #"SELECT SUM(t0."Amount_Granted") AS value FROM "Refunds" t0"#)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -136,21 +136,21 @@ extension Interpreter {
     /// The amount a sale brought in, nearest to `tables`: a total/amount column of a table, or
     /// price × quantity of a line table; never a bare price without a quantity.
     func moneyMeasure(near tables: [Int]) -> QueryPlan.Measure? {
-        var candidates: [(QueryPlan.Measure, Int)] = []
+        var candidates: [(QueryPlan.Measure?, Int)] = []
         for (t, table) in schema.tables.enumerated() {
             let numeric = table.columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
             let price = numeric.first { c in schema.column(c).words.contains { ["price", "cost", "rate"].contains($0) } }
             let quantity = numeric.first { c in schema.column(c).words.contains { ["quantity", "qty", "units"].contains($0) } }
             if let price, let quantity {
                 candidates.append((.product(price, quantity), t))
-            } else if let total = numeric.first(where: { c in
-                schema.column(c).words.contains { ["total", "amount", "revenue", "sales", "subtotal"].contains($0) }
-            }) {
-                candidates.append((.column(total), t))
+            } else {
+                // One amount of the table, or none: of an amount claimed and an amount paid the question must say which.
+                let amounts = numeric.filter { c in schema.column(c).words.contains { ["total", "amount", "revenue", "sales", "subtotal"].contains($0) } }
+                if !amounts.isEmpty { candidates.append((amounts.count == 1 ? .column(amounts[0]) : nil, t)) }
             }
         }
         guard !candidates.isEmpty else { return nil }
         func distance(_ t: Int) -> Int { tables.compactMap { schema.distance($0, t) }.min() ?? 99 }
-        return candidates.min { distance($0.1) < distance($1.1) }.map(\.0)
+        return candidates.min { distance($0.1) < distance($1.1) }?.0
     }
 }

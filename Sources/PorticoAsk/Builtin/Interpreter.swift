@@ -697,6 +697,10 @@ struct Interpreter {
                 columns.append(ci)
             }
         }
+        // "the claimed amount" for Amount_Claimed: two words the other way round.
+        if columns.isEmpty, words.count == 2, words[0].hasSuffix("ed") {
+            columns = schema.columnList.indices.filter { same(words.reversed(), schema.columnList[$0].withoutTable ?? schema.columnList[$0].words) }
+        }
         if !columns.isEmpty { return .columns(columns) }
         // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.
         if words.count == 1 {
