@@ -719,6 +719,12 @@ import Testing
         #expect(ask("What is the total amount granted of all refunds?") == #"SELECT SUM(t0."Amount_Granted") AS value FROM "Refunds" t0"#)
     }
 
+    @Test func howMuchAsksForAnAmount() {
+        // Answered with the team's name, once.
+        #expect(Self.sql("How much is the team in Lisbon?") == nil)
+        #expect(Self.sql("How much is the monthly fee of the team in Lisbon?") == #"SELECT t0."monthly_fee" FROM "teams" t0 WHERE t0."city" = 'Lisbon'"#)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

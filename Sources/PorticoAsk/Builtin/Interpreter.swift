@@ -107,6 +107,14 @@ struct Interpreter {
                 throw NotUnderstood(message: "the built-in engine could not tell which column says where; name it (datasource_describe lists them)")
             }
         }
+        // "How much is the track X?": an amount is asked for; a name is no answer.
+        let lowered = reader.tokens.map(\.lower)
+        if zip(lowered, lowered.dropFirst()).contains(where: { $0 == "how" && $1 == "much" }) {
+            let plan = understood.plan
+            guard !plan.measures.isEmpty || plan.shown.contains(where: { schema.column($0).kind == .number && !schema.column($0).isKey }) else {
+                throw NotUnderstood(message: "the built-in engine could not tell which amount 'how much' asks for; name the column")
+            }
+        }
         // The terms' filters hold whatever else the question asks.
         for f in reader.namedFilters where !understood.plan.conditions.contains(.named(f)) { understood.plan.conditions.append(.named(f)) }
         understood.items = items
