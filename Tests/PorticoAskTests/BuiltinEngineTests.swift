@@ -725,6 +725,47 @@ import Testing
         #expect(Self.sql("How much is the monthly fee of the team in Lisbon?") == #"SELECT t0."monthly_fee" FROM "teams" t0 WHERE t0."city" = 'Lisbon'"#)
     }
 
+    @Test func theNameOfARowAKeyPointsAtIsWhatNamesIt() {
+        let tables = [
+            SourceTable(
+                name: "boat", isView: false,
+                columns: [
+                    .init(name: "Boat_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Boat", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Length", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "sailor", isView: false,
+                columns: [
+                    .init(name: "Sailor_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "regatta", isView: false,
+                columns: [
+                    .init(name: "Regatta_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Place", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Winning_Boat", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Winning_Sailor", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ],
+                foreignKeys: [
+                    .init(column: "Winning_Boat", table: "boat", targetColumn: "Boat_ID"),
+                    .init(column: "Winning_Sailor", table: "sailor", targetColumn: "Sailor_ID"),
+                ]),
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // The boat has no name column: its name is what names it (Boat), not the sailor's Name.
+        for question in ["What is the place and name of the winning boat?", "Please list the place and the winning boat name."] {
+            let sql = ask(question) ?? ""
+            #expect(sql.contains(#""Boat""#) && !sql.contains(#""Name""#), "\(question): \(sql)")
+        }
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -127,12 +127,30 @@ struct Interpreter {
     /// column of that table (and others) is that table's column, reached through the key.
     func keyThenItsColumn(_ items: [Item]) -> [Item] {
         var items = items
-        for k in items.indices.dropLast() {
-            guard case .columns(let keys) = items[k], case .columns(let cs) = items[k + 1], cs.count > 1 else { continue }
+        func target(_ k: Int) -> Int? {
+            guard case .columns(let keys) = items[k] else { return nil }
             let targets = Set(keys.compactMap { schema.column($0).references })
-            guard targets.count == 1, let target = targets.first else { continue }
-            let own = cs.filter { schema.column($0).table == target }
-            if !own.isEmpty, own.count < cs.count { items[k + 1] = .columns(own) }
+            return targets.count == 1 ? targets.first : nil
+        }
+        /// A name asked of a table with no name column: what names its rows ("the winning aircraft name").
+        func names(_ cs: [Int], of target: Int) -> [Int]? {
+            guard cs.allSatisfy({ schema.column($0).words == ["name"] }),
+                !cs.contains(where: { schema.column($0).table == target }), !schema.tables[target].labels.isEmpty
+            else { return nil }
+            return schema.tables[target].labels
+        }
+        for k in items.indices.dropLast() {
+            if let target = target(k), case .columns(let cs) = items[k + 1] {
+                let own = cs.filter { schema.column($0).table == target }
+                if !own.isEmpty, own.count < cs.count {
+                    items[k + 1] = .columns(own)
+                } else if let labels = names(cs, of: target) {
+                    items[k + 1] = .columns(labels)
+                }
+            } else if case .columns(let cs) = items[k], let target = target(k + 1), let labels = names(cs, of: target) {
+                // "the name of the winning aircraft".
+                items[k] = .columns(labels)
+            }
         }
         return items
     }
