@@ -766,6 +766,33 @@ import Testing
         }
     }
 
+    @Test func differentKindsOfALookupTableAreItsCategoryColumnsValues() {
+        let tables = [
+            SourceTable(
+                name: "Fruit_Kind", isView: false,
+                columns: [
+                    .init(name: "Fruit", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "FruitKind", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "grower", isView: false,
+                columns: [
+                    .init(name: "Grower_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Grower", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // Keyed by the fruit, the table's kinds repeat: how many different kinds counts them once each.
+        #expect(ask("How many different fruit kinds exist?") == #"SELECT COUNT(DISTINCT t0."FruitKind") AS value FROM "Fruit_Kind" t0"#)
+        // Keyed by a number, Grower is each row's name: different growers are rows.
+        #expect(ask("How many different growers are there?") == #"SELECT COUNT(*) AS value FROM "grower" t0"#)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -63,6 +63,15 @@ extension Interpreter.Assembly {
             // "the number of artists who have volumes": the artists, already read as what the clause is about.
             counted = subject
             if let d = distinctAt { used.insert(d) }
+        } else if let d = distinctAt, let t = isTable(d + 1), schema.tables[t].primaryKey.map({ schema.column($0).kind == .text }) ?? false,
+            let same = schema.tables[t].columns.first(where: { c in
+                !schema.column(c).isKey && schema.column(c).kind == .text && schema.column(c).words == schema.tables[t].words
+            })
+        {
+            // "how many different allergy types", of a table keyed by the allergy whose column AllergyType
+            // repeats: its values, each once (a table keyed by a number is named by such a column).
+            measure = .aggregate(.countDistinct, .column(same))
+            used.formUnion([d, d + 1])
         } else if let j = next(after: k, { if case .table = $0 { return true } else { return false } }), let t = isTable(j) {
             counted = t
             used.insert(j)
