@@ -801,6 +801,32 @@ import Testing
         #expect(single.confidence == 1)
     }
 
+    @Test func aCodeColumnIsNamedByWhatItCodesAndACountStaysBesideAnAverage() {
+        let tables = [
+            SourceTable(
+                name: "Pupil", isView: false,
+                columns: [
+                    .init(name: "PupilID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Age", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "town_code", type: "VARCHAR(3)", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // No table of towns: the town is the pupil's town_code.
+        #expect(
+            ask("How many pupils are there in each town?")
+                == #"SELECT t0."town_code", COUNT(*) AS value FROM "Pupil" t0 GROUP BY t0."town_code""#)
+        // The count asked for is kept beside the average, not dropped.
+        #expect(
+            ask("How many pupils live in each town and what is their average age?")
+                == #"SELECT t0."town_code", COUNT(*) AS value1, AVG(t0."Age") AS value2 FROM "Pupil" t0 GROUP BY t0."town_code""#)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -126,6 +126,14 @@ extension Interpreter.Assembly {
             } else {
                 plan.measures = [m]
                 if case .aggregate(_, let measured) = m { plan.measures += moreFunctions.map { .aggregate($0, measured) } }
+                if let counted, m != .countRows, superlative == nil, rankedBy == nil {
+                    // "how many students live in each city and their average age": the count beside the average.
+                    guard counted == measureTable(m) else {
+                        throw NotUnderstood(message: "the built-in engine could not tell how the count fits beside the other measure; ask for one at a time")
+                    }
+                    plan.measures.insert(.countRows, at: 0)
+                    plan.counted = counted
+                }
                 if let superlative {
                     if plan.grouping == nil, let subjectColumn { plan.grouping = .column(subjectColumn) }
                     if plan.grouping == nil, let subject, subject != measureTable(m) { plan.grouping = .entity(subject); plan.root = subject }

@@ -712,6 +712,8 @@ struct Interpreter {
         for (ci, column) in schema.columnList.enumerated() {
             var names = column.words
             if names.count > 1, ["id", "key", "on", "at", "no"].contains(names.last ?? "") { names.removeLast() }
+            // "the city" of a student is its city_code, when no table of cities is there to point at.
+            if names.count > 1, names.last == "code", !column.isKey { names.removeLast() }
             // A yes/no column is named without its verb: "low cost" for is_low_cost.
             if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
             if same(words, names) || same(words, column.words) {
