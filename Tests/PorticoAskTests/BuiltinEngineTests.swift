@@ -807,6 +807,7 @@ import Testing
                 name: "Pupil", isView: false,
                 columns: [
                     .init(name: "PupilID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
                     .init(name: "Age", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
                     .init(name: "town_code", type: "VARCHAR(3)", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
@@ -821,6 +822,8 @@ import Testing
         #expect(
             ask("How many pupils are there in each town?")
                 == #"SELECT t0."town_code", COUNT(*) AS value FROM "Pupil" t0 GROUP BY t0."town_code""#)
+        // "How many towns": the towns the pupils' codes name, each once; not the pupils that have one.
+        #expect(ask("How many towns are there among the pupils?") == #"SELECT COUNT(DISTINCT t0."town_code") AS value FROM "Pupil" t0"#)
         // The count asked for is kept beside the average, not dropped.
         #expect(
             ask("How many pupils live in each town and what is their average age?")

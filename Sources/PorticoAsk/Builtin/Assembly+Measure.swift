@@ -59,6 +59,14 @@ extension Interpreter.Assembly {
             averageOfCount = false
             used.insert(j)
             if let t = isTable(k + 1) { used.insert(k + 1); subject = subject ?? t }
+        } else if distinctAt == nil, !items.contains(where: { if case .compare = $0 { true } else { false } }), let cs = isColumns(k + 1),
+            let c = interpreter.pickColumn(cs, near: []), schema.column(c).kind == .text,
+            !schema.column(c).isKey, schema.column(c).references == nil, !schema.tables[schema.column(c).table].labels.contains(c)
+        {
+            // "how many schools are there in the department", of a school_code column: its values, each once
+            // ("how many cities have more than 3 airports" counts groups instead).
+            measure = .aggregate(.countDistinct, .column(c))
+            used.insert(k + 1)
         } else if let subject, isTable(distinctAt.map { $0 + 1 } ?? k + 1) == subject {
             // "the number of artists who have volumes": the artists, already read as what the clause is about.
             counted = subject
