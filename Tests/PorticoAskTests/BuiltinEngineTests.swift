@@ -830,6 +830,15 @@ import Testing
                 == #"SELECT t0."town_code", COUNT(*) AS value1, AVG(t0."Age") AS value2 FROM "Pupil" t0 GROUP BY t0."town_code""#)
     }
 
+    @Test func whatComesBeforeARankingByACountIsRanked() {
+        // As after "which": "the city with the most teams" is a city, ranked by its teams.
+        #expect(
+            Self.sql("Give the city with the most teams.")
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 1"#)
+        #expect(Self.sql("Give the city with the most teams.") == Self.sql("Which city has the most teams?"))
+        #expect(Self.sql("Show the name of the team that has the most players.") == Self.sql("Which team has the most players?"))
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -131,6 +131,22 @@ extension Interpreter.Assembly {
                 }
                 used.insert(j)
             }
+        } else if let k = items.indices.dropFirst().first(where: { k in
+            if case .superlative(_, let word) = items[k], ["most", "fewest", "least"].contains(word) { return isTable(k + 1) != nil }
+            return false
+        }) {
+            // "the advisor with the most students", "the status of the city that has hosted the most
+            // competitions": what comes right before the ranking by a count is what is ranked, as after "which".
+            if let t = isTable(k - 1), !used.contains(k - 1), t != isTable(k + 1) {
+                subject = t
+                used.insert(k - 1)
+            } else if let cs = isColumns(k - 1), !used.contains(k - 1), let c = interpreter.pickColumn(cs, near: []), !schema.column(c).isKey,
+                schema.column(c).references == nil
+            {
+                subjectColumn = c
+                subject = schema.column(c).table
+                used.insert(k - 1)
+            }
         }
     }
 }
