@@ -839,6 +839,15 @@ import Testing
         #expect(Self.sql("Show the name of the team that has the most players.") == Self.sql("Which team has the most players?"))
     }
 
+    @Test func aValueOrNumberNegatedIsAnyOther() {
+        #expect(Self.sql("Show the names of teams whose city is not Lisbon.") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."city" <> 'Lisbon'"#)
+        #expect(Self.sql(#"Show the names of teams whose city is not "Porto"."#) == #"SELECT t0."name" FROM "teams" t0 WHERE t0."city" <> 'Porto'"#)
+        #expect(
+            Self.sql("List the first names of players whose age is not 20.") == #"SELECT t0."first_name" FROM "players" t0 WHERE t0."age" <> 20"#)
+        // A value the data does not hold is still refused.
+        #expect(Self.sql(#"Show the names of teams whose city is not "Atlantis"."#) == nil)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

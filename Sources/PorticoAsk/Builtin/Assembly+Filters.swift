@@ -275,6 +275,24 @@ extension Interpreter.Assembly {
         }
     }
 
+    /// The value right after a negation (found whole, or quoted), and its column; the column named
+    /// before the negation wins ("whose status is not Village").
+    mutating func negatedValue(after k: Int) -> (column: Int, value: String)? {
+        guard k + 1 < items.count else { return nil }
+        let entries: [ValueIndex.Entry]
+        switch items[k + 1] {
+        case .value(let found, _, false): entries = found
+        case .text(let text): entries = values.whole(ValueIndex.words(text))
+        default: return nil
+        }
+        guard !entries.isEmpty else { return nil }
+        let mentioned = k > 0 ? isColumns(k - 1) : nil
+        let entry = interpreter.preferred(entries, near: related, mentioned: mentioned)
+        used.insert(k + 1)
+        if let mentioned, mentioned.contains(entry.column) { used.insert(k - 1) }
+        return (entry.column, entry.value)
+    }
+
     /// "not low cost", "products never ordered": a false flag, or no related row.
     mutating func readNegation(at k: Int) throws(NotUnderstood) {
         used.insert(k)
@@ -301,6 +319,15 @@ extension Interpreter.Assembly {
             }
             plan.conditions.append(.none(table: linked))
             plan.through.removeAll { $0 == t }
+        } else if let (column, value) = negatedValue(after: k) {
+            // "whose theme is not Aliens", "the award that is not 'Tony Award'": any other value.
+            plan.conditions.append(.compare(.column(column), .notEqual, .text(value)))
+        } else if k > 0, k + 1 < items.count, case .number(let n, nil) = items[k + 1], let cs = isColumns(k - 1),
+            let c = interpreter.pickNumeric(cs, near: related)
+        {
+            // "actors whose age is not 20".
+            used.formUnion([k - 1, k + 1])
+            plan.conditions.append(.compare(.column(c), .notEqual, .number(n)))
         } else {
             throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
         }
