@@ -848,6 +848,34 @@ import Testing
         #expect(Self.sql(#"Show the names of teams whose city is not "Atlantis"."#) == nil)
     }
 
+    @Test func aNegatedVerbOfRelatedRowsMeansThereAreNone() {
+        let tables = [
+            SourceTable(
+                name: "town", isView: false,
+                columns: [
+                    .init(name: "Town_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "fair", isView: false,
+                columns: [
+                    .init(name: "Fair_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Hosts", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Host_town_ID", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "Host_town_ID", table: "town", targetColumn: "Town_ID")]),
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // "hosted" named the fairs' Hosts: towns with no fair.
+        #expect(
+            ask("What are the names of towns that have not hosted a fair?")
+                == #"SELECT t0."Name" FROM "town" t0 WHERE NOT EXISTS (SELECT 1 FROM "fair" x WHERE x."Host_town_ID" = t0."Town_ID")"#)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

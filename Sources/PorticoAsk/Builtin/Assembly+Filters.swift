@@ -293,6 +293,18 @@ extension Interpreter.Assembly {
         return (entry.column, entry.value)
     }
 
+    /// After a negation, a verb that named a column of a table whose rows point at the rows asked
+    /// about ("cities that have not hosted a competition": Hosts of the competitions; "books that are
+    /// not published": of the publications): that table, whose rows there must be none of. A table
+    /// named right after it, the same one or one it links to, is part of the phrase.
+    mutating func verbOfRelatedRows(after k: Int) -> Int? {
+        guard let cs = isColumns(k + 1), let table = cs.first.map({ schema.column($0).table }), table != root0,
+            cs.allSatisfy({ schema.column($0).table == table }), schema.edges.filter({ $0.from == table && $0.to == root0 }).count == 1
+        else { return nil }
+        if let after = isTable(k + 2), after == table || schema.edges.contains(where: { $0.from == table && $0.to == after }) { used.insert(k + 2) }
+        return table
+    }
+
     /// "not low cost", "products never ordered": a false flag, or no related row.
     mutating func readNegation(at k: Int) throws(NotUnderstood) {
         used.insert(k)
@@ -306,7 +318,7 @@ extension Interpreter.Assembly {
             // "students not on scholarship", where it is a 'Y' or an 'N'.
             used.insert(k + 1)
             plan.conditions.append(.oneOf(c, [no]))
-        } else if let t = isTable(k + 1) {
+        } else if let t = isTable(k + 1) ?? verbOfRelatedRows(after: k) {
             used.insert(k + 1)
             // Directly, or through a table that links both ("products never ordered": no order line names them).
             let bridges = schema.edges.filter { e in e.to == root0 && schema.edges.contains { $0.from == e.from && $0.to == t } }.map(\.from)

@@ -220,6 +220,8 @@ extension Interpreter {
                     r.used.contains(c) || plan.grouping.map { covers($0, c) } == true
                         || schema.column(c).references.map { planTables.contains($0) && planTables.contains(schema.column(c).table) } == true
                         || !plan.shown.isEmpty && ["name", "title"].contains(schema.column(c).words.last ?? "") && schema.column(c).words.count == 1
+                        // The verb of rows there must be none of ("cities that have not hosted a competition").
+                        || plan.conditions.contains(.none(table: schema.column(c).table))
                 }
                 if !placed { risks.append(.namedColumnUnused) }
                 namedColumns.formUnion(cs)
