@@ -876,6 +876,13 @@ import Testing
                 == #"SELECT t0."Name" FROM "town" t0 WHERE NOT EXISTS (SELECT 1 FROM "fair" x WHERE x."Host_town_ID" = t0."Town_ID")"#)
     }
 
+    @Test func aComparisonBeforeItsColumnAndNumberAndBothOverOneTable() {
+        // "under age 30": the column sits between the comparison and its number.
+        #expect(Self.sql("List the first names of players under age 30.") == #"SELECT t0."first_name" FROM "players" t0 WHERE t0."age" < 30"#)
+        // Two groups of rows meeting in one city, not one team meeting both conditions.
+        #expect(Self.sql("Which cities have both teams with monthly fee above 100 and teams with monthly fee below 50?") == nil)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

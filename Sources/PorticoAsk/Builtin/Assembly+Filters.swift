@@ -188,6 +188,20 @@ extension Interpreter.Assembly {
     /// "more than 25 tracks", "a price above 1", "longer than 20 minutes": what is compared with the number after it.
     mutating func readComparison(at k: Int, _ op: QueryPlan.Comparison, word: String) throws(NotUnderstood) {
         used.insert(k)
+        if let cs = isColumns(k + 1), k + 2 < items.count, let c = interpreter.pickNumeric(cs, near: related) {
+            // "under age 30", "after season 2007": the column between the comparison and its number.
+            let bound: Double?
+            switch items[k + 2] {
+            case .number(let n, nil): bound = n
+            case .year(let y): bound = Double(y)
+            default: bound = nil
+            }
+            if let bound {
+                used.formUnion([k + 1, k + 2])
+                plan.conditions.append(.compare(.column(c), op, .number(bound)))
+                return
+            }
+        }
         guard k + 1 < items.count, case .number(let n, let unit) = items[k + 1] else {
             if k + 1 < items.count, case .year = items[k + 1] { return }
             throw NotUnderstood(message: "'\(word)' needs a number after it")

@@ -107,6 +107,19 @@ struct Interpreter {
                 throw NotUnderstood(message: "the built-in engine could not tell which column says where; name it (datasource_describe lists them)")
             }
         }
+        // "locations with both shops opened after 2012 and shops opened before 2008": two groups of rows
+        // meeting in one value, not one row meeting both conditions; the engine would read the latter.
+        if reader.tokens.contains(where: { $0.lower == "both" }) {
+            let onRows = understood.plan.conditions.filter { condition in
+                switch condition {
+                case .compare(.column(let c), _, _), .oneOf(let c, _), .like(let c, _): schema.column(c).table == understood.plan.root
+                default: false
+                }
+            }
+            if onRows.count >= 2 {
+                throw NotUnderstood(message: "the built-in engine does not read 'both … and …' over the same rows; ask for each group in a question of its own")
+            }
+        }
         // "How much is the track X?": an amount is asked for; a name is no answer.
         let lowered = reader.tokens.map(\.lower)
         if zip(lowered, lowered.dropFirst()).contains(where: { $0 == "how" && $1 == "much" }) {
