@@ -883,6 +883,19 @@ import Testing
         #expect(Self.sql("Which cities have both teams with monthly fee above 100 and teams with monthly fee below 50?") == nil)
     }
 
+    @Test func mostRecentlyIsTheLatestDateOfTheRowsAskedAbout() {
+        #expect(
+            Self.sql("Show the player who joined most recently.")
+                == #"SELECT t0."first_name", t0."last_name", t0."joined_on" FROM "players" t0 ORDER BY t0."joined_on" DESC, t0."id" LIMIT 1"#)
+        // The team is ranked by its players' dates (rows that point at it), and shown by its name.
+        #expect(
+            Self.sql("Which team has the player who joined most recently?")
+                == #"SELECT DISTINCT t0."name", t1."joined_on" FROM "teams" t0 JOIN "players" t1 ON t1."team_id" = t0."id" ORDER BY t1."joined_on" DESC LIMIT 1"#
+        )
+        // Never a ranking of totals.
+        #expect(Self.sql("What is the total salary of the most recently joined players?") == nil)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -111,11 +111,23 @@ extension Interpreter.Assembly {
         switch measure {
         case .column(let c)?:
             // Rows ranked by a column of their own: "the 5 longest tracks".
-            let asked = shown.filter { schema.column($0).table == schema.column(c).table && $0 != c }
-            plan.shown = (asked.isEmpty ? schema.tables[schema.column(c).table].labels : asked) + [c]
+            // "the customer who started a policy most recently": the subject's rows, ranked by a column of a
+            // table next to theirs.
+            // Only rows that point at the subject ("policies" of a customer): ranking the subject by a column of
+            // a row it points at ties all the rows that share it ("the cities in the county with the most officers").
+            let ranked = subject.flatMap { s in
+                s != schema.column(c).table && schema.edges.contains(where: { $0.from == schema.column(c).table && $0.to == s }) ? s : nil
+            }
+            let owner = ranked ?? schema.column(c).table
+            // "Give me the order id": a key of the rows ranked, asked for, is shown.
+            let askedKey = schema.tables[owner].primaryKey.flatMap { key in
+                ranked != nil && items.contains(where: { if case .columns(let cs) = $0 { cs.contains(key) } else { false } }) ? key : nil
+            }
+            let asked = ([askedKey].compactMap { $0 } + shown).filter { schema.column($0).table == owner && $0 != c }
+            plan.shown = (asked.isEmpty ? schema.tables[owner].labels : asked) + [c]
             plan.order = [(.column(c), descending: superlative.map { interpreter.ranksDescending($0.word, $0.descending, column: c) } ?? true)]
             plan.limit = limit ?? 1
-            plan.root = schema.column(c).table
+            plan.root = owner
             if case .entity? = plan.grouping { plan.grouping = nil }
         case let m?:
             if averageOfCount {
@@ -135,6 +147,10 @@ extension Interpreter.Assembly {
                     plan.counted = counted
                 }
                 if let superlative {
+                    // "most recently" ranks by a date, never by a total.
+                    if superlative.word == "recently" {
+                        throw NotUnderstood(message: "the built-in engine could not tell which date 'most recently' is of; name it")
+                    }
                     if plan.grouping == nil, let subjectColumn { plan.grouping = .column(subjectColumn) }
                     if plan.grouping == nil, let subject, subject != measureTable(m) { plan.grouping = .entity(subject); plan.root = subject }
                     if plan.grouping != nil || rankedBy != nil {

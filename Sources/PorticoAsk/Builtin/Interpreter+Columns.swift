@@ -93,7 +93,7 @@ extension Interpreter {
             lexicon = ["height", "tall"]
         case "largest", "biggest", "smallest", "larger", "bigger", "smaller", "heaviest", "lightest":
             lexicon = Lexicon.sizeColumnWords + Lexicon.moneyColumnWords
-        case "oldest", "youngest", "newest", "latest", "earliest", "recent", "older", "younger":
+        case "oldest", "youngest", "newest", "latest", "earliest", "recent", "recently", "older", "younger":
             if ["oldest", "youngest", "older", "younger"].contains(word), let age = ageColumn(in: table) { return age }
             if ["older", "younger"].contains(word) { return nil }
             let dates = schema.tables[table].columns.filter { schema.column($0).kind == .date }

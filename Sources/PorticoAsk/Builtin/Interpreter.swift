@@ -466,6 +466,11 @@ struct Interpreter {
                 take(i, 1, .function(.min))
                 continue
             }
+            if w == "most", word(i + 1) == "recently" {
+                // "the most recently opened track": the latest of a date, as "the latest".
+                take(i, 2, .superlative(descending: true, word: "recently"))
+                continue
+            }
             if ["most", "least"].contains(w), let next = word(i + 1), ["common", "frequent"].contains(next) {
                 // "the most common status": the value most rows have (`mostCommonAsCount`).
                 take(i, 2, .superlative(descending: w == "most", word: "common"))
