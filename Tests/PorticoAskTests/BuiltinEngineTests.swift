@@ -896,6 +896,15 @@ import Testing
         #expect(Self.sql("What is the total salary of the most recently joined players?") == nil)
     }
 
+    @Test func timesAreTheRowsOfTheColumnAskedAbout() {
+        // "cities that are there more than two times": the teams' rows, counted per city.
+        #expect(
+            Self.sql("Which cities are there more than two times?")
+                == #"SELECT DISTINCT t0."city" FROM "teams" t0 GROUP BY t0."city" HAVING COUNT(*) > 2"#)
+        // A table asked about would need the table of its events: not read.
+        #expect(Self.sql("Which teams are there more than two times?") == nil)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

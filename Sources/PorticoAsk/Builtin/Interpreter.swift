@@ -642,6 +642,19 @@ struct Interpreter {
             let table = schema.filters[f].table
             if !items.contains(where: { $0.1 == .table(table) }) { items.append((at, .table(table))) }
         }
+        // "the transaction type that occurs the fewest times", "codes used less than 5 times": the times are
+        // the rows of the table of the column asked about, counted per value (a table asked about would
+        // need the table of its events, which the question does not name: not read).
+        for i in t.indices where !t[i].used && t[i].lower == "times" && i > 0 {
+            let before = t[i - 1]
+            guard before.number != nil || Lexicon.numberWords[before.lower] != nil || ["most", "fewest", "least", "of"].contains(before.lower) else { continue }
+            let earlier = items.filter { $0.0 < i }.sorted { $0.0 < $1.0 }
+            guard !earlier.contains(where: { if case .table = $0.1 { true } else { false } }),
+                let first = earlier.first(where: { if case .columns = $0.1 { true } else { false } }), case .columns(let cs) = first.1,
+                let c = pickColumn(cs, near: []), !schema.column(c).isKey
+            else { continue }
+            take(i, 1, .table(schema.column(c).table))
+        }
         // "How many students and instructors …": two counts, of which the engine would make one.
         let byPosition = items.sorted { $0.0 < $1.0 }
         for k in byPosition.indices.dropFirst().dropLast() where byPosition[k - 1].1 == .count {
