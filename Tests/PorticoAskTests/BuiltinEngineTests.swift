@@ -905,6 +905,22 @@ import Testing
         #expect(Self.sql("Which teams are there more than two times?") == nil)
     }
 
+    @Test func wordsRunTogetherInAColumnsName() {
+        let tables = [
+            SourceTable(
+                name: "Crew", isView: false,
+                columns: [
+                    .init(name: "Id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Firstname", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Lastname", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var request = Self.request("What are the first and last names of the crew?")
+        request.tables = tables
+        request.values = ValueIndex()
+        #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT t0."Firstname", t0."Lastname" FROM "Crew" t0"#)
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

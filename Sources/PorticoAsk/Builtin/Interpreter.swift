@@ -756,6 +756,11 @@ struct Interpreter {
                 columns.append(ci)
             }
         }
+        // "first name" for Firstname: the words run together.
+        if columns.isEmpty, words.count == 2 {
+            let joined = Lexicon.forms(words.joined())
+            columns = schema.columnList.indices.filter { schema.columnList[$0].words.count == 1 && joined.contains(schema.columnList[$0].words[0]) }
+        }
         // "the claimed amount" for Amount_Claimed: two words the other way round.
         if columns.isEmpty, words.count == 2, words[0].hasSuffix("ed") {
             columns = schema.columnList.indices.filter { same(words.reversed(), schema.columnList[$0].withoutTable ?? schema.columnList[$0].words) }
