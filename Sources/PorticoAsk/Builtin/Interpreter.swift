@@ -585,25 +585,9 @@ struct Interpreter {
             }
         }
 
-        // "first and last names", "first, middle and last name": columns sharing their last word,
-        // the words before it set apart by commas or "and".
-        for i in t.indices where !t[i].used && t[i].lower != "and" {
-            for e in stride(from: i + 2, to: min(t.count, i + 6), by: 1) {
-                let span = i..<e
-                guard span.allSatisfy({ !t[$0].used && !t[$0].quoted && t[$0].number == nil }), !t[e].used, t[e - 1].lower != "and" else { continue }
-                let heads = span.filter { t[$0].lower != "and" }
-                guard heads.count >= 2, span.count - heads.count <= 1,
-                    heads.dropLast().allSatisfy({ t[$0].beforeComma || t[$0 + 1].lower == "and" })
-                else { continue }
-                let named = heads.compactMap { h -> [Int]? in
-                    if case .columns(let cs)? = schemaItem([t[h].lower, t[e].lower]) { return cs } else { return nil }
-                }
-                guard named.count == heads.count else { continue }
-                for (h, columns) in zip(heads, named) { take(h, h == e - 1 ? 2 : 1, .columns(columns)) }
-                for k in span where t[k].lower == "and" { t[k].used = true }
-                break
-            }
-        }
+        var recognition = Recognition(tokens: t, items: items)
+        readNamesSharingTheirLastWord(&recognition)
+        (t, items) = (recognition.tokens, recognition.items)
         // Values written as names (capitalized or quoted) and schema names, longest first.
         var typoLookups = Self.maxTypoLookups
         for length in stride(from: 4, through: 1, by: -1) {
@@ -642,51 +626,11 @@ struct Interpreter {
             let table = schema.filters[f].table
             if !items.contains(where: { $0.1 == .table(table) }) { items.append((at, .table(table))) }
         }
-        // "the transaction type that occurs the fewest times", "codes used less than 5 times": the times are
-        // the rows of the table of the column asked about, counted per value (a table asked about would
-        // need the table of its events, which the question does not name: not read).
-        for i in t.indices where !t[i].used && t[i].lower == "times" && i > 0 {
-            let before = t[i - 1]
-            guard before.number != nil || Lexicon.numberWords[before.lower] != nil || ["most", "fewest", "least", "of"].contains(before.lower) else { continue }
-            let earlier = items.filter { $0.0 < i }.sorted { $0.0 < $1.0 }
-            guard !earlier.contains(where: { if case .table = $0.1 { true } else { false } }),
-                let first = earlier.first(where: { if case .columns = $0.1 { true } else { false } }), case .columns(let cs) = first.1,
-                let c = pickColumn(cs, near: []), !schema.column(c).isKey
-            else { continue }
-            take(i, 1, .table(schema.column(c).table))
-        }
-        // "How many students and instructors …": two counts, of which the engine would make one.
-        let byPosition = items.sorted { $0.0 < $1.0 }
-        for k in byPosition.indices.dropFirst().dropLast() where byPosition[k - 1].1 == .count {
-            guard case .table = byPosition[k].1, case .table = byPosition[k + 1].1 else { continue }
-            let between = ((byPosition[k].0 + 1)..<byPosition[k + 1].0).filter { !t[$0].used }.map { t[$0].lower }
-            if between.contains("and"), between.allSatisfy({ ["and", "the", "of"].contains($0) }) {
-                throw NotUnderstood(message: "the built-in engine counts one thing at a time; ask how many of each in two questions")
-            }
-        }
-        // "the players and their years played": a table listed with "and" beside one of its columns
-        // is also shown, by what names its rows.
-        let ordered = items.sorted { $0.0 < $1.0 }
-        for (k, (at, item)) in ordered.enumerated() {
-            guard case .table(let table) = item, !schema.tables[table].labels.isEmpty else { continue }
-            if k > 0, [.count, .average, .distinct].contains(ordered[k - 1].1) { continue }
-            if k > 0, case .function = ordered[k - 1].1 { continue }
-            if k > 0, case .superlative = ordered[k - 1].1 { continue }
-            // "the authors of submissions and their colleges": the table owns the columns listed.
-            if k > 0, case .columns = ordered[k - 1].1 { continue }
-            // The "and" between the table and a column of its own, with nothing else unread between.
-            func conjunction(_ other: Int) -> Int? {
-                guard ordered.indices.contains(other), case .columns(let cs) = ordered[other].1,
-                    cs.contains(where: { schema.column($0).table == table && !schema.tables[table].labels.contains($0) })
-                else { return nil }
-                let between = ((at + 1)..<ordered[other].0).filter { !t[$0].used }
-                guard between.allSatisfy({ ["and", "the", "their", "its"].contains(t[$0].lower) }) else { return nil }
-                return between.first { t[$0].lower == "and" }
-            }
-            if let and = conjunction(k + 1) {
-                take(and, 1, .columns(schema.tables[table].labels))
-            }
-        }
+        recognition = Recognition(tokens: t, items: items)
+        readTimesAsRows(&recognition)
+        try refuseTwoCounts(recognition)
+        showTablesListedBesideTheirColumns(&recognition)
+        (t, items) = (recognition.tokens, recognition.items)
         reader.namedFilters = filtersAt.map(\.filter)
         reader.tokens = t
         return items.sorted { $0.0 < $1.0 }.map(\.1)

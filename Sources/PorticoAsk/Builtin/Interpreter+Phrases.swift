@@ -1,0 +1,104 @@
+/// The question's tokens and the parts read from them so far, each part with the token it starts
+/// at: what the readings of phrases that span several parts work on, after (or between) the passes
+/// of `Interpreter.recognize`.
+struct Recognition {
+    var tokens: [QuestionReader.Token]
+    var items: [(Int, Interpreter.Item)]
+
+    /// Reads tokens `i..<i+n` as `item`.
+    mutating func take(_ i: Int, _ n: Int, _ item: Interpreter.Item) {
+        for k in i..<(i + n) { tokens[k].used = true }
+        items.append((i, item))
+    }
+
+    /// The parts in the order of the question.
+    var ordered: [(Int, Interpreter.Item)] { items.sorted { $0.0 < $1.0 } }
+
+    /// The tokens between two positions that no part has read, lower-cased.
+    func unread(after low: Int, before high: Int) -> [Int] {
+        low + 1 < high ? ((low + 1)..<high).filter { !tokens[$0].used } : []
+    }
+}
+
+extension Interpreter {
+    /// "first and last names", "first, middle and last name": columns sharing their last word, the
+    /// words before it set apart by commas or "and" (words side by side without either are one name).
+    func readNamesSharingTheirLastWord(_ r: inout Recognition) {
+        let t = r.tokens
+        for i in t.indices where t[i].lower != "and" {
+            guard !r.tokens[i].used else { continue }
+            for e in stride(from: i + 2, to: min(t.count, i + 6), by: 1) {
+                let span = i..<e
+                guard span.allSatisfy({ !r.tokens[$0].used && !t[$0].quoted && t[$0].number == nil }), !r.tokens[e].used, t[e - 1].lower != "and"
+                else { continue }
+                let heads = span.filter { t[$0].lower != "and" }
+                guard heads.count >= 2, span.count - heads.count <= 1,
+                    heads.dropLast().allSatisfy({ t[$0].beforeComma || t[$0 + 1].lower == "and" })
+                else { continue }
+                let named = heads.compactMap { h -> [Int]? in
+                    if case .columns(let cs)? = schemaItem([t[h].lower, t[e].lower]) { return cs } else { return nil }
+                }
+                guard named.count == heads.count else { continue }
+                for (h, columns) in zip(heads, named) { r.take(h, h == e - 1 ? 2 : 1, .columns(columns)) }
+                for k in span where t[k].lower == "and" { r.tokens[k].used = true }
+                break
+            }
+        }
+    }
+
+    /// "the transaction type that occurs the fewest times", "codes used less than 5 times": the times
+    /// are the rows of the table of the column asked about, counted per value. With a table asked
+    /// about they would be the rows of a table of its events, which the question does not name: not read.
+    func readTimesAsRows(_ r: inout Recognition) {
+        for i in r.tokens.indices where !r.tokens[i].used && r.tokens[i].lower == "times" && i > 0 {
+            let before = r.tokens[i - 1]
+            guard before.number != nil || Lexicon.numberWords[before.lower] != nil || ["most", "fewest", "least", "of"].contains(before.lower)
+            else { continue }
+            let earlier = r.ordered.filter { $0.0 < i }
+            guard !earlier.contains(where: { if case .table = $0.1 { true } else { false } }),
+                let first = earlier.first(where: { if case .columns = $0.1 { true } else { false } }), case .columns(let cs) = first.1,
+                let c = pickColumn(cs, near: []), !schema.column(c).isKey
+            else { continue }
+            r.take(i, 1, .table(schema.column(c).table))
+        }
+    }
+
+    /// "How many students and instructors are in each department?": two counts, of which the engine
+    /// would make one; refused with a way out.
+    func refuseTwoCounts(_ r: Recognition) throws(NotUnderstood) {
+        let ordered = r.ordered
+        for k in ordered.indices.dropFirst().dropLast() where ordered[k - 1].1 == .count {
+            guard case .table = ordered[k].1, case .table = ordered[k + 1].1 else { continue }
+            let between = r.unread(after: ordered[k].0, before: ordered[k + 1].0).map { r.tokens[$0].lower }
+            if between.contains("and"), between.allSatisfy({ ["and", "the", "of"].contains($0) }) {
+                throw NotUnderstood(message: "the built-in engine counts one thing at a time; ask how many of each in two questions")
+            }
+        }
+    }
+
+    /// "the players and their years played": a table listed with "and" before one of its own columns
+    /// is also shown, by what names its rows (it was only the subject, and its names were dropped).
+    /// Not after a count, a function or a superlative, nor when columns it owns come first ("the
+    /// authors of submissions and their colleges").
+    func showTablesListedBesideTheirColumns(_ r: inout Recognition) {
+        let ordered = r.ordered
+        for (k, (at, item)) in ordered.enumerated() {
+            guard case .table(let table) = item, !schema.tables[table].labels.isEmpty, k + 1 < ordered.count else { continue }
+            if k > 0 {
+                switch ordered[k - 1].1 {
+                case .count, .average, .distinct, .function, .superlative, .columns: continue
+                default: break
+                }
+            }
+            guard case .columns(let cs) = ordered[k + 1].1,
+                cs.contains(where: { schema.column($0).table == table && !schema.tables[table].labels.contains($0) })
+            else { continue }
+            // The "and" between them, with nothing else unread.
+            let between = r.unread(after: at, before: ordered[k + 1].0)
+            guard between.allSatisfy({ ["and", "the", "their", "its"].contains(r.tokens[$0].lower) }),
+                let and = between.first(where: { r.tokens[$0].lower == "and" })
+            else { continue }
+            r.take(and, 1, .columns(schema.tables[table].labels))
+        }
+    }
+}
