@@ -921,6 +921,65 @@ import Testing
         #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT t0."Firstname", t0."Lastname" FROM "Crew" t0"#)
     }
 
+    @Test func readingsKeptToWhatTheyAreFor() {
+        let tables = [
+            SourceTable(
+                name: "plane", isView: false,
+                columns: [
+                    .init(name: "plane_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "model", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "flyer", isView: false,
+                columns: [
+                    .init(name: "flyer_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "plane_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "ranking_points", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "dog_breed", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "joined_on", type: "DATE", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "plane_id", table: "plane", targetColumn: "plane_id")]),
+            SourceTable(
+                name: "licence", isView: false,
+                columns: [
+                    .init(name: "licence_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "flyer_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "start_date", type: "DATE", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "flyer_id", table: "flyer", targetColumn: "flyer_id")]),
+        ]
+        func ask(_ question: String) -> String? {
+            var request = Self.request(question)
+            request.tables = tables
+            request.values = ValueIndex()
+            return BuiltinEngine.answer(request).candidates.first
+        }
+        // The flyer's name beside the flyer's plane id, not the plane's model.
+        let siblings = ask("Show the name and plane id of each flyer.") ?? ""
+        #expect(!siblings.contains(#""model""#), "\(siblings)")
+        // Ranking points are points: the highest is the largest.
+        #expect(ask("Which flyer has the highest ranking points?")?.contains(#"ORDER BY t0."ranking_points" DESC"#) == true)
+        // "breeds" is the plural of a noun that ends in -ed.
+        #expect(ask("List the dog breeds of all flyers.") != nil)
+        // "started … most recently": the licences' start date, not the flyer's joining date.
+        let started = ask("Which flyer started a licence most recently?") ?? ""
+        #expect(started.contains(#""start_date" DESC"#), "\(started)")
+        // "at least one of": a number, not a pronoun.
+        var reader = QuestionReader("flyers with at least one of the licences")
+        let items = (try? Interpreter(schema: SchemaModel(tables), values: ValueIndex()).recognize(&reader)) ?? []
+        #expect(items.contains(.number(1, unit: nil)))
+    }
+
+    @Test func aNarrowedIndexKeepsTheWordsItsEntriesStandFor() {
+        let schema = SchemaModel(Self.tables)
+        let city = schema.columnList.firstIndex { $0.name == "city" }!
+        var values = ValueIndex()
+        values.names[city] = ("teams", "city")
+        values.add(column: city, value: "F")
+        values.noteSexCodes(column: city, words: ["sex"], values: ["F"])
+        let narrowed = values.renumbered(for: schema)
+        #expect(narrowed.whole(["female"]).map(\.value) == ["F"])
+    }
+
     @Test func twoThingsCountedAtOnceAreRefused() {
         // One count would be made and the other dropped.
         #expect(Self.sql("How many players and teams are there?") == nil)

@@ -207,17 +207,17 @@ extension Interpreter.Assembly {
             throw NotUnderstood(message: "'\(word)' needs a number after it")
         }
         used.insert(k + 1)
-        if ["before", "after", "since", "until"].contains(word) {
+        if ["before", "after", "since", "earlier", "later"].contains(word) {
             // "founded before 1890": a time, never a count; on the year column of what is asked about.
-            let n = Int(exactly: n)
-            guard let n, (1000...2999).contains(n),
+            let year = Int(exactly: n)
+            guard let year, (1000...2999).contains(year),
                 let date = interpreter.dateColumn(for: timedTable, plan: plan, hint: dateHint(items)),
                 schema.column(date).isYear
             else {
                 throw NotUnderstood(
-                    message: "the built-in engine could not tell what '\(word) \(n.map(String.init) ?? "the number")' compares; name the date column")
+                    message: "the built-in engine could not tell what '\(word) \(year.map(String.init) ?? "the number")' compares; name the date column")
             }
-            plan.conditions.append(.compare(.column(date), op, .number(Double(n))))
+            plan.conditions.append(.compare(.column(date), op, .number(Double(year))))
             return
         }
         // What is compared: the table counted after the number ("more than 25 tracks"), a column named

@@ -174,9 +174,14 @@ extension Interpreter.Assembly {
             if measure != nil { break }
         }
         if measure == nil, let superlative {
+            // "the customer who started a policy most recently": the date its verb names, when it names one.
+            if ["recently", "latest", "earliest", "newest"].contains(superlative.word), let date = dateHint(items).first {
+                measure = .column(date)
+                subject = subject ?? schema.column(date).table
+            }
             // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
             let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-            for t in candidates {
+            for t in candidates where measure == nil {
                 if let column = interpreter.adjectiveColumn(superlative.word, in: t) {
                     measure = .column(column)
                     subject = subject ?? t

@@ -138,7 +138,9 @@ extension Interpreter.Assembly {
             } else {
                 plan.measures = [m]
                 if case .aggregate(_, let measured) = m { plan.measures += moreFunctions.map { .aggregate($0, measured) } }
-                if let counted, m != .countRows, superlative == nil, rankedBy == nil {
+                // Not for "the total number of orders": one count, its "total" no sum beside it.
+                let totalNumber = functionIndex.map { $0 + 1 < items.count && items[$0 + 1] == .count } ?? false
+                if let counted, m != .countRows, !totalNumber, superlative == nil, rankedBy == nil {
                     // "how many students live in each city and their average age": the count beside the average.
                     guard counted == measureTable(m) else {
                         throw NotUnderstood(message: "the built-in engine could not tell how the count fits beside the other measure; ask for one at a time")

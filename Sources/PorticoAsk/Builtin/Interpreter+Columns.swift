@@ -69,7 +69,7 @@ extension Interpreter {
         if ["oldest", "youngest", "older", "younger"].contains(word), schema.column(column).kind == .number { return word.hasPrefix("old") }
         // A rank counts down to the best: the highest rank is number 1.
         let rank = schema.column(column)
-        if rank.kind == .number, !rank.isKey, rank.words.contains(where: { ["rank", "ranking"].contains($0) }),
+        if rank.kind == .number, !rank.isKey, ["rank", "ranking"].contains(rank.words.last ?? ""),
             ["highest", "lowest", "best", "worst", "top", "bottom"].contains(word)
         {
             return !descending

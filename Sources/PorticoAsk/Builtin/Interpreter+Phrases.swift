@@ -14,7 +14,7 @@ struct Recognition {
     /// The parts in the order of the question.
     var ordered: [(Int, Interpreter.Item)] { items.sorted { $0.0 < $1.0 } }
 
-    /// The tokens between two positions that no part has read, lower-cased.
+    /// The positions of the tokens between two positions that no part has read.
     func unread(after low: Int, before high: Int) -> [Int] {
         low + 1 < high ? ((low + 1)..<high).filter { !tokens[$0].used } : []
     }
@@ -78,8 +78,8 @@ extension Interpreter {
 
     /// "the players and their years played": a table listed with "and" before one of its own columns
     /// is also shown, by what names its rows (it was only the subject, and its names were dropped).
-    /// Not after a count, a function or a superlative, nor when columns it owns come first ("the
-    /// authors of submissions and their colleges").
+    /// Not after a count, a function or a superlative, nor after columns ("the authors of
+    /// submissions and their colleges": the table owns the columns listed).
     func showTablesListedBesideTheirColumns(_ r: inout Recognition) {
         let ordered = r.ordered
         for (k, (at, item)) in ordered.enumerated() {

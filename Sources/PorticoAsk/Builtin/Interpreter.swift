@@ -146,9 +146,18 @@ struct Interpreter {
             return targets.count == 1 ? targets.first : nil
         }
         /// A name asked of a table with no name column: what names its rows ("the winning aircraft name").
+        let tablesNamed = Set(items.compactMap { if case .table(let t) = $0 { t } else { nil } })
+        /// `keys` of a table the question names that also owns one of the names: the name is that table's, beside
+        /// its key ("the name and aircraft id of each pilot"), not the name of what the key points at.
+        func siblings(_ cs: [Int], _ keys: [Int]) -> Bool {
+            keys.contains { key in
+                let owner = schema.column(key).table
+                return tablesNamed.contains(owner) && cs.contains { schema.column($0).table == owner }
+            }
+        }
         func names(_ cs: [Int], of target: Int) -> [Int]? {
-            guard cs.allSatisfy({ schema.column($0).words == ["name"] }),
-                !cs.contains(where: { schema.column($0).table == target }), !schema.tables[target].labels.isEmpty
+            guard cs.allSatisfy({ schema.column($0).words == ["name"] }), !cs.contains(where: { schema.column($0).table == target }),
+                !schema.tables[target].labels.isEmpty
             else { return nil }
             return schema.tables[target].labels
         }
@@ -157,10 +166,12 @@ struct Interpreter {
                 let own = cs.filter { schema.column($0).table == target }
                 if !own.isEmpty, own.count < cs.count {
                     items[k + 1] = .columns(own)
-                } else if let labels = names(cs, of: target) {
+                } else if case .columns(let keys) = items[k], !siblings(cs, keys), let labels = names(cs, of: target) {
                     items[k + 1] = .columns(labels)
                 }
-            } else if case .columns(let cs) = items[k], let target = target(k + 1), let labels = names(cs, of: target) {
+            } else if case .columns(let cs) = items[k], let target = target(k + 1), case .columns(let keys) = items[k + 1], !siblings(cs, keys),
+                let labels = names(cs, of: target)
+            {
                 // "the name of the winning aircraft".
                 items[k] = .columns(labels)
             }
@@ -575,8 +586,9 @@ struct Interpreter {
                 continue
             }
             // "the one with the maximum price", "which one": a pronoun, not the number 1.
+            let counted = ["than", "least", "most", "exactly"].contains(i > 0 ? t[i - 1].lower : "")
             let pronoun =
-                w == "one"
+                w == "one" && !counted
                 && (["the", "which", "each", "every", "any", "this", "that"].contains(i > 0 ? t[i - 1].lower : "")
                     || ["with", "that", "which", "who", "whose", "where", "of", "in", "having"].contains(word(i + 1) ?? ""))
             if let n = Lexicon.numberWords[w], n > 1 || w == "one" && word(i + 1) != nil && !pronoun {
@@ -717,7 +729,7 @@ struct Interpreter {
                 let names = column.initialed ?? column.words
                 // A verb does not name a count of what was done: "play" is not Hours_Played.
                 let last = names.last ?? ""
-                if last.hasSuffix("ed"), !words[0].hasSuffix("ed"), last != words[0] { return false }
+                if last.hasSuffix("ed"), !words[0].hasSuffix("ed"), !Lexicon.forms(words[0]).contains(last) { return false }
                 return names.count > 1 && Lexicon.matches(question: words[0], schema: last)
             }
             // Primary keys last: "the id of orders" is order_id when the orders are what is asked

@@ -170,7 +170,14 @@ public struct ValueIndex: Sendable {
             names[ci].flatMap { number[$0.table.lowercased() + "\u{0}" + $0.column.lowercased()] }
         }
         var index = ValueIndex()
-        for entry in entries { if let ci = renumber(entry.column) { index.add(column: ci, value: entry.value) } }
+        // Entries keep their words: an entry may stand for a word other than its value ("female" for 'F').
+        for entry in entries {
+            guard let ci = renumber(entry.column) else { continue }
+            index.exact[entry.words.joined(separator: " "), default: []].append(index.entries.count)
+            for word in Set(entry.words) where word.count >= 2 { index.byWord[word, default: []].append(index.entries.count) }
+            index.entries.append(Entry(column: ci, value: entry.value, words: entry.words))
+        }
+        for (ci, flag) in flags { if let n = renumber(ci) { index.flags[n] = flag } }
         for (ci, count) in distinct { if let n = renumber(ci) { index.distinct[n] = count } }
         for ci in listColumns { if let n = renumber(ci) { index.listColumns.insert(n) } }
         for (ci, name) in names { if let n = renumber(ci) { index.names[n] = name } }
