@@ -53,6 +53,14 @@ import Testing
         BuiltinEngine.answer(request(question, dialect: dialect, history: history)).candidates.first
     }
 
+    /// The first SQL the engine writes for `question` over `tables` of a test's own, with `values` indexed.
+    static func sql(_ question: String, tables: [SourceTable], values: ValueIndex = ValueIndex()) -> String? {
+        var request = request(question)
+        request.tables = tables
+        request.values = values
+        return BuiltinEngine.answer(request).candidates.first
+    }
+
     @Test func countsSumsAndGroupsAlongTheKeys() {
         #expect(Self.sql("How many players are there?") == #"SELECT COUNT(*) AS value FROM "players" t0"#)
         #expect(Self.sql("What is the average salary of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)
@@ -538,12 +546,7 @@ import Testing
                     .init(name: "customer_phone", type: "TEXT", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         #expect(
             ask("Show the first names and phones of all customers.")
                 == #"SELECT t0."customer_first_name", t0."customer_phone" FROM "Customers" t0"#)
@@ -594,12 +597,7 @@ import Testing
                     .init(name: "Visitors", type: "INT", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [.init(column: "Show_ID", table: "show", targetColumn: "Show_ID")]),
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // The date, a part of a key of two columns, is a value shown; 2004 is the shows' year, not the days' dates.
         let sql = ask("Return the topics, dates, and visitors for shows in 2004.") ?? ""
         #expect(sql.contains(#"t1."Date""#) && sql.contains(#"t0."Year" = 2004"#), "\(sql)")
@@ -647,12 +645,7 @@ import Testing
         values.noteSexCodes(column: grade, words: schema.column(grade).words, values: ["A", "F"])
         values.names[sex] = ("Pupil", "Sex")
         values.names[grade] = ("Pupil", "Grade")
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = values
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables, values: values) }
         #expect(ask("How many female pupils are there?") == #"SELECT COUNT(*) AS value FROM "Pupil" t0 WHERE t0."Sex" = 'F'"#)
         #expect(ask("Show the first names of all male pupils.") == #"SELECT t0."Fname" FROM "Pupil" t0 WHERE t0."Sex" = 'M'"#)
         // Named twice, the same value is one condition.
@@ -707,12 +700,7 @@ import Testing
                     .init(name: "Amount_Granted", type: "DECIMAL", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // "the total amount" once summed the first amount column.
         #expect(ask("What is the total amount of all refunds?") == nil)
         #expect(ask("What is the total granted amount of all refunds?") == #"SELECT SUM(t0."Amount_Granted") AS value FROM "Refunds" t0"#)
@@ -753,12 +741,7 @@ import Testing
                     .init(column: "Winning_Sailor", table: "sailor", targetColumn: "Sailor_ID"),
                 ]),
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // The boat has no name column: its name is what names it (Boat), not the sailor's Name.
         for question in ["What is the place and name of the winning boat?", "Please list the place and the winning boat name."] {
             let sql = ask(question) ?? ""
@@ -781,12 +764,7 @@ import Testing
                     .init(name: "Grower", type: "TEXT", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: []),
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // Keyed by the fruit, the table's kinds repeat: how many different kinds counts them once each.
         #expect(ask("How many different fruit kinds exist?") == #"SELECT COUNT(DISTINCT t0."FruitKind") AS value FROM "Fruit_Kind" t0"#)
         // Keyed by a number, Grower is each row's name: different growers are rows.
@@ -812,12 +790,7 @@ import Testing
                     .init(name: "town_code", type: "VARCHAR(3)", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // No table of towns: the town is the pupil's town_code.
         #expect(
             ask("How many pupils are there in each town?")
@@ -864,12 +837,7 @@ import Testing
                     .init(name: "Host_town_ID", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [.init(column: "Host_town_ID", table: "town", targetColumn: "Town_ID")]),
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // "hosted" named the fairs' Hosts: towns with no fair.
         #expect(
             ask("What are the names of towns that have not hosted a fair?")
@@ -947,12 +915,7 @@ import Testing
                     .init(name: "start_date", type: "DATE", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [.init(column: "flyer_id", table: "flyer", targetColumn: "flyer_id")]),
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // The flyer's name beside the flyer's plane id, not the plane's model.
         let siblings = ask("Show the name and plane id of each flyer.") ?? ""
         #expect(!siblings.contains(#""model""#), "\(siblings)")
@@ -997,12 +960,7 @@ import Testing
                     .init(name: "Age", type: "INT", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         #expect(ask("What is the highest rank of all pilots?") == #"SELECT MIN(t0."Rank") AS value FROM "pilot" t0"#)
         #expect(
             ask("What is the name of the pilot with the lowest rank?")
@@ -1036,12 +994,7 @@ import Testing
                     .init(name: "product_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         #expect(ask("Show all product colors.") == #"SELECT DISTINCT t0."product_color" FROM "Products" t0"#)
         #expect(ask("What are the colors of the products?") == #"SELECT DISTINCT t0."product_color" FROM "Products" t0"#)
         #expect(ask("Show all product descriptions.") == #"SELECT t0."product_description" FROM "Products" t0"#)
@@ -1063,12 +1016,7 @@ import Testing
                     .init(name: "EMP_DOB", type: "DATETIME", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
         ]
-        func ask(_ question: String) -> String? {
-            var request = Self.request(question)
-            request.tables = tables
-            request.values = ValueIndex()
-            return BuiltinEngine.answer(request).candidates.first
-        }
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
         // Both names, listed with commas or "and"; the oldest is the earliest date of birth (dob), not of hire,
         // shown beside them.
         let oldest = #"SELECT t0."EMP_FNAME", t0."EMP_LNAME", t0."EMP_DOB" FROM "EMPLOYEE" t0 ORDER BY t0."EMP_DOB", t0."EMP_NUM" LIMIT 1"#

@@ -158,10 +158,10 @@ extension Interpreter.Assembly {
 
     /// A verb of the question that names a date column ("hired", "admitted"), if any.
     func dateHint(_ items: [Item]) -> [Int] {
-        func isColumns(_ k: Int) -> Bool { if items.indices.contains(k), case .columns = items[k] { true } else { false } }
+        func columnsAt(_ k: Int) -> Bool { if items.indices.contains(k), case .columns = items[k] { true } else { false } }
         return items.indices.flatMap { k -> [Int] in
             // A date listed among the columns asked for ("the theme, date and attendance") is shown, not what a year is of.
-            if case .columns(let cs) = items[k], !isColumns(k - 1), !isColumns(k + 1) { return cs.filter { schema.column($0).kind == .date } }
+            if case .columns(let cs) = items[k], !columnsAt(k - 1), !columnsAt(k + 1) { return cs.filter { schema.column($0).kind == .date } }
             if case .dateVerb(let cs) = items[k] { return cs }
             return []
         }
