@@ -1026,6 +1026,59 @@ import Testing
         #expect(ask("What is the first last name of the oldest employee?") == nil)
     }
 
+    @Test func aVerbInThePassiveLinksToItsDoerAndGroupsNothing() {
+        let tables = [
+            SourceTable(
+                name: "authors", isView: false,
+                columns: [
+                    .init(name: "author_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "books", isView: false,
+                columns: [
+                    .init(name: "book_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "title", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "genre", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "author_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "author_id", table: "authors", targetColumn: "author_id")]),
+        ]
+        var values = ValueIndex()
+        let name = SchemaModel(tables).columnList.firstIndex { $0.name == "name" }!
+        values.add(column: name, value: "Ann Lee")
+        values.names[name] = ("authors", "name")
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables, values: values) }
+        // "written by Ann Lee": the author's books, not the books grouped by author.
+        let written = ask("List the titles of books written by Ann Lee.") ?? ""
+        #expect(written.contains(#""name" = 'Ann Lee'"#) && !written.contains("GROUP BY"), "\(written)")
+        // "by each author" still groups.
+        let each = ask("How many books were written by each author?") ?? ""
+        #expect(each.contains("COUNT(*)") && each.contains("GROUP BY"), "\(each)")
+        // A value shared by two groups of rows is not read; nor a doer that negates.
+        #expect(ask("Which genres are shared by authors named Ann Lee?") == nil)
+        #expect(ask("Which books are unaffected by Ann Lee?") == nil)
+        // Rows listed under a grouping with nothing to compute for each group would show one arbitrary row of each.
+        #expect(ask("Show the titles of books for each genre.") == nil)
+    }
+
+    @Test func aWordNamingManyColumnsOfAnOwnerNamesTheOwnersColumn() {
+        let tables = [
+            SourceTable(
+                name: "devices", isView: false,
+                columns: [
+                    .init(name: "device_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "maker_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "model_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "launch_year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        // "the names of models" is model_name, as "the model names" is.
+        #expect(ask("What are the names of models launched after 2010?") == ask("What are the model names launched after 2010?"))
+        let names = ask("List the names of the models.") ?? ""
+        #expect(names.contains(#""model_name""#) && !names.contains(#""maker_name""#), "\(names)")
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

@@ -21,6 +21,25 @@ struct Recognition {
 }
 
 extension Interpreter {
+    /// "the names of models" for Model_name: a word naming several columns, "of", and a word that
+    /// is no table's name, read as the one column the two words name the other way round.
+    func readColumnOfItsOwner(_ r: inout Recognition) {
+        let t = r.tokens
+        for i in t.indices.dropLast(2) where t[i + 1].lower == "of" {
+            let j = t[i + 2].lower == "the" ? i + 3 : i + 2
+            guard j < t.count, (i...j).allSatisfy({ !r.tokens[$0].used && !t[$0].quoted && t[$0].number == nil }),
+                !Lexicon.stopWords.contains(t[j].lower)
+            else { continue }
+            // "the names of models that …", not "the names of model years".
+            if j + 1 < t.count, !r.tokens[j + 1].used, schemaWords([t[j].lower, t[j + 1].lower]) { continue }
+            guard case .columns(let alone)? = schemaItem([t[i].lower]), alone.count > 1,
+                schemaItem([t[j].lower]).map({ if case .table = $0 { false } else { true } }) ?? true,
+                case .columns(let cs)? = schemaItem([t[j].lower, t[i].lower]), cs.count == 1
+            else { continue }
+            r.take(i, j - i + 1, .columns(cs))
+        }
+    }
+
     /// "first and last names", "first, middle and last name": columns sharing their last word, the
     /// words before it set apart by commas or "and" (words side by side without either are one name).
     func readNamesSharingTheirLastWord(_ r: inout Recognition) {

@@ -35,6 +35,17 @@ struct Interpreter {
     /// Below this, the engine refuses rather than guess.
     static let threshold = 0.6
 
+    /// "papers written by …", "phones produced by …": a verb in the passive, its doer named after
+    /// "by", says only that the two are linked, which the schema's keys or the value found say
+    /// better. Not a verb that negates ("unaffected by").
+    static func isPassiveVerb(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+        let t = tokens[i]
+        guard i + 1 < tokens.count, tokens[i + 1].lower == "by", !t.quoted, t.number == nil, !t.lower.hasPrefix("un"),
+            !Lexicon.sharedWords.contains(t.lower)
+        else { return false }
+        return t.lower.hasSuffix("ed") || t.lower.hasSuffix("en") || Lexicon.irregularParticiples.contains(t.lower)
+    }
+
     func interpret(_ question: String, previous: QueryPlan? = nil) throws(NotUnderstood) -> Understood {
         var reader = QuestionReader(question)
         guard reader.tokens.count <= Self.maxWords else {
@@ -66,10 +77,12 @@ struct Interpreter {
                 guard case .value(let entries, _, _) = item else { return [] }
                 return entries.flatMap { schema.column($0.column).words }
             })
-        let unknown = reader.tokens.filter {
-            !$0.used && !Lexicon.stopWords.contains($0.lower) && !Lexicon.softWords.contains($0.lower)
-                && !Lexicon.forms($0.lower).contains(where: valueColumnWords.contains)
-        }
+        let tokens = reader.tokens
+        let unknown = tokens.indices.filter { i in
+            let t = tokens[i]
+            return !t.used && !Lexicon.stopWords.contains(t.lower) && !Lexicon.softWords.contains(t.lower)
+                && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !Self.isPassiveVerb(at: i, of: tokens)
+        }.map { tokens[$0] }
         if !unknown.isEmpty {
             let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
             throw NotUnderstood(
@@ -98,6 +111,16 @@ struct Interpreter {
             {
                 understood.plan.distinct = true
             }
+        }
+        // "films by each studio" with nothing to compute per studio: rows listed under a grouping
+        // would show one arbitrary row of each group.
+        if case .column(let g)? = understood.plan.grouping, understood.plan.measures.isEmpty, !understood.plan.countGroups,
+            understood.plan.shown.contains(where: { $0 != g })
+        {
+            throw NotUnderstood(
+                message:
+                    "the built-in engine could not tell what to give for each \(schema.column(g).words.joined(separator: " ")); name a count, a total or an average"
+            )
         }
         // "Where is the history department?": a place is asked for; an answer without one is no answer.
         if reader.tokens.contains(where: { $0.text == "Where" && !$0.capitalized }) {
@@ -513,6 +536,13 @@ struct Interpreter {
                 take(i, n, .groupMarker(each: !phrase(i, ["grouped", "by"]) && !phrase(i, ["broken", "down", "by"])))
                 continue
             }
+            // "written by", "produced by": the doer follows, not a grouping (unless a column is named so).
+            if w == "by", i > 0, !t[i - 1].used, Self.isPassiveVerb(at: i - 1, of: t),
+                !schema.columnList.contains(where: { $0.words.contains("by") })
+            {
+                t[i].used = true
+                continue
+            }
             if ["each", "per", "by", "every"].contains(w) {
                 take(i, 1, .groupMarker(each: w == "each" || w == "every"))
                 continue
@@ -599,6 +629,7 @@ struct Interpreter {
 
         var recognition = Recognition(tokens: t, items: items)
         readNamesSharingTheirLastWord(&recognition)
+        readColumnOfItsOwner(&recognition)
         (t, items) = (recognition.tokens, recognition.items)
         // Values written as names (capitalized or quoted) and schema names, longest first.
         var typoLookups = Self.maxTypoLookups

@@ -95,6 +95,17 @@ enum Lexicon {
         "operating", "run", "runs", "ran", "own", "owns", "owned", "record", "keep", "kept", "happen", "happened", "occur", "occurred",
     ]
 
+    /// Past participles that do not end in -ed or -en ("sung by", "shown by").
+    static let irregularParticiples: Set<String> = [
+        "done", "led", "sung", "won", "held", "made", "paid", "sent", "built", "bought", "sold", "told", "taught", "caught", "brought",
+        "read", "run", "met", "kept", "left", "lost", "found", "set", "put", "shot", "struck", "hit", "cut", "fed", "bred", "spent", "lent",
+        "shown", "drawn", "known", "grown", "thrown", "flown",
+    ]
+
+    /// "the status shared by cities above 1500 and cities under 500": a value common to two groups
+    /// of rows, which the engine does not read; not a passive verb to pass over.
+    static let sharedWords: Set<String> = ["shared", "common"]
+
     /// Verbs that ask for a change: the engine only reads, so these are refused outright.
     static let writeVerbs: Set<String> = [
         "delete", "remove", "drop", "update", "insert", "add", "create", "change", "modify", "truncate", "alter", "rename", "replace", "set",
