@@ -1079,6 +1079,28 @@ import Testing
         #expect(names.contains(#""model_name""#) && !names.contains(#""maker_name""#), "\(names)")
     }
 
+    @Test func textMatchesNameTheKindOfTextAndItsColumnOnEitherSide() {
+        // "the letter a", "the word 'port'": the kind of text is no column; the column is named before or after the text.
+        let letter = Self.sql("Which players have the letter a in their first names?") ?? ""
+        #expect(letter.contains(#"t0."first_name" LIKE '%a%'"#), "\(letter)")
+        #expect(Self.sql("Show the first names starting with the letter R.")?.contains(#""first_name" LIKE 'R%'"#) == true)
+        let word = Self.sql("Find the teams whose names contain the word 'port'.") ?? ""
+        #expect(word.contains(#""name" LIKE '%port%'"#) && word.contains(#"FROM "teams""#), "\(word)")
+        let tables = [
+            SourceTable(
+                name: "countries", isView: false,
+                columns: [
+                    .init(name: "country_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "country_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "official_language", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        // A column listed with no table named, and matched, is what is listed.
+        #expect(
+            Self.sql("Show all official languages that contain the word 'English'.", tables: tables)
+                == #"SELECT t0."official_language" FROM "countries" t0 WHERE t0."official_language" LIKE '%English%'"#)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

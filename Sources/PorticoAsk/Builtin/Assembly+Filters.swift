@@ -262,10 +262,39 @@ extension Interpreter.Assembly {
             throw NotUnderstood(message: "put the text to match in quotes, e.g. containing 'love'")
         }
         used.insert(k + 1)
-        let mentioned = (k > 0 ? isColumns(k - 1) : nil) ?? (k > 1 ? isColumns(k - 2) : nil)
+        // The column named before ("whose name contains"), else after the text ("'Full' in their types").
+        let before = [k - 1, k - 2].first { $0 >= 0 && isColumns($0) != nil }
+        let at = before ?? (k + 2 < items.count && isColumns(k + 2) != nil ? k + 2 : nil)
+        var mentioned = at.flatMap { isColumns($0) }
+        // "locations whose names contain": the names of the table named just before.
+        if let at, at > 0, let owner = isTable(at - 1), let named = mentioned {
+            let own = named.filter { schema.column($0).table == owner }
+            let lastWords = Set(named.compactMap { schema.column($0).words.last })
+            let ending = schema.tables[owner].columns.filter { c in schema.column(c).words.last.map(lastWords.contains) ?? false }
+            if !own.isEmpty { mentioned = own } else if !ending.isEmpty { mentioned = ending }
+        }
+        // "publishers whose name contains 'Murray'", "publishers with 'Murray' in their names": the
+        // name of a column's value is the value.
+        func isName(_ m: Int) -> Bool { isColumns(m).map { cs in cs.allSatisfy { schema.column($0).words.last == "name" } } ?? false }
+        var namesAColumn = false
+        if let at, at > 0, isName(at), let cs = isColumns(at - 1), cs.count == 1, schema.column(cs[0]).kind == .text, !schema.column(cs[0]).isKey {
+            mentioned = cs
+            namesAColumn = true
+        }
+        if before != nil, k + 2 < items.count, isName(k + 2) { used.insert(k + 2) }
         let column = mentioned.flatMap { interpreter.pickText($0, near: related) } ?? schema.tables[root0].labels.first
         guard let column else { throw NotUnderstood(message: "name the column whose text should match '\(text)'") }
-        if let m = [k - 1, k - 2].first(where: { $0 >= 0 && isColumns($0) != nil }) { used.insert(m) }
+        // "Show all official languages that contain 'English'": with no table and nothing counted, the
+        // column is also what is listed.
+        let listed =
+            at == before && !namesAColumn
+            && !items.contains { item in
+                switch item {
+                case .table, .count, .function: true
+                default: false
+                }
+            }
+        if let at, !listed { used.insert(at) }
         let pattern: String
         switch kind {
         case .contains: pattern = "%" + text + "%"

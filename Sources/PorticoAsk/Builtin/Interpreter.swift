@@ -310,6 +310,13 @@ struct Interpreter {
             else { return }
             take(j, 1, .text(t[j].text))
         }
+        // "containing the letter a", "with the word 'court'": the kind of text named before it.
+        func afterTextKind(_ j: Int) -> Int {
+            let k = ["the", "a"].contains(word(j) ?? "") ? j + 1 : j
+            guard let kind = word(k), Lexicon.textKinds.contains(kind), k + 1 < t.count else { return j }
+            for m in j...k { t[m].used = true }
+            return k + 1
+        }
 
         // Names with numbers in them ("City 42", "Windows 10") that are whole values come first,
         // before the numbers are read as numbers.
@@ -563,19 +570,26 @@ struct Interpreter {
             }
             if ["containing", "contains", "contain", "including", "includes", "mentioning", "like"].contains(w) {
                 take(i, 1, .textMatch(.contains))
-                takeUnquotedText(i + 1, strict: w != "containing")
+                let j = afterTextKind(i + 1)
+                takeUnquotedText(j, strict: w != "containing" && j == i + 1)
+                continue
+            }
+            // "has the substring 'Ha'", "with the letter a in their names".
+            if Lexicon.textKinds.contains(w), i + 1 < t.count, t[i + 1].quoted || (t[i + 1].text.count == 1 && t[i + 1].number == nil) {
+                take(i, 1, .textMatch(.contains))
+                takeUnquotedText(i + 1)
                 continue
             }
             if phrase(i, ["starting", "with"]) || phrase(i, ["starts", "with"]) || phrase(i, ["beginning", "with"]) || phrase(i, ["begins", "with"])
                 || phrase(i, ["start", "with"])
             {
                 take(i, 2, .textMatch(.starts))
-                takeUnquotedText(i + 2)
+                takeUnquotedText(afterTextKind(i + 2))
                 continue
             }
             if phrase(i, ["ending", "with"]) || phrase(i, ["ends", "with"]) || phrase(i, ["end", "with"]) {
                 take(i, 2, .textMatch(.ends))
-                takeUnquotedText(i + 2)
+                takeUnquotedText(afterTextKind(i + 2))
                 continue
             }
             if w == "between", i + 3 < t.count, let low = t[i + 1].number, word(i + 2) == "and", let high = t[i + 3].number,

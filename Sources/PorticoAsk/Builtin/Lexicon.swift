@@ -106,6 +106,9 @@ enum Lexicon {
     /// of rows, which the engine does not read; not a passive verb to pass over.
     static let sharedWords: Set<String> = ["shared", "common"]
 
+    /// What a text match names before the text: "containing the word 'court'".
+    static let textKinds: Set<String> = ["letter", "word", "substring", "string", "phrase", "character", "characters", "letters"]
+
     /// Verbs that ask for a change: the engine only reads, so these are refused outright.
     static let writeVerbs: Set<String> = [
         "delete", "remove", "drop", "update", "insert", "add", "create", "change", "modify", "truncate", "alter", "rename", "replace", "set",
