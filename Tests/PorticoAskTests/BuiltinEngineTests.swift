@@ -1101,6 +1101,18 @@ import Testing
                 == #"SELECT t0."official_language" FROM "countries" t0 WHERE t0."official_language" LIKE '%English%'"#)
     }
 
+    @Test func contractedNegationsAndFrequencyWords() {
+        // "don't" is a "not"; a condition after the rows negated may be on them or on the rows asked about: refused.
+        #expect(Self.sql("Which teams don't have any players?") == Self.sql("Which teams do not have any players?"))
+        #expect(Self.sql("Which teams don't have any players?")?.contains("NOT EXISTS") == true)
+        #expect(Self.sql("Which teams didn't have players older than 30?") == nil)
+        #expect(Self.sql("Which teams do not have players older than 30?") == nil)
+        // "most frequently", "most often": the most common value.
+        let common = Self.sql("What is the most common city of teams?")
+        #expect(common != nil && Self.sql("What is the most frequently used city of teams?") == common)
+        #expect(Self.sql("What is the most often used city of teams?") == common)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

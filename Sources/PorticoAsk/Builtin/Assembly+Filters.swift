@@ -372,6 +372,20 @@ extension Interpreter.Assembly {
                 // Also two keys between them ("airports with no flights": leaving or arriving?).
                 throw NotUnderstood(message: "the built-in engine cannot tell how \(schema.tables[t].name) relates to \(schema.tables[root0].name)")
             }
+            // "artists who did not have an exhibition in 2004": a condition after the rows negated may
+            // be on them (none in 2004) or on the rows asked about; the engine does not tell which.
+            let after = items.indices.filter { $0 > k + 1 }.first { j in
+                switch items[j] {
+                case .year, .month, .compare, .range, .value, .text, .textMatch: true
+                default: false
+                }
+            }
+            if after != nil {
+                throw NotUnderstood(
+                    message:
+                        "the built-in engine cannot tell whether the condition after 'not' is on the \(schema.tables[t].name) or on the \(schema.tables[root0].name); ask it in two questions"
+                )
+            }
             plan.conditions.append(.none(table: linked))
             plan.through.removeAll { $0 == t }
         } else if let (column, value) = negatedValue(after: k) {

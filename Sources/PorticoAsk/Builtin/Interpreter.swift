@@ -512,7 +512,7 @@ struct Interpreter {
                 take(i, 2, .superlative(descending: true, word: "recently"))
                 continue
             }
-            if ["most", "least"].contains(w), let next = word(i + 1), ["common", "frequent"].contains(next) {
+            if ["most", "least"].contains(w), let next = word(i + 1), ["common", "frequent", "frequently", "often"].contains(next) {
                 // "the most common status": the value most rows have (`mostCommonAsCount`).
                 take(i, 2, .superlative(descending: w == "most", word: "common"))
                 continue
@@ -613,7 +613,7 @@ struct Interpreter {
                 take(i, 2, .negation)
                 continue
             }
-            if ["no", "without", "never", "none", "not"].contains(w) {
+            if ["no", "without", "never", "none", "not"].contains(w) || Lexicon.negatedVerbs.contains(w) {
                 take(i, 1, .negation)
                 continue
             }

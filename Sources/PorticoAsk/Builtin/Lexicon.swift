@@ -104,10 +104,15 @@ enum Lexicon {
 
     /// "the status shared by cities above 1500 and cities under 500": a value common to two groups
     /// of rows, which the engine does not read; not a passive verb to pass over.
-    static let sharedWords: Set<String> = ["shared", "common"]
+    static let sharedWords: Set<String> = ["shared"]
 
     /// What a text match names before the text: "containing the word 'court'".
     static let textKinds: Set<String> = ["letter", "word", "substring", "string", "phrase", "character", "characters", "letters"]
+
+    /// "don't", "didn't" as the question reader spells them, apostrophe dropped: a "not".
+    static let negatedVerbs: Set<String> = [
+        "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "havent", "hasnt", "hadnt", "cannot", "cant", "wont",
+    ]
 
     /// Verbs that ask for a change: the engine only reads, so these are refused outright.
     static let writeVerbs: Set<String> = [
