@@ -1113,6 +1113,49 @@ import Testing
         #expect(Self.sql("What is the most often used city of teams?") == common)
     }
 
+    @Test func aValueBeforeTheWordOfItsColumnAndSizesThatAreNoCounts() {
+        let tables = [
+            SourceTable(
+                name: "artists", isView: false,
+                columns: [
+                    .init(name: "artist_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "region", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "county", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "songs", isView: false,
+                columns: [
+                    .init(name: "song_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "title", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "artist_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "artist_id", table: "artists", targetColumn: "artist_id")]),
+        ]
+        var values = ValueIndex()
+        let schema = SchemaModel(tables)
+        let region = schema.columnList.firstIndex { $0.name == "region" }!
+        let county = schema.columnList.firstIndex { $0.name == "county" }!
+        values.add(column: region, value: "Sonoma County")
+        values.names[region] = ("artists", "region")
+        values.add(column: county, value: "Sonoma")
+        values.names[county] = ("artists", "county")
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables, values: values) }
+        // "in Sonoma County": Sonoma in the county column the last word names, though another column holds "Sonoma County".
+        let inCounty = ask("How many artists are in Sonoma County?") ?? ""
+        #expect(inCounty.contains(#""county" = 'Sonoma'"#), "\(inCounty)")
+        // A superlative of a size ranks by a column; with none, it is no count of rows.
+        #expect(ask("Which artist has the most songs?")?.contains("COUNT(*)") == true)
+        #expect(ask("Which artist has the shortest song?") == nil)
+    }
+
+    @Test func verbsThatSayOnlyThatRowsAreLinked() {
+        // "sorted alphabetically", "correspond to each", "involved in": no part of their own.
+        #expect(Self.sql("Show the first names of players sorted alphabetically.") == Self.sql("Show the first names of players alphabetically."))
+        #expect(Self.sql("Show the first names of players sorted alphabetically.")?.contains(#"ORDER BY t0."first_name""#) == true)
+        #expect(Self.sql("How many players correspond to each team?") == Self.sql("How many players are in each team?"))
+        #expect(Self.sql("How many players correspond to each team?") != nil)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

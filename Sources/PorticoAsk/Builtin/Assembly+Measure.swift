@@ -162,7 +162,10 @@ extension Interpreter.Assembly {
                     if subject == nil { subject = t }
                     used.insert(j)
                     measure = .column(column)
-                } else if subject != nil || grouping != nil || subjectColumn != nil {
+                } else if subject != nil || grouping != nil || subjectColumn != nil,
+                    !(superlative.map { Lexicon.dimensionWords.contains($0.word) } ?? false)
+                {
+                    // "the artist with the most songs" counts them; "the shortest song" does not.
                     counted = t
                     used.insert(j)
                     measure = .countRows

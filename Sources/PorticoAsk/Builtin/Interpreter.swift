@@ -812,7 +812,13 @@ struct Interpreter {
         let whole = values.whole(valueWords)
         if !whole.isEmpty {
             // A lower-case single word is a value only in a column of few distinct values ("rock", "jazz").
-            let kept = named || valueWords.count > 1 ? whole : whole.filter { (values.distinct[$0.column] ?? 0) <= 300 }
+            var kept = named || valueWords.count > 1 ? whole : whole.filter { (values.distinct[$0.column] ?? 0) <= 300 }
+            // "in Sonoma County", where Sonoma is a county: the value of the column named after it,
+            // even when "Sonoma County" is also a value of another column.
+            if valueWords.count >= 2, let last = words.last, case .columns(let named)? = schemaItem([last]) {
+                let shorter = values.whole(Array(valueWords.dropLast())).filter { named.contains($0.column) }
+                if !shorter.isEmpty { kept = shorter }
+            }
             if !kept.isEmpty { return .value(kept, phrase: text, partial: false) }
         }
         if named, valueWords.count >= 2 || (valueWords.first?.count ?? 0) >= 5 {

@@ -93,6 +93,7 @@ enum Lexicon {
         "assigned", "belonging", "related", "linked", "associated", "go", "goes", "went", "got", "gets", "spend", "spent", "need",
         "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders", "operate", "operates", "operated",
         "operating", "run", "runs", "ran", "own", "owns", "owned", "record", "keep", "kept", "happen", "happened", "occur", "occurred",
+        "produce", "produces", "produced", "involved", "correspond", "corresponds", "sorted", "arranged",
     ]
 
     /// Past participles that do not end in -ed or -en ("sung by", "shown by").
@@ -112,6 +113,12 @@ enum Lexicon {
     /// "don't", "didn't" as the question reader spells them, apostrophe dropped: a "not".
     static let negatedVerbs: Set<String> = [
         "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "havent", "hasnt", "hadnt", "cannot", "cant", "wont",
+    ]
+
+    /// Superlatives of a size, a time or a price: they rank by a column, never by a count of rows.
+    static let dimensionWords: Set<String> = [
+        "longest", "shortest", "oldest", "youngest", "newest", "earliest", "latest", "recently", "tallest", "heaviest", "lightest",
+        "cheapest", "expensive", "fastest", "slowest", "richest", "poorest", "hottest", "coldest", "warmest",
     ]
 
     /// Verbs that ask for a change: the engine only reads, so these are refused outright.
