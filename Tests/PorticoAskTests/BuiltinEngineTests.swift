@@ -1156,6 +1156,28 @@ import Testing
         #expect(Self.sql("How many players correspond to each team?") != nil)
     }
 
+    @Test func agesInYearsAndKeysNamedIds() {
+        // "25 years old", "how old": the age column.
+        let exactly = Self.sql("How many players are 25 years old?") ?? ""
+        #expect(exactly.contains(#"t0."age" = 25"#), "\(exactly)")
+        let over = Self.sql("Which players are over 30 years old?") ?? ""
+        #expect(over.contains(#"t0."age" >"#) && over.contains("30"), "\(over)")
+        #expect(Self.sql("How old is each player?")?.contains(#"t0."age""#) == true)
+        // "the ids of employees" for eid: the table's own key, when no column is named id.
+        let tables = [
+            SourceTable(
+                name: "employees", isView: false,
+                columns: [
+                    .init(name: "eid", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "salary", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        #expect(
+            Self.sql("Show the ids of employees with salary over 1000.", tables: tables)
+                == #"SELECT t0."eid" FROM "employees" t0 WHERE t0."salary" > 1000"#)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

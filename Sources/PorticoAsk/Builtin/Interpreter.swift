@@ -401,8 +401,13 @@ struct Interpreter {
                     take(i, 1, .year(Int(n)))
                 } else {
                     let units: Set<String> = ["minute", "minutes", "second", "seconds", "hour", "hours", "ms", "millisecond", "milliseconds", "day", "days"]
+                    let ages = schema.tables.indices.compactMap(ageColumn(in:))
                     if let next, units.contains(next) {
                         take(i, 2, .number(n, unit: next))
+                    } else if ["year", "years", "yrs"].contains(next ?? ""), word(i + 2) == "old", !ages.isEmpty {
+                        // "20 years old": the number is an age.
+                        take(i, 1, .number(n, unit: nil))
+                        take(i + 1, 2, .columns(ages))
                     } else {
                         take(i, 1, .number(n, unit: nil))
                     }
@@ -621,6 +626,11 @@ struct Interpreter {
                 take(i, 1, .or)
                 continue
             }
+            if phrase(i, ["how", "old"]), case let ages = schema.tables.indices.compactMap(ageColumn(in:)), !ages.isEmpty {
+                // "How old is each student?": their age.
+                take(i, 2, .columns(ages))
+                continue
+            }
             if w == "which" || w == "what" && (word(i + 1).map { !["is", "was", "are", "were"].contains($0) } ?? false) {
                 take(i, 1, .which)
                 continue
@@ -781,6 +791,11 @@ struct Interpreter {
             // about, a key to another table otherwise.
             let ordered = partial.filter { !schema.columnList[$0].isPrimary } + partial.filter { schema.columnList[$0].isPrimary }
             if !ordered.isEmpty { return .columns(ordered) }
+            // "the ids of aircraft" for aid, eid: each table's own key, when no column is named id.
+            if Lexicon.forms(words[0]).contains("id") {
+                let keys = schema.columnList.indices.filter { schema.columnList[$0].isPrimary }
+                if !keys.isEmpty { return .columns(keys) }
+            }
             // A verb of a date or year column: "hired" for hire_date, "founded" for founded_year.
             let dated = schema.columnList.indices.filter { ci in
                 let c = schema.columnList[ci]
