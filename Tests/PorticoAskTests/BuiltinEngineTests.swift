@@ -1178,6 +1178,26 @@ import Testing
                 == #"SELECT t0."eid" FROM "employees" t0 WHERE t0."salary" > 1000"#)
     }
 
+    @Test func firstAndLastNamesByOtherNames() {
+        let tables = [
+            SourceTable(
+                name: "drivers", isView: false,
+                columns: [
+                    .init(name: "driver_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "forename", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "surname", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "points", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        // "first name" is the forename, "last name" the surname; both are what names a driver.
+        #expect(ask("What are the first and last names of all drivers?") == #"SELECT t0."forename", t0."surname" FROM "drivers" t0"#)
+        // "called": what names the row asked about.
+        #expect(
+            ask("What is the driver with the most points called?")
+                == #"SELECT t0."forename", t0."surname", t0."points" FROM "drivers" t0 ORDER BY t0."points" DESC, t0."driver_id" LIMIT 1"#)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

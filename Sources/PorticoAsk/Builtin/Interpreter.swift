@@ -772,6 +772,10 @@ struct Interpreter {
             let joined = Lexicon.forms(words.joined())
             columns = schema.columnList.indices.filter { schema.columnList[$0].words.count == 1 && joined.contains(schema.columnList[$0].words[0]) }
         }
+        // "first name" for forename, "last name" for surname.
+        if columns.isEmpty, let others = Lexicon.namesOtherwise[words.map { Lexicon.forms($0).contains("name") ? "name" : $0 }] {
+            columns = schema.columnList.indices.filter { c in others.contains { same($0, schema.columnList[c].withoutTable ?? schema.columnList[c].words) } }
+        }
         // "the claimed amount" for Amount_Claimed: two words the other way round.
         if columns.isEmpty, words.count == 2, words[0].hasSuffix("ed") {
             columns = schema.columnList.indices.filter { same(words.reversed(), schema.columnList[$0].withoutTable ?? schema.columnList[$0].words) }

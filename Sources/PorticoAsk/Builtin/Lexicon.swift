@@ -21,6 +21,10 @@ enum Lexicon {
 
     /// Column names that run the parts of a person's name together: Fname is a first name.
     static let nameParts = ["fname": ["first", "name"], "lname": ["last", "name"], "mname": ["middle", "name"]]
+    /// Other words for a first or a last name, as columns are named.
+    static let namesOtherwise: [[String]: [[String]]] = [
+        ["first", "name"]: [["forename"], ["given", "name"]], ["last", "name"]: [["surname"], ["family", "name"]],
+    ]
 
     /// Whether a question word means a schema word: the same up to plural, an abbreviation the
     /// schema uses ("rep" for "representative", "qty"), or another form of the same stem
@@ -93,7 +97,7 @@ enum Lexicon {
         "assigned", "belonging", "related", "linked", "associated", "go", "goes", "went", "got", "gets", "spend", "spent", "need",
         "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders", "operate", "operates", "operated",
         "operating", "run", "runs", "ran", "own", "owns", "owned", "record", "keep", "kept", "happen", "happened", "occur", "occurred",
-        "produce", "produces", "produced", "involved", "correspond", "corresponds", "sorted", "arranged",
+        "produce", "produces", "produced", "involved", "called", "correspond", "corresponds", "sorted", "arranged",
     ]
 
     /// Past participles that do not end in -ed or -en ("sung by", "shown by").

@@ -224,7 +224,7 @@ struct SchemaModel: Sendable {
         let cs = tables[t].columns.filter { !columnList[$0].isKey && columnList[$0].kind == .text }
         if let name = cs.first(where: { columnList[$0].words == ["name"] || columnList[$0].words == tables[t].words + ["name"] }) { return [name] }
         func own(_ c: Int) -> [String] { columnList[c].withoutTable ?? columnList[c].words }
-        let first = cs.first { own($0) == ["first", "name"] || own($0) == ["firstname"] }
+        let first = cs.first { own($0) == ["first", "name"] || own($0) == ["firstname"] || own($0) == ["forename"] }
         let last = cs.first { own($0) == ["last", "name"] || own($0) == ["lastname"] || own($0) == ["surname"] }
         if let first, let last { return [first, last] }
         if let title = cs.first(where: { columnList[$0].words == ["title"] }) { return [title] }
