@@ -1198,6 +1198,30 @@ import Testing
                 == #"SELECT t0."forename", t0."surname", t0."points" FROM "drivers" t0 ORDER BY t0."points" DESC, t0."driver_id" LIMIT 1"#)
     }
 
+    @Test func aCountedWordEndingOneTablesName() {
+        let tables = [
+            SourceTable(
+                name: "pilots", isView: false,
+                columns: [
+                    .init(name: "pilot_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "pilot_licences", isView: false,
+                columns: [
+                    .init(name: "flight_no", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "pilot_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "pilot_id", table: "pilots", targetColumn: "pilot_id")]),
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        // "more than one licence" counts the rows of pilot_licences, the one table whose name ends in "licences".
+        let counted = ask("Show the names of pilots that have more than one licence.") ?? ""
+        #expect(counted.contains(#""pilot_licences""#), "\(counted)")
+        #expect(counted.contains("HAVING COUNT(*) > 1") || counted.contains("HAVING COUNT(*) >= 2"), "\(counted)")
+        // Not a word that is counted: no table is read into it.
+        #expect(ask("Show the names of pilots with a licence.") == nil)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

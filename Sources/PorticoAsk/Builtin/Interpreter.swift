@@ -686,6 +686,18 @@ struct Interpreter {
                 }
             }
         }
+        // "more than one competition", "the most records": a word after a number or a count that
+        // ends the name of one table (farm_competition, pilot_record) counts its rows.
+        for i in t.indices where !t[i].used && !t[i].quoted && t[i].number == nil {
+            guard let before = items.filter({ $0.0 < i }).max(by: { $0.0 < $1.0 })?.1, before.isCountedBefore else { continue }
+            let ending = schema.tables.indices.filter { table in
+                guard schema.tables[table].words.count > 1, let last = schema.tables[table].words.last,
+                    !Lexicon.forms(last).contains(where: ["type", "kind", "category", "code", "status"].contains)
+                else { return false }
+                return Lexicon.matches(question: t[i].lower, schema: last)
+            }
+            if ending.count == 1 { take(i, 1, .table(ending[0])) }
+        }
         // Money words left over stand for the measure of a sale.
         for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
         // A filter names its table when the question does not ("how many VIPs").

@@ -137,4 +137,13 @@ struct QuestionReader {
 
 extension QuestionReader.Item {
     var isGroupMarker: Bool { if case .groupMarker = self { true } else { false } }
+
+    /// A number, a count or "most"/"fewest": what comes next is counted ("more than one record").
+    var isCountedBefore: Bool {
+        switch self {
+        case .number, .count, .top: true
+        case .superlative(_, let word): ["most", "fewest", "least"].contains(word)
+        default: false
+        }
+    }
 }
