@@ -1222,6 +1222,16 @@ import Testing
         #expect(ask("Show the names of pilots with a licence.") == nil)
     }
 
+    @Test func aNegatedValueOfRowsEachHasManyOfIsRefused() {
+        // A value of the parent row: any other value is right ("players not from Lisbon").
+        #expect(Self.sql("How many players are not from Lisbon?")?.contains(#"<> 'Lisbon'"#) == true)
+        // A value of rows each team has many of: "not Ana" is not "a player other than Ana".
+        #expect(Self.sql("Which teams do not have Ana?") == nil)
+        // Verbs that only say rows are linked: "played for", "participated in".
+        #expect(Self.sql("How many players played for teams from Lisbon?") == Self.sql("How many players are in teams from Lisbon?"))
+        #expect(Self.sql("How many players played for teams from Lisbon?") != nil)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

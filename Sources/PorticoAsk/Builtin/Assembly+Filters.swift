@@ -389,6 +389,15 @@ extension Interpreter.Assembly {
             plan.conditions.append(.none(table: linked))
             plan.through.removeAll { $0 == t }
         } else if let (column, value) = negatedValue(after: k) {
+            // "drivers who did not race in the Chinese Grand Prix": a value of rows each driver has many
+            // of is no other value on one of them (that reads "raced somewhere else"), but none with it.
+            let owner = schema.column(column).table
+            if owner != root0, !schema.edges.contains(where: { $0.from == root0 && $0.to == owner }) {
+                throw NotUnderstood(
+                    message:
+                        "the built-in engine does not read 'not \(value)' over the \(schema.tables[owner].name) of each \(schema.tables[root0].name); ask for those with '\(value)' instead"
+                )
+            }
             // "whose theme is not Aliens", "the award that is not 'Tony Award'": any other value.
             plan.conditions.append(.compare(.column(column), .notEqual, .text(value)))
         } else if k > 0, k + 1 < items.count, case .number(let n, nil) = items[k + 1], let cs = isColumns(k - 1),

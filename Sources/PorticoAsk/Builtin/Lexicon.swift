@@ -98,6 +98,8 @@ enum Lexicon {
         "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders", "operate", "operates", "operated",
         "operating", "run", "runs", "ran", "own", "owns", "owned", "record", "keep", "kept", "happen", "happened", "occur", "occurred",
         "produce", "produces", "produced", "involved", "called", "correspond", "corresponds", "sorted", "arranged",
+        "participate", "participates", "participated", "participating", "receive", "receives", "received", "attend", "attends",
+        "attended", "compete", "competes", "competed", "play", "plays", "played", "playing",
     ]
 
     /// Past participles that do not end in -ed or -en ("sung by", "shown by").
