@@ -46,6 +46,14 @@ struct Interpreter {
         return t.lower.hasSuffix("ed") || t.lower.hasSuffix("en") || Lexicon.irregularParticiples.contains(t.lower)
     }
 
+    /// Whether the linking verb at `i` has what it links to: something read after it ("played for
+    /// teams"), a preposition ("the elections they participated in") or a name just before it ("the
+    /// college that Charles attends"); "pupils who play" has none.
+    static func linksSomething(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+        tokens[(i + 1)...].contains(where: \.used) || (i + 1 < tokens.count && ["in", "at", "for", "on", "to", "with"].contains(tokens[i + 1].lower))
+            || (i > 0 && tokens[i - 1].used && !Lexicon.stopWords.contains(tokens[i - 1].lower))
+    }
+
     func interpret(_ question: String, previous: QueryPlan? = nil) throws(NotUnderstood) -> Understood {
         var reader = QuestionReader(question)
         guard reader.tokens.count <= Self.maxWords else {
@@ -82,6 +90,7 @@ struct Interpreter {
             let t = tokens[i]
             return !t.used && !Lexicon.stopWords.contains(t.lower) && !Lexicon.softWords.contains(t.lower)
                 && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !Self.isPassiveVerb(at: i, of: tokens)
+                && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens))
         }.map { tokens[$0] }
         if !unknown.isEmpty {
             let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")

@@ -97,9 +97,16 @@ enum Lexicon {
         "assigned", "belonging", "related", "linked", "associated", "go", "goes", "went", "got", "gets", "spend", "spent", "need",
         "needs", "use", "used", "uses", "held", "holds", "hold", "ordered", "order", "orders", "operate", "operates", "operated",
         "operating", "run", "runs", "ran", "own", "owns", "owned", "record", "keep", "kept", "happen", "happened", "occur", "occurred",
-        "produce", "produces", "produced", "involved", "called", "correspond", "corresponds", "sorted", "arranged",
-        "participate", "participates", "participated", "participating", "receive", "receives", "received", "attend", "attends",
-        "attended", "compete", "competes", "competed", "play", "plays", "played", "playing",
+        "called", "sorted", "arranged",
+    ]
+
+    /// Verbs that say only that rows are linked to what the question names after them ("played for
+    /// teams from Lisbon"); with nothing named after them ("pupils who play") they are a condition
+    /// the engine cannot read.
+    static let linkingVerbs: Set<String> = [
+        "produce", "produces", "produced", "involved", "correspond", "corresponds", "participate", "participates", "participated",
+        "participating", "receive", "receives", "received", "attend", "attends", "attended", "compete", "competes", "competed", "play",
+        "plays", "played", "playing",
     ]
 
     /// Past participles that do not end in -ed or -en ("sung by", "shown by").
