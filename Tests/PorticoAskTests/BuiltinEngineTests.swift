@@ -1232,6 +1232,17 @@ import Testing
         #expect(Self.sql("How many players played for teams from Lisbon?") != nil)
     }
 
+    @Test func differentValuesBesideACountAreItsGroups() {
+        let grouped = Self.sql("Show the different cities and the number of teams in each city.") ?? ""
+        #expect(grouped.contains(#"GROUP BY t0."city""#) && grouped.contains("COUNT(*)"), "\(grouped)")
+        let listed = Self.sql("Show the different cities and the number of teams.") ?? ""
+        #expect(listed.contains(#"GROUP BY t0."city""#) && listed.contains("COUNT(*)"), "\(listed)")
+        let average = Self.sql("What is the average monthly fee for different cities?") ?? ""
+        #expect(average.contains(#"AVG(t0."monthly_fee")"#) && average.contains(#"GROUP BY t0."city""#), "\(average)")
+        // A count of different values stays one.
+        #expect(Self.sql("How many different cities are there?")?.contains("COUNT(DISTINCT") == true)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

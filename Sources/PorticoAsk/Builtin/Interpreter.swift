@@ -65,7 +65,8 @@ struct Interpreter {
         if let write = reader.tokens.first(where: { Lexicon.writeVerbs.contains($0.lower) && !$0.quoted }) {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
-        var items = try correspondingAsEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(try recognize(&reader)))))
+        var items = try correspondingAsEach(
+            differentAsEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(try recognize(&reader))))))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -284,6 +285,41 @@ struct Interpreter {
     /// "the hometowns of gymnasts and the corresponding number of gymnasts": read as "the number of
     /// gymnasts for each hometown of gymnasts". The words before it from its first column on are
     /// what is grouped by; the count and the table right after it, what is counted.
+    /// "the different statuses and the number of cities with each", "the average amount for
+    /// different types": with a count or a function and no other grouping, the different values of a
+    /// column are its groups. Not "how many different cities" (a count of distinct values).
+    func differentAsEach(_ items: [Item]) -> [Item] {
+        guard
+            let d = items.indices.dropLast().first(where: { k in
+                guard items[k] == .distinct, case .columns = items[k + 1] else { return false }
+                return true
+            })
+        else { return items }
+        // "the different locations and the number of performances at each location": the groups are named twice.
+        if let g = items.firstIndex(where: \.isGroupMarker) {
+            guard g > d + 1, g + 1 < items.count, case .columns(let grouped) = items[g + 1], case .columns(let listed) = items[d + 1],
+                !Set(grouped).isDisjoint(with: listed)
+            else { return items }
+            var items = items
+            items.remove(at: d)
+            return items
+        }
+        guard
+            d == 0 || items[d - 1] != .count,
+            // A measure of its own: not "total points" (often a column's name), nor "than the average age".
+            items.indices.contains(where: { k in
+                if k > 0, case .compare = items[k - 1] { return false }
+                switch items[k] {
+                case .count, .average, .function(.avg), .function(.min), .function(.max): return true
+                default: return false
+                }
+            })
+        else { return items }
+        var items = items
+        items[d] = .groupMarker(each: true)
+        return items
+    }
+
     func correspondingAsEach(_ items: [Item]) throws(NotUnderstood) -> [Item] {
         guard let g = items.firstIndex(of: .correspondingMarker) else { return items }
         guard let first = items[..<g].firstIndex(where: { if case .columns = $0 { true } else { false } }), g + 1 < items.count,
