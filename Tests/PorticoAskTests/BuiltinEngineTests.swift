@@ -1154,6 +1154,10 @@ import Testing
         #expect(Self.sql("Show the first names of players sorted alphabetically.")?.contains(#"ORDER BY t0."first_name""#) == true)
         #expect(Self.sql("How many players correspond to each team?") == Self.sql("How many players are in each team?"))
         #expect(Self.sql("How many players correspond to each team?") != nil)
+        // "once" adds nothing, unless "more than once".
+        #expect(Self.sql("Show the players who once had a salary over 1000.") == Self.sql("Show the players who had a salary over 1000."))
+        #expect(Self.sql("Show the players who once had a salary over 1000.") != nil)
+        #expect(Self.sql("Show the teams that played more than once.") == nil)
     }
 
     @Test func agesInYearsAndKeysNamedIds() {

@@ -46,6 +46,17 @@ struct Interpreter {
         return t.lower.hasSuffix("ed") || t.lower.hasSuffix("en") || Lexicon.irregularParticiples.contains(t.lower)
     }
 
+    /// "drivers who once had a lap time under 93000", "the dates when the temperature was above 85":
+    /// "once" (not "more than once") and "when" after a word of time say nothing the rest does not.
+    static func addsNothing(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+        let before = i > 0 ? tokens[i - 1].lower : ""
+        switch tokens[i].lower {
+        case "once": return !["than", "least", "most"].contains(before)
+        case "when": return ["date", "dates", "day", "days", "year", "years", "month", "months", "time", "times"].contains(before)
+        default: return false
+        }
+    }
+
     /// Whether the linking verb at `i` has what it links to: something read after it ("played for
     /// teams"), a preposition ("the elections they participated in") or a name just before it ("the
     /// college that Charles attends"); "pupils who play" has none.
@@ -91,7 +102,7 @@ struct Interpreter {
             let t = tokens[i]
             return !t.used && !Lexicon.stopWords.contains(t.lower) && !Lexicon.softWords.contains(t.lower)
                 && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !Self.isPassiveVerb(at: i, of: tokens)
-                && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens))
+                && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
         }.map { tokens[$0] }
         if !unknown.isEmpty {
             let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
