@@ -1247,6 +1247,22 @@ import Testing
         #expect(Self.sql("How many different cities are there?")?.contains("COUNT(DISTINCT") == true)
     }
 
+    @Test func aTablesNumberIsItsNumberColumn() {
+        let tables = [
+            SourceTable(
+                name: "Flight", isView: false,
+                columns: [
+                    .init(name: "flno", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "origin", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "distance", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        // "flight number" is flno: the table's word, shortened, with "no".
+        #expect(
+            Self.sql("Show the flight number for all flights with more than 2000 distance.", tables: tables)
+                == #"SELECT t0."flno" FROM "Flight" t0 WHERE t0."distance" > 2000"#)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

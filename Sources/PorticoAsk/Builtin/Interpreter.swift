@@ -840,6 +840,21 @@ struct Interpreter {
             let joined = Lexicon.forms(words.joined())
             columns = schema.columnList.indices.filter { schema.columnList[$0].words.count == 1 && joined.contains(schema.columnList[$0].words[0]) }
         }
+        // "flight number" for flno, "room number" for room_no: a table's word and "number", and its
+        // column whose name is the word (or its start) with no, num or nbr.
+        if columns.isEmpty, words.count == 2, Lexicon.forms(words[1]).contains("number") {
+            for t in schema.tables.indices {
+                guard let word = schema.tables[t].words.last, Lexicon.matches(question: words[0], schema: word) else { continue }
+                columns += schema.tables[t].columns.filter { c in
+                    let name = String(schema.columnList[c].name.lowercased().filter { $0 != "_" })
+                    return ["no", "num", "nbr"].contains { suffix in
+                        guard name.hasSuffix(suffix) else { return false }
+                        let start = String(name.dropLast(suffix.count))
+                        return start.count >= 2 && (word.hasPrefix(start) || Lexicon.abbreviates(start, word))
+                    }
+                }
+            }
+        }
         // "first name" for forename, "last name" for surname.
         if columns.isEmpty, let others = Lexicon.namesOtherwise[words.map { Lexicon.forms($0).contains("name") ? "name" : $0 }] {
             columns = schema.columnList.indices.filter { c in others.contains { same($0, schema.columnList[c].withoutTable ?? schema.columnList[c].words) } }
