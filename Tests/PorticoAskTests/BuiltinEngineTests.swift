@@ -1263,6 +1263,27 @@ import Testing
                 == #"SELECT t0."flno" FROM "Flight" t0 WHERE t0."distance" > 2000"#)
     }
 
+    @Test func theMostOfAKeyCountsItsRows() {
+        let tables = [
+            SourceTable(
+                name: "accounts", isView: false,
+                columns: [
+                    .init(name: "account_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "account_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "ledger", isView: false,
+                columns: [
+                    .init(name: "transaction_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "account_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "amount", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "account_id", table: "accounts", targetColumn: "account_id")]),
+        ]
+        // "the most transactions", where the word names transaction_id: the ledger's rows are counted.
+        let most = Self.sql("Which account has the most transactions?", tables: tables) ?? ""
+        #expect(most.contains("COUNT(*)") && most.contains(#"FROM "ledger""#) && most.contains("LIMIT 1"), "\(most)")
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

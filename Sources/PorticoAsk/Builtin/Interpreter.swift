@@ -77,7 +77,7 @@ struct Interpreter {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
         var items = try correspondingAsEach(
-            differentAsEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(try recognize(&reader))))))
+            differentAsEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(mostOfAKeyAsRows(try recognize(&reader)))))))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -299,6 +299,18 @@ struct Interpreter {
     /// "the different statuses and the number of cities with each", "the average amount for
     /// different types": with a count or a function and no other grouping, the different values of a
     /// column are its groups. Not "how many different cities" (a count of distinct values).
+    /// "the account with the most transactions", where "transactions" named transaction_id: the
+    /// rows whose key it is are counted.
+    func mostOfAKeyAsRows(_ items: [Item]) -> [Item] {
+        var items = items
+        for k in items.indices.dropLast() {
+            guard case .superlative(_, let word) = items[k], ["most", "fewest", "least"].contains(word), case .columns(let cs) = items[k + 1] else { continue }
+            let keys = cs.filter { schema.column($0).isPrimary }
+            if keys.count == 1 { items[k + 1] = .table(schema.column(keys[0]).table) }
+        }
+        return items
+    }
+
     func differentAsEach(_ items: [Item]) -> [Item] {
         guard
             let d = items.indices.dropLast().first(where: { k in
