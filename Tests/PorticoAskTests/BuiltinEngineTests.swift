@@ -1284,6 +1284,13 @@ import Testing
         #expect(most.contains("COUNT(*)") && most.contains(#"FROM "ledger""#) && most.contains("LIMIT 1"), "\(most)")
     }
 
+    @Test func anOrderWithItsWayOrItsTableBeforeTheColumn() {
+        let descending = Self.sql("Show the first names of players ordered by descending salary.") ?? ""
+        #expect(descending.contains(#"ORDER BY t0."salary" DESC"#), "\(descending)")
+        let owned = Self.sql("List the first names of players ordered by player age.") ?? ""
+        #expect(owned.contains(#"ORDER BY t0."age""#), "\(owned)")
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

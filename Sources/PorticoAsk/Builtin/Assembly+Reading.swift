@@ -26,16 +26,27 @@ extension Interpreter.Assembly {
             default: return false
             }
         }
+        // "ordered by descending market value", "by ascending order of age": the way between the two.
+        func columnsAfter(_ k: Int) -> (columns: [Int], at: Int)? {
+            if let cs = isColumns(k + 1) { return (cs, k + 1) }
+            if k + 2 < items.count, case .direction = items[k + 1], let cs = isColumns(k + 2) { return (cs, k + 2) }
+            // "ordered by album title": the table's own column.
+            if k + 2 < items.count, let t = isTable(k + 1), let cs = isColumns(k + 2)?.filter({ schema.column($0).table == t }), !cs.isEmpty {
+                used.insert(k + 1)
+                return (cs, k + 2)
+            }
+            return nil
+        }
         for (k, item) in items.enumerated() where !used.contains(k) && item == .orderBy {
-            guard let cs = isColumns(k + 1) else { continue }
-            orderColumns.append((cs, k + 1))
-            used.formUnion([k, k + 1])
+            guard let (cs, at) = columnsAfter(k) else { continue }
+            orderColumns.append((cs, at))
+            used.formUnion([k, at])
         }
         if asksOrder, !measures {
             for (k, item) in items.enumerated() where !used.contains(k) && item.isGroupMarker {
-                guard let cs = isColumns(k + 1), !cs.contains(where: { schema.column($0).isKey }) else { continue }
-                orderColumns.append((cs, k + 1))
-                used.formUnion([k, k + 1])
+                guard let (cs, at) = columnsAfter(k), !cs.contains(where: { schema.column($0).isKey }) else { continue }
+                orderColumns.append((cs, at))
+                used.formUnion([k, at])
             }
         }
     }
