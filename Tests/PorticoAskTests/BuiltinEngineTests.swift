@@ -1291,6 +1291,12 @@ import Testing
         #expect(owned.contains(#"ORDER BY t0."age""#), "\(owned)")
     }
 
+    @Test func aKeyNamedBeforeItsNumber() {
+        // "the player with id 3": the key equal to the number, as "the wards on floor 2" is for a column.
+        let one = Self.sql("What is the salary of the player with id 3?") ?? ""
+        #expect(one.contains(#"t0."id" = 3"#) && one.contains(#""salary""#), "\(one)")
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

@@ -432,7 +432,15 @@ extension Interpreter.Assembly {
         let around = [k - 1, k + 1].first { j in
             j >= 0 && !used.contains(j) && isColumns(j).flatMap { interpreter.pickNumeric($0, near: related) } != nil
         }
-        guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else { return }
+        guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else {
+            // "room 112", "district 1", "the document with id 3": a key named right before its number.
+            guard k > 0, !used.contains(k - 1), n == n.rounded(), n >= 0,
+                let c = isColumns(k - 1).flatMap({ cs in interpreter.pickColumn(cs.filter { schema.column($0).isKey }, near: related) })
+            else { return }
+            used.formUnion([k, k - 1])
+            plan.conditions.append(.compare(.column(c), .equal, schema.column(c).kind == .number ? .number(n) : .text(numberText(n))))
+            return
+        }
         used.formUnion([k, j])
         plan.conditions.append(.compare(.column(c), .equal, .number(n)))
     }

@@ -888,7 +888,10 @@ struct Interpreter {
             }
             // Primary keys last: "the id of orders" is order_id when the orders are what is asked
             // about, a key to another table otherwise.
-            let ordered = partial.filter { !schema.columnList[$0].isPrimary } + partial.filter { schema.columnList[$0].isPrimary }
+            // But "the ids of the order items" is their own key, order_item_id, not their order_id.
+            let primaryFirst = Lexicon.forms(words[0]).contains("id")
+            let ordered =
+                partial.filter { schema.columnList[$0].isPrimary == primaryFirst } + partial.filter { schema.columnList[$0].isPrimary != primaryFirst }
             if !ordered.isEmpty { return .columns(ordered) }
             // "the ids of aircraft" for aid, eid: each table's own key, when no column is named id.
             if Lexicon.forms(words[0]).contains("id") {
