@@ -1297,6 +1297,16 @@ import Testing
         #expect(one.contains(#"t0."id" = 3"#) && one.contains(#""salary""#), "\(one)")
     }
 
+    @Test func daysWrittenYearMonthDay() {
+        // "before 2020-05-01" is one day, compared with the date column of what is asked about.
+        let before = Self.sql("Which players joined before 2020-05-01?") ?? ""
+        #expect(before.contains(#"t0."joined_on" < '2020-05-01'"#), "\(before)")
+        let between = Self.sql("How many players joined between 2019-01-01 and 2020-01-01?") ?? ""
+        #expect(between.contains(#"t0."joined_on" >= '2019-01-01'"#) && between.contains(#"t0."joined_on" <= '2020-01-01'"#), "\(between)")
+        // Not a day: no month 13.
+        #expect(QuestionReader("after 2020-13-01").tokens.allSatisfy { $0.day == nil })
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

@@ -202,6 +202,18 @@ extension Interpreter.Assembly {
                 return
             }
         }
+        if k + 1 < items.count, case .day(let day) = items[k + 1] {
+            // "reported before 1978-06-26": the date column of what is asked about.
+            // "shipped after 2000-01-01", where Shipped is also a status: which date is meant is unclear.
+            let afterValue = k > 0 && { if case .value = items[k - 1] { true } else { false } }()
+            guard !afterValue, let date = interpreter.dateColumn(for: timedTable, plan: plan, hint: dateHint(items)), schema.column(date).kind == .date
+            else {
+                throw NotUnderstood(message: "the built-in engine could not tell which date '\(word) \(day)' compares; name the date column")
+            }
+            used.insert(k + 1)
+            plan.conditions.append(.compare(.column(date), op, .text(day)))
+            return
+        }
         guard k + 1 < items.count, case .number(let n, let unit) = items[k + 1] else {
             if k + 1 < items.count, case .year = items[k + 1] { return }
             throw NotUnderstood(message: "'\(word)' needs a number after it")

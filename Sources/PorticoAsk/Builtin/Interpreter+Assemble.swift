@@ -71,8 +71,8 @@ extension Interpreter.Assembly {
     /// silently ignore it, so the engine refuses instead.
     func mustBePlaced(_ item: Item) -> Bool {
         switch item {
-        case .count, .function, .average, .top, .number, .distinct, .orderBy, .direction, .alphabetical, .compare, .year, .month, .value, .text,
-            .negation, .range:
+        case .count, .function, .average, .top, .number, .distinct, .orderBy, .direction, .alphabetical, .compare, .year, .month, .day, .value,
+            .text, .negation, .range:
             return true
         default:
             return false
@@ -91,6 +91,7 @@ extension Interpreter.Assembly {
         case .compare(_, let word): return "'\(word)'"
         case .year(let y): return "the year \(y)"
         case .month: return "the month"
+        case .day(let d): return "the day \(d)"
         case .value(_, let phrase, _): return "'\(phrase)'"
         case .text(let t): return "'\(t)'"
         case .negation: return "the negation"

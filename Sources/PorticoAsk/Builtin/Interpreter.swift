@@ -442,6 +442,18 @@ struct Interpreter {
                 items.append((i, .text(t[i].text)))
                 continue
             }
+            if let day = t[i].day {
+                take(i, 1, .day(day))
+                continue
+            }
+            // "between 2009-01-01 and 2010-01-01": from the first day through the last.
+            if t[i].lower == "between", i + 3 < t.count, let low = t[i + 1].day, t[i + 2].lower == "and", let high = t[i + 3].day {
+                take(i, 1, .compare(.greaterOrEqual, word: "since"))
+                take(i + 1, 1, .day(min(low, high)))
+                take(i + 2, 1, .compare(.lessOrEqual, word: "until"))
+                take(i + 3, 1, .day(max(low, high)))
+                continue
+            }
             if let n = t[i].number ?? (word(i).flatMap { Lexicon.numberWords[$0] }.map(Double.init)), n == n.rounded(),
                 let bound = [
                     ("more", QueryPlan.Comparison.greaterOrEqual), ("greater", .greaterOrEqual), ("above", .greaterOrEqual),

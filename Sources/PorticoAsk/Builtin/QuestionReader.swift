@@ -12,6 +12,8 @@ struct QuestionReader {
         var capitalized = false
         /// A comma follows it ("first, last name").
         var beforeComma = false
+        /// A day written as YYYY-MM-DD ("before 2002-06-21").
+        var day: String?
         var used = false
     }
 
@@ -34,6 +36,8 @@ struct QuestionReader {
         case value([ValueIndex.Entry], phrase: String, partial: Bool)
         case year(Int)
         case month(Int, year: Int?)
+        /// A day written YYYY-MM-DD.
+        case day(String)
         case compare(QueryPlan.Comparison, word: String)
         /// "between 50000 and 70000": both bounds included.
         case range(Double, Double)
@@ -111,6 +115,15 @@ struct QuestionReader {
                     continue
                 }
             }
+            if current.isEmpty, let day = Self.day(at: i, in: chars) {
+                // "2002-06-21": one day, not the numbers 2002, 06 and 21.
+                var token = Token(text: day, lower: day)
+                token.day = day
+                tokens.append(token)
+                sentenceStart = false
+                i += day.count
+                continue
+            }
             if c == "'" || c == "’" {
                 // A possessive or contraction: "representative's" reads as "representative".
                 if i + 1 < chars.count, chars[i + 1] == "s", i + 2 < chars.count, !chars[i + 2].isLetter {
@@ -133,6 +146,17 @@ struct QuestionReader {
     }
 
     var isForeign: Bool { letters > 0 && foreignLetters * 3 > letters }
+
+    /// The day written YYYY-MM-DD at `i`, with a month from 1 to 12 and a day from 1 to 31.
+    static func day(at i: Int, in chars: [Character]) -> String? {
+        guard i + 10 <= chars.count, i + 10 == chars.count || !chars[i + 10].isNumber, i == 0 || !chars[i - 1].isNumber else { return nil }
+        let text = String(chars[i..<(i + 10)])
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2, parts.allSatisfy({ $0.allSatisfy(\.isNumber) }),
+            let month = Int(parts[1]), (1...12).contains(month), let day = Int(parts[2]), (1...31).contains(day)
+        else { return nil }
+        return text
+    }
 }
 
 extension QuestionReader.Item {
