@@ -1307,6 +1307,29 @@ import Testing
         #expect(QuestionReader("after 2020-13-01").tokens.allSatisfy { $0.day == nil })
     }
 
+    @Test func aCountColumnNamedAsACountAndAQuotedValuesColumnWords() {
+        let tables = [
+            SourceTable(
+                name: "apartments", isView: false,
+                columns: [
+                    .init(name: "apt_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "room_count", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "apt_category_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        let category = SchemaModel(tables).columnList.firstIndex { $0.name == "apt_category_code" }!
+        values.add(column: category, value: "Studio")
+        values.names[category] = ("apartments", "apt_category_code")
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables, values: values) }
+        // "the number of rooms" is room_count, a column that counts.
+        #expect(ask("What is the average number of rooms of apartments?") == #"SELECT AVG(t0."room_count") AS value FROM "apartments" t0"#)
+        // "the category 'Studio'": the words of the quoted value's column say nothing more.
+        #expect(
+            ask("What is the average number of rooms of apartments in the category 'Studio'?")
+                == #"SELECT AVG(t0."room_count") AS value FROM "apartments" t0 WHERE t0."apt_category_code" = 'Studio'"#)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

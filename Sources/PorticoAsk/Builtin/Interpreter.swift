@@ -94,8 +94,12 @@ struct Interpreter {
         // Words of the column a value was found in say nothing more ("a First class seat", seat_class = 'First').
         let valueColumnWords = Set(
             items.flatMap { item -> [String] in
-                guard case .value(let entries, _, _) = item else { return [] }
-                return entries.flatMap { schema.column($0.column).words }
+                switch item {
+                case .value(let entries, _, _): return entries.flatMap { schema.column($0.column).words }
+                // "products in the category 'Spices'": a quoted value's column too.
+                case .text(let text): return values.whole(ValueIndex.words(text)).flatMap { schema.column($0.column).words }
+                default: return []
+                }
             })
         let tokens = reader.tokens
         let unknown = tokens.indices.filter { i in
@@ -430,6 +434,22 @@ struct Interpreter {
             {
                 t[k].used = true
             }
+        }
+
+        // "the number of rooms" for room_count, "the number of hosts" for num_hosts: a column that
+        // counts, named as a count.
+        for i in t.indices.dropLast(2) where t[i].lower == "number" && t[i + 1].lower == "of" && !t[i].used && !t[i + 2].used && !t[i + 2].quoted {
+            // Not "the number of hosts" when hosts are a table's rows, nor "the number of affected regions".
+            if case .table? = schemaItem([t[i + 2].lower]) { continue }
+            if i + 3 < t.count, !t[i + 3].used, !Lexicon.stopWords.contains(t[i + 3].lower), t[i + 3].number == nil { continue }
+            let counted = Lexicon.forms(t[i + 2].lower)
+            let columns = schema.columnList.indices.filter { c in
+                let words = schema.columnList[c].withoutTable ?? schema.columnList[c].words
+                guard schema.columnList[c].kind == .number, !schema.columnList[c].isKey, words.count >= 2 else { return false }
+                return (["count", "counts"].contains(words[words.count - 1]) && counted.contains(words[words.count - 2]))
+                    || (["num", "no", "number"].contains(words[0]) && counted.contains(words[words.count - 1]))
+            }
+            if !columns.isEmpty { take(i, 3, .columns(columns)) }
         }
 
         // Operators and grammar first: their words are never schema names here.
