@@ -1330,6 +1330,22 @@ import Testing
                 == #"SELECT AVG(t0."room_count") AS value FROM "apartments" t0 WHERE t0."apt_category_code" = 'Studio'"#)
     }
 
+    @Test func aColumnPrefixedWithItsTablesLastWord() {
+        let tables = [
+            SourceTable(
+                name: "Apartment_Bookings", isView: false,
+                columns: [
+                    .init(name: "booking_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "booking_start_date", type: "DATE", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "booking_end_date", type: "DATE", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        // booking_start_date of Apartment_Bookings is "the start date".
+        #expect(
+            Self.sql("Show the start dates and end dates of all the apartment bookings.", tables: tables)
+                == #"SELECT t0."booking_start_date", t0."booking_end_date" FROM "Apartment_Bookings" t0"#)
+    }
+
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {
         let tables = [
             SourceTable(

@@ -217,6 +217,10 @@ struct SchemaModel: Sendable {
             return Array(words.dropFirst(table.count))
         }
         if let last = table.last, words.count > 1, Lexicon.abbreviates(words[0], last) { return Array(words.dropFirst()) }
+        // booking_start_date of Apartment_Bookings: the table's last word alone.
+        if table.count > 1, let last = table.last, words.count > 2, words[0] == last || Lexicon.forms(last).contains(words[0]) {
+            return Array(words.dropFirst())
+        }
         return nil
     }
 
