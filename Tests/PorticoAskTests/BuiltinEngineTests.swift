@@ -1111,6 +1111,10 @@ import Testing
         let common = Self.sql("What is the most common city of teams?")
         #expect(common != nil && Self.sql("What is the most frequently used city of teams?") == common)
         #expect(Self.sql("What is the most often used city of teams?") == common)
+        #expect(Self.sql("What is the most popular city of teams?") == common)
+        // "as well as" is an "and".
+        let both = Self.sql("Show the first names and the salaries of players.")
+        #expect(both != nil && Self.sql("Show the first names, as well as the salaries of players.") == both)
     }
 
     @Test func aValueBeforeTheWordOfItsColumnAndSizesThatAreNoCounts() {

@@ -462,6 +462,11 @@ struct Interpreter {
                 items.append((i, .text(t[i].text)))
                 continue
             }
+            if phrase(i, ["as", "well", "as"]) {
+                // "the average, as well as the total": an "and".
+                for k in i..<(i + 3) { t[k].used = true }
+                continue
+            }
             if let day = t[i].day {
                 take(i, 1, .day(day))
                 continue
@@ -617,7 +622,7 @@ struct Interpreter {
                 take(i, 2, .superlative(descending: true, word: "recently"))
                 continue
             }
-            if ["most", "least"].contains(w), let next = word(i + 1), ["common", "frequent", "frequently", "often"].contains(next) {
+            if ["most", "least"].contains(w), let next = word(i + 1), ["common", "frequent", "frequently", "often", "popular"].contains(next) {
                 // "the most common status": the value most rows have (`mostCommonAsCount`).
                 take(i, 2, .superlative(descending: w == "most", word: "common"))
                 continue
