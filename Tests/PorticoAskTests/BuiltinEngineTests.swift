@@ -1147,6 +1147,9 @@ import Testing
         // "in Sonoma County": Sonoma in the county column the last word names, though another column holds "Sonoma County".
         let inCounty = ask("How many artists are in Sonoma County?") ?? ""
         #expect(inCounty.contains(#""county" = 'Sonoma'"#), "\(inCounty)")
+        // The column holding the whole phrase, named right before it, keeps it.
+        let inRegion = ask("How many artists have the region Sonoma County?") ?? ""
+        #expect(inRegion.contains(#""region" = 'Sonoma County'"#), "\(inRegion)")
         // A superlative of a size ranks by a column; with none, it is no count of rows.
         #expect(ask("Which artist has the most songs?")?.contains("COUNT(*)") == true)
         #expect(ask("Which artist has the shortest song?") == nil)
@@ -1348,6 +1351,23 @@ import Testing
         #expect(
             Self.sql("Show the start dates and end dates of all the apartment bookings.", tables: tables)
                 == #"SELECT t0."booking_start_date", t0."booking_end_date" FROM "Apartment_Bookings" t0"#)
+    }
+
+    @Test func theSessionsReadingsStayNarrow() {
+        // A linking verb with nothing it links to is a condition the engine cannot read.
+        #expect(Self.sql("How many players play?") == nil)
+        // "categorized by team", "paid by team": a grouping, not a doer.
+        for question in ["What is the total salary of players categorized by team?", "What is the average salary paid by team?"] {
+            #expect(Self.sql(question).map { $0.contains("GROUP BY") } != false, "\(question)")
+        }
+        // The age of the table the question names, never another's.
+        #expect(Self.sql("Which teams are more than 100 years old?") == nil)
+        // A minimum or maximum in a condition is not a measure of each group.
+        #expect(Self.sql("What are the different cities of the teams with the maximum monthly fee?")?.contains("GROUP BY") != true)
+        // A number before a table counts its rows; it is not the key's value.
+        #expect(Self.sql("List the team ids with 2 players.")?.contains(#""team_id" = 2"#) != true)
+        // "the letter" that is no text kind.
+        #expect(Self.sql("What is the salary of the letter 'A'?") == nil)
     }
 
     @Test func aKeyNamedBeforeAColumnOfItsTableLeadsToIt() {

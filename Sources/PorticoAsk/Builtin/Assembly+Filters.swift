@@ -293,7 +293,6 @@ extension Interpreter.Assembly {
             mentioned = cs
             namesAColumn = true
         }
-        if before != nil, k + 2 < items.count, isName(k + 2) { used.insert(k + 2) }
         let column = mentioned.flatMap { interpreter.pickText($0, near: related) } ?? schema.tables[root0].labels.first
         guard let column else { throw NotUnderstood(message: "name the column whose text should match '\(text)'") }
         // "Show all official languages that contain 'English'": with no table and nothing counted, the
@@ -446,7 +445,8 @@ extension Interpreter.Assembly {
         }
         guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else {
             // "room 112", "district 1", "the document with id 3": a key named right before its number.
-            guard k > 0, !used.contains(k - 1), n == n.rounded(), n >= 0,
+            // Not "the department ids with 2 employees": a count of rows.
+            guard k > 0, !used.contains(k - 1), n == n.rounded(), n >= 0, k + 1 >= items.count || isTable(k + 1) == nil,
                 let c = isColumns(k - 1).flatMap({ cs in interpreter.pickColumn(cs.filter { schema.column($0).isKey }, near: related) })
             else { return }
             used.formUnion([k, k - 1])

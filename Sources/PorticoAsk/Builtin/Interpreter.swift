@@ -38,12 +38,23 @@ struct Interpreter {
     /// "papers written by …", "phones produced by …": a verb in the passive, its doer named after
     /// "by", says only that the two are linked, which the schema's keys or the value found say
     /// better. Not a verb that negates ("unaffected by").
-    static func isPassiveVerb(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+    /// Not a verb that groups or orders ("categorized by department", "ranked by salary"), nor a
+    /// word that only ends like a participle ("then", "Sweden"), nor one whose "by" names a column
+    /// alone ("paid by department": a grouping).
+    func isPassiveVerb(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
         let t = tokens[i]
-        guard i + 1 < tokens.count, tokens[i + 1].lower == "by", !t.quoted, t.number == nil, !t.lower.hasPrefix("un"),
-            !Lexicon.sharedWords.contains(t.lower)
+        guard i + 1 < tokens.count, tokens[i + 1].lower == "by", !t.quoted, !t.capitalized, t.number == nil, !t.lower.hasPrefix("un"),
+            !Lexicon.sharedWords.contains(t.lower), !Lexicon.groupingParticiples.contains(t.lower), !Lexicon.notParticiples.contains(t.lower)
         else { return false }
-        return t.lower.hasSuffix("ed") || t.lower.hasSuffix("en") || Lexicon.irregularParticiples.contains(t.lower)
+        guard t.lower.hasSuffix("ed") || t.lower.hasSuffix("en") || Lexicon.irregularParticiples.contains(t.lower) else { return false }
+        // The doer: a table's rows or a name, not a column to group by.
+        var j = i + 2
+        while j < tokens.count, ["the", "a", "an"].contains(tokens[j].lower) { j += 1 }
+        guard j < tokens.count else { return false }
+        // "used by grade 4": a column with its value is a doer too.
+        let valued = j + 1 < tokens.count && (tokens[j + 1].number != nil || tokens[j + 1].capitalized || tokens[j + 1].quoted)
+        if case .columns? = schemaItem([tokens[j].lower]), !tokens[j].capitalized, !tokens[j].quoted, !valued { return false }
+        return true
     }
 
     /// "drivers who once had a lap time under 93000", "the dates when the temperature was above 85":
@@ -57,12 +68,22 @@ struct Interpreter {
         }
     }
 
+    /// The age columns of the tables the question names ("students 18 years old"): never another
+    /// table's ("departments 100 years old" is no head's age).
+    func agesOfNamedTables(_ tokens: [QuestionReader.Token]) -> [Int] {
+        let named = Set(tokens.compactMap { token -> Int? in if case .table(let t)? = schemaItem([token.lower]) { t } else { nil } })
+        return named.sorted().compactMap(ageColumn(in:))
+    }
+
     /// Whether the linking verb at `i` has what it links to: something read after it ("played for
     /// teams"), a preposition ("the elections they participated in") or a name just before it ("the
     /// college that Charles attends"); "pupils who play" has none.
     static func linksSomething(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
-        tokens[(i + 1)...].contains(where: \.used) || (i + 1 < tokens.count && ["in", "at", "for", "on", "to", "with"].contains(tokens[i + 1].lower))
-            || (i > 0 && tokens[i - 1].used && !Lexicon.stopWords.contains(tokens[i - 1].lower))
+        // Its object soon after it, a preposition, or a name before it.
+        let object = tokens[(i + 1)..<min(tokens.count, i + 4)].contains { $0.used && !Lexicon.stopWords.contains($0.lower) }
+        let preposition = i + 1 < tokens.count && ["in", "at", "for", "on", "to", "with"].contains(tokens[i + 1].lower)
+        let name = i > 0 && tokens[i - 1].used && (tokens[i - 1].capitalized || tokens[i - 1].quoted)
+        return object || preposition || name
     }
 
     func interpret(_ question: String, previous: QueryPlan? = nil) throws(NotUnderstood) -> Understood {
@@ -105,7 +126,7 @@ struct Interpreter {
         let unknown = tokens.indices.filter { i in
             let t = tokens[i]
             return !t.used && !Lexicon.stopWords.contains(t.lower) && !Lexicon.softWords.contains(t.lower)
-                && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !Self.isPassiveVerb(at: i, of: tokens)
+                && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !isPassiveVerb(at: i, of: tokens)
                 && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
         }.map { tokens[$0] }
         if !unknown.isEmpty {
@@ -333,8 +354,11 @@ struct Interpreter {
         }
         guard
             d == 0 || items[d - 1] != .count,
-            // A measure of its own: not "total points" (often a column's name), nor "than the average age".
+            // A measure of its own, beside the column ("the different X and the number of Y", "the average
+            // Z for different X"): not "total points" (often a column's name), nor "than the average age",
+            // nor "the people with the maximum height".
             items.indices.contains(where: { k in
+                guard k < d || k == d + 2 || (k == d + 3 && items[d + 2] == .correspondingMarker) else { return false }
                 if k > 0, case .compare = items[k - 1] { return false }
                 switch items[k] {
                 case .count, .average, .function(.avg), .function(.min), .function(.max): return true
@@ -449,7 +473,12 @@ struct Interpreter {
                 return (["count", "counts"].contains(words[words.count - 1]) && counted.contains(words[words.count - 2]))
                     || (["num", "no", "number"].contains(words[0]) && counted.contains(words[words.count - 1]))
             }
-            if !columns.isEmpty { take(i, 3, .columns(columns)) }
+            // Not under a grouping ("the number of matches in each season" counts matches), and of a table
+            // the question names, when it names one.
+            if t.contains(where: { ["each", "per", "every"].contains($0.lower) }) { continue }
+            let tablesNamed = Set(t.compactMap { token -> Int? in if case .table(let n)? = schemaItem([token.lower]) { n } else { nil } })
+            let own = tablesNamed.isEmpty ? columns : columns.filter { tablesNamed.contains(schema.columnList[$0].table) }
+            if !own.isEmpty { take(i, 3, .columns(own)) }
         }
 
         // Operators and grammar first: their words are never schema names here.
@@ -506,7 +535,7 @@ struct Interpreter {
                     take(i, 1, .year(Int(n)))
                 } else {
                     let units: Set<String> = ["minute", "minutes", "second", "seconds", "hour", "hours", "ms", "millisecond", "milliseconds", "day", "days"]
-                    let ages = schema.tables.indices.compactMap(ageColumn(in:))
+                    let ages = agesOfNamedTables(t)
                     if let next, units.contains(next) {
                         take(i, 2, .number(n, unit: next))
                     } else if ["year", "years", "yrs"].contains(next ?? ""), word(i + 2) == "old", !ages.isEmpty {
@@ -654,7 +683,7 @@ struct Interpreter {
                 continue
             }
             // "written by", "produced by": the doer follows, not a grouping (unless a column is named so).
-            if w == "by", i > 0, !t[i - 1].used, Self.isPassiveVerb(at: i - 1, of: t),
+            if w == "by", i > 0, !t[i - 1].used, isPassiveVerb(at: i - 1, of: t),
                 !schema.columnList.contains(where: { $0.words.contains("by") })
             {
                 t[i].used = true
@@ -678,14 +707,17 @@ struct Interpreter {
                 take(i, 1, .bucket(.month))
                 continue
             }
-            if ["containing", "contains", "contain", "including", "includes", "mentioning", "like"].contains(w) {
+            if ["containing", "contains", "contain", "including", "includes", "include", "mentioning", "like"].contains(w) {
                 take(i, 1, .textMatch(.contains))
                 let j = afterTextKind(i + 1)
                 takeUnquotedText(j, strict: w != "containing" && j == i + 1)
                 continue
             }
             // "has the substring 'Ha'", "with the letter a in their names".
-            if Lexicon.textKinds.contains(w), i + 1 < t.count, t[i + 1].quoted || (t[i + 1].text.count == 1 && t[i + 1].number == nil) {
+            let afterArticle = i > 1 && ["the", "a"].contains(t[i - 1].lower) ? i - 2 : i - 1
+            if Lexicon.textKinds.contains(w), i + 1 < t.count, t[i + 1].quoted || (t[i + 1].text.count == 1 && t[i + 1].number == nil),
+                afterArticle >= 0, ["has", "have", "having", "with", "without"].contains(t[afterArticle].lower), !schemaWords([w])
+            {
                 take(i, 1, .textMatch(.contains))
                 takeUnquotedText(i + 1)
                 continue
@@ -731,7 +763,7 @@ struct Interpreter {
                 take(i, 1, .or)
                 continue
             }
-            if phrase(i, ["how", "old"]), case let ages = schema.tables.indices.compactMap(ageColumn(in:)), !ages.isEmpty {
+            if phrase(i, ["how", "old"]), case let ages = agesOfNamedTables(t), !ages.isEmpty {
                 // "How old is each student?": their age.
                 take(i, 2, .columns(ages))
                 continue
@@ -772,7 +804,18 @@ struct Interpreter {
                 else { continue }
                 let words = span.map(\.lower)
                 let named = span.allSatisfy { $0.capitalized || Lexicon.stopWords.contains($0.lower) } && span.contains { $0.capitalized }
-                if named, let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: true, typos: &typoLookups) {
+                // The column named just before the phrase ("the appellation Sonoma County").
+                var b = i - 1
+                while b >= 0, ["the", "a", "an"].contains(t[b].lower) { b -= 1 }
+                var columnsNamed = Set<Int>()
+                switch b >= 0 ? schemaItem([t[b].lower]) : nil {
+                case .columns(let cs)?: columnsNamed = Set(cs)
+                case .table(let named)?: columnsNamed = Set(schema.tables[named].columns)
+                default: break
+                }
+                if named,
+                    let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: true, typos: &typoLookups, columnsNamed: columnsNamed)
+                {
                     take(i, length, item)
                     continue
                 }
@@ -786,7 +829,7 @@ struct Interpreter {
                     }
                     continue
                 }
-                if let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: named, typos: &typoLookups) {
+                if let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: named, typos: &typoLookups, columnsNamed: columnsNamed) {
                     take(i, length, item)
                 }
             }
@@ -960,7 +1003,7 @@ struct Interpreter {
     func schemaWords(_ words: [String]) -> Bool { schemaItem(words) != nil }
 
     /// `typos` counts down the lookups of misspelt names a question may make (each reads every value).
-    func valueItem(_ words: [String], text: String, named: Bool, typos: inout Int) -> Item? {
+    func valueItem(_ words: [String], text: String, named: Bool, typos: inout Int, columnsNamed: Set<Int> = []) -> Item? {
         let valueWords = ValueIndex.words(text)
         guard !valueWords.isEmpty else { return nil }
         let whole = values.whole(valueWords)
@@ -971,7 +1014,8 @@ struct Interpreter {
             // even when "Sonoma County" is also a value of another column.
             if valueWords.count >= 2, let last = words.last, case .columns(let named)? = schemaItem([last]) {
                 let shorter = values.whole(Array(valueWords.dropLast())).filter { named.contains($0.column) }
-                if !shorter.isEmpty { kept = shorter }
+                // Unless the column that holds the whole phrase is named right before it ("the appellation Sonoma County").
+                if !shorter.isEmpty, !kept.contains(where: { columnsNamed.contains($0.column) }) { kept = shorter }
             }
             if !kept.isEmpty { return .value(kept, phrase: text, partial: false) }
         }

@@ -116,6 +116,17 @@ enum Lexicon {
         "shown", "drawn", "known", "grown", "thrown", "flown",
     ]
 
+    /// Participles whose "by" groups or orders ("categorized by department", "ranked by salary").
+    static let groupingParticiples: Set<String> = [
+        "categorized", "categorised", "grouped", "listed", "ranked", "sorted", "ordered", "arranged", "broken", "classified", "split",
+        "divided", "organized", "organised", "partitioned", "aggregated", "summarized", "summarised", "counted", "totaled", "totalled",
+        "averaged", "paid", "given", "shown", "followed", "increased", "decreased", "multiplied",
+    ]
+    /// Words that end like a participle and are none.
+    static let notParticiples: Set<String> = [
+        "then", "when", "even", "often", "seven", "eleven", "ten", "between", "open", "children", "women", "men", "garden", "token", "kitchen",
+    ]
+
     /// "the status shared by cities above 1500 and cities under 500": a value common to two groups
     /// of rows, which the engine does not read; not a passive verb to pass over.
     static let sharedWords: Set<String> = ["shared"]
