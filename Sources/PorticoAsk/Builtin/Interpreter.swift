@@ -794,6 +794,19 @@ struct Interpreter {
         (t, items) = (recognition.tokens, recognition.items)
         // Values written as names (capitalized or quoted) and schema names, longest first.
         var typoLookups = Self.maxTypoLookups
+        // The columns one word names, looked up once a word (a capitalized phrase asks for the word before it).
+        var namedAt: [Int: Set<Int>] = [:]
+        func columnsNamedAt(_ b: Int) -> Set<Int> {
+            if let known = namedAt[b] { return known }
+            var found = Set<Int>()
+            switch schemaItem([t[b].lower]) {
+            case .columns(let cs)?: found = Set(cs)
+            case .table(let named)?: found = Set(schema.tables[named].columns)
+            default: break
+            }
+            namedAt[b] = found
+            return found
+        }
         for length in stride(from: 4, through: 1, by: -1) {
             var i = 0
             while i + length <= t.count {
@@ -807,12 +820,7 @@ struct Interpreter {
                 // The column named just before the phrase ("the appellation Sonoma County").
                 var b = i - 1
                 while b >= 0, ["the", "a", "an"].contains(t[b].lower) { b -= 1 }
-                var columnsNamed = Set<Int>()
-                switch b >= 0 ? schemaItem([t[b].lower]) : nil {
-                case .columns(let cs)?: columnsNamed = Set(cs)
-                case .table(let named)?: columnsNamed = Set(schema.tables[named].columns)
-                default: break
-                }
+                let columnsNamed = b >= 0 ? columnsNamedAt(b) : []
                 if named,
                     let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: true, typos: &typoLookups, columnsNamed: columnsNamed)
                 {
