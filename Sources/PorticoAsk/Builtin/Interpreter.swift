@@ -48,8 +48,7 @@ struct Interpreter {
         else { return false }
         guard t.lower.hasSuffix("ed") || t.lower.hasSuffix("en") || Lexicon.irregularParticiples.contains(t.lower) else { return false }
         // The doer: a table's rows or a name, not a column to group by.
-        var j = i + 2
-        while j < tokens.count, ["the", "a", "an"].contains(tokens[j].lower) { j += 1 }
+        let j = Self.pastArticles(from: i + 2, in: tokens)
         guard j < tokens.count else { return false }
         // "used by grade 4": a column with its value is a doer too.
         let valued = j + 1 < tokens.count && (tokens[j + 1].number != nil || tokens[j + 1].capitalized || tokens[j + 1].quoted)
@@ -71,8 +70,19 @@ struct Interpreter {
     /// The age columns of the tables the question names ("students 18 years old"): never another
     /// table's ("departments 100 years old" is no head's age).
     func agesOfNamedTables(_ tokens: [QuestionReader.Token]) -> [Int] {
-        let named = Set(tokens.compactMap { token -> Int? in if case .table(let t)? = schemaItem([token.lower]) { t } else { nil } })
-        return named.sorted().compactMap(ageColumn(in:))
+        tablesNamed(by: tokens).sorted().compactMap(ageColumn(in:))
+    }
+
+    /// The tables single words of the question name.
+    func tablesNamed(by tokens: [QuestionReader.Token]) -> Set<Int> {
+        Set(tokens.compactMap { token -> Int? in if case .table(let t)? = schemaItem([token.lower]) { t } else { nil } })
+    }
+
+    /// The first position from `j` past "the", "a" and "an".
+    static func pastArticles(from j: Int, in tokens: [QuestionReader.Token]) -> Int {
+        var j = j
+        while j < tokens.count, ["the", "a", "an"].contains(tokens[j].lower) { j += 1 }
+        return j
     }
 
     /// Whether the linking verb at `i` has what it links to: something read after it ("played for
@@ -463,7 +473,9 @@ struct Interpreter {
         // "the number of rooms" for room_count, "the number of hosts" for num_hosts: a column that
         // counts, named as a count.
         for i in t.indices.dropLast(2) where t[i].lower == "number" && t[i + 1].lower == "of" && !t[i].used && !t[i + 2].used && !t[i + 2].quoted {
-            // Not "the number of hosts" when hosts are a table's rows, nor "the number of affected regions".
+            // Not "the number of hosts" when hosts are a table's rows, nor "the number of affected regions",
+            // nor under a grouping ("the number of matches in each season" counts matches).
+            if t.contains(where: { ["each", "per", "every"].contains($0.lower) }) { continue }
             if case .table? = schemaItem([t[i + 2].lower]) { continue }
             if i + 3 < t.count, !t[i + 3].used, !Lexicon.stopWords.contains(t[i + 3].lower), t[i + 3].number == nil { continue }
             let counted = Lexicon.forms(t[i + 2].lower)
@@ -473,11 +485,9 @@ struct Interpreter {
                 return (["count", "counts"].contains(words[words.count - 1]) && counted.contains(words[words.count - 2]))
                     || (["num", "no", "number"].contains(words[0]) && counted.contains(words[words.count - 1]))
             }
-            // Not under a grouping ("the number of matches in each season" counts matches), and of a table
-            // the question names, when it names one.
-            if t.contains(where: { ["each", "per", "every"].contains($0.lower) }) { continue }
-            let tablesNamed = Set(t.compactMap { token -> Int? in if case .table(let n)? = schemaItem([token.lower]) { n } else { nil } })
-            let own = tablesNamed.isEmpty ? columns : columns.filter { tablesNamed.contains(schema.columnList[$0].table) }
+            // Of a table the question names, when it names one.
+            let named = tablesNamed(by: t)
+            let own = named.isEmpty ? columns : columns.filter { named.contains(schema.columnList[$0].table) }
             if !own.isEmpty { take(i, 3, .columns(own)) }
         }
 
