@@ -32,14 +32,21 @@ extension RecordService {
         for (name, value) in try maintainedValues(of: collection, catalog: catalog, access: access, creating: true) { draft.columns[name] = value }
         let assignment = draft
         let observer = try await hooks.observer(app: app, collection: collection.name, action: .create)
-        let write = RecordWrite(app: app, collection: collection.name, action: .create, caller: access.caller, values: values)
+        var given = RecordWrite(app: app, collection: collection.name, action: .create, caller: access.caller, values: values)
+        // On PostgreSQL what the create starts is written by its own statement, from its row.
+        var withRow: [SQLFragment] = []
+        if let observer, catalog.database.flavor == .postgres {
+            withRow = try await observer.startsWithRow(given, record: RowMapping.storedRecord(of: catalog.unscoped[collection.name] ?? collection))
+            given.startedWithRow = !withRow.isEmpty
+        }
+        let (write, statements) = (given, withRow)
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
                 try await observer?.before(write, db: db)
                 // The parent must be one of the caller's rows (its role may filter them).
                 if let association = target.association { try await catalog.requireParent(association, db: db) }
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
-                var q = SQLFragment("INSERT INTO ")
+                var q = SQLFragment(statements.isEmpty ? "INSERT INTO " : "WITH \(RowMapping.writtenRow) AS (INSERT INTO ")
                 q.append(identifier: collection.tableName)
                 let names = Array(assignment.columns.keys) + Array(assignment.columnExpressions.keys)
                 if names.isEmpty {
@@ -54,6 +61,15 @@ extension RecordService {
                     q.append(")")
                 }
                 q.append(" RETURNING *")
+                if !statements.isEmpty {
+                    q.append(")")
+                    for (i, statement) in statements.enumerated() {
+                        q.append(", started\(i) AS (")
+                        q.append(statement)
+                        q.append(")")
+                    }
+                    q.append(" SELECT * FROM \(RowMapping.writtenRow)")
+                }
                 guard let row = try await db.query(q).first else { throw DataError.invalid("the database did not return the new record") }
                 if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }), assignment.columns[key.name] != nil,
                     let catchUp = db.flavor.keyCatchUp(table: collection.tableName, column: key.name)

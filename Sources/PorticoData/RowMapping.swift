@@ -1,7 +1,7 @@
 public import PorticoJSON
 
 /// Turns stored values into the JSON a client sees, by field type.
-enum RowMapping {
+public enum RowMapping {
     static func json(_ value: SQLValue, type: FieldType?) -> JSON {
         switch (value, type) {
         case (.null, _): return .null
@@ -63,5 +63,49 @@ extension SQLValue {
         case .bool(let b): .bool(b)
         case .text(let s): .string(s)
         }
+    }
+}
+
+extension RowMapping {
+    /// The alias of the row a create's statement inserts, for statements that read it in the same
+    /// statement (`WITH written AS (INSERT ... RETURNING *) ...`, on PostgreSQL).
+    public static let writtenRow = "written"
+
+    /// SQL (PostgreSQL) for the JSON text of the row `writtenRow` beside the types of its fields,
+    /// for a statement that stores the record with the row it inserts, in one statement: the
+    /// database writes the row (`row_to_json`) and `record(stored:)` reads it back into the record
+    /// `records` makes of the row.
+    public static func storedRecord(of collection: CollectionSchema) -> SQLFragment {
+        var types = JSONObject()
+        for field in collection.columns { types[field.name] = .string(field.type.rawValue) }
+        var q = SQLFragment("(CAST(")
+        q.append(bind: .text("{\"$types\":" + JSON.object(types).serializedString + ",\"$row\":"))
+        q.append(" AS TEXT) || CAST(row_to_json(")
+        q.append(alias: writtenRow)
+        q.append(") AS TEXT) || '}')")
+        return q
+    }
+
+    /// The record a `storedRecord` expression wrote, as `records` makes it of the row; any other
+    /// value as it is. PostgreSQL writes a timestamp as `2026-11-25T21:50:13.5`, which is read to
+    /// the second as the row's timestamps are.
+    public static func record(stored: JSON) -> JSON {
+        guard case .object(let row)? = stored["$row"], case .object(let types)? = stored["$types"] else { return stored }
+        var record = JSONObject()
+        for (name, type) in types {
+            guard let value = row[name] else { continue }
+            let type = type.stringValue.flatMap(FieldType.init(rawValue:))
+            switch value {
+            case .null: record[name] = .null
+            case .int(let i): record[name] = json(.int(i), type: type)
+            case .double(let d): record[name] = json(.double(d), type: type)
+            case .bool(let b): record[name] = .bool(b)
+            case .string(let s) where type == .datetime:
+                record[name] = .string(String(s.prefix(19).map { $0 == "T" ? " " : $0 }))
+            case .string(let s): record[name] = json(.text(s), type: type)
+            default: record[name] = value
+            }
+        }
+        return .object(record)
     }
 }

@@ -139,6 +139,26 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         try await enabled(app: app).contains { Self.collectionMatch($0.definition.trigger, collection: collection, action: action) }
     }
 
+    /// Whether `workflow` starts with every create of `collection`, whatever the record holds: such
+    /// executions are written by the create's own statement where the database can.
+    static func startsWithEveryCreate(_ workflow: Workflow, collection: String) -> Bool {
+        guard case .collection(let name, let on, _, let condition) = workflow.definition.trigger else { return false }
+        return name == collection && on.contains(.create) && condition == nil
+    }
+
+    public func startsWithRow(_ write: RecordWrite, record: SQLFragment) async throws -> [SQLFragment] {
+        guard write.action == .create, WriteOrigin.depth <= configuration.maxDepth else { return [] }
+        var statements: [SQLFragment] = []
+        for workflow in try await enabled(app: write.app) where Self.startsWithEveryCreate(workflow, collection: write.collection) {
+            try admit(app: write.app)
+            statements.append(
+                store.enqueueWithRow(
+                    app: write.app, workflow: workflow, action: write.action.rawValue, collection: write.collection, record: record,
+                    depth: WriteOrigin.depth))
+        }
+        return statements
+    }
+
     public func before(_ write: RecordWrite, db: any Database) async throws {
         for workflow in try await enabled(app: write.app) {
             guard case .beforeAction(let name, let on) = workflow.definition.trigger, name == write.collection, on.contains(write.action) else { continue }
@@ -160,6 +180,10 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                 logger.info(
                     "a workflow's write would start another past the depth limit; not started",
                     metadata: ["workflow": "\(workflow.id)", "depth": "\(WriteOrigin.depth)"])
+                continue
+            }
+            if write.startedWithRow, Self.startsWithEveryCreate(workflow, collection: name) {
+                started += changes.count  // queued by the create's own statement
                 continue
             }
             for change in changes {

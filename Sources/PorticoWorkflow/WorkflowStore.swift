@@ -69,7 +69,13 @@ public struct Execution: Sendable {
         workflowID = row.int("workflow_id") ?? 0
         workflowKey = row.string("workflow_key") ?? ""
         status = Status(rawValue: row.string("status") ?? "") ?? .failed
-        context = (try? JSONParser.parse(row.string("context") ?? "{}")) ?? [:]
+        var context = (try? JSONParser.parse(row.string("context") ?? "{}")) ?? [:]
+        // A create's statement stores its row as the database writes it, beside its field types.
+        if case .object(var object) = context, let data = object["data"], data["$row"] != nil {
+            object["data"] = RowMapping.record(stored: data)
+            context = .object(object)
+        }
+        self.context = context
         depth = Int(row.int("depth") ?? 0)
         error = row.string("error")
         createdAt = row.int("created_at") ?? 0
@@ -275,6 +281,31 @@ public struct WorkflowStore: Sendable {
         q.append(") RETURNING id")
         guard let id = try await db.query(q).first?.int("id") else { throw DataError.invalid("the database did not return the new execution") }
         return id
+    }
+
+    /// The statement that queues an execution of `workflow` for the row a create's statement
+    /// inserts (`RowMapping.writtenRow`), run as part of that statement; its context's record is
+    /// `record`, which the database builds from the row (`RowMapping.storedRecord`).
+    func enqueueWithRow(app: String, workflow: Workflow, action: String, collection: String, record: SQLFragment, depth: Int) -> SQLFragment {
+        var q = SQLFragment(
+            "INSERT INTO portico_executions (app, workflow_key, status, workflow_id, context, depth, lease_until, created_at) SELECT ")
+        // Text binds are typed here: PostgreSQL does not take the column's type for them in a SELECT.
+        for text in [app, workflow.key, Execution.Status.queued.rawValue] {
+            q.append("CAST(")
+            q.append(bind: .text(text))
+            q.append(" AS TEXT), ")
+        }
+        q.append(bind: .int(workflow.id))
+        q.append(", ")
+        let context = "{\"action\":" + JSON.string(action).serializedString + ",\"collection\":" + JSON.string(collection).serializedString + ",\"data\":"
+        q.append("CAST(")
+        q.append(bind: .text(context))
+        q.append(" AS TEXT) || ")
+        q.append(record)
+        q.append(" || '}', ")
+        q.append(joining: [SQLValue.int(Int64(depth)), .int(0), .int(now)].map { .bind($0) }, separator: ", ")
+        q.append(" FROM \(RowMapping.writtenRow)")
+        return q
     }
 
     public func executions(app: String, workflowKey: String?, status: Execution.Status?, limit: Int = 100) async throws -> [Execution] {

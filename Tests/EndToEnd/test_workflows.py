@@ -7,6 +7,7 @@ owner's role, durability across kill -9, and the request node's address checks."
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import signal
 import tempfile
 import time
@@ -142,6 +143,50 @@ def test_a_deal_won_makes_a_task_for_its_owner(story):
     assert len(call(server, key, "executions_list", {"workflow": workflow["id"]})["data"]) == 1
     # The older era's client reads the same.
     assert legacy_call(server, key, "executions_get", {"id": runs[0]["id"]})["status"] == "resolved"
+
+
+def test_a_create_starts_its_workflow_with_the_record_as_written(story):
+    """A create's executions are queued by the create's own statement on PostgreSQL (the database
+    builds the record from the row): the context must be the record as the create returned it, for
+    every kind of field, whether or not the workflow has a condition."""
+    server, key = story["server"], story["key"]
+    call(server, key, "collections_create", {"name": "Sample", "fields": [
+        {"name": "title", "type": "string"}, {"name": "notes", "type": "text"}, {"name": "count", "type": "integer"},
+        {"name": "ratio", "type": "float"}, {"name": "price", "type": "decimal"}, {"name": "done", "type": "boolean"},
+        {"name": "due", "type": "date"}, {"name": "seenAt", "type": "datetime"}, {"name": "extra", "type": "json"},
+    ]})
+    every = call(server, key, "workflows_create", {
+        "title": "Every sample", "enabled": True, "trigger": {"type": "collection", "collection": "Sample", "on": "create"},
+        "nodes": [{"key": "c", "type": "calculation", "config": {"expression": "{{$context.data.ratio}} * 2"}}],
+    })
+    some = call(server, key, "workflows_create", {
+        "title": "Samples done", "enabled": True,
+        "trigger": {"type": "collection", "collection": "Sample", "on": "create", "condition": {"done": True}},
+        "nodes": [{"key": "c", "type": "calculation", "config": {"expression": "{{$context.data.count}} + 1"}}],
+    })
+    values = [
+        {"title": "a", "notes": "it's long", "count": 3, "ratio": 3, "price": 10.5, "done": True, "due": "2026-12-01",
+         "seenAt": "2026-11-25 21:50:13", "extra": {"tags": ["x", "y"], "n": 1.5}},
+        {"title": "b", "count": -7, "ratio": 0.1, "price": 2, "done": False},
+    ]
+    created = [call(server, key, "resource_create", {"resource": "Sample", "values": v})["data"] for v in values]
+
+    def finished(workflow, count):
+        def check():
+            runs = call(server, key, "executions_list", {"workflow": workflow["id"]})["data"]
+            return runs if len(runs) == count and all(r["status"] in ("resolved", "failed") for r in runs) else None
+        return wait_for(check, what=f"the runs of {workflow['title']}")
+
+    runs = sorted(finished(every, 2), key=lambda r: r["id"])
+    assert [r["status"] for r in runs] == ["resolved", "resolved"], runs
+    for run_, record in zip(runs, created):
+        execution = call(server, key, "executions_get", {"id": run_["id"]})
+        assert execution["context"] == {"action": "create", "collection": "Sample", "data": record}, (execution["context"], record)
+        assert json.dumps(execution["context"]["data"]) == json.dumps(record)  # the same numbers: 3.0 stays 3.0
+    assert [call(server, key, "executions_get", {"id": r["id"]})["jobs"][0]["result"] for r in runs] == [6, 0.2]
+    [done] = finished(some, 1)
+    execution = call(server, key, "executions_get", {"id": done["id"]})
+    assert execution["context"]["data"] == created[0] and execution["jobs"][0]["result"] == 4
 
 
 def test_a_before_action_rule_refuses_a_deal_without_an_amount(story):
