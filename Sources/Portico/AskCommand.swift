@@ -20,12 +20,18 @@ struct AskCommand: AsyncParsableCommand {
     @Option(help: "The app (default main).") var app: String = "main"
     @Option(help: "Language of the title: en, zh-CN, zh-TW, ko-KR.") var lang: String = "en"
     @Option(help: "Write the chart to this PNG file.") var chart: String?
+    @Option(help: "What to answer when asked back: a reading to run (run:...) or the column meant (Table.Column).") var choice: String?
+    @Flag(help: "Run the built-in engine's reading at once only when it is sure of it; else show it to run with --choice.") var sureOnly = false
 
     func run() async throws {
-        try await common.withAsker { asker in
+        try await common.withAsker { given in
+            var asker = given
+            asker.sureOnly = sureOnly
             do {
-                let answer = try await asker.ask(
-                    AskRequest(app: app, userID: nil, question: question, datasource: datasource, lang: lang, engine: engine, drawImage: chart != nil))
+                var request = AskRequest(
+                    app: app, userID: nil, question: question, datasource: datasource, lang: lang, engine: engine, drawImage: chart != nil)
+                request.choices = choice.map { [$0] } ?? []
+                let answer = try await asker.ask(request)
                 print("Engine: \(answer.engine)\n\nSQL:\n\(answer.sql)\n")
                 print(TextTable.render(columns: answer.columns, rows: answer.rows, limit: 50))
                 print("\n\(answer.summary)")
@@ -42,7 +48,10 @@ struct AskCommand: AsyncParsableCommand {
                     }
                 }
             } catch let refusal as AskRefusal {
-                throw NotAnswered(message: "not answered: \(refusal.message)" + (refusal.sql.map { "\nSQL: \($0)" } ?? ""))
+                let choices = refusal.clarification?.options.map { "--choice \($0.value) (\($0.label))" }.joined(separator: " or ")
+                throw NotAnswered(
+                    message: "not answered: \(refusal.message)" + (refusal.sql.map { choices == nil ? "\nSQL: \($0)" : "" } ?? "")
+                        + (choices.map { "\nAsk again with \($0)." } ?? ""))
             }
         }
     }

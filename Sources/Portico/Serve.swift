@@ -87,6 +87,13 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds (default \(defaults.accessTokenLifetime)).")
     var accessTokenTTL: Int?
 
+    @Flag(
+        name: .customLong("ask-sure-only"),
+        help:
+            "ask runs the built-in engine's readings at once only when it is sure of them (the band right 97% of the time or more); others are shown to run with one choice."
+    )
+    var askSureOnly = false
+
     @Flag(name: .customLong("allow-private-client-metadata"), help: "Fetch client ID metadata documents from private and loopback hosts too; for development.")
     var allowPrivateClientMetadata = false
 
@@ -211,6 +218,7 @@ struct Serve: AsyncParsableCommand {
             appToolCallsPerDay: try Setting.rate(appToolCallQuota, "app-tool-call-quota", per: "day"))
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
         c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
+        c.askSureOnly = Setting.flag(askSureOnly, "ask-sure-only")
         c.workflowAllowHosts =
             workflowAllowHosts
             + (Environment.string("PORTICO_WORKFLOW_ALLOW_HOSTS")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? [])

@@ -18,7 +18,8 @@ public struct AskRequest: Sendable {
     public var drawImage: Bool
     /// Who asks: how their role may read each table of the app's own data, and their share of the datasource.
     public var caller: QueryCaller
-    /// Readings chosen when asked back (`Table.Column` of a key); the chat keeps them for its next questions.
+    /// Readings chosen when asked back (`Table.Column` of a key, or `run:` and a reading's mark to run
+    /// a reading the built-in engine asked to have confirmed); the chat keeps them for its next questions.
     public var choices: [String] = []
 
     public init(
@@ -91,6 +92,9 @@ public struct AskService: Sendable {
     let client: HTTPClient
     let renderer = ChartRenderer()
     let environment: [String: String]
+    /// Whether the built-in engine's readings it is less sure of than `BuiltinEngine.sureConfidence`
+    /// are shown to the asker to run, rather than run at once (`portico serve --ask-sure-only`).
+    public var sureOnly = false
 
     /// Corrections an engine gets after its SQL fails.
     public static let maxCorrections = 2
@@ -235,6 +239,13 @@ public struct AskService: Sendable {
                 refusal.clarification = reply.clarification
                 throw refusal
             }
+            // With `sureOnly`, an answer is given at once only in the band whose answers are right 97% of
+            // the time or more; below it, the asker is shown the reading and runs it by choosing it.
+            if sureOnly, engine is BuiltinEngine, reply.example == nil, let confidence = reply.confidence,
+                confidence < BuiltinEngine.sureConfidence, let sql = reply.candidates.first, !choices.contains(Self.runChoice(sql))
+            {
+                throw Self.confirmation(sql: sql, confidence: confidence, risks: reply.risks, engine: engine.name)
+            }
             var failure: (sql: String, error: String)?
             for candidate in reply.candidates.prefix(3) {
                 progress("running the SQL on \(name)")
@@ -262,6 +273,31 @@ public struct AskService: Sendable {
             engineRequest.corrections.append(failure)
         }
         throw AskRefusal(message: "\(engine.name) gave no usable SQL", engine: engine.name, sql: nil)
+    }
+
+    /// The choice that runs `sql`: `run:` and a mark of the statement, so a confirmation runs the
+    /// reading that was shown and no other.
+    static func runChoice(_ sql: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "run:" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// The reading shown for the asker to run, when the built-in engine is less sure of it.
+    static func confirmation(sql: String, confidence: Double, risks: [String], engine: String) -> AskRefusal {
+        let reasons = Array(Set(risks.compactMap { Risk(rawValue: $0)?.reason })).sorted()
+        let why = reasons.isEmpty ? "" : " (\(reasons.joined(separator: "; ")))"
+        let message =
+            "The built-in engine read the question as `\(sql)` but is less sure of this reading\(why): answers as sure as this one "
+            + "(\(String(format: "%.2f", confidence))) were right about 87% of the time on databases it was not written for, so it asks before it runs it. "
+            + "Run it if it is what you meant; otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."
+        var refusal = AskRefusal(message: message, engine: engine, sql: sql)
+        refusal.clarification = Clarification(message: message, options: [Clarification.Option(value: runChoice(sql), label: "Run this reading")])
+        return refusal
     }
 
     func finish(_ request: AskRequest, engine: String, reply: EngineReply, result: QueryAnswer, chatID: Int64?, progress: @Sendable (String) -> Void)

@@ -237,7 +237,8 @@ struct ServerParts {
         let images = try ImageStore(
             directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("images"),
             database: stores.database.flavor == .postgres ? stores.database : nil)
-        let asker = stores.askService(masterKey: masterKey, client: httpClient, images: images, limits: configuration.queryLimits)
+        var asker = stores.askService(masterKey: masterKey, client: httpClient, images: images, limits: configuration.queryLimits)
+        asker.sureOnly = configuration.askSureOnly
         let audit = stores.auditTrail(retentionDays: configuration.auditRetentionDays, logger: logger)
         var workflowConfiguration = WorkflowEngine.Configuration()
         workflowConfiguration.allowedHosts = configuration.workflowAllowHosts

@@ -61,18 +61,24 @@ struct AskPageController: Sendable {
             response.headers[.retryAfter] = String(refusal.retryAfter)
             return response
         }
+        let datasource = Forms.first(fields, "datasource").flatMap { $0.isEmpty ? nil : $0 }
         do {
-            let answer = try await asker.ask(
-                AskRequest(
-                    app: app, userID: user.id, question: question, datasource: Forms.first(fields, "datasource").flatMap { $0.isEmpty ? nil : $0 },
-                    chatID: chat, lang: "en",
-                    caller: QueryCaller(
-                        key: "user:\(user.id)",
-                        rights: try await policy.tableRights(
-                            role: roles[app], app: app, caller: Caller(userID: user.id, userName: user.name), catalogs: asker.catalogs))))
+            var ask = AskRequest(
+                app: app, userID: user.id, question: question, datasource: datasource, chatID: chat, lang: "en",
+                caller: QueryCaller(
+                    key: "user:\(user.id)",
+                    rights: try await policy.tableRights(
+                        role: roles[app], app: app, caller: Caller(userID: user.id, userName: user.name), catalogs: asker.catalogs)))
+            // A reading picked with a button under the question asked back.
+            if let choice = Forms.first(fields, "choice"), !choice.isEmpty { ask.choices = [choice] }
+            let answer = try await asker.ask(ask)
             return try await page(user: user, session: session, app: app, chat: answer.chatID, answer: answer)
         } catch let refusal as AskRefusal {
-            return try await page(user: user, session: session, app: app, chat: refusal.chatID ?? chat, error: refusal.message, refusedSQL: refusal.sql)
+            let asked = refusal.clarification.map { clarification in
+                AskedBack(question: question, datasource: datasource ?? "", options: clarification.options.map { ($0.value, $0.label) })
+            }
+            return try await page(
+                user: user, session: session, app: app, chat: refusal.chatID ?? chat, error: refusal.message, refusedSQL: refusal.sql, askedBack: asked)
         } catch let error as DatasourceError {
             return try await page(user: user, session: session, app: app, chat: chat, error: error.message)
         }
@@ -116,7 +122,7 @@ struct AskPageController: Sendable {
 
     func page(
         user: User, session: String, app wanted: String?, chat: Int64?, answer: AskAnswer? = nil, error: String? = nil, refusedSQL: String? = nil,
-        notice: String? = nil
+        notice: String? = nil, askedBack: AskedBack? = nil
     ) async throws -> Response {
         let roles = try await users.roles(userID: user.id)
         let app = Self.app(wanted, roles: roles)
@@ -145,6 +151,13 @@ struct AskPageController: Sendable {
             },
             "hasHistory": !history.isEmpty, "error": error, "refusedSQL": refusedSQL, "notice": notice,
         ]
+        if let askedBack {
+            values["askedBack"] =
+                [
+                    "question": askedBack.question, "datasource": askedBack.datasource,
+                    "options": askedBack.options.map { ["value": $0.value, "label": $0.label] },
+                ] as [String: Any]
+        }
         if let answer {
             var shown: [String: Any] = [
                 "title": answer.title, "summary": answer.summary, "engine": answer.engine, "datasource": answer.datasource, "sql": answer.sql,
@@ -160,4 +173,11 @@ struct AskPageController: Sendable {
         }
         return pages.render("ask", values)
     }
+}
+
+/// A question asked back under a refusal: the choices, each a button that asks the question again with it.
+struct AskedBack {
+    let question: String
+    let datasource: String
+    let options: [(value: String, label: String)]
 }

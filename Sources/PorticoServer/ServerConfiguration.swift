@@ -42,6 +42,9 @@ public struct ServerConfiguration: Sendable {
     public var accessTokenLifetime: Int64 = 3600
     /// Allow client ID metadata documents on private or loopback hosts (development only).
     public var allowPrivateClientMetadata = false
+    /// Whether `ask` shows the built-in engine's less sure readings (below its sure band) to run,
+    /// rather than running them at once.
+    public var askSureOnly = false
     /// Hosts the workflows' request node may call (`*.example.com` for subdomains); none: the node is off.
     public var workflowAllowHosts: [String] = []
     /// Let the request node reach private and loopback addresses (development and tests only).

@@ -155,33 +155,47 @@ public struct AskPackage: Sendable {
             datasource: try input[Self.chosenDatasource], chatID: try input[Self.chatID].map(Int64.init), lang: try input[Self.lang],
             engine: try input[Self.model], drawImage: true, caller: try await caller(context))
         if let choice = try input[Self.choice] { request.choices = [choice] }
-        // The answer to a question asked back through the client (2026-07-28's input_required).
+        // The answer to a question asked back through the client (2026-07-28's input_required), with
+        // what was chosen in the rounds before it.
         if let answered = context.input {
             let offered = answered.state["options"]?.arrayValue?.compactMap(\.stringValue) ?? []
             let response = answered.responses["choice"]
             guard response?["action"]?.stringValue == "accept", let picked = response?["content"]?["choice"]?.stringValue, offered.contains(picked) else {
                 return .error("No reading was chosen, so the question was not answered; ask again and pick one, or name it with choice")
             }
-            request.choices = [picked]
+            request.choices = (answered.state["chosen"]?.arrayValue?.compactMap(\.stringValue) ?? []) + [picked]
+            request.chatID = answered.state["chat"]?.intValue ?? request.chatID
         }
+        // A question may be asked back more than once: which column a word means, then whether to
+        // run a reading the engine is less sure of.
         var answer: AskAnswer
-        do {
-            answer = try await asker.ask(request) { context.progress($0) }
-        } catch let refusal as AskRefusal {
-            guard let clarification = refusal.clarification, context.input == nil, request.choices.isEmpty else { throw refusal }
-            if context.canElicit {
-                return .needsInput(["choice": Self.form(clarification)], state: ["options": .array(clarification.options.map { .string($0.value) })])
+        var round = 0
+        while true {
+            do {
+                answer = try await asker.ask(request) { context.progress($0) }
+                break
+            } catch let refusal as AskRefusal {
+                guard let clarification = refusal.clarification, round < 3 else { throw refusal }
+                if context.canElicit {
+                    var state: JSONObject = [
+                        "options": .array(clarification.options.map { .string($0.value) }), "chosen": .array(request.choices.map(JSON.string)),
+                    ]
+                    if let chat = refusal.chatID { state["chat"] = .int(chat) }
+                    return .needsInput(["choice": Self.form(clarification)], state: .object(state))
+                }
+                // The handshake era: the client is asked on this call's stream, when it can be.
+                guard let reply = await context.elicit(Self.form(clarification)["params"] ?? [:]) else {
+                    return Self.listed(clarification, refusal: refusal)
+                }
+                guard reply["action"]?.stringValue == "accept", let picked = reply["content"]?["choice"]?.stringValue,
+                    clarification.options.contains(where: { $0.value == picked })
+                else {
+                    return .error("No reading was chosen, so the question was not answered; ask again and pick one, or name it with choice")
+                }
+                request.choices.append(picked)
+                request.chatID = refusal.chatID ?? request.chatID
+                round += 1
             }
-            // The handshake era: the client is asked on this call's stream, when it can be.
-            guard let reply = await context.elicit(Self.form(clarification)["params"] ?? [:]) else { return Self.listed(clarification, refusal: refusal) }
-            guard reply["action"]?.stringValue == "accept", let picked = reply["content"]?["choice"]?.stringValue,
-                clarification.options.contains(where: { $0.value == picked })
-            else {
-                return .error("No reading was chosen, so the question was not answered; ask again and pick one, or name it with choice")
-            }
-            request.choices = [picked]
-            request.chatID = refusal.chatID ?? request.chatID
-            answer = try await asker.ask(request) { context.progress($0) }
         }
         let imageURL = answer.imageName.map { imageBaseURL + $0 }
         let structured = Self.json(answer, imageURL: imageURL)

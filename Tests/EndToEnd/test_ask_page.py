@@ -120,3 +120,36 @@ def test_an_administrator_saves_an_answer_as_an_example_and_a_member_cannot(s, a
     saved = [json.loads(line) for line in listed]
     assert [e["question"] for e in saved] == ["Which 5 countries generated the most revenue?"]
     assert saved[0]["sql"] == as_run(TOP5) and saved[0]["verified_by"] is not None
+
+
+def test_with_ask_sure_only_the_page_shows_a_less_sure_reading_to_run(artifacts):
+    """`--ask-sure-only` on the page: the reading the built-in engine is less sure of is shown with its
+    SQL and a button that runs it; the answer lands in the same chat."""
+    server = start_server("--ask-sure-only")
+    try:
+        server.cli("user", "create", "ada", "--role", "member", "--password-stdin", stdin=PASSWORD + "\n")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
+            page.goto(f"{server.base}/console/ask")
+            page.fill("#username", "ada")
+            page.fill("#password", PASSWORD)
+            page.click("button[type=submit]")
+            page.wait_for_url("**/console/ask")
+            page.fill("#question", "How many customers are there?")
+            page.click("button.primary")
+            page.wait_for_selector("#answer")
+            assert page.locator("#rows tr td").all_inner_texts() == ["59"], "a sure reading is answered at once"
+            page.fill("#question", "List the names of all media types.")
+            page.click("button.primary")
+            page.wait_for_selector("#refusal")
+            assert "MediaType" in page.inner_text("#refusal") and page.locator("#answer").count() == 0
+            page.screenshot(path=str(artifacts / "ask-5-reading-shown.png"), full_page=True)
+            page.click("button.choice")
+            page.wait_for_selector("#answer")
+            assert "MPEG audio file" in page.locator("#rows tr td").all_inner_texts()
+            assert "How many customers are there?" in page.inner_text("ol.history"), "the same chat"
+            page.screenshot(path=str(artifacts / "ask-6-reading-run.png"), full_page=True)
+            browser.close()
+    finally:
+        server.stop()

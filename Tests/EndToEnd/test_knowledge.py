@@ -405,3 +405,74 @@ def test_a_forged_or_misplaced_request_state_is_refused(airline_server):
     # Another caller cannot use it.
     headers["Authorization"] = f"Bearer {server.new_key()}"
     assert "another caller" in call(QUESTION, requestState=state, inputResponses=accept)["error"]["message"]
+
+
+UNSURE = {"question": "List the names of all media types.", "model": "builtin"}
+
+
+@pytest.fixture(scope="module")
+def sure_server():
+    server = start_server("--ask-sure-only", data_dir=tempfile.mkdtemp(prefix="portico-sure-"))
+    yield server
+    server.stop()
+
+
+def test_with_ask_sure_only_a_less_sure_reading_is_shown_to_run_in_both_eras(sure_server):
+    """`--ask-sure-only`: the built-in engine answers at once only from its sure band; a reading it is
+    less sure of (a word naming two columns) is shown, SQL and all, and runs when the asker picks it."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_types import ElicitResult
+    import httpx2
+
+    server = sure_server
+    forms = []
+
+    async def run_it(context, params):
+        forms.append(params)
+        [option] = params.requested_schema["properties"]["choice"]["oneOf"]
+        return ElicitResult(action="accept", content={"choice": option["const"]})
+
+    async def decline(context, params):
+        return ElicitResult(action="decline")
+
+    async def go(mode, callback):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}"}, timeout=30)
+        async with Client(streamable_http_client(server.mcp, http_client=http), mode=mode, elicitation_callback=callback) as client:
+            sure = await client.call_tool("ask", {"question": "How many customers are there?", "model": "builtin"})
+            unsure = await client.call_tool("ask", UNSURE)
+            return sure, unsure
+
+    for mode in ("auto", "legacy"):
+        forms.clear()
+        sure, unsure = run(go(mode, run_it))
+        assert not sure.is_error and sure.structured_content["rows"] == [[59]], sure.content
+        assert len(forms) == 1, "only the less sure reading is asked about"
+        assert "SELECT" in forms[0].message and "MediaType" in forms[0].message, forms[0].message
+        [option] = forms[0].requested_schema["properties"]["choice"]["oneOf"]
+        assert option["const"].startswith("run:") and option["title"] == "Run this reading"
+        assert not unsure.is_error, unsure.content
+        assert "MPEG audio file" in {row[0] for row in unsure.structured_content["rows"]} and len(unsure.structured_content["rows"]) == 5
+        _, declined = run(go(mode, decline))
+        assert declined.is_error and "No reading was chosen" in declined.content[0].text
+
+    # A client that cannot show a form gets the reading and the choice that runs it, and names it in a retry.
+    async def listed():
+        async with connect(server, "legacy") as client:
+            asked = await client.call_tool("ask", UNSURE)
+            assert asked.is_error and "MediaType" in asked.content[0].text
+            choice = asked.content[0].text.split('choice: "', 1)[1].split('"', 1)[0]
+            assert choice.startswith("run:")
+            other = await client.call_tool("ask", {**UNSURE, "choice": "run:0000000000000000"})
+            assert other.is_error, "a choice for another reading runs nothing"
+            return await client.call_tool("ask", {**UNSURE, "choice": choice})
+
+    answered = run(listed())
+    assert not answered.is_error and len(answered.structured_content["rows"]) == 5
+
+    # The command line says the same and takes the choice.
+    shown = server.cli("ask", "--sure-only", UNSURE["question"], check=False)
+    assert shown.returncode != 0 and "Ask again with --choice run:" in shown.stderr + shown.stdout
+    choice = (shown.stderr + shown.stdout).split("--choice ", 1)[1].split(" ", 1)[0]
+    ran = server.cli("ask", "--sure-only", "--choice", choice, UNSURE["question"])
+    assert "MPEG audio file" in ran.stdout
