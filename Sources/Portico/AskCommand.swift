@@ -20,7 +20,8 @@ struct AskCommand: AsyncParsableCommand {
     @Option(help: "The app (default main).") var app: String = "main"
     @Option(help: "Language of the title: en, zh-CN, zh-TW, ko-KR.") var lang: String = "en"
     @Option(help: "Write the chart to this PNG file.") var chart: String?
-    @Option(help: "What to answer when asked back: a reading to run (run:...) or the column meant (Table.Column).") var choice: String?
+    @Option(help: "What to answer when asked back (repeatable): a reading to run (run:...) or the column meant (Table.Column).")
+    var choice: [String] = []
     @Flag(help: "Run the built-in engine's reading at once only when it is sure of it; else show it to run with --choice.") var sureOnly = false
 
     func run() async throws {
@@ -30,7 +31,7 @@ struct AskCommand: AsyncParsableCommand {
             do {
                 var request = AskRequest(
                     app: app, userID: nil, question: question, datasource: datasource, lang: lang, engine: engine, drawImage: chart != nil)
-                request.choices = choice.map { [$0] } ?? []
+                request.choices = choice
                 let answer = try await asker.ask(request)
                 print("Engine: \(answer.engine)\n\nSQL:\n\(answer.sql)\n")
                 print(TextTable.render(columns: answer.columns, rows: answer.rows, limit: 50))
@@ -48,7 +49,9 @@ struct AskCommand: AsyncParsableCommand {
                     }
                 }
             } catch let refusal as AskRefusal {
-                let choices = refusal.clarification?.options.map { "--choice \($0.value) (\($0.label))" }.joined(separator: " or ")
+                // The command line keeps no chat: the choices made before are named again.
+                let before = choice.map { "--choice \($0) " }.joined()
+                let choices = refusal.clarification?.options.map { "\(before)--choice \($0.value) (\($0.label))" }.joined(separator: " or ")
                 throw NotAnswered(
                     message: "not answered: \(refusal.message)" + (refusal.sql.map { choices == nil ? "\nSQL: \($0)" : "" } ?? "")
                         + (choices.map { "\nAsk again with \($0)." } ?? ""))

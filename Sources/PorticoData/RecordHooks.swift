@@ -11,8 +11,8 @@ public struct RecordWrite: Sendable {
     public let caller: Caller
     /// The values the write was given (create and update), as sent.
     public let values: JSONObject?
-    /// Whether the create's own statement wrote the executions `startsWithRow` gave it.
-    public var startedWithRow = false
+    /// What the create's own statement started, named as `startsWithRow` named it.
+    public var startedWithRow: Set<String> = []
 }
 
 /// One record a write made, changed or removed, with every field, and which fields it changed:
@@ -32,8 +32,8 @@ public protocol RecordWriteObserver: Sendable {
     /// For a create on PostgreSQL, before its statement: statements the create's statement runs
     /// with its row (`WITH written AS (INSERT ... RETURNING *), ...`, the row as `RowMapping.writtenRow`,
     /// its record as `record`), so what it starts costs no round trip of its own. `after` is still
-    /// called, with `startedWithRow` set when they were run.
-    func startsWithRow(_ write: RecordWrite, record: SQLFragment) async throws -> [SQLFragment]
+    /// called, with `startedWithRow` holding the names of those that were run.
+    func startsWithRow(_ write: RecordWrite, record: SQLFragment) async throws -> [(name: String, statement: SQLFragment)]
     /// Before the write's statement, in its transaction; throwing refuses the write and rolls it back.
     func before(_ write: RecordWrite, db: any Database) async throws
     /// After the statement, in the same transaction, with the records as written (for destroy: as

@@ -36,8 +36,9 @@ extension RecordService {
         // On PostgreSQL what the create starts is written by its own statement, from its row.
         var withRow: [SQLFragment] = []
         if let observer, catalog.database.flavor == .postgres {
-            withRow = try await observer.startsWithRow(given, record: RowMapping.storedRecord(of: catalog.unscoped[collection.name] ?? collection))
-            given.startedWithRow = !withRow.isEmpty
+            let started = try await observer.startsWithRow(given, record: RowMapping.storedRecord(of: catalog.unscoped[collection.name] ?? collection))
+            withRow = started.map(\.statement)
+            given.startedWithRow = Set(started.map(\.name))
         }
         let (write, statements) = (given, withRow)
         let created: JSONObject = try await writing(collection) {

@@ -80,9 +80,10 @@ extension RowMapping {
         for field in collection.columns { types[field.name] = .string(field.type.rawValue) }
         var q = SQLFragment("(CAST(")
         q.append(bind: .text("{\"$types\":" + JSON.object(types).serializedString + ",\"$row\":"))
+        // `written.*`: the whole row, even where a column is itself named `written`.
         q.append(" AS TEXT) || CAST(row_to_json(")
         q.append(alias: writtenRow)
-        q.append(") AS TEXT) || '}')")
+        q.append(".*) AS TEXT) || '}')")
         return q
     }
 
@@ -100,6 +101,8 @@ extension RowMapping {
             case .int(let i): record[name] = json(.int(i), type: type)
             case .double(let d): record[name] = json(.double(d), type: type)
             case .bool(let b): record[name] = .bool(b)
+            // JSON is in the row as JSON already: a string in it stays a string.
+            case _ where type == .json: record[name] = value
             case .string(let s) where type == .datetime:
                 record[name] = .string(String(s.prefix(19).map { $0 == "T" ? " " : $0 }))
             case .string(let s): record[name] = json(.text(s), type: type)

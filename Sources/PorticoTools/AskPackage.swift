@@ -166,10 +166,10 @@ public struct AskPackage: Sendable {
             request.choices = (answered.state["chosen"]?.arrayValue?.compactMap(\.stringValue) ?? []) + [picked]
             request.chatID = answered.state["chat"]?.intValue ?? request.chatID
         }
-        // A question may be asked back more than once: which column a word means, then whether to
-        // run a reading the engine is less sure of.
+        // A question may be asked back more than once (which column a word means, then whether to run
+        // a reading the engine is less sure of), up to three times; the rounds travel in the state.
         var answer: AskAnswer
-        var round = 0
+        var round = Int(context.input?.state["round"]?.intValue ?? 0)
         while true {
             do {
                 answer = try await asker.ask(request) { context.progress($0) }
@@ -179,6 +179,7 @@ public struct AskPackage: Sendable {
                 if context.canElicit {
                     var state: JSONObject = [
                         "options": .array(clarification.options.map { .string($0.value) }), "chosen": .array(request.choices.map(JSON.string)),
+                        "round": .int(Int64(round + 1)),
                     ]
                     if let chat = refusal.chatID { state["chat"] = .int(chat) }
                     return .needsInput(["choice": Self.form(clarification)], state: .object(state))

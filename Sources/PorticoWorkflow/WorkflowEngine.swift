@@ -146,17 +146,18 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         return name == collection && on.contains(.create) && condition == nil
     }
 
-    public func startsWithRow(_ write: RecordWrite, record: SQLFragment) async throws -> [SQLFragment] {
+    /// Named by the workflow's key, which its versions share: an edit between this and `after` does
+    /// not start it twice, and a workflow enabled in between is started by `after`.
+    public func startsWithRow(_ write: RecordWrite, record: SQLFragment) async throws -> [(name: String, statement: SQLFragment)] {
         guard write.action == .create, WriteOrigin.depth <= configuration.maxDepth else { return [] }
-        var statements: [SQLFragment] = []
+        var started: [(name: String, statement: SQLFragment)] = []
         for workflow in try await enabled(app: write.app) where Self.startsWithEveryCreate(workflow, collection: write.collection) {
             try admit(app: write.app)
-            statements.append(
-                store.enqueueWithRow(
-                    app: write.app, workflow: workflow, action: write.action.rawValue, collection: write.collection, record: record,
-                    depth: WriteOrigin.depth))
+            let statement = store.enqueueWithRow(
+                app: write.app, workflow: workflow, action: write.action.rawValue, collection: write.collection, record: record, depth: WriteOrigin.depth)
+            started.append((workflow.key, statement))
         }
-        return statements
+        return started
     }
 
     public func before(_ write: RecordWrite, db: any Database) async throws {
@@ -182,7 +183,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                     metadata: ["workflow": "\(workflow.id)", "depth": "\(WriteOrigin.depth)"])
                 continue
             }
-            if write.startedWithRow, Self.startsWithEveryCreate(workflow, collection: name) {
+            if write.startedWithRow.contains(workflow.key) {
                 started += changes.count  // queued by the create's own statement
                 continue
             }

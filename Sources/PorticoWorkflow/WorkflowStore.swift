@@ -70,9 +70,10 @@ public struct Execution: Sendable {
         workflowKey = row.string("workflow_key") ?? ""
         status = Status(rawValue: row.string("status") ?? "") ?? .failed
         var context = (try? JSONParser.parse(row.string("context") ?? "{}")) ?? [:]
-        // A create's statement stores its row as the database writes it, beside its field types.
-        if case .object(var object) = context, let data = object["data"], data["$row"] != nil {
-            object["data"] = RowMapping.record(stored: data)
+        // A create's statement stores its row as the database writes it, beside its field types, under
+        // a key no context given by a caller can have (theirs is always under `data`).
+        if case .object(var object) = context, let stored = object.removeValue(forKey: "$record") {
+            object["data"] = RowMapping.record(stored: stored)
             context = .object(object)
         }
         self.context = context
@@ -297,7 +298,7 @@ public struct WorkflowStore: Sendable {
         }
         q.append(bind: .int(workflow.id))
         q.append(", ")
-        let context = "{\"action\":" + JSON.string(action).serializedString + ",\"collection\":" + JSON.string(collection).serializedString + ",\"data\":"
+        let context = "{\"action\":" + JSON.string(action).serializedString + ",\"collection\":" + JSON.string(collection).serializedString + ",\"$record\":"
         q.append("CAST(")
         q.append(bind: .text(context))
         q.append(" AS TEXT) || ")

@@ -154,6 +154,7 @@ def test_a_create_starts_its_workflow_with_the_record_as_written(story):
         {"name": "title", "type": "string"}, {"name": "notes", "type": "text"}, {"name": "count", "type": "integer"},
         {"name": "ratio", "type": "float"}, {"name": "price", "type": "decimal"}, {"name": "done", "type": "boolean"},
         {"name": "due", "type": "date"}, {"name": "seenAt", "type": "datetime"}, {"name": "extra", "type": "json"},
+        {"name": "written", "type": "boolean"},  # the name the create's statement gives its row
     ]})
     every = call(server, key, "workflows_create", {
         "title": "Every sample", "enabled": True, "trigger": {"type": "collection", "collection": "Sample", "on": "create"},
@@ -167,7 +168,7 @@ def test_a_create_starts_its_workflow_with_the_record_as_written(story):
     values = [
         {"title": "a", "notes": "it's long", "count": 3, "ratio": 3, "price": 10.5, "done": True, "due": "2026-12-01",
          "seenAt": "2026-11-25 21:50:13", "extra": {"tags": ["x", "y"], "n": 1.5}},
-        {"title": "b", "count": -7, "ratio": 0.1, "price": 2, "done": False},
+        {"title": "b", "count": -7, "ratio": 0.1, "price": 2, "done": False, "extra": "42", "written": True},
     ]
     created = [call(server, key, "resource_create", {"resource": "Sample", "values": v})["data"] for v in values]
 
