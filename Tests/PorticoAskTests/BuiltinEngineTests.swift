@@ -1480,3 +1480,27 @@ import Testing
         #expect(Risk.bridge.weight >= Interpreter.threshold && Risk.bridge.weight * Risk.pickedColumn.weight < Interpreter.threshold)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aYearOrAfterIsFromItOnAndACountedWordEndingATableCountsItsRows() {
+        #expect(Self.sql("How many teams were founded in 1990 or after?")?.contains(#"t0."founded_year" >= 1990"#) == true)
+        #expect(Self.sql("How many teams were founded in 1990 or before?")?.contains(#"t0."founded_year" <= 1990"#) == true)
+        // "more than one record": the rows of pilot_record, though "record" also names its key.
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "pilot", isView: false,
+                columns: [
+                    .init(name: "Pilot_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Pilot_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "pilot_record", isView: false,
+                columns: [
+                    .init(name: "Record_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Pilot_ID", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "Pilot_ID", table: "pilot", targetColumn: "Pilot_ID")]),
+        ]
+        let sql = Self.sql("Show names of pilots that have more than one record.", tables: tables)
+        #expect(sql?.contains(#"JOIN "pilot_record""#) == true && sql?.contains("HAVING COUNT(*) > 1") == true, "\(sql ?? "refused")")
+    }
+}

@@ -522,14 +522,17 @@ struct Interpreter {
                 let bound = [
                     ("more", QueryPlan.Comparison.greaterOrEqual), ("greater", .greaterOrEqual), ("above", .greaterOrEqual),
                     ("higher", .greaterOrEqual), ("fewer", .lessOrEqual), ("less", .lessOrEqual), ("below", .lessOrEqual), ("lower", .lessOrEqual),
+                    ("after", .greaterOrEqual), ("later", .greaterOrEqual), ("before", .lessOrEqual), ("earlier", .lessOrEqual),
                 ]
-                .first(where: { phrase(i + 1, ["or", $0.0]) })
+                .first(where: { phrase(i + 1, ["or", $0.0]) && (!["after", "later", "before", "earlier"].contains($0.0) || n >= 1000 && n <= 2999) })
             {
                 // "3 or more actors": at least 3; the bound before its number, as "more than 3" reads.
+                // "in 2005 or after": a year, from it on.
+                let inTime = ["after", "later", "before", "earlier"].contains(bound.0)
                 t[i + 1].used = true
                 t[i + 2].used = true
                 items.append((i, .compare(bound.1, word: bound.0)))
-                take(i, 1, .number(n, unit: nil))
+                take(i, 1, inTime ? .year(Int(n)) : .number(n, unit: nil))
                 continue
             }
             if let n = t[i].number {
@@ -854,15 +857,30 @@ struct Interpreter {
         }
         // "more than one competition", "the most records": a word after a number or a count that
         // ends the name of one table (farm_competition, pilot_record) counts its rows.
-        for i in t.indices where !t[i].used && !t[i].quoted && t[i].number == nil {
-            guard let before = items.filter({ $0.0 < i }).max(by: { $0.0 < $1.0 })?.1, before.isCountedBefore else { continue }
+        // So does such a word read as the keys named after it (`Competition_ID`, `Event_ID`), after a
+        // number only: "how many allergies" may count the values of a key.
+        func endingOneTable(_ i: Int) -> Int? {
             let ending = schema.tables.indices.filter { table in
                 guard schema.tables[table].words.count > 1, let last = schema.tables[table].words.last,
                     !Lexicon.forms(last).contains(where: ["type", "kind", "category", "code", "status"].contains)
                 else { return false }
                 return Lexicon.matches(question: t[i].lower, schema: last)
             }
-            if ending.count == 1 { take(i, 1, .table(ending[0])) }
+            return ending.count == 1 ? ending[0] : nil
+        }
+        func countedAt(_ i: Int) -> Bool {
+            items.filter({ $0.0 < i }).max(by: { $0.0 < $1.0 })?.1.isCountedBefore ?? false
+        }
+        for i in t.indices where !t[i].used && !t[i].quoted && t[i].number == nil {
+            guard countedAt(i), let table = endingOneTable(i) else { continue }
+            take(i, 1, .table(table))
+        }
+        for j in items.indices {
+            guard case .columns(let cs) = items[j].1, cs.allSatisfy({ schema.column($0).isKey }), !t[items[j].0].quoted,
+                !items.contains(where: { $0.0 == items[j].0 + 1 }) && (items[j].0 + 1 >= t.count || !t[items[j].0 + 1].used),
+                case .number? = items.filter({ $0.0 < items[j].0 }).max(by: { $0.0 < $1.0 })?.1, let table = endingOneTable(items[j].0)
+            else { continue }
+            items[j].1 = .table(table)
         }
         // Money words left over stand for the measure of a sale.
         for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
