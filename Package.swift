@@ -89,6 +89,7 @@ let package = Package(
             dependencies: [
                 "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,5 +1,7 @@
 public import AsyncHTTPClient
+import Crypto
 public import Foundation
+import PorticoBase
 public import PorticoCharts
 public import PorticoData
 
@@ -278,13 +280,7 @@ public struct AskService: Sendable {
     /// The choice that runs `sql`: `run:` and a mark of the statement, so a confirmation runs the
     /// reading that was shown and no other.
     static func runChoice(_ sql: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "run:" + String(repeating: "0", count: 16 - hex.count) + hex
+        "run:" + Hex.encode(Array(SHA256.hash(data: Array(sql.utf8)).prefix(8)))
     }
 
     /// The reading shown for the asker to run, when the built-in engine is less sure of it.

@@ -26,6 +26,15 @@ def responder(messages):
     return "```sql\nDELETE FROM Invoice\n```"
 
 
+def sign_in(page, base, name):
+    """Signs `name` in from the ask page's login redirect and waits for the page."""
+    page.goto(f"{base}/console/ask")
+    page.fill("#username", name)
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/console/ask")
+
+
 @pytest.fixture(scope="module")
 def s():
     llm = FakeLLM(responder)
@@ -44,10 +53,7 @@ def test_ask_follow_up_and_refusal_in_the_browser(s, artifacts, javascript):
         page = browser.new_context(java_script_enabled=javascript, viewport={"width": 1100, "height": 900}).new_page()
         page.goto(f"{s.base}/console/ask")
         assert "Sign in" in page.title()
-        page.fill("#username", "ada")
-        page.fill("#password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url("**/console/ask")
+        sign_in(page, s.base, "ada")
         assert page.locator("#datasource option").first.inner_text() == f"main ({BACKEND})"
 
         page.fill("#question", "Which 5 countries generated the most revenue?")
@@ -90,24 +96,17 @@ def test_the_page_needs_a_session_and_a_genuine_form(s):
 def test_an_administrator_saves_an_answer_as_an_example_and_a_member_cannot(s, artifacts):
     s.cli("user", "create", "root", "--role", "admin", "--password-stdin", stdin=PASSWORD + "\n")
 
-    def sign_in(page, name):
-        page.goto(f"{s.base}/console/ask")
-        page.fill("#username", name)
-        page.fill("#password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url("**/console/ask")
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         member = browser.new_context().new_page()
-        sign_in(member, "ada")
+        sign_in(member, s.base, "ada")
         member.fill("#question", "Which 5 countries generated the most revenue?")
         member.click("button.primary")
         member.wait_for_selector("#answer")
         assert member.locator("#save-example").count() == 0, "a member does not teach the engines"
 
         admin = browser.new_context().new_page()
-        sign_in(admin, "root")
+        sign_in(admin, s.base, "root")
         admin.fill("#question", "Which 5 countries generated the most revenue?")
         admin.click("button.primary")
         admin.wait_for_selector("#save-example")
@@ -131,11 +130,7 @@ def test_with_ask_sure_only_the_page_shows_a_less_sure_reading_to_run(artifacts)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
-            page.goto(f"{server.base}/console/ask")
-            page.fill("#username", "ada")
-            page.fill("#password", PASSWORD)
-            page.click("button[type=submit]")
-            page.wait_for_url("**/console/ask")
+            sign_in(page, server.base, "ada")
             page.fill("#question", "How many customers are there?")
             page.click("button.primary")
             page.wait_for_selector("#answer")
