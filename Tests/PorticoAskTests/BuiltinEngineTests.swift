@@ -779,6 +779,33 @@ import Testing
         #expect(single.confidence == 1)
     }
 
+    @Test func aCountPerEntityAndAPickInTheNamedTableAreSureTheirOtherKindsAreNot() {
+        // A count of one table's rows for each row of another: 17 of 17 right on Spider train.
+        let perTeam = BuiltinEngine.answer(Self.request("How many players does each team have?"))
+        #expect(perTeam.confidence == BuiltinEngine.countedPerEntityCeiling && perTeam.confidence! >= BuiltinEngine.sureConfidence, "\(perTeam)")
+        let ranked = BuiltinEngine.answer(Self.request("Which team has the most players?"))
+        #expect((ranked.confidence ?? 1) < BuiltinEngine.sureConfidence, "a top of counts stays below the sure band: \(ranked)")
+
+        // "ids" names both tables' keys; the question names teams, whose key is read.
+        let named = BuiltinEngine.answer(Self.request("List the ids of all teams."))
+        #expect(named.candidates.first == #"SELECT t0."id" FROM "teams" t0"#)
+        #expect(named.risks == [Risk.pickedInNamedTable.rawValue] && named.confidence! >= BuiltinEngine.sureConfidence, "\(named)")
+        // Beside another doubt it weighs as any pick (such readings were right 79% of the time).
+        #expect(Risk.confidence(1, [.pickedInNamedTable, .ranked]) == Risk.confidence(1, [.pickedColumn, .ranked]))
+        #expect(Risk.confidence(1, [.pickedInNamedTable]) > Risk.confidence(1, [.pickedColumn]))
+    }
+
+    @Test func anOrderFromOneEndToTheOtherTakesItsWay() {
+        let descending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#
+        let ascending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary", t0."id""#
+        for way in ["from greatest to least", "from the highest to the lowest", "from most to least", "from high to low"] {
+            #expect(Self.sql("List the first names of players ordered by salary \(way).") == descending, "\(way)")
+        }
+        for way in ["from least to greatest", "from the smallest to the largest", "from low to high"] {
+            #expect(Self.sql("List the first names of players ordered by salary \(way).") == ascending, "\(way)")
+        }
+    }
+
     @Test func aCodeColumnIsNamedByWhatItCodesAndACountStaysBesideAnAverage() {
         let tables = [
             SourceTable(

@@ -9,6 +9,20 @@ public struct BuiltinEngine: AskEngine {
     /// such answers are right.
     static let joinedCeiling = 0.89
 
+    /// The most a join can be sure of when it counts one table's rows for each row of the table they
+    /// belong to ("the number of tracks in each genre") and nothing else is in doubt: such answers
+    /// were right 17 times of 17 on Spider's training set, and every time in Portico's own sets.
+    static let countedPerEntityCeiling = 0.95
+
+    /// How sure an answer that joins tables can be, given its risks.
+    static func ceiling(joined: Int, risks: [Risk]) -> Double {
+        guard joined > 1 else { return 1 }
+        let risks = Set(risks)
+        let countsPerEntity: Set<Risk> = [.countedAcross, .groupedByEntity]
+        let harmless: Set<Risk> = countsPerEntity.union([.tableForAWord, .having, .manyParts])
+        return risks.isSuperset(of: countsPerEntity) && risks.isSubset(of: harmless) ? countedPerEntityCeiling : joinedCeiling
+    }
+
     /// The least confidence answered without asking the asker to confirm the reading: the band from
     /// it up holds the answers that were right 97% of the time or more on Spider's training set
     /// (98.2%; the band below it 90%). `portico eval` prints the bands.
@@ -73,8 +87,7 @@ public struct BuiltinEngine: AskEngine {
                 let risks = interpreter.risks(
                     of: understood.plan, items: understood.items, joined: joined, followsUp: understood.followsUp, words: understood.words,
                     unread: understood.unread)
-                var confidence = risks.reduce(understood.confidence) { $0 * $1.weight }
-                if joined > 1 { confidence = min(confidence, Self.joinedCeiling) }
+                let confidence = min(Risk.confidence(understood.confidence, risks), Self.ceiling(joined: joined, risks: risks))
                 guard confidence >= Interpreter.threshold - 1e-9 else {
                     let reasons = Array(Set(risks.filter { $0.weight < 1 }.map(\.reason))).sorted()
                     var reply = EngineReply(
@@ -83,8 +96,8 @@ public struct BuiltinEngine: AskEngine {
                             + "rephrase with the table and column names (datasource_describe lists them), or configure an LLM with `portico llm add`",
                         confidence: confidence, risks: risks.map(\.rawValue))
                     // When only which column a word or value means stands in the way, ask which.
-                    let ambiguous: Set<Risk> = [.pickedColumn, .valueInManyColumns]
-                    let otherwise = risks.filter { !ambiguous.contains($0) }.reduce(understood.confidence) { $0 * $1.weight }
+                    let ambiguous: Set<Risk> = [.pickedColumn, .pickedInNamedTable, .valueInManyColumns]
+                    let otherwise = Risk.confidence(understood.confidence, risks.filter { !ambiguous.contains($0) })
                     if otherwise >= Interpreter.threshold - 1e-9 { reply.clarification = interpreter.clarification(understood.items) }
                     return reply
                 }

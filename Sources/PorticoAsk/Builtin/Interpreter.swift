@@ -900,37 +900,39 @@ struct Interpreter {
     }
 
     /// Words that order a list, and which way.
-    static let orderPhrases: [([String], Item)] = [
-        // "in alphabetical order of theme" orders by the column after it.
-        (["in", "ascending", "alphabetical", "order", "of"], .orderBy), (["in", "the", "alphabetical", "order", "of"], .orderBy),
-        (["in", "alphabetical", "order", "of"], .orderBy), (["in", "ascending", "alphabetical", "order"], .alphabetical),
-        (["in", "the", "alphabetical", "order"], .alphabetical), (["in", "an", "alphabetical", "order"], .alphabetical),
-        (["by", "alphabetical", "order"], .alphabetical), (["in", "alphabetic", "order"], .alphabetical),
-        (["ordered", "by"], .orderBy), (["sorted", "by"], .orderBy), (["order", "by"], .orderBy), (["sort", "by"], .orderBy),
-        (["in", "order", "of"], .orderBy), (["in", "the", "order", "of"], .orderBy), (["arranged", "by"], .orderBy), (["ordered", "on"], .orderBy),
-        (["sorted", "on"], .orderBy),
-        (["in", "descending", "order"], .direction(descending: true, ofAge: false)),
-        (["in", "ascending", "order"], .direction(descending: false, ofAge: false)),
-        (["descending"], .direction(descending: true, ofAge: false)), (["ascending"], .direction(descending: false, ofAge: false)),
-        (["desc"], .direction(descending: true, ofAge: false)), (["asc"], .direction(descending: false, ofAge: false)),
-        (["in", "decreasing", "order"], .direction(descending: true, ofAge: false)),
-        (["in", "increasing", "order"], .direction(descending: false, ofAge: false)),
-        (["from", "highest", "to", "lowest"], .direction(descending: true, ofAge: false)),
-        (["from", "the", "highest", "to", "the", "lowest"], .direction(descending: true, ofAge: false)),
-        (["from", "largest", "to", "smallest"], .direction(descending: true, ofAge: false)),
-        (["from", "the", "largest", "to", "the", "smallest"], .direction(descending: true, ofAge: false)),
-        (["from", "most", "to", "least"], .direction(descending: true, ofAge: false)),
-        (["from", "lowest", "to", "highest"], .direction(descending: false, ofAge: false)),
-        (["from", "the", "lowest", "to", "the", "highest"], .direction(descending: false, ofAge: false)),
-        (["from", "smallest", "to", "largest"], .direction(descending: false, ofAge: false)),
-        (["from", "the", "smallest", "to", "the", "largest"], .direction(descending: false, ofAge: false)),
-        (["from", "least", "to", "most"], .direction(descending: false, ofAge: false)),
-        (["from", "oldest", "to", "youngest"], .direction(descending: true, ofAge: true)),
-        (["from", "the", "oldest", "to", "the", "youngest"], .direction(descending: true, ofAge: true)),
-        (["from", "youngest", "to", "oldest"], .direction(descending: false, ofAge: true)),
-        (["from", "the", "youngest", "to", "the", "oldest"], .direction(descending: false, ofAge: true)),
-        (["in", "alphabetical", "order"], .alphabetical), (["alphabetically"], .alphabetical),
-    ]
+    static let orderPhrases: [([String], Item)] =
+        [
+            // "in alphabetical order of theme" orders by the column after it.
+            (["in", "ascending", "alphabetical", "order", "of"], .orderBy), (["in", "the", "alphabetical", "order", "of"], .orderBy),
+            (["in", "alphabetical", "order", "of"], .orderBy), (["in", "ascending", "alphabetical", "order"], .alphabetical),
+            (["in", "the", "alphabetical", "order"], .alphabetical), (["in", "an", "alphabetical", "order"], .alphabetical),
+            (["by", "alphabetical", "order"], .alphabetical), (["in", "alphabetic", "order"], .alphabetical),
+            (["ordered", "by"], .orderBy), (["sorted", "by"], .orderBy), (["order", "by"], .orderBy), (["sort", "by"], .orderBy),
+            (["in", "order", "of"], .orderBy), (["in", "the", "order", "of"], .orderBy), (["arranged", "by"], .orderBy), (["ordered", "on"], .orderBy),
+            (["sorted", "on"], .orderBy),
+            (["in", "descending", "order"], .direction(descending: true, ofAge: false)),
+            (["in", "ascending", "order"], .direction(descending: false, ofAge: false)),
+            (["descending"], .direction(descending: true, ofAge: false)), (["ascending"], .direction(descending: false, ofAge: false)),
+            (["desc"], .direction(descending: true, ofAge: false)), (["asc"], .direction(descending: false, ofAge: false)),
+            (["in", "decreasing", "order"], .direction(descending: true, ofAge: false)),
+            (["in", "increasing", "order"], .direction(descending: false, ofAge: false)),
+            (["in", "alphabetical", "order"], .alphabetical), (["alphabetically"], .alphabetical),
+        ] + fromToPhrases
+
+    /// "from highest to lowest", "from the greatest to the least", "from youngest to oldest": the
+    /// way of an order, from either end to the other.
+    static let fromToPhrases: [([String], Item)] = {
+        let high = ["highest", "greatest", "largest", "biggest", "most", "maximum", "high"]
+        let low = ["lowest", "least", "smallest", "fewest", "minimum", "low"]
+        var phrases: [([String], Item)] = []
+        for (first, last, descending, ofAge) in high.flatMap({ h in low.map { (h, $0, true, false) } })
+            + low.flatMap({ l in high.map { (l, $0, false, false) } }) + [("oldest", "youngest", true, true), ("youngest", "oldest", false, true)]
+        {
+            let way = Item.direction(descending: descending, ofAge: ofAge)
+            phrases += [(["from", first, "to", last], way), (["from", "the", first, "to", "the", last], way), (["from", "the", first, "to", last], way)]
+        }
+        return phrases
+    }()
 
     /// Words for what a column measures, and the column-name words that measure it.
     static let concepts: [String: [String]] = [
