@@ -22,7 +22,10 @@ struct AskCommand: AsyncParsableCommand {
     @Option(help: "Write the chart to this PNG file.") var chart: String?
     @Option(help: "What to answer when asked back (repeatable): a reading to run (run:...) or the column meant (Table.Column).")
     var choice: [String] = []
-    @Flag(help: "Run the built-in engine's reading at once only when it is sure of it; else show it to run with --choice.") var sureOnly = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Run the built-in engine's reading at once only when it is sure of it; else show it to run with --choice (--no-sure-only runs it at once)."
+    ) var sureOnly = true
 
     func run() async throws {
         try await common.withAsker { given in

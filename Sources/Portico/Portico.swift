@@ -82,6 +82,14 @@ enum Environment {
         guard let text = string(name)?.lowercased() else { return false }
         return ["1", "true", "yes", "on"].contains(text)
     }
+
+    /// A switch that is on unless turned off: nil when unset, so its default holds.
+    static func optionalBool(_ name: String) throws -> Bool? {
+        guard let text = string(name)?.lowercased() else { return nil }
+        if ["1", "true", "yes", "on"].contains(text) { return true }
+        if ["0", "false", "no", "off"].contains(text) { return false }
+        throw ValidationError("\(name) must be 1 or 0 (true or false), got '\(text)'")
+    }
 }
 
 extension LoggingSystem {

@@ -88,11 +88,11 @@ struct Serve: AsyncParsableCommand {
     var accessTokenTTL: Int?
 
     @Flag(
-        name: .customLong("ask-sure-only"),
+        name: .customLong("ask-sure-only"), inversion: .prefixedNo,
         help:
-            "ask runs the built-in engine's readings at once only when it is sure of them (the band right 97% of the time or more); others are shown to run with one choice."
+            "ask runs the built-in engine's readings at once only when it is sure of them (the band right 97% of the time or more); others are shown to run with one choice (default on)."
     )
-    var askSureOnly = false
+    var askSureOnly: Bool?
 
     @Flag(name: .customLong("allow-private-client-metadata"), help: "Fetch client ID metadata documents from private and loopback hosts too; for development.")
     var allowPrivateClientMetadata = false
@@ -218,7 +218,7 @@ struct Serve: AsyncParsableCommand {
             appToolCallsPerDay: try Setting.rate(appToolCallQuota, "app-tool-call-quota", per: "day"))
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
         c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
-        c.askSureOnly = Setting.flag(askSureOnly, "ask-sure-only")
+        c.askSureOnly = try askSureOnly ?? Environment.optionalBool(Setting.variable("ask-sure-only")) ?? true
         c.workflowAllowHosts =
             workflowAllowHosts
             + (Environment.string("PORTICO_WORKFLOW_ALLOW_HOSTS")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? [])

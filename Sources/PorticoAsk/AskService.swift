@@ -285,11 +285,11 @@ public struct AskService: Sendable {
 
     /// The reading shown for the asker to run, when the built-in engine is less sure of it.
     static func confirmation(sql: String, confidence: Double, risks: [String], engine: String) -> AskRefusal {
-        let reasons = Array(Set(risks.compactMap { Risk(rawValue: $0)?.reason })).sorted()
+        let reasons = Array(Set(risks.compactMap { Risk(rawValue: $0) }.filter { $0.weight < 1 }.map(\.reason))).sorted()
         let why = reasons.isEmpty ? "" : " (\(reasons.joined(separator: "; ")))"
         let message =
             "The built-in engine read the question as `\(sql)` but is less sure of this reading\(why), at \(String(format: "%.2f", confidence)): "
-            + "on databases it was not written for its answers below 0.90 were right 83-90% of the time, against 98% above, so it asks before it runs it. "
+            + "on databases it was not written for its answers below 0.90 were right 79-89% of the time, against 98% above, so it asks before it runs it. "
             + "Run it if it is what you meant; otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."
         var refusal = AskRefusal(message: message, engine: engine, sql: sql)
         refusal.clarification = Clarification(message: message, options: [Clarification.Option(value: runChoice(sql), label: "Run this reading")])

@@ -121,10 +121,10 @@ def test_an_administrator_saves_an_answer_as_an_example_and_a_member_cannot(s, a
     assert saved[0]["sql"] == as_run(TOP5) and saved[0]["verified_by"] is not None
 
 
-def test_with_ask_sure_only_the_page_shows_a_less_sure_reading_to_run(artifacts):
-    """`--ask-sure-only` on the page: the reading the built-in engine is less sure of is shown with its
-    SQL and a button that runs it; the answer lands in the same chat."""
-    server = start_server("--ask-sure-only")
+def test_the_page_shows_a_less_sure_reading_to_run(artifacts):
+    """By default the page shows the reading the built-in engine is less sure of with its SQL and a
+    button that runs it; the answer lands in the same chat."""
+    server = start_server()
     try:
         server.cli("user", "create", "ada", "--role", "member", "--password-stdin", stdin=PASSWORD + "\n")
         with sync_playwright() as p:
@@ -135,7 +135,7 @@ def test_with_ask_sure_only_the_page_shows_a_less_sure_reading_to_run(artifacts)
             page.click("button.primary")
             page.wait_for_selector("#answer")
             assert page.locator("#rows tr td").all_inner_texts() == ["59"], "a sure reading is answered at once"
-            page.fill("#question", "List the names of all media types.")
+            page.fill("#question", "Show the media types ordered by name.")
             page.click("button.primary")
             page.wait_for_selector("#refusal")
             assert "MediaType" in page.inner_text("#refusal") and page.locator("#answer").count() == 0

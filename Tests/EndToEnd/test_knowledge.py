@@ -66,7 +66,21 @@ def tools(server, key) -> set[str]:
 
 
 def builtin(server, key, question, expect_error=False):
-    return call(server, key, "ask", {"question": question, "model": "builtin"}, expect_error=expect_error)
+    """`ask` on the built-in engine. A reading it is less sure of is first shown to run (the default);
+    this runs it by naming the choice offered, as an agent that accepts the reading does."""
+    arguments = {"question": question, "model": "builtin"}
+
+    async def go():
+        async with connect(server, "auto", key=key, url=server.mcp + "?packages=ask,acl") as client:
+            r = await client.call_tool("ask", arguments)
+            text = " ".join(c.text for c in r.content if getattr(c, "text", None))
+            if r.is_error and not expect_error and 'choice: "run:' in text:
+                r = await client.call_tool("ask", {**arguments, "choice": text.split('choice: "', 1)[1].split('"', 1)[0]})
+                text = " ".join(c.text for c in r.content if getattr(c, "text", None))
+            assert r.is_error == expect_error, f"ask {question}: {text}"
+            return r.structured_content if not r.is_error else text
+
+    return run(go())
 
 
 def teach_terms(s, admin) -> dict:
@@ -274,7 +288,9 @@ def airline_server(tmp_path_factory):
 
     path = tmp_path_factory.mktemp("air") / "airline.sqlite"
     airline.build(str(path))
-    server = start_server(data_dir=tempfile.mkdtemp(prefix="portico-clarify-"))
+    # Which of two readings: the question back about columns alone (a reading the engine is less sure
+    # of is then shown to run too by default: test_by_default_...).
+    server = start_server("--no-ask-sure-only", data_dir=tempfile.mkdtemp(prefix="portico-clarify-"))
     server.cli("datasource", "add", "--name", "air", "--sqlite", str(path))
     yield server, str(path)
     server.stop()
@@ -407,19 +423,70 @@ def test_a_forged_or_misplaced_request_state_is_refused(airline_server):
     assert "another caller" in call(QUESTION, requestState=state, inputResponses=accept)["error"]["message"]
 
 
-UNSURE = {"question": "List the names of all media types.", "model": "builtin"}
+def test_by_default_the_reading_chosen_is_then_shown_to_run_when_the_engine_is_less_sure_of_it(tmp_path_factory):
+    """Two questions back in one call: which airport is meant, then whether to run the reading that
+    choice gives (a join, of which the engine is less sure). With a form each is asked in turn; without,
+    each is listed, and the chat keeps the first choice while the second is named."""
+    from datasets import airline
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_types import ElicitResult
+    import httpx2
+
+    path = tmp_path_factory.mktemp("rounds") / "airline.sqlite"
+    airline.build(str(path))
+    server = start_server(data_dir=tempfile.mkdtemp(prefix="portico-rounds-"))
+    try:
+        server.cli("datasource", "add", "--name", "air", "--sqlite", str(path))
+        forms = []
+
+        async def choose(context, params):
+            forms.append(params)
+            options = params.requested_schema["properties"]["choice"]["oneOf"]
+            picked = next(o["const"] for o in options if "dest" in o["title"] or o["const"].startswith("run:"))
+            return ElicitResult(action="accept", content={"choice": picked})
+
+        async def with_forms():
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}"}, timeout=30)
+            async with Client(streamable_http_client(server.mcp, http_client=http), mode="auto", elicitation_callback=choose) as client:
+                return await client.call_tool("ask", QUESTION)
+
+        answered = run(with_forms())
+        assert not answered.is_error, answered.content
+        assert [f.message.startswith("The built-in engine read the question as") for f in forms] == [False, True], [f.message for f in forms]
+        assert "dest_airport" in forms[1].message and answered.structured_content["rows"] == [[tokyo_arrivals(path)]]
+
+        async def listed():
+            async with connect(server, "legacy") as client:
+                asked = await client.call_tool("ask", QUESTION)
+                assert asked.is_error and 'choice: "flight.dest_airport"' in asked.content[0].text
+                shown = await client.call_tool("ask", {**QUESTION, "choice": "flight.dest_airport"})
+                text = shown.content[0].text
+                assert shown.is_error and 'choice: "run:' in text and "dest_airport" in text, text
+                chat = int(text.split("chat_id ", 1)[1].split(")", 1)[0])
+                return await client.call_tool("ask", {**QUESTION, "chat_id": chat, "choice": text.split('choice: "', 1)[1].split('"', 1)[0]})
+
+        ran = run(listed())
+        assert not ran.is_error, ran.content
+        assert "dest_airport" in ran.structured_content["sql"] and ran.structured_content["rows"] == [[tokyo_arrivals(path)]]
+    finally:
+        server.stop()
+
+
+UNSURE = {"question": "Show the media types ordered by name.", "model": "builtin"}
 
 
 @pytest.fixture(scope="module")
 def sure_server():
-    server = start_server("--ask-sure-only", data_dir=tempfile.mkdtemp(prefix="portico-sure-"))
+    server = start_server(data_dir=tempfile.mkdtemp(prefix="portico-sure-"))
     yield server
     server.stop()
 
 
-def test_with_ask_sure_only_a_less_sure_reading_is_shown_to_run_in_both_eras(sure_server):
-    """`--ask-sure-only`: the built-in engine answers at once only from its sure band; a reading it is
-    less sure of (a word naming two columns) is shown, SQL and all, and runs when the asker picks it."""
+def test_by_default_a_less_sure_reading_is_shown_to_run_in_both_eras(sure_server):
+    """By default the built-in engine answers at once only from its sure band; a reading it is less
+    sure of (an order, and a word naming two columns) is shown, SQL and all, and runs when the asker
+    picks it. `--no-ask-sure-only` runs it at once."""
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp_types import ElicitResult
@@ -471,8 +538,9 @@ def test_with_ask_sure_only_a_less_sure_reading_is_shown_to_run_in_both_eras(sur
     assert not answered.is_error and len(answered.structured_content["rows"]) == 5
 
     # The command line says the same and takes the choice.
-    shown = server.cli("ask", "--sure-only", UNSURE["question"], check=False)
+    shown = server.cli("ask", UNSURE["question"], check=False)
     assert shown.returncode != 0 and "Ask again with --choice run:" in shown.stderr + shown.stdout
     choice = (shown.stderr + shown.stdout).split("--choice ", 1)[1].split(" ", 1)[0]
-    ran = server.cli("ask", "--sure-only", "--choice", choice, UNSURE["question"])
+    ran = server.cli("ask", "--choice", choice, UNSURE["question"])
     assert "MPEG audio file" in ran.stdout
+    assert "MPEG audio file" in server.cli("ask", "--no-sure-only", UNSURE["question"]).stdout
