@@ -67,10 +67,32 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         }
     }
 
+    /// A pooled connection found closed when the transaction begins (the pool may hand out one that a
+    /// statement stopped at its memory cap is closing): nothing ran on it, so another is taken.
+    private struct ClosedBeforeBegin: Error {
+        let error: PSQLError
+    }
+
     func transaction<T: Sendable>(timeout: Duration, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         do {
+            return try await beginning(timeout: timeout, body)
+        } catch is ClosedBeforeBegin {
+            do {
+                return try await beginning(timeout: timeout, body)
+            } catch let again as ClosedBeforeBegin {
+                throw Self.storeError(again.error)
+            }
+        }
+    }
+
+    private func beginning<T: Sendable>(timeout: Duration, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        do {
             return try await client.withConnection { connection in
-                try await connection.query("BEGIN TRANSACTION READ ONLY", logger: logger)
+                do {
+                    try await connection.query("BEGIN TRANSACTION READ ONLY", logger: logger)
+                } catch let error as PSQLError where [.clientClosedConnection, .serverClosedConnection].contains(error.code) {
+                    throw ClosedBeforeBegin(error: error)
+                }
                 do {
                     let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
                     try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"), logger: logger)
@@ -84,6 +106,8 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                     throw error
                 }
             }
+        } catch let closed as ClosedBeforeBegin {
+            throw closed
         } catch let error as PSQLError {
             throw Self.storeError(error)
         } catch is CancellationError {
