@@ -795,6 +795,12 @@ import Testing
         #expect(Risk.confidence(1, [.pickedInNamedTable]) > Risk.confidence(1, [.pickedColumn]))
     }
 
+    @Test func differentValuesOfATablesColumnAreCountedOnceEach() {
+        let distinctCities = #"SELECT COUNT(DISTINCT t0."city") AS value FROM "teams" t0"#
+        #expect(Self.sql("How many different team cities are there?") == distinctCities)
+        #expect(Self.sql("Count the number of distinct team cities.") == distinctCities)
+    }
+
     @Test func anOrderFromOneEndToTheOtherTakesItsWay() {
         let descending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#
         let ascending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary", t0."id""#

@@ -53,6 +53,14 @@ extension Interpreter.Assembly {
             // "how many different cities": each value once.
             measure = .aggregate(.countDistinct, .column(c))
             used.formUnion([d, d + 1])
+        } else if let d = distinctAt, let t = isTable(d + 1), let cs = isColumns(d + 2),
+            let c = interpreter.pickColumn(cs.filter { schema.column($0).table == t }, near: [t]), schema.column(c).references == nil,
+            !schema.column(c).isKey
+        {
+            // "how many different captain ranks": the values of the table's column, each once.
+            measure = .aggregate(.countDistinct, .column(c))
+            subject = subject ?? t
+            used.formUnion([d, d + 1, d + 2])
         } else if let j = quantity, let cs = isColumns(j), let c = interpreter.pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
             // "the average number of days stayed": the column's average, not a count.
             measure = .aggregate(averageOfCount ? .avg : .sum, .column(c))
