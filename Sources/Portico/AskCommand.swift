@@ -24,10 +24,12 @@ struct AskCommand: AsyncParsableCommand {
     var choice: [String] = []
     @Flag(
         inversion: .prefixedNo,
-        help: "Run the built-in engine's reading at once only when it is sure of it; else show it to run with --choice (--no-sure-only runs it at once)."
-    ) var sureOnly = true
+        help:
+            "Run the built-in engine's reading at once only when it is sure of it; else show it to run with --choice (default on, as PORTICO_ASK_SURE_ONLY says; --no-sure-only runs it at once)."
+    ) var sureOnly: Bool?
 
     func run() async throws {
+        let sureOnly = try self.sureOnly ?? CommonOptions.askSureOnly()
         try await common.withAsker { given in
             var asker = given
             asker.sureOnly = sureOnly
@@ -191,6 +193,12 @@ struct EvalCommand: AsyncParsableCommand {
 
 extension CommonOptions {
     /// The Ask pipeline over this data directory, with its own HTTP client for the LLMs.
+    /// Whether `ask` runs the built-in engine's less sure readings only when picked: on unless
+    /// `PORTICO_ASK_SURE_ONLY` says otherwise, as for `portico serve`.
+    static func askSureOnly() throws -> Bool {
+        try Environment.optionalBool("PORTICO_ASK_SURE_ONLY") ?? true
+    }
+
     func withAsker<T>(_ body: (AskService) async throws -> T) async throws -> T {
         try await withAsker { _, _, asker in try await body(asker) }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PorticoAsk
 import PorticoData
 import PorticoInstance
 import PorticoJSON
@@ -9,8 +10,13 @@ extension CommonOptions {
     /// The workflows of the instance, with the question service their sql and ask nodes use.
     func withWorkflows<T>(_ body: (WorkflowService) async throws -> T) async throws -> T {
         let logger = try makeLogger()
-        return try await withAsker { stores, masterKey, asker in
-            try await body(stores.workflows(configuration: WorkflowEngine.Configuration(), masterKey: masterKey, asker: asker, audit: nil, logger: logger))
+        let sureOnly = try Self.askSureOnly()
+        return try await withAsker { stores, masterKey, given in
+            // The ask node as the server runs it: a less sure reading is refused where no one can pick it.
+            var asker = given
+            asker.sureOnly = sureOnly
+            return try await body(
+                stores.workflows(configuration: WorkflowEngine.Configuration(), masterKey: masterKey, asker: asker, audit: nil, logger: logger))
         }
     }
 }

@@ -23,6 +23,10 @@ public struct AskRequest: Sendable {
     /// Readings chosen when asked back (`Table.Column` of a key, or `run:` and a reading's mark to run
     /// a reading the built-in engine asked to have confirmed); the chat keeps them for its next questions.
     public var choices: [String] = []
+    /// Whether someone can pick a reading shown to run (a person or an agent). Where no one can (a
+    /// workflow's `ask` node, SQLBot's API), a reading below the sure band is refused, and the refusal
+    /// says how to have it answered: save it as an example.
+    public var canPick = true
 
     public init(
         app: String, userID: Int64?, question: String, datasource: String? = nil, chatID: Int64? = nil, lang: String = "en", engine: String? = nil,
@@ -95,7 +99,8 @@ public struct AskService: Sendable {
     let renderer = ChartRenderer()
     let environment: [String: String]
     /// Whether the built-in engine's readings it is less sure of than `BuiltinEngine.sureConfidence`
-    /// are shown to the asker to run, rather than run at once (`portico serve --ask-sure-only`).
+    /// are shown to the asker to run, rather than run at once. `portico serve` and the command line
+    /// turn it on unless told otherwise (`--no-ask-sure-only`); `portico eval` scores every reading.
     public var sureOnly = false
 
     /// Corrections an engine gets after its SQL fails.
@@ -246,7 +251,7 @@ public struct AskService: Sendable {
             if sureOnly, engine is BuiltinEngine, reply.example == nil, let confidence = reply.confidence,
                 confidence < BuiltinEngine.sureConfidence, let sql = reply.candidates.first, !choices.contains(Self.runChoice(sql))
             {
-                throw Self.confirmation(sql: sql, confidence: confidence, risks: reply.risks, engine: engine.name)
+                throw Self.confirmation(sql: sql, confidence: confidence, risks: reply.risks, engine: engine.name, canPick: request.canPick)
             }
             var failure: (sql: String, error: String)?
             for candidate in reply.candidates.prefix(3) {
@@ -283,13 +288,23 @@ public struct AskService: Sendable {
         "run:" + Hex.encode(Array(SHA256.hash(data: Array(sql.utf8)).prefix(8)))
     }
 
-    /// The reading shown for the asker to run, when the built-in engine is less sure of it.
-    static func confirmation(sql: String, confidence: Double, risks: [String], engine: String) -> AskRefusal {
-        let reasons = Array(Set(risks.compactMap { Risk(rawValue: $0) }.filter { $0.weight < 1 }.map(\.reason))).sorted()
+    /// The reading shown for the asker to run, when the built-in engine is less sure of it; where no
+    /// one can pick it, a refusal that says how to have it answered.
+    static func confirmation(sql: String, confidence: Double, risks: [String], engine: String, canPick: Bool = true) -> AskRefusal {
+        let reasons = Array(Set(risks.compactMap { Risk(rawValue: $0) }.filter(\.isDoubt).map(\.reason))).sorted()
         let why = reasons.isEmpty ? "" : " (\(reasons.joined(separator: "; ")))"
-        let message =
+        let read =
             "The built-in engine read the question as `\(sql)` but is less sure of this reading\(why), at \(String(format: "%.2f", confidence)): "
-            + "on databases it was not written for its answers below 0.90 were right 79-89% of the time, against 98% above, so it asks before it runs it. "
+            + "on databases it was not written for its answers below 0.90 were right 79-89% of the time, against 98% above, "
+        guard canPick else {
+            let message =
+                read + "so where no one can confirm it, it is not run. "
+                + "If it is what is meant, save it as an example (examples_create, or `portico example add`) and it will be answered from it; "
+                + "otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."
+            return AskRefusal(message: message, engine: engine, sql: sql)
+        }
+        let message =
+            read + "so it asks before it runs it. "
             + "Run it if it is what you meant; otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."
         var refusal = AskRefusal(message: message, engine: engine, sql: sql)
         refusal.clarification = Clarification(message: message, options: [Clarification.Option(value: runChoice(sql), label: "Run this reading")])

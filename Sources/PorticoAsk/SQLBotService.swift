@@ -149,11 +149,12 @@ public struct SQLBotService: Sendable {
         case let value?:
             throw SQLBotError(400, "datasource_id is a datasource name here (mcp_datasource_list lists them), got \(value.serializedString)")
         }
-        let request = AskRequest(
+        var request = AskRequest(
             app: caller.app, userID: caller.principal.userID, question: try Self.string(object, "question"), datasource: datasource,
             chatID: try Self.optionalInt(object, "chat_id"), lang: try Self.optionalString(object, "lang") ?? "zh-CN",
             engine: try Self.optionalString(object, "custom_model"), drawImage: true,
             caller: try await policy.queryCaller(caller.principal, app: caller.app, catalogs: asker.catalogs))
+        request.canPick = false  // SQLBot's chat API has no way to pick a reading
         do {
             return .success(try await asker.ask(request, progress: progress))
         } catch let refusal as AskRefusal {

@@ -36,7 +36,9 @@ public struct AskPackage: Sendable {
     static let refresh = Param.bool("refresh", "Read the schema again instead of using the cached one").or(false)
     static let sql = Param.string("sql", "One SELECT statement in the datasource's dialect (see datasource_describe)")
     static let choice = Param.optionalString(
-        "choice", "When an earlier ask said the question has two readings: the one meant, as it listed it (e.g. \"flight.source_airport\")")
+        "choice",
+        "When an earlier ask asked back: the choice, as it listed it — the reading meant (e.g. \"flight.source_airport\"), or run:... to run a reading it showed"
+    )
 
     public var package: ToolPackage {
         ToolPackage.mapped(

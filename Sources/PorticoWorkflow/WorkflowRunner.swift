@@ -290,8 +290,9 @@ extension WorkflowEngine {
             try requireScope(owner, Scope(.read, .datasource))
             guard let asker else { throw WorkflowError("ask nodes need the question service, which this process does not run") }
             let caller = try await policy.queryCaller(owner.principal, app: app, catalogs: asker.catalogs)
-            let request = AskRequest(
+            var request = AskRequest(
                 app: app, userID: nil, question: try text("question"), datasource: try text("datasource"), drawImage: false, caller: caller)
+            request.canPick = false
             let answer = try await asker.ask(request)
             var result = Self.rows(answer.columns, answer.rows, sql: answer.sql, truncated: answer.truncated).objectValue ?? [:]
             result["engine"] = .string(answer.engine)

@@ -517,9 +517,12 @@ def test_a_clients_answer_to_a_question_back_reaches_the_replica_that_asked(repl
                     continue
                 message = json.loads(line[5:])
                 if message.get("method") == "elicitation/create":
+                    # Which airport, then (by default) whether to run the reading that choice gives.
                     asked = message
+                    offered = [o["const"] for o in message["params"]["requestedSchema"]["properties"]["choice"]["oneOf"]]
+                    picked = "flight.dest_airport" if "flight.dest_airport" in offered else offered[0]
                     reply = c.post(f"{replicas.replica(1)}/api/mcp", headers=headers, json={
-                        "jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {"choice": "flight.dest_airport"}}})
+                        "jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {"choice": picked}}})
                     assert reply.status_code == 202
                 elif message.get("id") == 2:
                     answered = message

@@ -150,6 +150,15 @@ def test_the_json_routes_stream_and_answer_as_sqlbot_does(bot):
     assert failed.json() == {"success": False, "message": failed.json()["message"], "chat_id": failed.json()["chat_id"]}
     assert "not scripted" in failed.json()["message"]
 
+    # No one can confirm a reading through SQLBot's API: the built-in engine answers from its sure band
+    # and refuses a reading it is less sure of, saying how to have it answered.
+    sure = httpx2.post(f"{base}/mcp/mcp_question", json={"token": token, "question": "How many customers are there?", "custom_model": "builtin",
+                                                       "stream": False}, timeout=30)
+    assert sure.json()["success"] is True, sure.text
+    unsure = httpx2.post(f"{base}/mcp/mcp_question", json={"token": token, "question": "Which media type has the most tracks?",
+                                                         "custom_model": "builtin", "stream": False}, timeout=30)
+    assert unsure.json()["success"] is False and "save it as an example" in unsure.json()["message"], unsure.text
+
     # SQLBot takes the token of the list routes in the query string.
     assert httpx2.post(f"{base}/mcp/mcp_ws_list", params={"token": token}).json() == [{"id": "main", "name": "main"}]
     assert httpx2.post(f"{base}/mcp/mcp_ds_list", json={"token": token}).json()[0]["id"] == "main"

@@ -261,6 +261,39 @@ def test_manual_runs_versions_and_cancel(story):
     assert "already ended" in call(server, key, "executions_cancel", {"id": waiting["id"]}, expect_error=True)
 
 
+def test_an_ask_node_runs_only_a_sure_reading_or_a_saved_example(story):
+    """No one can confirm a reading in a workflow: the ask node answers from the built-in engine's sure
+    band, refuses a reading it is less sure of with how to have it answered, and answers it once it is
+    saved as an example."""
+    server, key = story["server"], story["key"]
+    unsure = "Which media type has the most tracks?"
+
+    def ask_node(question):
+        flow = call(server, key, "workflows_create", {
+            "title": f"Ask: {question}", "enabled": True, "trigger": {"type": "manual"},
+            "nodes": [{"key": "a", "type": "ask", "config": {"datasource": "main", "question": question}}]})
+        started = call(server, key, "workflows_trigger", {"id": flow["id"]})["execution"]
+        return wait_for(lambda: (e := call(server, key, "executions_get", {"id": started["id"]}))["status"] in ("resolved", "failed") and e,
+                        what="the ask node")
+
+    sure = ask_node("How many customers are there?")
+    assert sure["status"] == "resolved" and sure["jobs"][0]["result"]["rows"] == [{"value": 59}], sure
+    refused = ask_node(unsure)
+    assert refused["status"] == "failed" and "save it as an example" in json.dumps(refused), refused
+    assert "SELECT" in json.dumps(refused), "the refusal shows the reading to save"
+
+    async def save():
+        async with connect(server, "auto", key=key, url=server.mcp + "?packages=ask") as client:
+            sql = ('SELECT t0."Name", COUNT(*) AS tracks FROM "Track" t1 JOIN "MediaType" t0 ON t1."MediaTypeId" = t0."MediaTypeId" '
+                   'GROUP BY t0."MediaTypeId", t0."Name" ORDER BY tracks DESC LIMIT 1')
+            r = await client.call_tool("examples_create", {"datasource": "main", "question": unsure, "sql": sql})
+            assert not r.is_error, r.content
+
+    run(save())
+    answered = ask_node(unsure)
+    assert answered["status"] == "resolved" and answered["jobs"][0]["result"]["rows"][0]["Name"] == "MPEG audio file", answered
+
+
 def test_the_command_line_lists_shows_enables_and_runs(story):
     server, key = story["server"], story["key"]
     flow = call(server, key, "workflows_create", {

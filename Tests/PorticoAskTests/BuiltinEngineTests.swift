@@ -804,10 +804,10 @@ import Testing
     @Test func anOrderFromOneEndToTheOtherTakesItsWay() {
         let descending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#
         let ascending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary", t0."id""#
-        for way in ["from greatest to least", "from the highest to the lowest", "from most to least", "from high to low"] {
+        for way in ["from greatest to least", "from the highest to the lowest", "from most to the least", "from high to low", "from largest to smallest"] {
             #expect(Self.sql("List the first names of players ordered by salary \(way).") == descending, "\(way)")
         }
-        for way in ["from least to greatest", "from the smallest to the largest", "from low to high"] {
+        for way in ["from least to greatest", "from the smallest to the largest", "from low to high", "from the lowest to highest"] {
             #expect(Self.sql("List the first names of players ordered by salary \(way).") == ascending, "\(way)")
         }
     }

@@ -922,14 +922,16 @@ struct Interpreter {
     /// "from highest to lowest", "from the greatest to the least", "from youngest to oldest": the
     /// way of an order, from either end to the other.
     static let fromToPhrases: [([String], Item)] = {
-        let high = ["highest", "greatest", "largest", "biggest", "most", "maximum", "high"]
-        let low = ["lowest", "least", "smallest", "fewest", "minimum", "low"]
+        let high = ["highest", "greatest", "largest", "biggest", "most", "maximum", "high", "longest", "latest"]
+        let low = ["lowest", "least", "smallest", "fewest", "minimum", "low", "shortest", "earliest"]
         var phrases: [([String], Item)] = []
         for (first, last, descending, ofAge) in high.flatMap({ h in low.map { (h, $0, true, false) } })
             + low.flatMap({ l in high.map { (l, $0, false, false) } }) + [("oldest", "youngest", true, true), ("youngest", "oldest", false, true)]
         {
             let way = Item.direction(descending: descending, ofAge: ofAge)
-            phrases += [(["from", first, "to", last], way), (["from", "the", first, "to", "the", last], way), (["from", "the", first, "to", last], way)]
+            for (a, b) in [([], []), (["the"], ["the"]), (["the"], []), ([], ["the"])] as [([String], [String])] {
+                phrases.append((["from"] + a + [first, "to"] + b + [last], way))
+            }
         }
         return phrases
     }()

@@ -91,6 +91,9 @@ enum Risk: String, Sendable, CaseIterable {
     /// A value the question spelt otherwise ("Harford" taken for "Hartford"): a guess at what was
     /// meant, as a word naming two columns is (half such answers were wrong on Spider's training set).
     case respelled
+    /// Tables joined, where the join's ceiling, not a risk, bounds the confidence (joined answers
+    /// otherwise without doubt were right 88% of the time). Added by `BuiltinEngine` after the fact.
+    case joined
 }
 
 extension Risk {
@@ -107,7 +110,7 @@ extension Risk {
         case .noTableNamed, .manyParts: 0.9
         // A negation is named because eval and refusals tell such readings apart, but alone they were
         // right as often as readings without any doubt (33 of 33 on Spider's training set).
-        case .tableForAWord, .groupedByTime, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen, .negation: 1
+        case .tableForAWord, .groupedByTime, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen, .negation, .joined: 1
         }
     }
 
@@ -117,6 +120,9 @@ extension Risk {
         guard self == .pickedInNamedTable, others.contains(where: { $0 != self && $0.weight < 1 }) else { return weight }
         return Risk.pickedColumn.weight
     }
+
+    /// Whether it lowers a reading's confidence: what a refusal or a confirmation names.
+    var isDoubt: Bool { weight < 1 || self == .joined }
 
     /// How sure a reading with `risks` is, from `base`.
     static func confidence(_ base: Double, _ risks: [Risk]) -> Double {
@@ -165,6 +171,7 @@ extension Risk {
         case .typeUnread: "a type named but not read"
         case .countsAnotherTable: "rows counted of another table than the one named"
         case .respelled: "a value spelt otherwise in the question than in the data"
+        case .joined: "tables joined"
         }
     }
 }
