@@ -801,6 +801,16 @@ import Testing
         #expect(Self.sql("Count the number of distinct team cities.") == distinctCities)
     }
 
+    @Test func whatIsListedBeforeACountPerEachIsItsGroups() {
+        let perCity = #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city""#
+        #expect(Self.sql("Show the cities and the number of teams in each city.") == perCity)
+        #expect(Self.sql("What are the cities and the number of teams in each one?") == perCity)
+        #expect(
+            Self.sql("Show the name of team and the number of players in each team.")
+                == #"SELECT t1."team_id" AS "id", t0."name", COUNT(*) AS value FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE t1."team_id" IS NOT NULL GROUP BY t1."team_id", t0."name""#
+        )
+    }
+
     @Test func anOrderFromOneEndToTheOtherTakesItsWay() {
         let descending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#
         let ascending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary", t0."id""#

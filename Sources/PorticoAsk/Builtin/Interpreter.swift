@@ -108,7 +108,7 @@ struct Interpreter {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
         var items = try correspondingAsEach(
-            differentAsEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(mostOfAKeyAsRows(try recognize(&reader)))))))
+            differentAsEach(listedThenEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(mostOfAKeyAsRows(try recognize(&reader))))))))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -344,6 +344,26 @@ struct Interpreter {
             if keys.count == 1 { items[k + 1] = .table(schema.column(keys[0]).table) }
         }
         return items
+    }
+
+    /// "the countries and the number of climbers from each country", "the name of track and the number
+    /// of races in each track", "the destinations and the number of flights to each one": what is listed
+    /// before the count is the groups, named again after "each" (or referred back to by "each one").
+    func listedThenEach(_ items: [Item]) -> [Item] {
+        guard let c = items.firstIndex(of: .count), (1...2).contains(c), case .columns(let listed) = items[0],
+            let g = items.firstIndex(where: \.isGroupMarker), g > c + 1, !items[..<g].contains(where: \.isGroupMarker)
+        else { return items }
+        if c == 2 {
+            // "the name of track": a column of the table named with it.
+            guard case .table(let t) = items[1], listed.contains(where: { schema.column($0).table == t }) else { return items }
+        }
+        let counted = Array(items[c...])
+        guard g + 1 < items.count else { return counted + Array(items[..<c]) }  // "each one"
+        switch items[g + 1] {
+        case .columns(let grouped) where !Set(grouped).isDisjoint(with: listed): return counted
+        case .table(let t) where listed.contains(where: { schema.column($0).table == t }): return counted
+        default: return items
+        }
     }
 
     func differentAsEach(_ items: [Item]) -> [Item] {
