@@ -811,6 +811,19 @@ import Testing
         )
     }
 
+    @Test func aCountSaidAgainWhereTheColumnsAreListedIsOneCount() {
+        let perTeam = #"COUNT(*) AS value FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE "#
+        for question in [
+            "How many players does each team have? List the team name and the count.",
+            "How many players does each team have? Show the team name and the number of players.",
+        ] {
+            let sql = Self.sql(question)
+            #expect(sql?.contains(perTeam) == true && sql?.hasSuffix(#"GROUP BY t1."team_id", t0."name""#) == true, "\(question): \(sql ?? "refused")")
+        }
+        // Ordered by the count, it is the order's.
+        #expect(Self.sql("Show the cities and the number of teams in each city ordered by the count.")?.hasSuffix("ORDER BY value, t0.\"city\"") == true)
+    }
+
     @Test func anOrderFromOneEndToTheOtherTakesItsWay() {
         let descending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#
         let ascending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary", t0."id""#

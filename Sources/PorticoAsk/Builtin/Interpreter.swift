@@ -108,7 +108,8 @@ struct Interpreter {
             throw NotUnderstood(message: "'\(write.text)' asks to change data; questions only read it, and nothing was run")
         }
         var items = try correspondingAsEach(
-            differentAsEach(listedThenEach(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(mostOfAKeyAsRows(try recognize(&reader))))))))
+            differentAsEach(
+                listedThenEach(countRestated(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(mostOfAKeyAsRows(try recognize(&reader)))))))))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -343,6 +344,23 @@ struct Interpreter {
             let keys = cs.filter { schema.column($0).isPrimary }
             if keys.count == 1 { items[k + 1] = .table(schema.column(keys[0]).table) }
         }
+        return items
+    }
+
+    /// "How many hosts does each nationality have? List the nationality and the count.": a count asked
+    /// for per group, then said again where the answer's columns are listed, is one count.
+    func countRestated(_ items: [Item]) -> [Item] {
+        let counts = items.indices.filter { items[$0] == .count }
+        guard counts.count == 2, let g = items.firstIndex(where: \.isGroupMarker), counts[0] < g, g < counts[1] else { return items }
+        let second = counts[1]
+        // "ordered by the count" orders by it.
+        guard items[second - 1] != .orderBy else { return items }
+        var items = items
+        // "the number of coaches": the table counted, named again.
+        if second + 1 < items.count, case .table(let t) = items[second + 1], counts[0] + 1 < items.count, items[counts[0] + 1] == .table(t) {
+            items.remove(at: second + 1)
+        }
+        items.remove(at: second)
         return items
     }
 
