@@ -824,6 +824,14 @@ import Testing
         #expect(Self.sql("Show the cities and the number of teams in each city ordered by the count.")?.hasSuffix("ORDER BY value, t0.\"city\"") == true)
     }
 
+    @Test func selectAndComputeAskAsShowDoesAndAllTheDataIsEveryColumn() {
+        #expect(Self.sql("Select the cities of all teams.") == Self.sql("Show the cities of all teams.") && Self.sql("Show the cities of all teams.") != nil)
+        #expect(Self.sql("Compute the average salary of players.") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)
+        #expect(
+            Self.sql("Select all the data from the teams.")
+                == #"SELECT t0."id", t0."name", t0."city", t0."founded_year", t0."monthly_fee" FROM "teams" t0"#)
+    }
+
     @Test func anOrderFromOneEndToTheOtherTakesItsWay() {
         let descending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#
         let ascending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary", t0."id""#

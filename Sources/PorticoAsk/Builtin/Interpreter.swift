@@ -152,9 +152,17 @@ struct Interpreter {
             understood.followsUp = true
         } else {
             understood = try assemble(items)
-            // "all the information about the department Marketing": every column of the rows listed.
+            // "all the information about the department Marketing", "all the data from the products":
+            // every column of the rows listed.
             let plan = understood.plan
-            if reader.tokens.contains(where: { ["information", "info", "details"].contains($0.lower) && !$0.used }), plan.measures.isEmpty,
+            let tokens = reader.tokens
+            let everything = tokens.indices.contains { i in
+                guard !tokens[i].used else { return false }
+                if ["information", "info", "details"].contains(tokens[i].lower) { return true }
+                return tokens[i].lower == "data"
+                    && (i >= 1 && tokens[i - 1].lower == "all" || i >= 2 && tokens[i - 2].lower == "all" && tokens[i - 1].lower == "the")
+            }
+            if everything, plan.measures.isEmpty,
                 plan.grouping == nil, !plan.countGroups
             {
                 understood.plan.shown = schema.tables[plan.root].columns

@@ -88,7 +88,7 @@ enum Lexicon {
     static let softWords: Set<String> = [
         "value", "values", "entry", "entries", "row", "rows", "record", "records", "item", "items", "detail", "details", "information",
         "data", "table", "kind", "kinds", "type", "types", "one", "number", "amount", "name", "names", "full", "exist", "exists", "existing",
-        "recorded", "stored", "known", "individual", "separate", "registered", "available", "listed",
+        "recorded", "stored", "known", "individual", "separate", "registered", "available", "listed", "select", "compute", "output",
         "made", "make", "generate", "generated", "generating", "earn", "earns", "earned", "earning", "bring", "brought", "serve", "serves", "served", "sell",
         "sold", "buy", "bought", "purchase", "purchased", "issue", "issued", "place", "placed", "create", "created", "work", "works",
         "worked", "working", "live", "lives", "living", "located", "based", "belong", "belongs", "contain", "appear", "appears", "come",
