@@ -832,6 +832,28 @@ import Testing
                 == #"SELECT t0."id", t0."name", t0."city", t0."founded_year", t0."monthly_fee" FROM "teams" t0"#)
     }
 
+    @Test func aVerbBeforeAYearIsOfTheOneYearColumnAndACountOfATableKeepingItsCountIsInDoubt() {
+        #expect(Self.sql("Which teams were established before 1950?") == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" < 1950"#)
+        #expect(
+            Self.sql("List the names of teams started between 1900 and 1910.")
+                == #"SELECT t0."name" FROM "teams" t0 WHERE t0."founded_year" >= 1900 AND t0."founded_year" <= 1910"#)
+        let tables = [
+            SourceTable(
+                name: "degrees", isView: false,
+                columns: [
+                    .init(name: "Year", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Campus", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Degrees", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var request = Self.request("How many degrees were conferred in 2000?")
+        request.tables = tables
+        request.values = ValueIndex()
+        // The rows, or the number the Degrees column keeps: either may be meant.
+        let reply = BuiltinEngine.answer(request)
+        #expect(reply.risks.contains(Risk.countOrColumn.rawValue), "\(reply)")
+    }
+
     @Test func anOrderFromOneEndToTheOtherTakesItsWay() {
         let descending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary" DESC, t0."id""#
         let ascending = #"SELECT t0."first_name" FROM "players" t0 ORDER BY t0."salary", t0."id""#

@@ -930,6 +930,25 @@ struct Interpreter {
         }
         // Money words left over stand for the measure of a sale.
         for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
+        // "campuses opened in 1958", "churches opened before 1850": a verb that names nothing, before
+        // a year, is of the one year or date column of the tables the question named.
+        for i in t.indices.dropLast(2) where !t[i].used && t[i].lower.count >= 5 && t[i].lower.hasSuffix("ed") {
+            guard ["in", "before", "after", "since", "between"].contains(t[i + 1].lower),
+                items.contains(where: { at, item in
+                    guard (i + 1...i + 4).contains(at) else { return false }
+                    switch item {
+                    case .year: return true
+                    case .number(let n, nil): return (1000...2100).contains(n)
+                    default: return false
+                    }
+                })
+            else { continue }
+            let named = Set(items.compactMap { if case .table(let table) = $0.1 { table } else { nil } })
+            let dated = schema.columnList.indices.filter { c in
+                (named.isEmpty || named.contains(schema.column(c).table)) && (schema.column(c).isYear || schema.column(c).kind == .date)
+            }
+            if dated.count == 1 { take(i, 1, .dateVerb(dated)) }
+        }
         // A filter names its table when the question does not ("how many VIPs").
         for (f, at) in filtersAt {
             let table = schema.filters[f].table

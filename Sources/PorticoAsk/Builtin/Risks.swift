@@ -448,6 +448,12 @@ extension Interpreter {
         tables.contains { t in
             schema.tables[t].columns.contains { c in
                 let names = schema.column(c).words
+                // A table of degrees whose column Degrees keeps how many: "how many degrees" may be either.
+                if schema.column(c).kind == .number, !schema.column(c).isKey, names == schema.tables[t].words, let last = names.last,
+                    words.contains(where: { Lexicon.matches(question: $0, schema: last) })
+                {
+                    return true
+                }
                 guard schema.column(c).kind == .number, let first = names.first, ["no", "number", "num", "count"].contains(first), names.count >= 2 else {
                     return false
                 }
