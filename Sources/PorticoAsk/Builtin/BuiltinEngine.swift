@@ -25,7 +25,7 @@ public struct BuiltinEngine: AskEngine {
 
     /// The least confidence answered without asking the asker to confirm the reading: the band from
     /// it up holds the answers that were right 97% of the time or more on Spider's training set
-    /// (98.3%; the band below it 88.9%). `portico eval` prints the bands.
+    /// (98.2%; the band below it 89%). `portico eval` prints the bands.
     public static let sureConfidence = 0.9
 
     public var name: String { "builtin" }
