@@ -159,7 +159,9 @@ struct Interpreter {
             let everything = tokens.indices.contains { i in
                 guard !tokens[i].used else { return false }
                 if ["information", "info", "details"].contains(tokens[i].lower) { return true }
-                return tokens[i].lower == "data"
+                // "all the data from the products", not "all the data analysts".
+                let ends = i + 1 == tokens.count || ["from", "of", "about", "for", "on", "in"].contains(tokens[i + 1].lower)
+                return tokens[i].lower == "data" && ends
                     && (i >= 1 && tokens[i - 1].lower == "all" || i >= 2 && tokens[i - 2].lower == "all" && tokens[i - 1].lower == "the")
             }
             if everything, plan.measures.isEmpty,
@@ -361,11 +363,16 @@ struct Interpreter {
         let counts = items.indices.filter { items[$0] == .count }
         guard counts.count == 2, let g = items.firstIndex(where: \.isGroupMarker), counts[0] < g, g < counts[1] else { return items }
         let second = counts[1]
-        // "ordered by the count" orders by it.
-        guard items[second - 1] != .orderBy else { return items }
+        // Said again, it ends the question: "… and the count", "… and the number of coaches" (the table
+        // counted, named again). Not "ordered by the count", "more than the average number of …", nor
+        // "and how many coaches" (another table), nor "and how many of them joined after 2015".
+        switch items[second - 1] {
+        case .orderBy, .average, .compare, .function: return items
+        default: break
+        }
         var items = items
-        // "the number of coaches": the table counted, named again.
-        if second + 1 < items.count, case .table(let t) = items[second + 1], counts[0] + 1 < items.count, items[counts[0] + 1] == .table(t) {
+        if second + 1 < items.count {
+            guard second + 2 == items.count, case .table(let t) = items[second + 1], items[counts[0] + 1] == .table(t) else { return items }
             items.remove(at: second + 1)
         }
         items.remove(at: second)
@@ -387,7 +394,8 @@ struct Interpreter {
         guard g + 1 < items.count else { return counted + Array(items[..<c]) }  // "each one"
         switch items[g + 1] {
         case .columns(let grouped) where !Set(grouped).isDisjoint(with: listed): return counted
-        case .table(let t) where listed.contains(where: { schema.column($0).table == t }): return counted
+        // "the name of track … in each track": the listed column names the grouped table's rows.
+        case .table(let t) where listed.contains(where: { schema.tables[t].labels.contains($0) }): return counted
         default: return items
         }
     }
@@ -930,9 +938,10 @@ struct Interpreter {
         }
         // Money words left over stand for the measure of a sale.
         for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
-        // "campuses opened in 1958", "churches opened before 1850": a verb that names nothing, before
-        // a year, is of the one year or date column of the tables the question named.
-        for i in t.indices.dropLast(2) where !t[i].used && t[i].lower.count >= 5 && t[i].lower.hasSuffix("ed") {
+        // "campuses opened in 1958", "churches founded before 1850": a verb of beginning that names
+        // nothing, before a year, is of the one year or date column of the tables the question named
+        // (of any table when it names none); a birth or death date is no beginning of a place.
+        for i in t.indices.dropLast(2) where !t[i].used && Lexicon.beginningVerbs.contains(t[i].lower) {
             guard ["in", "before", "after", "since", "between"].contains(t[i + 1].lower),
                 items.contains(where: { at, item in
                     guard (i + 1...i + 4).contains(at) else { return false }
@@ -946,6 +955,7 @@ struct Interpreter {
             let named = Set(items.compactMap { if case .table(let table) = $0.1 { table } else { nil } })
             let dated = schema.columnList.indices.filter { c in
                 (named.isEmpty || named.contains(schema.column(c).table)) && (schema.column(c).isYear || schema.column(c).kind == .date)
+                    && !schema.column(c).words.contains(where: { ["birth", "born", "death", "died", "dob"].contains($0) })
             }
             if dated.count == 1 { take(i, 1, .dateVerb(dated)) }
         }

@@ -84,6 +84,11 @@ enum Lexicon {
         "only", "among", "between", "across", "within", "instead", "rather", "again", "but", "now", "too",
     ]
 
+    /// Verbs of a place or a body coming into being, whose year is the one year column of its table.
+    static let beginningVerbs: Set<String> = [
+        "opened", "founded", "established", "started", "built", "launched", "formed", "constructed", "incorporated", "inaugurated",
+    ]
+
     /// Words ignored when they name nothing in the schema (a column may be called `type` or `value`).
     static let softWords: Set<String> = [
         "value", "values", "entry", "entries", "row", "rows", "record", "records", "item", "items", "detail", "details", "information",
