@@ -193,10 +193,10 @@ struct EvalCommand: AsyncParsableCommand {
 
 extension CommonOptions {
     /// The Ask pipeline over this data directory, with its own HTTP client for the LLMs.
-    /// Whether `ask` runs the built-in engine's less sure readings only when picked: on unless
-    /// `PORTICO_ASK_SURE_ONLY` says otherwise, as for `portico serve`.
+    /// Whether `ask` runs the built-in engine's less sure readings only when picked: as
+    /// `PORTICO_ASK_SURE_ONLY` says, else the default; `portico serve` reads the same.
     static func askSureOnly() throws -> Bool {
-        try Environment.optionalBool("PORTICO_ASK_SURE_ONLY") ?? true
+        try Environment.optionalBool(Setting.variable("ask-sure-only")) ?? AskService.sureOnlyByDefault
     }
 
     func withAsker<T>(_ body: (AskService) async throws -> T) async throws -> T {

@@ -218,7 +218,7 @@ struct Serve: AsyncParsableCommand {
             appToolCallsPerDay: try Setting.rate(appToolCallQuota, "app-tool-call-quota", per: "day"))
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
         c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
-        c.askSureOnly = try askSureOnly ?? Environment.optionalBool(Setting.variable("ask-sure-only")) ?? c.askSureOnly
+        c.askSureOnly = try askSureOnly ?? CommonOptions.askSureOnly()
         c.workflowAllowHosts =
             workflowAllowHosts
             + (Environment.string("PORTICO_WORKFLOW_ALLOW_HOSTS")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? [])

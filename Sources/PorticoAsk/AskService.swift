@@ -102,6 +102,8 @@ public struct AskService: Sendable {
     /// are shown to the asker to run, rather than run at once. `portico serve` and the command line
     /// turn it on unless told otherwise (`--no-ask-sure-only`); `portico eval` scores every reading.
     public var sureOnly = false
+    /// What `portico serve` and the command line's `ask` choose for `sureOnly` unless told otherwise.
+    public static let sureOnlyByDefault = true
 
     /// Corrections an engine gets after its SQL fails.
     public static let maxCorrections = 2

@@ -44,7 +44,7 @@ public struct ServerConfiguration: Sendable {
     public var allowPrivateClientMetadata = false
     /// Whether `ask` shows the built-in engine's less sure readings (below its sure band) to run,
     /// rather than running them at once.
-    public var askSureOnly = true
+    public var askSureOnly = AskService.sureOnlyByDefault
     /// Hosts the workflows' request node may call (`*.example.com` for subdomains); none: the node is off.
     public var workflowAllowHosts: [String] = []
     /// Let the request node reach private and loopback addresses (development and tests only).
