@@ -253,7 +253,9 @@ public struct AskService: Sendable {
             if sureOnly, engine is BuiltinEngine, reply.example == nil, let confidence = reply.confidence,
                 confidence < BuiltinEngine.sureConfidence, let sql = reply.candidates.first, !choices.contains(Self.runChoice(sql))
             {
-                throw Self.confirmation(sql: sql, confidence: confidence, risks: reply.risks, engine: engine.name, canPick: request.canPick)
+                throw Self.confirmation(
+                    sql: sql, confidence: confidence, risks: reply.risks, engine: engine.name, canPick: request.canPick,
+                    otherColumns: reply.clarification)
             }
             var failure: (sql: String, error: String)?
             for candidate in reply.candidates.prefix(3) {
@@ -290,9 +292,12 @@ public struct AskService: Sendable {
         "run:" + Hex.encode(Array(SHA256.hash(data: Array(sql.utf8)).prefix(8)))
     }
 
-    /// The reading shown for the asker to run, when the built-in engine is less sure of it; where no
-    /// one can pick it, a refusal that says how to have it answered.
-    static func confirmation(sql: String, confidence: Double, risks: [String], engine: String, canPick: Bool = true) -> AskRefusal {
+    /// The reading shown for the asker to run, when the built-in engine is less sure of it, beside
+    /// the other columns a word of it may mean (`otherColumns`: choosing one asks again with it);
+    /// where no one can pick, a refusal that says how to have it answered.
+    static func confirmation(
+        sql: String, confidence: Double, risks: [String], engine: String, canPick: Bool = true, otherColumns: Clarification? = nil
+    ) -> AskRefusal {
         let reasons = Array(Set(risks.compactMap { Risk(rawValue: $0) }.filter(\.isDoubt).map(\.reason))).sorted()
         let why = reasons.isEmpty ? "" : " (\(reasons.joined(separator: "; ")))"
         let read =
@@ -305,11 +310,15 @@ public struct AskService: Sendable {
                 + "otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."
             return AskRefusal(message: message, engine: engine, sql: sql)
         }
-        let message =
-            read + "so it asks before it runs it. "
-            + "Run it if it is what you meant; otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."
+        var message = read + "so it asks before it runs it. Run it if it is what you meant; "
+        var options = [Clarification.Option(value: runChoice(sql), label: "Run this reading")]
+        if let otherColumns, !otherColumns.options.isEmpty {
+            message += "or choose the column a word of it means (\(otherColumns.options.map { "\"\($0.label)\"" }.joined(separator: " or "))); "
+            options += otherColumns.options.map { Clarification.Option(value: $0.value, label: "Read it with \($0.label)") }
+        }
+        message += "otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."
         var refusal = AskRefusal(message: message, engine: engine, sql: sql)
-        refusal.clarification = Clarification(message: message, options: [Clarification.Option(value: runChoice(sql), label: "Run this reading")])
+        refusal.clarification = Clarification(message: message, options: options)
         return refusal
     }
 

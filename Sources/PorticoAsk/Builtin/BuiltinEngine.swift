@@ -98,12 +98,17 @@ public struct BuiltinEngine: AskEngine {
                             + "rephrase with the table and column names (datasource_describe lists them), or configure an LLM with `portico llm add`",
                         confidence: confidence, risks: risks.map(\.rawValue))
                     // When only which column a word or value means stands in the way, ask which.
-                    let ambiguous: Set<Risk> = [.pickedColumn, .pickedInNamedTable, .valueInManyColumns]
-                    let otherwise = Risk.confidence(understood.confidence, risks.filter { !ambiguous.contains($0) })
+                    let otherwise = Risk.confidence(understood.confidence, risks.filter { !Risk.columnDoubts.contains($0) })
                     if otherwise >= Interpreter.threshold - 1e-9 { reply.clarification = interpreter.clarification(understood.items) }
                     return reply
                 }
-                return EngineReply(candidates: [sql], chart: understood.plan.chartHint, confidence: confidence, risks: risks.map(\.rawValue))
+                var reply = EngineReply(candidates: [sql], chart: understood.plan.chartHint, confidence: confidence, risks: risks.map(\.rawValue))
+                // A reading below the sure band that picked one of several columns comes with the
+                // others, for a confirmation to offer beside it.
+                if confidence < Self.sureConfidence, risks.contains(where: Risk.columnDoubts.contains) {
+                    reply.clarification = interpreter.clarification(understood.items)
+                }
+                return reply
             case .failure(let unwritable):
                 var reply = EngineReply(candidates: [], reason: unwritable.message)
                 if unwritable.choices.count > 1 {

@@ -121,6 +121,9 @@ extension Risk {
         return Risk.pickedColumn.weight
     }
 
+    /// The doubts about which column a word or value means: the ones asking the asker can settle.
+    static let columnDoubts: Set<Risk> = [.pickedColumn, .pickedInNamedTable, .valueInManyColumns]
+
     /// Whether it lowers a reading's confidence: what a refusal or a confirmation names.
     var isDoubt: Bool { weight < 1 || self == .joined }
 
