@@ -790,8 +790,11 @@ import Testing
         let named = BuiltinEngine.answer(Self.request("List the ids of all teams."))
         #expect(named.candidates.first == #"SELECT t0."id" FROM "teams" t0"#)
         #expect(named.risks == [Risk.pickedInNamedTable.rawValue] && named.confidence! >= BuiltinEngine.sureConfidence, "\(named)")
-        // Beside another doubt it weighs as any pick (such readings were right 79% of the time).
-        #expect(Risk.confidence(1, [.pickedInNamedTable, .ranked]) == Risk.confidence(1, [.pickedColumn, .ranked]))
+        // Beside a doubt about the reading's shape it weighs as any pick (such readings were right 79%
+        // of the time); beside an order, many parts, distinct values or an unnamed root it keeps its own.
+        #expect(Risk.confidence(1, [.pickedInNamedTable, .semiJoin]) == Risk.confidence(1, [.pickedColumn, .semiJoin]))
+        #expect(Risk.confidence(1, [.pickedInNamedTable, .ranked, .manyParts]) == 0.95 * 0.8 * 0.9)
+        #expect(Risk.confidence(1, [.pickedInNamedTable, .ranked, .manyParts, .presence]) == 0.75 * 0.8 * 0.9 * 0.7)
         #expect(Risk.confidence(1, [.pickedInNamedTable]) > Risk.confidence(1, [.pickedColumn]))
     }
 
@@ -871,6 +874,18 @@ import Testing
         for way in ["from least to greatest", "from the smallest to the largest", "from low to high", "from the lowest to highest"] {
             #expect(Self.sql("List the first names of players ordered by salary \(way).") == ascending, "\(way)")
         }
+    }
+
+    @Test func aTopBeforeASuperlativeSetsOnlyHowManyRows() {
+        // "the top three lowest salaries": the lowest three, not the highest.
+        for top in ["top three lowest", "top 3 lowest"] {
+            #expect(
+                Self.sql("List the first names of players with the \(top) salaries.")?.contains(#"ORDER BY t0."salary", t0."id" LIMIT 3"#) == true, "\(top)")
+        }
+        #expect(Self.sql("List the first names of players with the top 3 highest salaries.")?.contains(#"ORDER BY t0."salary" DESC, t0."id" LIMIT 3"#) == true)
+        // More than one highest is the rows' values, not the maximum.
+        #expect(Self.sql("What are the top 3 highest salaries?")?.contains(#"ORDER BY t0."salary" DESC, t0."id" LIMIT 3"#) == true)
+        #expect(Self.sql("What is the highest salary?") == #"SELECT MAX(t0."salary") AS value FROM "players" t0"#)
     }
 
     @Test func aCodeColumnIsNamedByWhatItCodesAndACountStaysBesideAnAverage() {

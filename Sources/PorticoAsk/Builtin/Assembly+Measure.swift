@@ -156,9 +156,10 @@ extension Interpreter.Assembly {
                 let rankedRows =
                     rankedBy == j && tablesBefore(j, items).contains(schema.column(c).table) || tableRanked && !items.contains(.count)
                 if aggregateFunction == nil, superlative != nil, grouping == nil,
-                    subject.map({ subjectColumn == nil && schema.column(c).table == $0 }) ?? (asksRowColumns || rankedRows)
+                    subject.map({ subjectColumn == nil && schema.column(c).table == $0 }) ?? (asksRowColumns || rankedRows || (limit ?? 1) > 1)
                 {
-                    // "which department has the largest budget": rows ranked by their own column.
+                    // "which department has the largest budget": rows ranked by their own column; "the 3
+                    // highest rates": more than one, so the rows' values, not their maximum.
                     measure = .column(c)
                 } else {
                     let descending = superlative.map { interpreter.ranksDescending($0.word, $0.descending, column: c) } ?? true

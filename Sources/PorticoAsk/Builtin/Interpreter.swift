@@ -733,6 +733,15 @@ struct Interpreter {
                 "most", "highest", "largest", "biggest", "greatest", "longest", "top", "latest", "newest", "heaviest", "best", "oldest", "tallest",
             ]
             let ascending = ["least", "fewest", "lowest", "smallest", "shortest", "cheapest", "earliest", "bottom", "lightest", "worst", "youngest"]
+            if ["top", "bottom"].contains(w) {
+                // "the top three lowest distances": the superlative after it sets the order, "top" only the count.
+                let n = t.indices.contains(i + 1) ? t[i + 1].number ?? word(i + 1).flatMap { Lexicon.numberWords[$0] }.map(Double.init) : nil
+                if let next = word(n == nil ? i + 1 : i + 2), next != w, descending.contains(next) || ascending.contains(next) {
+                    t[i].used = true
+                    if let n, n == n.rounded(), n > 0, n < 10000 { take(i + 1, 1, .top(Int(n))) }
+                    continue
+                }
+            }
             if descending.contains(w) || ascending.contains(w) {
                 // The oldest date is the smallest; the youngest birth date the largest.
                 let isDescending = w == "oldest" ? false : w == "youngest" ? true : descending.contains(w)
