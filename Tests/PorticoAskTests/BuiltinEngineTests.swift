@@ -876,6 +876,13 @@ import Testing
         }
     }
 
+    @Test func quotedValuesJoinedByOrAreOneConditionOfEither() {
+        let either = #"FROM "teams" t0 WHERE t0."city" IN ('Lisbon', 'Porto')"#
+        #expect(Self.sql("names of teams with city Lisbon or Porto")?.hasSuffix(either) == true)
+        // Quoted, the column named before them is shown too (as before the 'or' was read).
+        #expect(Self.sql(#"names of teams with city "Lisbon" or "Porto""#)?.hasSuffix(either) == true)
+    }
+
     @Test func aTopBeforeASuperlativeSetsOnlyHowManyRows() {
         // "the top three lowest salaries": the lowest three, not the highest.
         for top in ["top three lowest", "top 3 lowest"] {

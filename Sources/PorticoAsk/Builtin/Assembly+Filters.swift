@@ -322,6 +322,13 @@ extension Interpreter.Assembly {
         let words = ValueIndex.words(text)
         let found = values.whole(words)
         if !found.isEmpty {
+            // After an 'or', one more value of the column before it ("carrier "Sprint" or "TMobile"").
+            if k > 0, items[k - 1] == .or, case .oneOf(let column, let before)? = plan.conditions.last,
+                let entry = found.first(where: { $0.column == column })
+            {
+                plan.conditions[plan.conditions.count - 1] = .oneOf(column, before + [entry.value])
+                return
+            }
             let entry = interpreter.preferred(found, near: related, table: k > 0 ? isTable(k - 1) : nil)
             plan.conditions.append(.oneOf(entry.column, [entry.value]))
         } else {
