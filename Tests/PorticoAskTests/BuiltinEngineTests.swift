@@ -876,6 +876,14 @@ import Testing
         }
     }
 
+    @Test func theMostCommonValueOfAColumnNamedWithItsTable() {
+        let mostCommon = #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 1"#
+        for question in ["What is the most common team city?", "Which city of teams is the most common?", "Which team city is most common?"] {
+            #expect(Self.sql(question) == mostCommon, "\(question)")
+        }
+        #expect(Self.sql("What is the least common team city?")?.contains("ORDER BY value, t0.\"city\" LIMIT 1") == true)
+    }
+
     @Test func quotedValuesJoinedByOrAreOneConditionOfEither() {
         let either = #"FROM "teams" t0 WHERE t0."city" IN ('Lisbon', 'Porto')"#
         #expect(Self.sql("names of teams with city Lisbon or Porto")?.hasSuffix(either) == true)

@@ -309,6 +309,19 @@ struct Interpreter {
             case .superlative(let descending, _) = items[i]
         else { return items }
         var items = items
+        // "the most common apartment type code", "the type of document that is most common", "which
+        // team city is most common": a column named with its table is the column of that table.
+        func ofTable(_ c: Int, _ t: Int) -> [Int]? {
+            guard c >= 0, t >= 0, t < items.count, c < items.count, case .columns(let cs) = items[c], case .table(let table) = items[t] else { return nil }
+            let own = cs.filter { schema.column($0).table == table }
+            return own.isEmpty ? nil : own
+        }
+        if let own = ofTable(i + 2, i + 1) {
+            items.replaceSubrange((i + 1)...(i + 2), with: [.columns(own)])
+        } else if i + 1 == items.count, let own = ofTable(i - 2, i - 1) ?? ofTable(i - 1, i - 2) {
+            items.replaceSubrange((i - 2)...(i - 1), with: [.columns(own)])
+            i -= 1
+        }
         let columnAfter = i + 1 < items.count && { if case .columns = items[i + 1] { true } else { false } }()
         if !columnAfter, i > 0, case .columns = items[i - 1] {
             // "Which allergy type is most common (among students)?": the column named before it.
