@@ -796,6 +796,9 @@ import Testing
         #expect(Risk.confidence(1, [.pickedInNamedTable, .ranked, .manyParts]) == 0.95 * 0.8 * 0.9)
         #expect(Risk.confidence(1, [.pickedInNamedTable, .ranked, .manyParts, .presence]) == 0.75 * 0.8 * 0.9 * 0.7)
         #expect(Risk.confidence(1, [.pickedInNamedTable]) > Risk.confidence(1, [.pickedColumn]))
+        // Rows counted by a column of the table they point at: that table is the root by construction.
+        #expect(Risk.confidence(1, [.rootUnnamed, .countedAcross, .groupedByColumn, .ranked]) == 0.8)
+        #expect(Risk.confidence(1, [.rootUnnamed, .countedAcross, .groupedByEntity]) == 0.75)
     }
 
     @Test func differentValuesOfATablesColumnAreCountedOnceEach() {
