@@ -293,8 +293,9 @@ public struct AskService: Sendable {
     }
 
     /// The reading shown for the asker to run, when the built-in engine is less sure of it, beside
-    /// the other columns a word of it may mean (`otherColumns`: choosing one asks again with it);
-    /// where no one can pick, a refusal that says how to have it answered.
+    /// the other columns a word or value of it may mean (`otherColumns`, whose message says which:
+    /// choosing one asks again through it); where no one can pick, a refusal that says how to have
+    /// it answered.
     static func confirmation(
         sql: String, confidence: Double, risks: [String], engine: String, canPick: Bool = true, otherColumns: Clarification? = nil
     ) -> AskRefusal {
@@ -313,7 +314,8 @@ public struct AskService: Sendable {
         var message = read + "so it asks before it runs it. Run it if it is what you meant; "
         var options = [Clarification.Option(value: runChoice(sql), label: "Run this reading")]
         if let otherColumns, !otherColumns.options.isEmpty {
-            message += "or choose the column a word of it means (\(otherColumns.options.map { "\"\($0.label)\"" }.joined(separator: " or "))); "
+            message +=
+                "or read it through another column (\(otherColumns.message)): \(otherColumns.options.map { "\"\($0.label)\"" }.joined(separator: " or ")); "
             options += otherColumns.options.map { Clarification.Option(value: $0.value, label: "Read it with \($0.label)") }
         }
         message += "otherwise rephrase with the table and column names, or configure an LLM with `portico llm add`."

@@ -53,6 +53,20 @@ extension Interpreter.Assembly {
         try spreadValuesOfOneColumn()
     }
 
+    /// Two values of a column of the rows asked about, both asked for ("the colleges that have both
+    /// midfielders and defenders"): no row holds both, so the one column asked for is read as the
+    /// values that rows of each share; otherwise the question is refused.
+    mutating func shareValues(counted: Bool) throws(NotUnderstood) {
+        guard let (column, second) = sharedValues else { return }
+        guard !counted, plan.measures.isEmpty, plan.grouping == nil, plan.shown.count == 1, case let shared = plan.shown[0], shared != column,
+            schema.column(shared).table == plan.root, !schema.column(shared).isPrimary
+        else {
+            throw NotUnderstood(message: "the question asks for two values of \(schema.column(column).name) at once; ask for one, or use 'or'")
+        }
+        plan.conditions.append(.shares(shared, second))
+        plan.distinct = true
+    }
+
     /// "longer than the average": a column compared with its own average.
     mutating func compareWithAverages() throws(NotUnderstood) {
         for bound in againstAverage {
@@ -86,6 +100,13 @@ extension Interpreter.Assembly {
                 schema.edges.first { edge in edge.to == root && schema.edges.contains { $0.from == edge.from && $0.to == table } }?.from
                 ?? (schema.edges.contains { $0.from == table && $0.to == root } ? table : nil)
             guard let bridge, table != plan.root, schema.edges.filter({ $0.from == bridge && $0.to == root }).count == 1 else {
+                // "the colleges that have both midfielders and defenders": read once the columns asked
+                // for are known (`shareValues`).
+                if table == root, indices.count == 2, sharedValues == nil {
+                    sharedValues = (column, plan.conditions[indices[1]])
+                    moved.insert(indices[1])
+                    continue
+                }
                 throw NotUnderstood(message: "the question asks for two values of \(schema.column(column).name) at once; ask for one, or use 'or'")
             }
             throughRelated += indices.map { .some(table: bridge, plan.conditions[$0]) }

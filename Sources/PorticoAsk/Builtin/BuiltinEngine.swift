@@ -106,7 +106,7 @@ public struct BuiltinEngine: AskEngine {
                 // A reading below the sure band that picked one of several columns comes with the
                 // others, for a confirmation to offer beside it.
                 if confidence < Self.sureConfidence, risks.contains(where: Risk.columnDoubts.contains) {
-                    reply.clarification = interpreter.clarification(understood.items)
+                    reply.clarification = interpreter.otherColumns(understood.items, than: understood.plan.referencedColumns)
                 }
                 return reply
             case .failure(let unwritable):
@@ -129,28 +129,48 @@ public struct BuiltinEngine: AskEngine {
 extension Interpreter {
     /// The question back for the first word or value of `items` that names several columns.
     func clarification(_ items: [Item]) -> Clarification? {
-        for item in items {
+        guard let (what, columns) = severalColumns(items).first(where: { $0.columns.count > 1 }) else { return nil }
+        let options = columns.map(option)
+        return Clarification(
+            message: "\(what.prefix(1).uppercased() + what.dropFirst()): \(options.map { "\"\($0.label)\"" }.joined(separator: " or ")); which one is meant?",
+            options: options)
+    }
+
+    /// For a reading that picked one of several columns for a word or value: the others, those
+    /// a reading can be asked through (`message` says of which word or value).
+    func otherColumns(_ items: [Item], than read: Set<Int>) -> Clarification? {
+        for (what, columns) in severalColumns(items) where columns.contains(where: read.contains) {
+            let others = columns.filter { !read.contains($0) }
+            if !others.isEmpty { return Clarification(message: what, options: others.map(option)) }
+        }
+        return nil
+    }
+
+    /// The words and values of `items` that name several columns, each with those of its columns a
+    /// choice can name (a term's computed column cannot be chosen).
+    private func severalColumns(_ items: [Item]) -> [(what: String, columns: [Int])] {
+        items.compactMap { item in
             let columns: [Int]
             let what: String
             switch item {
             case .columns(let cs) where cs.count > 1:
                 columns = cs
-                what = "A word of the question names \(cs.count) columns"
+                what = "a word of the question names \(cs.count) columns"
             case .value(let entries, let phrase, _) where Set(entries.map(\.column)).count > 1:
                 columns = Array(Set(entries.map(\.column))).sorted()
                 what = "'\(phrase)' is a value of \(columns.count) columns"
             default:
-                continue
+                return nil
             }
-            let options = columns.prefix(8).map { c in
-                let column = schema.column(c)
-                return Clarification.Option(
-                    value: "\(schema.tables[column.table].name).\(column.name)",
-                    label: "\(column.words.joined(separator: " ")) of \(schema.tables[column.table].name)")
-            }
-            return Clarification(message: "\(what): \(options.map { "\"\($0.label)\"" }.joined(separator: " or ")); which one is meant?", options: options)
+            let choosable = columns.filter { schema.column($0).expression == nil }.prefix(8)
+            return choosable.isEmpty ? nil : (what, Array(choosable))
         }
-        return nil
+    }
+
+    private func option(_ c: Int) -> Clarification.Option {
+        let column = schema.column(c)
+        return Clarification.Option(
+            value: "\(schema.tables[column.table].name).\(column.name)", label: "\(column.words.joined(separator: " ")) of \(schema.tables[column.table].name)")
     }
 
     func understand(_ question: String, previous: QueryPlan? = nil) -> Result<Understood, NotUnderstood> {

@@ -10,7 +10,9 @@ extension Interpreter {
         try assembly.chooseRoot()
         try assembly.readFilters()
         try assembly.placeColumns()
-        if let counted = try assembly.putTogether() { return counted }
+        let counted = try assembly.putTogether()
+        try assembly.shareValues(counted: counted != nil)
+        if let counted { return counted }
         return try assembly.readOrderAndFinish()
     }
 
@@ -36,6 +38,8 @@ extension Interpreter {
         var rankedBy: Int?
         var groupThrough: [Int] = []
         var subject: Int?
+        /// A second value of a column of the root, both asked for: read by `shareValues`.
+        var sharedValues: (column: Int, second: QueryPlan.Condition)?
         /// "which country has the most customers": a column answers.
         var subjectColumn: Int?
         var limit: Int?

@@ -748,7 +748,7 @@ struct Interpreter {
             let ascending = ["least", "fewest", "lowest", "smallest", "shortest", "cheapest", "earliest", "bottom", "lightest", "worst", "youngest"]
             if ["top", "bottom"].contains(w) {
                 // "the top three lowest distances": the superlative after it sets the order, "top" only the count.
-                let n = t.indices.contains(i + 1) ? t[i + 1].number ?? word(i + 1).flatMap { Lexicon.numberWords[$0] }.map(Double.init) : nil
+                let n = t.indices.contains(i + 1) && !t[i + 1].used ? t[i + 1].number ?? word(i + 1).flatMap { Lexicon.numberWords[$0] }.map(Double.init) : nil
                 if let next = word(n == nil ? i + 1 : i + 2), next != w, descending.contains(next) || ascending.contains(next) {
                     t[i].used = true
                     if let n, n == n.rounded(), n > 0, n < 10000 { take(i + 1, 1, .top(Int(n))) }

@@ -42,6 +42,9 @@ struct QueryPlan: Sendable, Equatable {
         case none(table: Int)
         /// Rows of the root table that have a row in `table` matching the condition.
         case some(table: Int, Condition)
+        /// Rows whose value of the column is also that of a row of the same table matching the
+        /// condition: "the colleges that have both midfielders and defenders".
+        case shares(Int, Condition)
         case any([Condition])
         case all([Condition])
         /// The column against its average over the whole table: "earn more than the average salary".
@@ -144,6 +147,7 @@ struct PlanCompiler {
             case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
                 tables.insert(schema.column(col).table)
             case .none, .some: break
+            case .shares(let col, _): tables.insert(schema.column(col).table)
             case .named(let f): tables.insert(schema.filters[f].table)
             case .any(let cs), .all(let cs): cs.forEach(note)
             }
@@ -279,6 +283,10 @@ struct PlanCompiler {
                     return "EXISTS (\(inner))"
                 }
                 return "NOT EXISTS (\(inner))"
+            case .shares(let c, let nested):
+                let table = schema.column(c).table
+                guard let nestedSQL = subCondition(nested, table: table) else { return nil }
+                return "\(col(c)) IN (SELECT x.\(q(schema.column(c).name)) FROM \(q(schema.tables[table].name)) x WHERE \(nestedSQL))"
             case .any(let cs):
                 let parts = cs.compactMap(condition)
                 return parts.count == cs.count ? "(" + parts.joined(separator: " OR ") + ")" : nil

@@ -119,10 +119,6 @@ extension Risk {
     /// order, many parts, distinct values or an unnamed root alone it was right 36 times of 40 and
     /// keeps its own.
     func weight(among others: [Risk]) -> Double {
-        // Rows of a named table counted by a column of the table they point at ("the most common
-        // hometown of gymnasts"): that table is the root by construction, unnamed or not (right 17
-        // times of 17 on Spider's training set).
-        if self == .rootUnnamed, others.contains(.countedAcross), others.contains(.groupedByColumn) { return 1 }
         guard self == .pickedInNamedTable, others.contains(where: { $0 != self && $0.weight < 1 && !Self.besideAPick.contains($0) }) else {
             return weight
         }
@@ -241,8 +237,23 @@ extension Interpreter {
         let bridges = max(0, r.joined - r.direct.count)
         if bridges >= 1 { risks.append(.bridge) }
         if bridges >= 2 { risks.append(.longBridge) }
-        if r.namedTables.isEmpty { risks.append(.noTableNamed) } else if !r.namedTables.contains(r.plan.root) { risks.append(.rootUnnamed) }
+        if r.namedTables.isEmpty {
+            risks.append(.noTableNamed)
+        } else if !r.namedTables.contains(r.plan.root), !countsNamedRowsByTheirParentsColumn(r) {
+            risks.append(.rootUnnamed)
+        }
         return risks
+    }
+
+    /// Rows of a named table counted by a column of the table they point at ("the most common
+    /// hometown of gymnasts", "the city with the most customers"): that table is the root by
+    /// construction, unnamed or not (right 12 times of 12 on Spider's training set).
+    private func countsNamedRowsByTheirParentsColumn(_ r: Reading) -> Bool {
+        let plan = r.plan
+        guard let counted = plan.counted, counted != plan.root, r.namedTables.contains(counted), case .column(let c)? = plan.grouping,
+            schema.column(c).table == plan.root
+        else { return false }
+        return schema.edges.contains { $0.from == counted && $0.to == plan.root }
     }
 
     /// The question's parts against the plan: columns named and not placed, values, names, "each".
@@ -343,7 +354,14 @@ extension Interpreter {
         if !negated.isEmpty { risks.append(.negation) }
         if negated.contains(where: { !r.namedTables.contains($0) }) { risks.append(.negationUnnamed) }
         if !negated.isEmpty, !r.tablesForAWord.isEmpty { risks.append(.joinsWhatItNegates) }
-        if plan.conditions.contains(where: { if case .some = $0 { return true } else { return false } }) { risks.append(.semiJoin) }
+        if plan.conditions.contains(where: {
+            switch $0 {
+            case .some, .shares: return true
+            default: return false
+            }
+        }) {
+            risks.append(.semiJoin)
+        }
         if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
         func hasAlternative(_ c: QueryPlan.Condition) -> Bool {
             switch c {
@@ -526,6 +544,9 @@ extension QueryPlan {
             case .compare(let e, _, _): note(e)
             case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _): columns.insert(col)
             case .some(_, let nested): note(nested)
+            case .shares(let col, let nested):
+                columns.insert(col)
+                note(nested)
             case .none, .named: break
             case .any(let cs), .all(let cs): cs.forEach(note)
             }
