@@ -905,6 +905,14 @@ import Testing
         }
     }
 
+    @Test func aColumnNamedBetweenANegationAndItsValueIsTheOneNegated() {
+        let notLisbon = #"SELECT t0."name" FROM "teams" t0 WHERE t0."city" <> 'Lisbon'"#
+        #expect(Self.sql("What are the names of teams that are not from the city of Lisbon?") == notLisbon)
+        #expect(Self.sql(#"names of teams that do not have the city "Lisbon""#) == notLisbon)
+        // With no table named, what is negated may be a column's values none of whose rows have it: refused.
+        #expect(Self.sql("Which names are not from the city of Lisbon?") == nil)
+    }
+
     @Test func quotedValuesJoinedByOrAreOneConditionOfEither() {
         let either = #"FROM "teams" t0 WHERE t0."city" IN ('Lisbon', 'Porto')"#
         #expect(Self.sql("names of teams with city Lisbon or Porto")?.hasSuffix(either) == true)

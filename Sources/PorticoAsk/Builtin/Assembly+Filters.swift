@@ -360,18 +360,32 @@ extension Interpreter.Assembly {
     /// The value right after a negation (found whole, or quoted), and its column; the column named
     /// before the negation wins ("whose status is not Village").
     mutating func negatedValue(after k: Int) -> (column: Int, value: String)? {
-        guard k + 1 < items.count else { return nil }
-        let entries: [ValueIndex.Entry]
-        switch items[k + 1] {
-        case .value(let found, _, false): entries = found
-        case .text(let text): entries = values.whole(ValueIndex.words(text))
-        default: return nil
+        func entries(at j: Int) -> [ValueIndex.Entry] {
+            guard j < items.count else { return [] }
+            switch items[j] {
+            case .value(let found, _, false): return found
+            case .text(let text): return values.whole(ValueIndex.words(text))
+            default: return []
+            }
         }
-        guard !entries.isEmpty else { return nil }
-        let mentioned = k > 0 ? isColumns(k - 1) : nil
-        let entry = interpreter.preferred(entries, near: related, mentioned: mentioned)
-        used.insert(k + 1)
-        if let mentioned, mentioned.contains(entry.column) { used.insert(k - 1) }
+        var found = entries(at: k + 1)
+        var at = k + 1
+        var mentionedAt = k - 1
+        // "climbers not from the country of Switzerland", "artists that do not have the country 'United
+        // States'": the column named between the negation and its value, when a table named is what is
+        // negated of ("studios that never worked with the director X" asks for the studios none of
+        // whose films had him, not the films of others).
+        let namesATable = items.contains { if case .table = $0 { return true } else { return false } }
+        if found.isEmpty, namesATable, let cs = isColumns(k + 1), case let after = entries(at: k + 2).filter({ cs.contains($0.column) }), !after.isEmpty {
+            found = after
+            at = k + 2
+            mentionedAt = k + 1
+        }
+        guard !found.isEmpty else { return nil }
+        let mentioned = mentionedAt >= 0 ? isColumns(mentionedAt) : nil
+        let entry = interpreter.preferred(found, near: related, mentioned: mentioned)
+        used.insert(at)
+        if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
         return (entry.column, entry.value)
     }
 
