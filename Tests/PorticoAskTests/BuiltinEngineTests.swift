@@ -913,6 +913,14 @@ import Testing
         #expect(Self.sql("Which names are not from the city of Lisbon?") == nil)
     }
 
+    @Test func twoComparisonsJoinedByOrAreEitherOfTheColumnBefore() {
+        #expect(
+            Self.sql("first names of players with a salary greater than 200 or less than 100")
+                == #"SELECT t0."first_name" FROM "players" t0 WHERE (t0."salary" > 200 OR t0."salary" < 100)"#)
+        // "200 or more" is still one bound.
+        #expect(Self.sql("first names of players with a salary of 200 or more") == #"SELECT t0."first_name" FROM "players" t0 WHERE t0."salary" >= 200"#)
+    }
+
     @Test func quotedValuesJoinedByOrAreOneConditionOfEither() {
         let either = #"FROM "teams" t0 WHERE t0."city" IN ('Lisbon', 'Porto')"#
         #expect(Self.sql("names of teams with city Lisbon or Porto")?.hasSuffix(either) == true)

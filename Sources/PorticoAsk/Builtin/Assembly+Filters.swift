@@ -35,7 +35,20 @@ extension Interpreter.Assembly {
     mutating func readFilters() throws(NotUnderstood) {
         related = [root0, subject, counted, measureTable(measure)].compactMap { $0 }
         try compareWithAverages()
+        // A comparison after 'or' ("over 1500 or less than 500"): either of it and the one before.
+        var orFrom: Int?
         for k in items.indices where !used.contains(k) {
+            let before = plan.conditions.count
+            defer {
+                if case .compare = items[k], k > 0, items[k - 1] == .or, before > 0 { orFrom = before }
+                if let from = orFrom, plan.conditions.count == from + 1 {
+                    orFrom = nil
+                    if case .compare(.column(let a), _, _) = plan.conditions[from - 1], case .compare(.column(let b), _, _) = plan.conditions[from], a == b {
+                        plan.conditions[from - 1] = .any([plan.conditions[from - 1], plan.conditions[from]])
+                        plan.conditions.removeLast()
+                    }
+                }
+            }
             switch items[k] {
             case .value(let entries, _, let partial): try readValue(at: k, entries, partial: partial)
             case .year(let year): try readYear(at: k, year)
@@ -280,6 +293,12 @@ extension Interpreter.Assembly {
             interpreter.adjectiveColumn(word, in: t) ?? unit.flatMap { interpreter.adjectiveColumn($0, in: t) }
         }).first {
             plan.conditions.append(.compare(.column(c), op, .number(interpreter.convert(n, unit: unit, to: c))))
+        } else if k > 0, items[k - 1] == .or, ["greater", "less", "more", "fewer", "over", "under", "above", "below"].contains(word),
+            case .compare(.column(let c), _, .number)? = plan.conditions.last
+        {
+            // "a height greater than 200 or less than 190": the column compared before the 'or' (not
+            // "longer than 3300 or higher than 100", where the word may name another).
+            plan.conditions.append(.compare(.column(c), op, .number(n)))
         } else {
             throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(Int(n))' compares; name the column")
         }

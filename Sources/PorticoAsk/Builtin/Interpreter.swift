@@ -591,7 +591,9 @@ struct Interpreter {
                     ("higher", .greaterOrEqual), ("fewer", .lessOrEqual), ("less", .lessOrEqual), ("below", .lessOrEqual), ("lower", .lessOrEqual),
                     ("after", .greaterOrEqual), ("later", .greaterOrEqual), ("before", .lessOrEqual), ("earlier", .lessOrEqual),
                 ]
-                .first(where: { phrase(i + 1, ["or", $0.0]) && (!["after", "later", "before", "earlier"].contains($0.0) || n >= 1000 && n <= 2999) })
+                .first(where: { phrase(i + 1, ["or", $0.0]) && (!["after", "later", "before", "earlier"].contains($0.0) || n >= 1000 && n <= 2999) }),
+                // Not "greater than 200 or less than 190", "after 1961 or before 1959": a comparison of its own.
+                !(word(i + 3) == "than" || t.indices.contains(i + 3) && t[i + 3].number != nil)
             {
                 // "3 or more actors": at least 3; the bound before its number, as "more than 3" reads.
                 // "in 2005 or after": a year, from it on.
