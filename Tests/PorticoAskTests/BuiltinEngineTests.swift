@@ -917,6 +917,10 @@ import Testing
         #expect(
             Self.sql("first names of players with a salary greater than 200 or less than 100")
                 == #"SELECT t0."first_name" FROM "players" t0 WHERE (t0."salary" > 200 OR t0."salary" < 100)"#)
+        // Numbers a column equals, before or after it.
+        let either = #"SELECT t0."first_name" FROM "players" t0 WHERE (t0."age" = 24 OR t0."age" = 25)"#
+        #expect(Self.sql("first names of players of age either 24 or 25") == either)
+        #expect(Self.sql("first names of players with 24 or 25 age") == either)
         // "200 or more" is still one bound.
         #expect(Self.sql("first names of players with a salary of 200 or more") == #"SELECT t0."first_name" FROM "players" t0 WHERE t0."salary" >= 200"#)
     }

@@ -500,8 +500,25 @@ extension Interpreter.Assembly {
 
     /// "the wards on floor 2", "courses with 4 credits": a column equal to the number.
     mutating func readNumber(at k: Int, _ n: Double) throws(NotUnderstood) {
-        // "the wards on floor 2", "courses with 4 credits": a column equal to the number.
-        let around = [k - 1, k + 1].first { j in
+        // "of age either 24 or 25": one more value of the column equal to the number before the 'or'.
+        if k > 0, items[k - 1] == .or, let last = plan.conditions.last {
+            switch last {
+            case .compare(.column(let c), .equal, .number):
+                used.insert(k)
+                plan.conditions[plan.conditions.count - 1] = .any([last, .compare(.column(c), .equal, .number(n))])
+                return
+            case .any(let either) where either.allSatisfy({ if case .compare(_, .equal, .number) = $0 { true } else { false } }):
+                guard case .compare(let e, _, _) = either[0] else { break }
+                used.insert(k)
+                plan.conditions[plan.conditions.count - 1] = .any(either + [.compare(e, .equal, .number(n))])
+                return
+            default: break
+            }
+        }
+        // "the wards on floor 2", "courses with 4 credits": a column equal to the number; "3 or 4
+        // stars": the column after the numbers.
+        let afterAlternative = k + 3 < items.count && items[k + 1] == .or && { if case .number(_, nil) = items[k + 2] { true } else { false } }() ? k + 3 : nil
+        let around = [k - 1, k + 1, afterAlternative].compactMap { $0 }.first { j in
             j >= 0 && !used.contains(j) && isColumns(j).flatMap { interpreter.pickNumeric($0, near: related) } != nil
         }
         guard let j = around, let c = isColumns(j).flatMap({ interpreter.pickNumeric($0, near: related) }) else {
