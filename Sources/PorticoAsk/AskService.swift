@@ -303,7 +303,7 @@ public struct AskService: Sendable {
         let why = reasons.isEmpty ? "" : " (\(reasons.joined(separator: "; ")))"
         let read =
             "The built-in engine read the question as `\(sql)` but is less sure of this reading\(why), at \(String(format: "%.2f", confidence)): "
-            + "on databases it was not written for its answers below 0.90 were right 79-89% of the time, against 98% above, "
+            + "on databases it was not written for its answers below 0.90 were right 80-90% of the time, against 98% above, "
         guard canPick else {
             let message =
                 read + "so where no one can confirm it, it is not run. "
