@@ -932,6 +932,13 @@ import Testing
         #expect(Self.sql(#"names of teams with city "Lisbon" or "Porto""#) == #"SELECT t0."name", t0."city" "# + either)
     }
 
+    @Test func theRowWithTheMaximumIsRankedFirst() {
+        #expect(Self.sql("the first name of the player with the maximum salary")?.contains(#"ORDER BY t0."salary" DESC, t0."id" LIMIT 1"#) == true)
+        #expect(Self.sql("the first name of the player who has the minimum salary")?.contains(#"ORDER BY t0."salary", t0."id" LIMIT 1"#) == true)
+        // Not after "with": the function.
+        #expect(Self.sql("What is the maximum salary of players?") == #"SELECT MAX(t0."salary") AS value FROM "players" t0"#)
+    }
+
     @Test func aTopBeforeASuperlativeSetsOnlyHowManyRows() {
         // "the top three lowest salaries": the lowest three, not the highest.
         for top in ["top three lowest", "top 3 lowest"] {

@@ -720,6 +720,13 @@ struct Interpreter {
                 take(i, 1, .function(.sum))
                 continue
             }
+            if ["maximum", "max", "minimum", "min"].contains(w), i > 0,
+                ["with", "has", "have", "had"].contains(t[i - 1].lower == "the" && i > 1 ? t[i - 2].lower : t[i - 1].lower)
+            {
+                // "the aircraft with the maximum distance": the one ranked first, as "the longest".
+                take(i, 1, .superlative(descending: w.hasPrefix("max"), word: w))
+                continue
+            }
             if ["maximum", "max"].contains(w) {
                 take(i, 1, .function(.max))
                 continue
