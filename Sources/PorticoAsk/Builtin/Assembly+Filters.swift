@@ -35,18 +35,24 @@ extension Interpreter.Assembly {
     mutating func readFilters() throws(NotUnderstood) {
         related = [root0, subject, counted, measureTable(measure)].compactMap { $0 }
         try compareWithAverages()
-        // A comparison after 'or' ("over 1500 or less than 500"): either of it and the one before.
-        var orFrom: Int?
+        // A comparison after 'or' ("over 1500 or less than 500", "after 1961 or before 1959"): either of
+        // it and the one before, when the comparison (or the year right after it) is what it adds.
+        var orFrom: (conditions: Int, at: Int)?
         for k in items.indices where !used.contains(k) {
             let before = plan.conditions.count
             defer {
-                if case .compare = items[k], k > 0, items[k - 1] == .or, before > 0 { orFrom = before }
-                if let from = orFrom, plan.conditions.count == from + 1 {
-                    orFrom = nil
-                    if case .compare(.column(let a), _, _) = plan.conditions[from - 1], case .compare(.column(let b), _, _) = plan.conditions[from], a == b {
-                        plan.conditions[from - 1] = .any([plan.conditions[from - 1], plan.conditions[from]])
-                        plan.conditions.removeLast()
+                if case .compare = items[k], k > 0, items[k - 1] == .or, before > 0 { orFrom = (before, k) }
+                if let from = orFrom, k == from.at || k == from.at + 1 && { if case .year = items[k] { true } else { false } }() {
+                    if plan.conditions.count == from.conditions + 1 {
+                        orFrom = nil
+                        let (a, b) = (plan.conditions[from.conditions - 1], plan.conditions[from.conditions])
+                        if case .compare(.column(let x), _, _) = a, case .compare(.column(let y), _, _) = b, x == y {
+                            plan.conditions[from.conditions - 1] = .any([a, b])
+                            plan.conditions.removeLast()
+                        }
                     }
+                } else {
+                    orFrom = nil
                 }
             }
             switch items[k] {
@@ -72,7 +78,7 @@ extension Interpreter.Assembly {
     mutating func shareValues(counted: Bool) throws(NotUnderstood) {
         guard let (column, second) = sharedValues else { return }
         guard !counted, plan.measures.isEmpty, plan.grouping == nil, plan.shown.count == 1, case let shared = plan.shown[0], shared != column,
-            schema.column(shared).table == plan.root, !schema.column(shared).isPrimary
+            schema.column(shared).table == schema.column(column).table, !schema.column(shared).isPrimary, schema.column(shared).expression == nil
         else {
             throw NotUnderstood(message: "the question asks for two values of \(schema.column(column).name) at once; ask for one, or use 'or'")
         }
@@ -500,8 +506,14 @@ extension Interpreter.Assembly {
 
     /// "the wards on floor 2", "courses with 4 credits": a column equal to the number.
     mutating func readNumber(at k: Int, _ n: Double) throws(NotUnderstood) {
-        // "of age either 24 or 25": one more value of the column equal to the number before the 'or'.
-        if k > 0, items[k - 1] == .or, let last = plan.conditions.last {
+        // "of age either 24 or 25": one more value of the column equal to the number before the 'or'
+        // (not "100 salary or 25 age", where another column follows).
+        let otherColumnAfter =
+            isColumns(k + 1).map { cs in
+                guard case .compare(.column(let c), _, _)? = plan.conditions.last else { return true }
+                return !cs.contains(c)
+            } ?? false
+        if k > 1, items[k - 1] == .or, { if case .number = items[k - 2] { true } else { false } }(), !otherColumnAfter, let last = plan.conditions.last {
             switch last {
             case .compare(.column(let c), .equal, .number):
                 used.insert(k)
