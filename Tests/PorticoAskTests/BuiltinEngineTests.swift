@@ -921,6 +921,10 @@ import Testing
         #expect(
             Self.sql("names of teams founded after 1990 or before 1950")
                 == #"SELECT t0."name" FROM "teams" t0 WHERE (t0."founded_year" > 1990 OR t0."founded_year" < 1950)"#)
+        // A follow-up's year takes the place of both: no reading keeps them beside it (it found no
+        // team, as both at once).
+        let followUp = BuiltinEngine.answer(Self.request("only 2005", history: ["names of teams founded after 1990 or before 1950"]))
+        #expect(followUp.candidates.allSatisfy { !$0.contains("1990") }, "\(followUp)")
         // Only the comparison after the 'or' (or its year) is either with the one before: when it is a
         // count of rows, a later fee is not taken for it, and the 'or' is seen unread.
         let later = BuiltinEngine.answer(Self.request("names of teams with a monthly fee over 100 or more than 5 players and a monthly fee under 500"))

@@ -1255,9 +1255,12 @@ struct Interpreter {
     }
 
     func isDateCondition(_ c: QueryPlan.Condition, _ date: Int) -> Bool {
-        if case .compare(.column(date), _, _) = c { return true }
-        if case .compare(.bucket(date, _), _, _) = c { return true }
-        return false
+        switch c {
+        case .compare(.column(date), _, _), .compare(.bucket(date, _), _, _): return true
+        // "after 1961 or before 1959": either of two times is a time too.
+        case .any(let cs), .all(let cs): return !cs.isEmpty && cs.allSatisfy { isDateCondition($0, date) }
+        default: return false
+        }
     }
 
     func tablesOf(_ plan: QueryPlan) -> [Int] {
