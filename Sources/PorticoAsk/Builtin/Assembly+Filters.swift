@@ -47,7 +47,7 @@ extension Interpreter.Assembly {
                         orFrom = nil
                         let (a, b) = (plan.conditions[from.conditions - 1], plan.conditions[from.conditions])
                         if case .compare(.column(let x), _, _) = a, case .compare(.column(let y), _, _) = b, x == y {
-                            plan.conditions[from.conditions - 1] = .any([a, b])
+                            plan.conditions[from.conditions - 1] = merge(a, b)
                             plan.conditions.removeLast()
                         }
                     }
@@ -369,10 +369,10 @@ extension Interpreter.Assembly {
         let found = values.whole(words)
         if !found.isEmpty {
             // After an 'or', one more value of the column before it ("carrier "Sprint" or "TMobile"").
-            if k > 0, items[k - 1] == .or, case .oneOf(let column, let before)? = plan.conditions.last,
+            if k > 0, items[k - 1] == .or, let last = plan.conditions.last, case .oneOf(let column, _) = last,
                 let entry = found.first(where: { $0.column == column })
             {
-                plan.conditions[plan.conditions.count - 1] = .oneOf(column, before + [entry.value])
+                plan.conditions[plan.conditions.count - 1] = merge(last, .oneOf(column, [entry.value]))
                 return
             }
             let entry = interpreter.preferred(found, near: related, table: k > 0 ? isTable(k - 1) : nil)
@@ -514,17 +514,17 @@ extension Interpreter.Assembly {
                 return !cs.contains(c)
             } ?? false
         if k > 1, items[k - 1] == .or, { if case .number = items[k - 2] { true } else { false } }(), !otherColumnAfter, let last = plan.conditions.last {
-            switch last {
-            case .compare(.column(let c), .equal, .number):
+            let equal: QueryPlan.Expression? =
+                switch last {
+                case .compare(let e, .equal, .number): e
+                case .any(let either) where either.allSatisfy({ if case .compare(_, .equal, .number) = $0 { true } else { false } }):
+                    if case .compare(let e, _, _) = either[0] { e } else { nil }
+                default: nil
+                }
+            if let equal, case .column = equal {
                 used.insert(k)
-                plan.conditions[plan.conditions.count - 1] = .any([last, .compare(.column(c), .equal, .number(n))])
+                plan.conditions[plan.conditions.count - 1] = merge(last, .compare(equal, .equal, .number(n)))
                 return
-            case .any(let either) where either.allSatisfy({ if case .compare(_, .equal, .number) = $0 { true } else { false } }):
-                guard case .compare(let e, _, _) = either[0] else { break }
-                used.insert(k)
-                plan.conditions[plan.conditions.count - 1] = .any(either + [.compare(e, .equal, .number(n))])
-                return
-            default: break
             }
         }
         // "the wards on floor 2", "courses with 4 credits": a column equal to the number; "3 or 4
