@@ -31,12 +31,14 @@ extension RecordService {
         let collection = target.collection
         for (name, value) in try maintainedValues(of: collection, catalog: catalog, access: access, creating: true) { draft.columns[name] = value }
         let assignment = draft
+        // The collection with every column, whatever the caller's role may read.
+        let stored = catalog.unscoped[collection.name] ?? collection
         let observer = try await hooks.observer(app: app, collection: collection.name, action: .create)
         var given = RecordWrite(app: app, collection: collection.name, action: .create, caller: access.caller, values: values)
         // On PostgreSQL what the create starts is written by its own statement, from its row.
         var withRow: [SQLFragment] = []
         if let observer, catalog.database.flavor == .postgres {
-            let started = try await observer.startsWithRow(given, record: RowMapping.storedRecord(of: catalog.unscoped[collection.name] ?? collection))
+            let started = try await observer.startsWithRow(given, record: RowMapping.storedRecord(of: stored))
             withRow = started.map(\.statement)
             given.startedWithRow = Set(started.map(\.name))
         }
@@ -61,7 +63,10 @@ extension RecordService {
                     q.append(joining: items, separator: ", ")
                     q.append(")")
                 }
-                q.append(" RETURNING *")
+                // The columns by name rather than `*`, so a column added since does not change
+                // what a statement prepared before it returns.
+                q.append(" RETURNING ")
+                q.append(joining: stored.columns.map { SQLFragment.identifier($0.name) }, separator: ", ")
                 if !statements.isEmpty {
                     q.append(")")
                     for (i, statement) in statements.enumerated() {
@@ -71,6 +76,9 @@ extension RecordService {
                     }
                     q.append(" SELECT * FROM \(RowMapping.writtenRow)")
                 }
+                // Every create of a collection repeats one of a few texts: prepared once per
+                // connection, each is parsed and planned once.
+                q.preparedShape = stored.columns.map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ",")
                 guard let row = try await db.query(q).first else { throw DataError.invalid("the database did not return the new record") }
                 if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }), assignment.columns[key.name] != nil,
                     let catchUp = db.flavor.keyCatchUp(table: collection.tableName, column: key.name)

@@ -25,6 +25,12 @@ public struct SQLFragment: Sendable {
 
     var parts: [Part] = []
 
+    /// Set for a statement whose text repeats call after call (a collection's create): PostgreSQL
+    /// then parses and plans it once per connection and runs it by name after. It holds what the
+    /// statement's result depends on beyond its text (the types of its table's columns), so that
+    /// a statement prepared before its table changed is not run after the change.
+    public var preparedShape: String?
+
     public init() {}
 
     public init(_ text: String) {

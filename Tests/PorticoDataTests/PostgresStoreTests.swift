@@ -183,4 +183,42 @@ struct PostgresStoreTests {
         #expect(throws: StoreError.self) { try PostgresStore(url: "mysql://x@y/z", logger: logger) }
         #expect(throws: StoreError.self) { try PostgresStore(url: "postgres://x@y/z?sslmode=sometimes", logger: logger) }
     }
+    /// A collection's create repeats one text: it is prepared once per connection and run by name.
+    @Test func aCreateIsPreparedOnceOnItsConnection() async throws {
+        let f = try await Fixture.make(.postgres)
+        defer { Task { await f.close() } }
+        let prepared = try await f.store.transaction { db in
+            for name in ["Dana", "Eve"] {
+                var request = RecordRequest(resource: "Author")
+                request.values = ["name": .string(name)]
+                _ = try await f.records.create(app: "main", request, access: .unrestricted)
+            }
+            return try await db.query("SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'portico%'")
+        }
+        #expect(prepared.count == 1, "\(prepared)")
+        #expect(prepared.first?.string("statement")?.hasPrefix("INSERT INTO \"Author\"") == true, "\(prepared)")
+        let names = try await f.store.query(#"SELECT name FROM "Author" WHERE name IN ('Dana', 'Eve') ORDER BY name"#)
+        #expect(names.compactMap { $0.string("name") } == ["Dana", "Eve"])
+    }
+
+    /// A statement prepared before its table changed, run again under the same name, fails once;
+    /// the next call prepares it anew rather than failing on that connection for good.
+    @Test func aStatementPreparedBeforeItsTableChangedIsPreparedAnew() async throws {
+        var options = PostgresStore.Options()
+        options.poolSize = 1  // one connection, so every call finds the statement prepared there
+        let store = try PostgresStore(url: try await Backend.freshPostgresDatabase(), options: options, changes: ChangeSignal(path: nil), logger: logger)
+        defer { Task { await store.close() } }
+        try await store.execute("CREATE TABLE t (id BIGSERIAL PRIMARY KEY, v INTEGER)")
+        func insert(_ value: Int64) async throws -> [Row] {
+            var q = SQLFragment("INSERT INTO t (v) VALUES (")
+            q.append(bind: .int(value))
+            q.append(") RETURNING id, v")
+            q.preparedShape = "v integer"  // as a replica that has not heard of the change would say
+            return try await store.query(q)
+        }
+        #expect(try await insert(1).first?.int("v") == 1)
+        try await store.execute("ALTER TABLE t ALTER COLUMN v TYPE TEXT")
+        await #expect(throws: StoreError.self) { try await insert(2) }
+        #expect(try await insert(3).first?.string("v") == "3")
+    }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 public import Logging
 import Metrics
@@ -43,6 +44,8 @@ public final class PostgresStore: Database {
     /// Hears other replicas' changes; only the instance's own store listens (an app's store
     /// shares its signal).
     private let listener: PostgresChangeListener?
+    /// The names the store's prepared statements run under.
+    let prepared = PreparedNames()
 
     public struct Options: Sendable {
         /// Connections this process opens at most (one of them listens for changes).
@@ -156,12 +159,13 @@ public final class PostgresStore: Database {
     private func untracedQuery(_ statement: SQLFragment) async throws -> [Row] {
         let (sql, binds) = statement.rendered(numbered: true)
         if let transaction = Self.currentTransaction, transaction.store === self {
-            return try await transaction.run(sql, binds)
+            return try await transaction.run(sql, binds, preparedShape: statement.preparedShape)
         }
         let maxRows = options.maxRowsPerStatement
         let logger = self.logger
+        let prepared = statement.preparedShape.map { (names: self.prepared, shape: $0) }
         return try await withConnection { connection in
-            try await Self.run(sql, binds, on: connection, maxRows: maxRows, logger: logger)
+            try await Self.run(sql, binds, prepared: prepared, on: connection, maxRows: maxRows, logger: logger)
         }
     }
 
@@ -396,12 +400,14 @@ public final class PostgresStore: Database {
 
         func query(_ statement: SQLFragment) async throws -> [Row] {
             let (sql, binds) = statement.rendered(numbered: true)
-            return try await run(sql, binds)
+            return try await run(sql, binds, preparedShape: statement.preparedShape)
         }
 
-        func run(_ sql: String, _ binds: [SQLValue]) async throws -> [Row] {
+        func run(_ sql: String, _ binds: [SQLValue], preparedShape: String? = nil) async throws -> [Row] {
             do {
-                return try await PostgresStore.run(sql, binds, on: connection, maxRows: store.options.maxRowsPerStatement, logger: store.logger)
+                return try await PostgresStore.run(
+                    sql, binds, prepared: preparedShape.map { (store.prepared, $0) }, on: connection, maxRows: store.options.maxRowsPerStatement,
+                    logger: store.logger)
             } catch {
                 throw PostgresStore.storeError(error, sql: sql)
             }
@@ -416,7 +422,12 @@ public final class PostgresStore: Database {
 
     // MARK: Statements
 
-    static func run(_ sql: String, _ binds: [SQLValue], on connection: PostgresConnection, maxRows: Int, logger: Logger) async throws -> [Row] {
+    /// Runs `sql` with its values bound; `prepared` (when the statement is one to prepare, with its
+    /// shape) runs it as a statement prepared once on `connection` and by name after.
+    static func run(
+        _ sql: String, _ binds: [SQLValue], prepared: (names: PreparedNames, shape: String)? = nil, on connection: PostgresConnection, maxRows: Int,
+        logger: Logger
+    ) async throws -> [Row] {
         var bindings = PostgresBindings(capacity: binds.count)
         for value in binds {
             switch value {
@@ -427,28 +438,53 @@ public final class PostgresStore: Database {
             case .text(let s): bindings.append(UntypedText(s))
             }
         }
-        let stream: PostgresRowSequence
+        guard let prepared else {
+            do {
+                let stream = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+                return try await rows(of: stream, sql: sql, maxRows: maxRows)
+            } catch {
+                throw storeError(error, sql: sql)
+            }
+        }
+        // The types the unnamed statement would be parsed with, which a prepared one keeps.
+        let types = binds.map(parameterType)
+        let text = RuntimePreparedStatement.Text(name: prepared.names.name(sql: sql, types: types, shape: prepared.shape), sql: sql, types: types)
         do {
-            stream = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+            let stream = try await RuntimePreparedStatement.$text.withValue(text) {
+                try await connection.execute(RuntimePreparedStatement(bindings: bindings), logger: logger)
+            }
+            return try await rows(of: stream, sql: sql, maxRows: maxRows)
         } catch {
+            prepared.names.failed(error)
             throw storeError(error, sql: sql)
         }
+    }
+
+    /// The type a value is bound with: its own for numbers and booleans, none for text and NULL
+    /// (PostgreSQL infers it from where the value goes).
+    static func parameterType(_ value: SQLValue) -> PostgresDataType {
+        switch value {
+        case .null, .text: .null
+        case .int: Int64.psqlType
+        case .double: Double.psqlType
+        case .bool: Bool.psqlType
+        }
+    }
+
+    /// The rows of `stream`, at most `maxRows`; the driver's errors as it threw them.
+    static func rows<Rows: AsyncSequence>(of stream: Rows, sql: String, maxRows: Int) async throws -> [Row] where Rows.Element == PostgresRow {
         var rows: [Row] = []
         var columns: [String]?
-        do {
-            for try await row in stream {
-                let names = columns ?? row.map(\.columnName)
-                columns = names
-                guard rows.count < maxRows else {
-                    throw StoreError(kind: .tooLarge, message: "the statement returned more than \(maxRows) rows", sql: sql)
-                }
-                var values: [SQLValue] = []
-                values.reserveCapacity(names.count)
-                for cell in row { values.append(value(cell)) }
-                rows.append(Row(columns: names, values: values))
+        for try await row in stream {
+            let names = columns ?? row.map(\.columnName)
+            columns = names
+            guard rows.count < maxRows else {
+                throw StoreError(kind: .tooLarge, message: "the statement returned more than \(maxRows) rows", sql: sql)
             }
-        } catch {
-            throw storeError(error, sql: sql)
+            var values: [SQLValue] = []
+            values.reserveCapacity(names.count)
+            for cell in row { values.append(value(cell)) }
+            rows.append(Row(columns: names, values: values))
         }
         return rows
     }
@@ -537,4 +573,66 @@ struct UntypedText: PostgresDynamicTypeEncodable {
     func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
         byteBuffer.writeString(text)
     }
+}
+
+/// The names a store's prepared statements run under (`SQLFragment.preparedShape`).
+final class PreparedNames: Sendable {
+    /// Counts the prepared statements that failed as only one prepared before its table changed
+    /// can; part of every name, as PostgresNIO keeps a failed preparation for the name on its
+    /// connection and would fail the statement there from then on.
+    private let generation = Atomic<Int>(0)
+
+    /// One name per text, parameter types and shape, since PostgreSQL fixes a prepared
+    /// statement's parameter types and result columns when it prepares it. A digest, as the server
+    /// tells names apart by their first 63 bytes only.
+    func name(sql: String, types: [PostgresDataType], shape: String) -> String {
+        var digest = SHA256()
+        var head = "\(generation.load(ordering: .relaxed))|"
+        for type in types { head += "\(type.rawValue)," }
+        head += "|" + shape + "|"
+        digest.update(data: Array(head.utf8))
+        digest.update(data: Array(sql.utf8))
+        let hex = Array("0123456789abcdef".utf8)
+        var name = Array("portico_".utf8)
+        for byte in digest.finalize().prefix(16) {
+            name.append(hex[Int(byte >> 4)])
+            name.append(hex[Int(byte & 0x0f)])
+        }
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// After a prepared statement failed: when the server refused it as it refuses a statement
+    /// written for a table that has since changed (a name that no longer resolves, a type that no
+    /// longer fits: class 42; a result that is no longer what was prepared: 0A000), every name
+    /// changes, so the statement is prepared anew on its next call.
+    func failed(_ error: any Error) {
+        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState], state.hasPrefix("42") || state == "0A000" else { return }
+        generation.add(1, ordering: .relaxed)
+    }
+}
+
+/// A statement built at run time, run as a prepared statement. PostgresNIO takes a prepared
+/// statement's name, text and parameter types from its type (static properties, read by
+/// `PostgresConnection.execute` before it returns, in the calling task), so this one reads them
+/// from the task that runs it.
+struct RuntimePreparedStatement: PostgresPreparedStatement {
+    struct Text: Sendable {
+        var name = ""
+        var sql = ""
+        var types: [PostgresDataType] = []
+    }
+
+    @TaskLocal static var text = Text()
+
+    static var name: String {
+        precondition(!text.name.isEmpty, "a runtime prepared statement is run inside RuntimePreparedStatement.$text.withValue")
+        return text.name
+    }
+    static var sql: String { text.sql }
+    static var bindingDataTypes: [PostgresDataType] { text.types }
+
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
 }
