@@ -33,6 +33,10 @@ extension RecordService {
         let assignment = draft
         // The collection with every column, whatever the caller's role may read.
         let stored = catalog.unscoped[collection.name] ?? collection
+        // What the create returns: its columns, and the keys the links it makes are made by.
+        var linkKeys = assignment.links.map { $0.field.relation!.sourceKey }
+        if let association = target.association, association.field.type == .belongsToMany { linkKeys.append(association.field.relation!.targetKey) }
+        let returned = stored.columns.map(\.name) + Set(linkKeys).subtracting(stored.columns.map(\.name)).sorted()
         let observer = try await hooks.observer(app: app, collection: collection.name, action: .create)
         var given = RecordWrite(app: app, collection: collection.name, action: .create, caller: access.caller, values: values)
         // On PostgreSQL what the create starts is written by its own statement, from its row.
@@ -51,22 +55,22 @@ extension RecordService {
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 var q = SQLFragment(statements.isEmpty ? "INSERT INTO " : "WITH \(RowMapping.writtenRow) AS (INSERT INTO ")
                 q.append(identifier: collection.tableName)
-                let names = Array(assignment.columns.keys) + Array(assignment.columnExpressions.keys)
-                if names.isEmpty {
+                // In the order of their names, so the same fields give the same text every time.
+                let valued = assignment.columns.sorted { $0.key < $1.key }
+                let computed = assignment.columnExpressions.sorted { $0.key < $1.key }
+                if valued.isEmpty && computed.isEmpty {
                     q.append(" DEFAULT VALUES")
                 } else {
                     q.append(" (")
-                    q.append(joining: names.map { SQLFragment.identifier($0) }, separator: ", ")
+                    q.append(joining: (valued.map(\.key) + computed.map(\.key)).map { SQLFragment.identifier($0) }, separator: ", ")
                     q.append(") VALUES (")
-                    var items: [SQLFragment] = assignment.columns.values.map { .bind($0) }
-                    items += assignment.columnExpressions.values
-                    q.append(joining: items, separator: ", ")
+                    q.append(joining: valued.map { .bind($0.value) } + computed.map(\.value), separator: ", ")
                     q.append(")")
                 }
                 // The columns by name rather than `*`, so a column added since does not change
                 // what a statement prepared before it returns.
                 q.append(" RETURNING ")
-                q.append(joining: stored.columns.map { SQLFragment.identifier($0.name) }, separator: ", ")
+                q.append(joining: returned.map { SQLFragment.identifier($0) }, separator: ", ")
                 if !statements.isEmpty {
                     q.append(")")
                     for (i, statement) in statements.enumerated() {
@@ -78,7 +82,7 @@ extension RecordService {
                 }
                 // Every create of a collection repeats one of a few texts: prepared once per
                 // connection, each is parsed and planned once.
-                q.preparedShape = stored.columns.map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ",")
+                q.preparedShape = stored.columns.map { "\($0.name) \(db.flavor.columnType(for: $0))" }.joined(separator: ",")
                 guard let row = try await db.query(q).first else { throw DataError.invalid("the database did not return the new record") }
                 if let key = collection.fields.first(where: { $0.primaryKey && $0.autoIncrement }), assignment.columns[key.name] != nil,
                     let catchUp = db.flavor.keyCatchUp(table: collection.tableName, column: key.name)

@@ -44,8 +44,8 @@ public final class PostgresStore: Database {
     /// Hears other replicas' changes; only the instance's own store listens (an app's store
     /// shares its signal).
     private let listener: PostgresChangeListener?
-    /// The names the store's prepared statements run under.
-    let prepared = PreparedNames()
+    /// The statements the store runs prepared, by connection.
+    let prepared = PreparedStatements()
 
     public struct Options: Sendable {
         /// Connections this process opens at most (one of them listens for changes).
@@ -163,7 +163,7 @@ public final class PostgresStore: Database {
         }
         let maxRows = options.maxRowsPerStatement
         let logger = self.logger
-        let prepared = statement.preparedShape.map { (names: self.prepared, shape: $0) }
+        let prepared = statement.preparedShape.map { (statements: self.prepared, shape: $0) }
         return try await withConnection { connection in
             try await Self.run(sql, binds, prepared: prepared, on: connection, maxRows: maxRows, logger: logger)
         }
@@ -425,7 +425,7 @@ public final class PostgresStore: Database {
     /// Runs `sql` with its values bound; `prepared` (when the statement is one to prepare, with its
     /// shape) runs it as a statement prepared once on `connection` and by name after.
     static func run(
-        _ sql: String, _ binds: [SQLValue], prepared: (names: PreparedNames, shape: String)? = nil, on connection: PostgresConnection, maxRows: Int,
+        _ sql: String, _ binds: [SQLValue], prepared: (statements: PreparedStatements, shape: String)? = nil, on connection: PostgresConnection, maxRows: Int,
         logger: Logger
     ) async throws -> [Row] {
         var bindings = PostgresBindings(capacity: binds.count)
@@ -438,7 +438,9 @@ public final class PostgresStore: Database {
             case .text(let s): bindings.append(UntypedText(s))
             }
         }
-        guard let prepared else {
+        // The types the unnamed statement would be parsed with, which a prepared one keeps.
+        let types = prepared == nil ? [] : binds.map(parameterType)
+        guard let prepared, let (name, ranBefore) = prepared.statements.name(sql: sql, types: types, shape: prepared.shape, on: connection.id) else {
             do {
                 let stream = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
                 return try await rows(of: stream, sql: sql, maxRows: maxRows)
@@ -446,16 +448,15 @@ public final class PostgresStore: Database {
                 throw storeError(error, sql: sql)
             }
         }
-        // The types the unnamed statement would be parsed with, which a prepared one keeps.
-        let types = binds.map(parameterType)
-        let text = RuntimePreparedStatement.Text(name: prepared.names.name(sql: sql, types: types, shape: prepared.shape), sql: sql, types: types)
         do {
-            let stream = try await RuntimePreparedStatement.$text.withValue(text) {
+            let stream = try await RuntimePreparedStatement.$text.withValue(.init(name: name, sql: sql, types: types)) {
                 try await connection.execute(RuntimePreparedStatement(bindings: bindings), logger: logger)
             }
-            return try await rows(of: stream, sql: sql, maxRows: maxRows)
+            let rows = try await rows(of: stream, sql: sql, maxRows: maxRows)
+            if !ranBefore { prepared.statements.ran(name, on: connection.id) }
+            return rows
         } catch {
-            prepared.names.failed(error)
+            prepared.statements.failed(name, ranBefore: ranBefore, error: error, on: connection.id)
             throw storeError(error, sql: sql)
         }
     }
@@ -575,39 +576,61 @@ struct UntypedText: PostgresDynamicTypeEncodable {
     }
 }
 
-/// The names a store's prepared statements run under (`SQLFragment.preparedShape`).
-final class PreparedNames: Sendable {
-    /// Counts the prepared statements that failed as only one prepared before its table changed
-    /// can; part of every name, as PostgresNIO keeps a failed preparation for the name on its
-    /// connection and would fail the statement there from then on.
-    private let generation = Atomic<Int>(0)
+/// The statements a store runs prepared (`SQLFragment.preparedShape`), by connection.
+/// PostgresNIO keeps every statement a connection prepared, and a failed preparation for its name,
+/// for as long as the connection lives; so a connection holds at most `perConnection` of them
+/// (past that a statement runs unprepared there), and after a statement failed before it ever
+/// ran there, or failed as one prepared before its table changed (0A000), every name on that
+/// connection changes (its salt), so nothing is run under a name that failed.
+final class PreparedStatements: Sendable {
+    /// Statements one connection prepares at most.
+    static let perConnection = 256
 
-    /// One name per text, parameter types and shape, since PostgreSQL fixes a prepared
-    /// statement's parameter types and result columns when it prepares it. A digest, as the server
-    /// tells names apart by their first 63 bytes only.
-    func name(sql: String, types: [PostgresDataType], shape: String) -> String {
+    private struct Held {
+        var salt: Int
+        /// Named on this connection, and of those, run there at least once.
+        var named: Set<String> = []
+        var ran: Set<String> = []
+    }
+
+    private let held = Mutex<[PostgresConnection.ID: Held]>([:])
+    /// Salts are never used twice, so a connection whose record was let go starts afresh.
+    private let salts = Atomic<Int>(0)
+
+    /// What to run `sql` as on `connection`: a name, and whether it ran there before; nil when
+    /// the connection holds all it may. A name is a digest of the text, the parameter types and
+    /// the shape, since PostgreSQL fixes a statement's parameter types and result when it
+    /// prepares it (and tells names apart by their first 63 bytes only).
+    func name(sql: String, types: [PostgresDataType], shape: String, on connection: PostgresConnection.ID) -> (name: String, ran: Bool)? {
         var digest = SHA256()
-        var head = "\(generation.load(ordering: .relaxed))|"
+        var head = ""
         for type in types { head += "\(type.rawValue)," }
         head += "|" + shape + "|"
         digest.update(data: Array(head.utf8))
         digest.update(data: Array(sql.utf8))
-        let hex = Array("0123456789abcdef".utf8)
-        var name = Array("portico_".utf8)
-        for byte in digest.finalize().prefix(16) {
-            name.append(hex[Int(byte >> 4)])
-            name.append(hex[Int(byte & 0x0f)])
+        let text = Hex.encode(digest.finalize().prefix(16))
+        return held.withLock { held in
+            if held[connection] == nil {
+                // Connections come and go with the pool: the oldest records are let go.
+                if held.count >= 64, let oldest = held.keys.min() { held[oldest] = nil }
+                held[connection] = Held(salt: salts.add(1, ordering: .relaxed).newValue)
+            }
+            let name = "portico_\(held[connection]!.salt)_" + text
+            if held[connection]!.ran.contains(name) { return (name, true) }
+            guard held[connection]!.named.count < Self.perConnection || held[connection]!.named.contains(name) else { return nil }
+            held[connection]!.named.insert(name)
+            return (name, false)
         }
-        return String(decoding: name, as: UTF8.self)
     }
 
-    /// After a prepared statement failed: when the server refused it as it refuses a statement
-    /// written for a table that has since changed (a name that no longer resolves, a type that no
-    /// longer fits: class 42; a result that is no longer what was prepared: 0A000), every name
-    /// changes, so the statement is prepared anew on its next call.
-    func failed(_ error: any Error) {
-        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState], state.hasPrefix("42") || state == "0A000" else { return }
-        generation.add(1, ordering: .relaxed)
+    func ran(_ name: String, on connection: PostgresConnection.ID) {
+        held.withLock { _ = $0[connection]?.ran.insert(name) }
+    }
+
+    func failed(_ name: String, ranBefore: Bool, error: any Error, on connection: PostgresConnection.ID) {
+        let state = (error as? PSQLError)?.serverInfo?[.sqlState]
+        guard !ranBefore || state == "0A000" else { return }
+        held.withLock { $0[connection]?.salt = salts.add(1, ordering: .relaxed).newValue }
     }
 }
 
