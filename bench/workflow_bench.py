@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "Tests" / "EndToEnd"))
 from mcp_http import modern_request  # noqa: E402
 
-CREATES = int(os.environ.get("WORKFLOW_BENCH_CREATES", "600"))
+CREATES = int(os.environ.get("WORKFLOW_BENCH_CREATES", "1200"))
 EXECUTIONS = int(os.environ.get("WORKFLOW_BENCH_EXECUTIONS", "400"))
 
 
