@@ -3,6 +3,7 @@ import Logging
 import OrderedCollections
 import PorticoJSON
 import PorticoTestSupport
+import Synchronization
 import Testing
 
 @testable import PorticoData
@@ -221,17 +222,24 @@ struct PostgresStoreTests {
         let store = try await Self.storeOfOneConnection()
         defer { Task { await store.close() } }
         try await store.execute("CREATE TABLE t (id BIGSERIAL PRIMARY KEY, v INTEGER)")
+        let backend = Mutex<Int64?>(nil)
         await #expect(throws: (any Error).self) {
             try await store.transaction { db in
+                let pid = try await db.query("SELECT pg_backend_pid() AS pid").first?.int("pid")
+                backend.withLock { $0 = pid }
                 _ = try? await db.query("SELECT 1 / 0")  // ends the transaction: nothing else runs in it
                 _ = try await Self.insert(1, into: db)
             }
         }
-        #expect(try await Self.insert(2, into: store).first?.int("v") == 2)
-        #expect(try await Self.insert(3, into: store).first?.int("v") == 3)
+        let (pid, v) = try await store.transaction { db in
+            (try await db.query("SELECT pg_backend_pid() AS pid").first?.int("pid"), try await Self.insert(2, into: db).first?.int("v"))
+        }
+        #expect(pid != nil && pid == backend.withLock { $0 }, "the same connection, where the preparation failed")
+        #expect(v == 2)
     }
 
-    /// A store with one connection, so every call finds what the previous one prepared there.
+    /// A store with a pool of one (two: its least), so a call finds what the previous one prepared
+    /// there on the connection the pool hands out again.
     static func storeOfOneConnection() async throws -> PostgresStore {
         var options = PostgresStore.Options()
         options.poolSize = 1

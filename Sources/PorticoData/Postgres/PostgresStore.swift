@@ -440,7 +440,7 @@ public final class PostgresStore: Database {
         }
         // The types the unnamed statement would be parsed with, which a prepared one keeps.
         let types = prepared == nil ? [] : binds.map(parameterType)
-        guard let prepared, let (name, ranBefore) = prepared.statements.name(sql: sql, types: types, shape: prepared.shape, on: connection.id) else {
+        guard let prepared, let (name, ranBefore) = prepared.statements.name(sql: sql, types: types, shape: prepared.shape, on: connection) else {
             do {
                 let stream = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
                 return try await rows(of: stream, sql: sql, maxRows: maxRows)
@@ -579,9 +579,9 @@ struct UntypedText: PostgresDynamicTypeEncodable {
 /// The statements a store runs prepared (`SQLFragment.preparedShape`), by connection.
 /// PostgresNIO keeps every statement a connection prepared, and a failed preparation for its name,
 /// for as long as the connection lives; so a connection holds at most `perConnection` of them
-/// (past that a statement runs unprepared there), and after a statement failed before it ever
-/// ran there, or failed as one prepared before its table changed (0A000), every name on that
-/// connection changes (its salt), so nothing is run under a name that failed.
+/// (past that a statement runs unprepared there), and after a failure that may have been the
+/// preparation's, or that says the table changed since, every name on that connection changes
+/// (its salt), so nothing runs again under a name that failed that way.
 final class PreparedStatements: Sendable {
     /// Statements one connection prepares at most.
     static let perConnection = 256
@@ -593,15 +593,15 @@ final class PreparedStatements: Sendable {
         var ran: Set<String> = []
     }
 
+    /// By open connection: a record goes when its connection closes.
     private let held = Mutex<[PostgresConnection.ID: Held]>([:])
-    /// Salts are never used twice, so a connection whose record was let go starts afresh.
     private let salts = Atomic<Int>(0)
 
     /// What to run `sql` as on `connection`: a name, and whether it ran there before; nil when
     /// the connection holds all it may. A name is a digest of the text, the parameter types and
     /// the shape, since PostgreSQL fixes a statement's parameter types and result when it
     /// prepares it (and tells names apart by their first 63 bytes only).
-    func name(sql: String, types: [PostgresDataType], shape: String, on connection: PostgresConnection.ID) -> (name: String, ran: Bool)? {
+    func name(sql: String, types: [PostgresDataType], shape: String, on connection: PostgresConnection) -> (name: String, ran: Bool)? {
         var digest = SHA256()
         var head = ""
         for type in types { head += "\(type.rawValue)," }
@@ -609,27 +609,34 @@ final class PreparedStatements: Sendable {
         digest.update(data: Array(head.utf8))
         digest.update(data: Array(sql.utf8))
         let text = Hex.encode(digest.finalize().prefix(16))
-        return held.withLock { held in
-            if held[connection] == nil {
-                // Connections come and go with the pool: the oldest records are let go.
-                if held.count >= 64, let oldest = held.keys.min() { held[oldest] = nil }
-                held[connection] = Held(salt: salts.add(1, ordering: .relaxed).newValue)
-            }
-            let name = "portico_\(held[connection]!.salt)_" + text
-            if held[connection]!.ran.contains(name) { return (name, true) }
-            guard held[connection]!.named.count < Self.perConnection || held[connection]!.named.contains(name) else { return nil }
-            held[connection]!.named.insert(name)
-            return (name, false)
+        let id = connection.id
+        let (named, isNew) = held.withLock { held -> ((name: String, ran: Bool)?, Bool) in
+            let isNew = held[id] == nil
+            var record = held[id] ?? Held(salt: salts.add(1, ordering: .relaxed).newValue)
+            defer { held[id] = record }
+            let name = "portico_\(record.salt)_" + text
+            if record.ran.contains(name) { return ((name, true), isNew) }
+            guard record.named.count < Self.perConnection || record.named.contains(name) else { return (nil, isNew) }
+            record.named.insert(name)
+            return ((name, false), isNew)
         }
+        if isNew { connection.closeFuture.whenComplete { [weak self] _ in _ = self?.held.withLock { $0.removeValue(forKey: id) } } }
+        return named
     }
 
     func ran(_ name: String, on connection: PostgresConnection.ID) {
         held.withLock { _ = $0[connection]?.ran.insert(name) }
     }
 
+    /// After `name` failed on `connection`: its names change when the failure may have been its
+    /// preparation's (it never ran there, and the failure is not one only running it raises: bad
+    /// data, a constraint, a conflict), when the table changed since it was prepared (0A000, or a
+    /// name or type that no longer fits: class 42), or when the server no longer has it (26000).
     func failed(_ name: String, ranBefore: Bool, error: any Error, on connection: PostgresConnection.ID) {
-        let state = (error as? PSQLError)?.serverInfo?[.sqlState]
-        guard !ranBefore || state == "0A000" else { return }
+        let state = (error as? PSQLError)?.serverInfo?[.sqlState] ?? ""
+        let changed = state == "0A000" || state == "26000" || state.hasPrefix("42")
+        let whileRunning = state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("40")
+        guard changed || !ranBefore && !whileRunning else { return }
         held.withLock { $0[connection]?.salt = salts.add(1, ordering: .relaxed).newValue }
     }
 }
