@@ -1689,4 +1689,43 @@ extension BuiltinEngineTests {
         let sql = Self.sql("Show names of pilots that have more than one record.", tables: tables)
         #expect(sql?.contains(#"JOIN "pilot_record""#) == true && sql?.contains("HAVING COUNT(*) > 1") == true, "\(sql ?? "refused")")
     }
+
+    @Test func aColumnNamedWithAWordOfGrammarOrEndingInItsUnitIsReadWhole() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "reading", isView: false,
+                columns: [
+                    .init(name: "reading_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "day", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "max_wind_speed_mph", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Rainfall_in_Millions", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "hours_on_top", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "cabin", isView: false,
+                columns: [
+                    .init(name: "cabin_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "cabin_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "bunk_count", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "min_price", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "price", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "guest_count", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "floor_area", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "deck", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        // The count, the maximum and the top are the column's own words, not a count, a maximum or a top.
+        #expect(ask("What is the average bunk count of the cabins?") == #"SELECT AVG(t0."bunk_count") AS value FROM "cabin" t0"#)
+        #expect(ask("Show the days when the max wind speed was higher than 30.")?.contains(#"WHERE t0."max_wind_speed_mph" > 30"#) == true)
+        #expect(ask("List the hours on top of every reading.")?.contains(#"t0."hours_on_top""#) == true)
+        // A name without the units that end it.
+        #expect(ask("What is the total rainfall?") == #"SELECT SUM(t0."Rainfall_in_Millions") AS value FROM "reading" t0"#)
+        // "the minimum price" stays the least price when "price" names a column by itself.
+        #expect(ask("What is the minimum price of the cabins?") == #"SELECT MIN(t0."price") AS value FROM "cabin" t0"#)
+        // A number compared after a column that holds text is not given to another column an
+        // adjective names: refused, not answered about the floor area.
+        #expect(ask("Which cabins have a guest count larger than 4?") == nil)
+        #expect(ask("Which cabins have a deck larger than 4?") == nil)
+    }
 }

@@ -40,6 +40,28 @@ extension Interpreter {
         }
     }
 
+    /// "the room count" for room_count, "weeks on top" for Weeks_on_Top, "the max temperature" for
+    /// max_temperature_f: two to four words that name a column whole, one of them a word that is
+    /// grammar elsewhere (`Lexicon.grammarInNames`), read as the column before the grammar is,
+    /// when the other words name nothing by themselves.
+    func readColumnsNamedWithGrammar(_ r: inout Recognition) {
+        for length in stride(from: 4, through: 2, by: -1) {
+            for i in r.tokens.indices.dropLast(length - 1) {
+                let span = i..<(i + length)
+                guard span.allSatisfy({ !r.tokens[$0].used && !r.tokens[$0].quoted && r.tokens[$0].number == nil }) else { continue }
+                let words = span.map { r.tokens[$0].lower }
+                guard words.contains(where: Lexicon.grammarInNames.contains), let first = words.first, let last = words.last,
+                    !Lexicon.stopWords.contains(first), !Lexicon.stopWords.contains(last), case .columns(let cs)? = schemaItem(words)
+                else { continue }
+                // Not when the other words name a column themselves: "the minimum salary" is as likely
+                // the least of salary as a min_salary column, "the maximum occupancy" the most of maxOccupancy.
+                let rest = words.filter { !Lexicon.grammarInNames.contains($0) }
+                if !rest.isEmpty, schemaItem(rest) != nil { continue }
+                r.take(i, length, .columns(cs))
+            }
+        }
+    }
+
     /// "first and last names", "first, middle and last name": columns sharing their last word, the
     /// words before it set apart by commas or "and" (words side by side without either are one name).
     func readNamesSharingTheirLastWord(_ r: inout Recognition) {

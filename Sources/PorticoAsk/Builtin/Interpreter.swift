@@ -558,6 +558,11 @@ struct Interpreter {
             if !own.isEmpty { take(i, 3, .columns(own)) }
         }
 
+        // "the room count", "weeks on top": a column named whole by words that are grammar elsewhere.
+        var named = Recognition(tokens: t, items: items)
+        readColumnsNamedWithGrammar(&named)
+        (t, items) = (named.tokens, named.items)
+
         // Operators and grammar first: their words are never schema names here.
         var i = 0
         while i < t.count {
@@ -1064,7 +1069,7 @@ struct Interpreter {
             if names.count > 1, names.last == "code", !column.isKey { names.removeLast() }
             // A yes/no column is named without its verb: "low cost" for is_low_cost.
             if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
-            if same(words, names) || same(words, column.words) {
+            if same(words, names) || same(words, column.words) || column.withoutUnits.map({ same(words, $0) }) == true {
                 columns.append(ci)
             } else if words.count > 1, let own = column.withoutTable, same(words, own) {
                 // "first name" for customer_first_name of Customers.

@@ -54,7 +54,7 @@ enum Lexicon {
     static let abbreviations = [
         "qty": "quantity", "amt": "amount", "num": "number", "no": "number", "desc": "description", "addr": "address",
         "prod": "product", "cat": "category", "dob": "birth", "dt": "date", "pct": "percent", "tel": "phone", "org": "organization",
-        "mgr": "manager", "yr": "year", "mo": "month", "sec": "second",
+        "mgr": "manager", "yr": "year", "mo": "month", "sec": "second", "max": "maximum", "min": "minimum",
     ]
 
     /// Whether `short` is a table's abbreviation of `word`, as a prefix of its columns' names: at
@@ -182,6 +182,20 @@ enum Lexicon {
     /// Column-name words that hold a money amount of a sale, strongest first.
     static let moneyColumnWords = ["total", "amount", "revenue", "sale", "sales", "price", "cost", "value", "paid", "payment", "subtotal"]
     static let quantityColumnWords = ["quantity", "qty", "units"]
+    /// Units that end a column's name after what it measures (`max_temperature_f`,
+    /// `Damage_millions_USD`, `Sales_in_Billion`): the name without them is what a question says.
+    static let unitWords: Set<String> = [
+        "f", "c", "fahrenheit", "celsius", "inch", "inches", "mph", "kph", "kmh", "usd", "eur", "gbp", "dollars", "thousand", "thousands",
+        "million", "millions", "billion", "billions", "kb", "mb", "gb", "mib", "gib", "kg", "kgs", "lb", "lbs", "km", "cm", "mm", "ft", "feet",
+        "miles", "meters", "metres",
+    ]
+
+    /// Words of grammar that are also words of some columns' names ("room count", "weeks on top",
+    /// "max temperature"): a column named whole by them is read before the grammar is.
+    static let grammarInNames: Set<String> = [
+        "count", "counts", "max", "maximum", "min", "minimum", "mean", "average", "avg", "total", "top", "highest", "lowest",
+    ]
+
     static let durationColumnWords = ["duration", "length", "runtime", "time", "elapsed"]
     static let priceColumnWords = ["price", "cost", "fee", "rate", "amount", "total"]
     static let payColumnWords = ["salary", "pay", "wage", "wages", "compensation", "income"]

@@ -25,6 +25,14 @@ struct SchemaModel: Sendable {
         var initialed: [String]? = nil
         /// The words after the table's own at the start ("first name" of customer_first_name).
         var withoutTable: [String]? = nil
+        /// A number's name without the units that end it ("max temperature" of max_temperature_f).
+        var withoutUnits: [String]? {
+            guard kind == .number else { return nil }
+            var rest = words
+            while rest.count > 1, let last = rest.last, Lexicon.unitWords.contains(last) { rest.removeLast() }
+            if rest.count > 1, ["in", "of"].contains(rest.last ?? "") { rest.removeLast() }
+            return rest.count < words.count ? rest : nil
+        }
         /// Text written for each row ("details", "description", "summary"), not a category.
         var isFreeText: Bool { kind == .text && words.contains { SchemaModel.freeTextWords.contains($0) } }
         /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
