@@ -1728,4 +1728,45 @@ extension BuiltinEngineTests {
         #expect(ask("Which cabins have a guest count larger than 4?") == nil)
         #expect(ask("Which cabins have a deck larger than 4?") == nil)
     }
+
+    @Test func theIdOfTheRowsRankedIsShownAndAVerbRankedByRecencyNamesItsDate() {
+        let voyages: [SourceTable] = [
+            SourceTable(
+                name: "voyage", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "harbour_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "vessel_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "duration", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "vessel_id", table: "vessel", targetColumn: "id")]),
+            SourceTable(
+                name: "vessel", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "vessel_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+        ]
+        // "id" names the keys of both tables; the one of the voyages ranked is shown, not their harbour.
+        #expect(
+            Self.sql("What is the id of the voyage that has the shortest duration?", tables: voyages)
+                == #"SELECT t0."id", t0."duration" FROM "voyage" t0 ORDER BY t0."duration", t0."id" LIMIT 1"#)
+
+        let parcels: [SourceTable] = [
+            SourceTable(
+                name: "parcel", isView: false,
+                columns: [
+                    .init(name: "parcel_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "parcel_status", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "date_registered", type: "DATETIME", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        for value in ["Delivered", "Lost"] { values.add(column: 1, value: value) }
+        // "delivered most recently": the date of a delivery, which no column keeps; not the parcels
+        // whose status is Delivered, ranked by when they were registered.
+        #expect(Self.sql("Find the id of the parcel which was delivered most recently.", tables: parcels, values: values) == nil)
+        #expect(
+            Self.sql("Find the id of the parcel registered most recently.", tables: parcels, values: values)?.contains(
+                #"ORDER BY t0."date_registered" DESC"#) == true)
+    }
 }

@@ -190,6 +190,12 @@ extension Interpreter.Assembly {
             if ["recently", "latest", "earliest", "newest"].contains(superlative.word), let date = dateHint(items).first {
                 measure = .column(date)
                 subject = subject ?? schema.column(date).table
+            } else if superlative.word == "recently", let s = items.firstIndex(of: .superlative(descending: true, word: "recently")), s > 0,
+                case .value(_, let phrase, _) = items[s - 1], phrase.hasSuffix("ed"), phrase == phrase.lowercased()
+            {
+                // "the order which is shipped most recently": the verb is the event whose date ranks, not a
+                // status the rows hold, and no date column is named after it.
+                throw NotUnderstood(message: "the built-in engine could not tell which date '\(phrase) most recently' is of; name the date column")
             }
             // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
             let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }

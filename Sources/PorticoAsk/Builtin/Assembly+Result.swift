@@ -119,9 +119,19 @@ extension Interpreter.Assembly {
                 s != schema.column(c).table && schema.edges.contains(where: { $0.from == schema.column(c).table && $0.to == s }) ? s : nil
             }
             let owner = ranked ?? schema.column(c).table
-            // "Give me the order id": a key of the rows ranked, asked for, is shown.
+            // "Give me the order id": a key of the rows ranked, asked for, is shown; so is "the id of the
+            // trip with the shortest duration", a word naming keys of several tables before the rows it is of.
+            let before = items.firstIndex { item in
+                switch item {
+                case .table(owner), .superlative: true
+                default: false
+                }
+            }
             let askedKey = schema.tables[owner].primaryKey.flatMap { key in
-                ranked != nil && items.contains(where: { if case .columns(let cs) = $0 { cs.contains(key) } else { false } }) ? key : nil
+                items.indices.contains(where: { j in
+                    guard case .columns(let cs) = items[j], cs.contains(key) else { return false }
+                    return ranked != nil || before.map { j < $0 } ?? false
+                }) ? key : nil
             }
             let asked = ([askedKey].compactMap { $0 } + shown).filter { schema.column($0).table == owner && $0 != c }
             plan.shown = (asked.isEmpty ? schema.tables[owner].labels : asked) + [c]
