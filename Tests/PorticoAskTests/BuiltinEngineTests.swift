@@ -1769,4 +1769,30 @@ extension BuiltinEngineTests {
             Self.sql("Find the id of the parcel registered most recently.", tables: parcels, values: values)?.contains(
                 #"ORDER BY t0."date_registered" DESC"#) == true)
     }
+
+    @Test func functionsListedWithASuperlativeAndInclusiveBoundsAndAdjectivesOfPeople() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "clerk", isView: false,
+                columns: [
+                    .init(name: "clerk_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "height", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "wage", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        // A superlative after a function in one list is one more function, and a column said after
+        // each of them is said once.
+        #expect(ask("What is the average and largest wage of all clerks?") == #"SELECT AVG(t0."wage") AS value1, MAX(t0."wage") AS value2 FROM "clerk" t0"#)
+        #expect(
+            ask("What are the highest wage, lowest wage and average wage of clerks?")
+                == #"SELECT MAX(t0."wage") AS value1, MIN(t0."wage") AS value2, AVG(t0."wage") AS value3 FROM "clerk" t0"#)
+        // "the highest average wage" stays a ranking: nothing here ranks averages, so no maximum is made of it.
+        #expect(ask("What is the highest average wage of clerks?")?.contains("MAX") != true)
+        #expect(ask("Which clerks have a wage larger than or equal to 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
+        #expect(ask("Which clerks have a wage no less than 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
+        // Of people, who keep no duration, "the shortest" is the least height.
+        #expect(ask("What is the name of the shortest clerk?") == #"SELECT t0."name", t0."height" FROM "clerk" t0 ORDER BY t0."height", t0."clerk_id" LIMIT 1"#)
+    }
 }

@@ -107,7 +107,11 @@ extension Interpreter {
             return nil
         }
         let numeric = schema.tables[table].columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
-        if lexicon == Lexicon.durationColumnWords { return numeric.first { schema.column($0).words.contains(where: Lexicon.isDuration) } }
+        if lexicon == Lexicon.durationColumnWords {
+            // "the shortest person": of a table that keeps no duration, the height.
+            let short = ["shortest", "shorter"].contains(word) ? numeric.first { schema.column($0).words.contains("height") } : nil
+            return numeric.first { schema.column($0).words.contains(where: Lexicon.isDuration) } ?? short
+        }
         for word in lexicon {
             if let c = numeric.first(where: { schema.column($0).words.contains { Lexicon.matches(question: word, schema: $0) } }) { return c }
         }

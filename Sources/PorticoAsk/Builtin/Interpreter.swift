@@ -289,9 +289,24 @@ struct Interpreter {
                 continue
             }
             var end = k
-            while end + 1 < items.count, listed(items[end + 1]) { end += 1 }
+            while end + 1 < items.count {
+                if listed(items[end + 1]) {
+                    end += 1
+                } else if end + 2 < items.count, listed(items[end + 2]), case .columns(let cs) = items[end + 1],
+                    items[(end + 2)...].contains(where: { if case .columns(cs) = $0 { true } else { false } })
+                {
+                    // "the highest cost, lowest cost and average cost": the column said after each is said once.
+                    items.remove(at: end + 1)
+                } else {
+                    break
+                }
+            }
             let directions = Set(items[k...end].compactMap { item -> Bool? in if case .superlative(let d, _) = item { d } else { nil } })
-            if directions.count == 2 {
+            // "the average and largest salary": a superlative after a function is one more function.
+            let afterAFunction = items[k...end].firstIndex { if case .superlative = $0 { true } else { false } }.map { s in
+                items[k..<s].contains { if case .superlative = $0 { false } else { true } }
+            }
+            if directions.count == 2 || directions.count == 1 && afterAFunction == true {
                 for j in k...end { if case .superlative(let d, _) = items[j] { items[j] = .function(d ? .max : .min) } }
             }
             k = end + 1
@@ -674,16 +689,17 @@ struct Interpreter {
                 take(i, 1, .distinct)
                 continue
             }
-            let comparisons: [([String], QueryPlan.Comparison)] = [
-                (["more", "than"], .greater), (["greater", "than"], .greater), (["higher", "than"], .greater), (["larger", "than"], .greater),
-                (["bigger", "than"], .greater), (["longer", "than"], .greater), (["older", "than"], .greater), (["younger", "than"], .less),
-                (["later", "than"], .greater), (["earlier", "than"], .less), (["at", "least"], .greaterOrEqual),
-                (["less", "than"], .less), (["fewer", "than"], .less), (["lower", "than"], .less), (["smaller", "than"], .less),
-                (["shorter", "than"], .less), (["cheaper", "than"], .less), (["at", "most"], .lessOrEqual), (["no", "more", "than"], .lessOrEqual),
-                (["more", "expensive", "than"], .greater), (["over"], .greater), (["above"], .greater), (["exceeding"], .greater),
-                (["under"], .less), (["below"], .less), (["after"], .greater), (["since"], .greaterOrEqual), (["before"], .less),
-                (["exactly"], .equal), (["equal", "to"], .equal),
-            ]
+            let comparisons: [([String], QueryPlan.Comparison)] =
+                Self.inclusiveComparisons + [
+                    (["more", "than"], .greater), (["greater", "than"], .greater), (["higher", "than"], .greater), (["larger", "than"], .greater),
+                    (["bigger", "than"], .greater), (["longer", "than"], .greater), (["older", "than"], .greater), (["younger", "than"], .less),
+                    (["later", "than"], .greater), (["earlier", "than"], .less), (["at", "least"], .greaterOrEqual),
+                    (["less", "than"], .less), (["fewer", "than"], .less), (["lower", "than"], .less), (["smaller", "than"], .less),
+                    (["shorter", "than"], .less), (["cheaper", "than"], .less), (["at", "most"], .lessOrEqual), (["no", "more", "than"], .lessOrEqual),
+                    (["more", "expensive", "than"], .greater), (["over"], .greater), (["above"], .greater), (["exceeding"], .greater),
+                    (["under"], .less), (["below"], .less), (["after"], .greater), (["since"], .greaterOrEqual), (["before"], .less),
+                    (["exactly"], .equal), (["equal", "to"], .equal),
+                ]
             if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
                 take(i, words.count, .compare(op, word: words[0]))
                 continue
@@ -1009,6 +1025,12 @@ struct Interpreter {
         reader.tokens = t
         return items.sorted { $0.0 < $1.0 }.map(\.1)
     }
+
+    /// "larger than or equal to", "no less than": a bound that includes its number.
+    static let inclusiveComparisons: [([String], QueryPlan.Comparison)] =
+        ["more", "greater", "larger", "higher", "bigger"].map { ([$0, "than", "or", "equal", "to"], .greaterOrEqual) }
+        + ["less", "fewer", "smaller", "lower"].map { ([$0, "than", "or", "equal", "to"], .lessOrEqual) }
+        + [(["no", "less", "than"], .greaterOrEqual), (["no", "fewer", "than"], .greaterOrEqual)]
 
     /// Words that order a list, and which way.
     static let orderPhrases: [([String], Item)] =
