@@ -1795,4 +1795,46 @@ extension BuiltinEngineTests {
         // Of people, who keep no duration, "the shortest" is the least height.
         #expect(ask("What is the name of the shortest clerk?") == #"SELECT t0."name", t0."height" FROM "clerk" t0 ORDER BY t0."height", t0."clerk_id" LIMIT 1"#)
     }
+
+    @Test func aWordEndingTheNameOfOneTableOfThingsNamesItAndCountsThroughALinkAreDoubted() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "lodge", isView: false,
+                columns: [
+                    .init(name: "lodge_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "lodge_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "lodge_feature", isView: false,
+                columns: [
+                    .init(name: "fid", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "feature_title", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "has_feature", isView: false,
+                columns: [
+                    .init(name: "lodge_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "fid", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ],
+                foreignKeys: [
+                    .init(column: "lodge_id", table: "lodge", targetColumn: "lodge_id"),
+                    .init(column: "fid", table: "lodge_feature", targetColumn: "fid"),
+                ]),
+        ]
+        func answer(_ question: String) -> EngineReply {
+            var request = Self.request(question)
+            (request.tables, request.values) = (tables, ValueIndex())
+            return BuiltinEngine.answer(request)
+        }
+        // "features" ends the names of two tables; has_feature only links the others.
+        #expect(answer("How many features are there?").candidates.first == #"SELECT COUNT(*) AS value FROM "lodge_feature" t0"#)
+        #expect(answer("List the titles of all features.").candidates.first == #"SELECT t0."feature_title" FROM "lodge_feature" t0"#)
+        // A count for every lodge through the link is doubted; the lodge with the most is not.
+        #expect(answer("How many features does each lodge have?").risks.contains(Risk.countedThroughALink.rawValue))
+        let most = answer("Which lodge has the most features?")
+        #expect(!most.risks.contains(Risk.countedThroughALink.rawValue) && most.candidates.count == 1, "\(most)")
+        // A table joined for a word beside many parts, in no count per entity, is refused; alone it is answered.
+        #expect(Risk.confidence(1, [.tableForAWord, .tableForAWordUngrouped, .manyParts]) < Interpreter.threshold)
+        #expect(Risk.confidence(1, [.tableForAWord, .tableForAWordUngrouped]) >= Interpreter.threshold)
+    }
 }

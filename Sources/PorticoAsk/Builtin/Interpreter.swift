@@ -981,6 +981,17 @@ struct Interpreter {
             guard countedAt(i), let table = endingOneTable(i) else { continue }
             take(i, 1, .table(table))
         }
+        // "the amenities of a dorm" for Dorm_amenity, "tourist attractions" for Tourist_Attractions: a
+        // word left over that ends the name of one table of things (not one that only links others).
+        for i in t.indices where !t[i].used && !t[i].quoted && t[i].number == nil && !Lexicon.stopWords.contains(t[i].lower) {
+            let ending = schema.tables.indices.filter { table in
+                guard schema.tables[table].words.count > 1, let last = schema.tables[table].words.last,
+                    !Lexicon.forms(last).contains(where: ["type", "kind", "category", "code", "status"].contains)
+                else { return false }
+                return Lexicon.matches(question: t[i].lower, schema: last) && !schema.linksOnly(table)
+            }
+            if ending.count == 1 { take(i, 1, .table(ending[0])) }
+        }
         for j in items.indices {
             guard case .columns(let cs) = items[j].1, cs.allSatisfy({ schema.column($0).isKey }), !t[items[j].0].quoted,
                 !items.contains(where: { $0.0 == items[j].0 + 1 }) && (items[j].0 + 1 >= t.count || !t[items[j].0 + 1].used),

@@ -135,6 +135,11 @@ struct SchemaModel: Sendable {
 
     func column(_ i: Int) -> Column { columnList[i] }
 
+    /// Whether a table only links others: every column of it is a key.
+    func linksOnly(_ t: Int) -> Bool {
+        tables[t].columns.allSatisfy { columnList[$0].isKey || columnList[$0].references != nil }
+    }
+
     /// The schema with what the terms say: their phrases as names of columns, of computed
     /// columns (after every column of the tables, so the values' numbering holds) and of filters.
     /// A term whose names or SQL no longer fit the schema is left out.
