@@ -1829,6 +1829,17 @@ extension BuiltinEngineTests {
         // "features" ends the names of two tables; has_feature only links the others.
         #expect(answer("How many features are there?").candidates.first == #"SELECT COUNT(*) AS value FROM "lodge_feature" t0"#)
         #expect(answer("List the titles of all features.").candidates.first == #"SELECT t0."feature_title" FROM "lodge_feature" t0"#)
+        // A plural whose singular starts the name of one table of things names it; a verb does not.
+        var guests = tables
+        guests.append(
+            SourceTable(
+                name: "guest_profiles", isView: false,
+                columns: [
+                    .init(name: "gid", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "email", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []))
+        #expect(Self.sql("What are the emails of all guests?", tables: guests) == #"SELECT t0."email" FROM "guest_profiles" t0"#)
+        #expect(Self.sql("What are the emails of everyone who guest?", tables: guests) == nil)
         // A count for every lodge through the link is doubted; the lodge with the most is not.
         #expect(answer("How many features does each lodge have?").risks.contains(Risk.countedThroughALink.rawValue))
         let most = answer("Which lodge has the most features?")

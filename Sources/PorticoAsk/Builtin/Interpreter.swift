@@ -990,7 +990,18 @@ struct Interpreter {
                 else { return false }
                 return Lexicon.matches(question: t[i].lower, schema: last) && !schema.linksOnly(table)
             }
-            if ending.count == 1 { take(i, 1, .table(ending[0])) }
+            if ending.count == 1 {
+                take(i, 1, .table(ending[0]))
+                continue
+            }
+            // "the users" for user_profiles, "the members" for Member_of_club: a plural left over whose
+            // singular starts the name of one table of things, when none ends with it (not a verb such
+            // as "play" for Plays_Games).
+            let starting = schema.tables.indices.filter { table in
+                guard schema.tables[table].words.count > 1, let first = schema.tables[table].words.first, t[i].lower.hasSuffix("s") else { return false }
+                return Lexicon.forms(t[i].lower).dropFirst().contains(first) && !schema.linksOnly(table)
+            }
+            if ending.isEmpty, starting.count == 1 { take(i, 1, .table(starting[0])) }
         }
         for j in items.indices {
             guard case .columns(let cs) = items[j].1, cs.allSatisfy({ schema.column($0).isKey }), !t[items[j].0].quoted,
