@@ -1792,6 +1792,9 @@ extension BuiltinEngineTests {
         #expect(ask("What is the highest average wage of clerks?")?.contains("MAX") != true)
         #expect(ask("Which clerks have a wage larger than or equal to 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
         #expect(ask("Which clerks have a wage no less than 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
+        // "Report" at the start of a request asks to show.
+        #expect(ask("Report the names of all clerks.") == #"SELECT t0."name" FROM "clerk" t0"#)
+        #expect(ask("Which clerk is the tallest? Just report the name.")?.hasPrefix(#"SELECT t0."name", t0."height""#) == true)
         // Of people, who keep no duration, "the shortest" is the least height.
         #expect(ask("What is the name of the shortest clerk?") == #"SELECT t0."name", t0."height" FROM "clerk" t0 ORDER BY t0."height", t0."clerk_id" LIMIT 1"#)
     }

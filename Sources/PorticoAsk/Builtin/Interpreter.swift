@@ -672,6 +672,14 @@ struct Interpreter {
                 take(i, words.count, item)
                 continue
             }
+            if w == "report",
+                i == 0 || t[i].text.first?.isUppercase == true || t[i - 1].beforeComma
+                    || ["just", "please", "and", "also", "then", "only"].contains(t[i - 1].lower)
+            {
+                // "Report the name of all campuses", "Just report the room names": a request to show.
+                t[i].used = true
+                continue
+            }
             if w == "sort", word(i + 1) != "by" {
                 // "Sort the rooms by price", "Sort the names in descending order of …": a request to order,
                 // ascending unless a way is said later.
