@@ -1768,6 +1768,12 @@ extension BuiltinEngineTests {
         #expect(
             Self.sql("Find the id of the parcel registered most recently.", tables: parcels, values: values)?.contains(
                 #"ORDER BY t0."date_registered" DESC"#) == true)
+        // "When" asks for the date the verb names, in either order of its words.
+        var dated = parcels
+        dated[0].columns.append(.init(name: "date_shipped_out", type: "DATETIME", notNull: false, primaryKey: false, samples: []))
+        #expect(Self.sql("When were the Lost parcels registered?", tables: dated, values: values)?.hasPrefix(#"SELECT t0."date_registered""#) == true)
+        #expect(Self.sql("When were the parcels shipped?", tables: dated, values: values) == #"SELECT t0."date_shipped_out" FROM "parcel" t0"#)
+        #expect(Self.sql("when is the registered date of each parcel?", tables: dated, values: values)?.contains("date_registered") == true)
     }
 
     @Test func functionsListedWithASuperlativeAndInclusiveBoundsAndAdjectivesOfPeople() {

@@ -1041,6 +1041,24 @@ struct Interpreter {
             }
             if dated.count == 1 { take(i, 1, .dateVerb(dated)) }
         }
+        // "When was the document stored?", "When did the first payment happen?": the date the verb
+        // names is shown, else the one date or year column of the tables the question names.
+        if let w = t.indices.first(where: { t[$0].lower == "when" && !t[$0].used }), w == 0 || t[w].text.first?.isUppercase == true {
+            let named = Set(items.compactMap { if case .table(let table) = $0.1 { table } else { nil } })
+            let dates = { (cs: [Int]) in cs.allSatisfy { schema.column($0).isYear || schema.column($0).kind == .date } }
+            if let d = items.firstIndex(where: { if case .dateVerb = $0.1 { true } else { false } }), case .dateVerb(let cs) = items[d].1 {
+                items.remove(at: d)
+                take(w, 1, .columns(cs))
+            } else if items.contains(where: { if case .columns(let cs) = $0.1 { dates(cs) } else { false } }) {
+                // "when is the hire date", "When did she become a customer" (date_became_customer): said already.
+                t[w].used = true
+            } else if !named.isEmpty, !items.contains(where: { if case .columns = $0.1 { true } else { false } }) {
+                let dated = schema.columnList.indices.filter { c in
+                    named.contains(schema.column(c).table) && (schema.column(c).isYear || schema.column(c).kind == .date)
+                }
+                if dated.count == 1 { take(w, 1, .columns(dated)) }
+            }
+        }
         // A filter names its table when the question does not ("how many VIPs").
         for (f, at) in filtersAt {
             let table = schema.filters[f].table
@@ -1181,11 +1199,15 @@ struct Interpreter {
                 let keys = schema.columnList.indices.filter { schema.columnList[$0].isPrimary }
                 if !keys.isEmpty { return .columns(keys) }
             }
-            // A verb of a date or year column: "hired" for hire_date, "founded" for founded_year.
+            // A verb of a date or year column: "hired" for hire_date, "founded" for founded_year, "stored"
+            // for date_stored, "joined" for date_joined_staff.
             let dated = schema.columnList.indices.filter { ci in
                 let c = schema.columnList[ci]
-                guard c.words.count == 2, c.kind == .date || c.isYear, ["date", "year", "on", "at", "time", "yr"].contains(c.words[1]) else { return false }
-                return Lexicon.matches(question: words[0], schema: c.words[0])
+                let dateWords = ["date", "year", "on", "at", "time", "yr"]
+                guard c.kind == .date || c.isYear else { return false }
+                if c.words.count == 2, dateWords.contains(c.words[1]) { return Lexicon.matches(question: words[0], schema: c.words[0]) }
+                guard (2...3).contains(c.words.count), c.words[0] == "date", words[0].count > 3 else { return false }
+                return Lexicon.matches(question: words[0], schema: c.words[1])
             }
             if !dated.isEmpty { return .columns(dated) }
             // A word for a kind of measure: "length" for a duration column, "units" for a quantity.
