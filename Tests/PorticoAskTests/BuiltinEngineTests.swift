@@ -1798,6 +1798,10 @@ extension BuiltinEngineTests {
         #expect(ask("What is the highest average wage of clerks?")?.contains("MAX") != true)
         #expect(ask("Which clerks have a wage larger than or equal to 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
         #expect(ask("Which clerks have a wage no less than 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
+        // "gender" is what a column named sex keeps.
+        var sexed = tables
+        sexed[0].columns.append(.init(name: "sex", type: "TEXT", notNull: false, primaryKey: false, samples: []))
+        #expect(Self.sql("Show the name and gender of every clerk.", tables: sexed) == #"SELECT t0."name", t0."sex" FROM "clerk" t0"#)
         // "Report" at the start of a request asks to show.
         #expect(ask("Report the names of all clerks.") == #"SELECT t0."name" FROM "clerk" t0"#)
         #expect(ask("Which clerk is the tallest? Just report the name.")?.hasPrefix(#"SELECT t0."name", t0."height""#) == true)
@@ -1849,6 +1853,9 @@ extension BuiltinEngineTests {
                 ], foreignKeys: []))
         #expect(Self.sql("What are the emails of all guests?", tables: guests) == #"SELECT t0."email" FROM "guest_profiles" t0"#)
         #expect(Self.sql("What are the emails of everyone who guest?", tables: guests) == nil)
+        #expect(Self.sql("Find the email of the guest.", tables: guests) == #"SELECT t0."email" FROM "guest_profiles" t0"#)
+        // Not a word that modifies a table named after it: "guest lodges" are lodges.
+        #expect(Self.sql("How many guest lodges are there?", tables: guests) == nil)
         // A count for every lodge through the link is doubted; the lodge with the most is not.
         #expect(answer("How many features does each lodge have?").risks.contains(Risk.countedThroughALink.rawValue))
         let most = answer("Which lodge has the most features?")

@@ -1006,8 +1006,14 @@ struct Interpreter {
             // singular starts the name of one table of things, when none ends with it (not a verb such
             // as "play" for Plays_Games).
             let starting = schema.tables.indices.filter { table in
-                guard schema.tables[table].words.count > 1, let first = schema.tables[table].words.first, t[i].lower.hasSuffix("s") else { return false }
-                return Lexicon.forms(t[i].lower).dropFirst().contains(first) && !schema.linksOnly(table)
+                guard schema.tables[table].words.count > 1, let first = schema.tables[table].words.first, !schema.linksOnly(table) else { return false }
+                // The word itself when the name's first word is no verb ("the user" for user_profiles), and
+                // no modifier of a table named after it ("available services").
+                if t[i].lower == first {
+                    let modifies = i + 1 < t.count && schemaItem([t[i + 1].lower]).map { if case .table = $0 { true } else { false } } == true
+                    return !first.hasSuffix("s") && !modifies
+                }
+                return t[i].lower.hasSuffix("s") && Lexicon.forms(t[i].lower).dropFirst().contains(first)
             }
             if ending.isEmpty, starting.count == 1 { take(i, 1, .table(starting[0])) }
         }

@@ -48,7 +48,7 @@ enum Lexicon {
     static let nounEndings = ["ure", "al", "ment", "ing", "ion", "ance", "up"]
 
     /// Words that mean a schema word of another stem.
-    static let synonyms = ["born": "birth", "birthday": "birth", "died": "death", "dob": "birth"]
+    static let synonyms = ["born": "birth", "birthday": "birth", "died": "death", "dob": "birth", "gender": "sex"]
 
     /// Abbreviations common in column names, and what they stand for.
     static let abbreviations = [
