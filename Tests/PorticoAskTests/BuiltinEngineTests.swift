@@ -1746,6 +1746,10 @@ extension BuiltinEngineTests {
                     .init(name: "vessel_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: []),
         ]
+        // "the numbers of all voyages": a word that names nothing alone, of a table, for its voyno.
+        var numbered = voyages
+        numbered[0].columns.append(.init(name: "voyno", type: "TEXT", notNull: false, primaryKey: false, samples: []))
+        #expect(Self.sql("What are the numbers of all voyages?", tables: numbered)?.hasSuffix(#"t0."voyno" FROM "voyage" t0"#) == true)
         // "id" names the keys of both tables; the one of the voyages ranked is shown, not their harbour.
         #expect(
             Self.sql("What is the id of the voyage that has the shortest duration?", tables: voyages)

@@ -26,14 +26,19 @@ extension Interpreter {
     func readColumnOfItsOwner(_ r: inout Recognition) {
         let t = r.tokens
         for i in t.indices.dropLast(2) where t[i + 1].lower == "of" {
-            let j = t[i + 2].lower == "the" ? i + 3 : i + 2
+            var j = i + 2
+            while j < t.count - 1, ["the", "all", "every", "each"].contains(t[j].lower) { j += 1 }
             guard j < t.count, (i...j).allSatisfy({ !r.tokens[$0].used && !t[$0].quoted && t[$0].number == nil }),
                 !Lexicon.stopWords.contains(t[j].lower)
             else { continue }
             // "the names of models that …", not "the names of model years".
             if j + 1 < t.count, !r.tokens[j + 1].used, schemaWords([t[j].lower, t[j + 1].lower]) { continue }
-            guard case .columns(let alone)? = schemaItem([t[i].lower]), alone.count > 1,
-                schemaItem([t[j].lower]).map({ if case .table = $0 { false } else { true } }) ?? true,
+            // "the numbers of all flights" for flno: a word that names nothing alone, of a table.
+            let alone = schemaItem([t[i].lower])
+            let several = alone.map { if case .columns(let cs) = $0 { cs.count > 1 } else { false } } ?? false
+            let ofATable = alone == nil && schemaItem([t[j].lower]).map { if case .table = $0 { true } else { false } } == true
+            guard several || ofATable,
+                several ? schemaItem([t[j].lower]).map({ if case .table = $0 { false } else { true } }) ?? true : true,
                 case .columns(let cs)? = schemaItem([t[j].lower, t[i].lower]), cs.count == 1
             else { continue }
             r.take(i, j - i + 1, .columns(cs))
