@@ -1778,6 +1778,10 @@ extension BuiltinEngineTests {
         #expect(Self.sql("When were the Lost parcels registered?", tables: dated, values: values)?.hasPrefix(#"SELECT t0."date_registered""#) == true)
         #expect(Self.sql("When were the parcels shipped?", tables: dated, values: values) == #"SELECT t0."date_shipped_out" FROM "parcel" t0"#)
         #expect(Self.sql("when is the registered date of each parcel?", tables: dated, values: values)?.contains("date_registered") == true)
+        // "the dates": the date columns named by it first, as the last word names others.
+        var notes = dated
+        notes[0].columns.removeAll { $0.name == "date_registered" }
+        #expect(Self.sql("What are the dates of the parcels?", tables: notes, values: values) == #"SELECT t0."date_shipped_out" FROM "parcel" t0"#)
     }
 
     @Test func functionsListedWithASuperlativeAndInclusiveBoundsAndAdjectivesOfPeople() {

@@ -1191,6 +1191,8 @@ struct Interpreter {
                 // A verb does not name a count of what was done: "play" is not Hours_Played.
                 let last = names.last ?? ""
                 if last.hasSuffix("ed"), !words[0].hasSuffix("ed"), !Lexicon.forms(words[0]).contains(last) { return false }
+                // "the dates of the notes" for date_of_notes: a date named by its first word.
+                if names.count > 1, names[0] == "date", column.kind == .date, Lexicon.forms(words[0]).contains("date") { return true }
                 return names.count > 1 && Lexicon.matches(question: words[0], schema: last)
             }
             // Primary keys last: "the id of orders" is order_id when the orders are what is asked
