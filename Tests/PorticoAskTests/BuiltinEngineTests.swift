@@ -1806,6 +1806,10 @@ extension BuiltinEngineTests {
         #expect(ask("What is the highest average wage of clerks?")?.contains("MAX") != true)
         #expect(ask("Which clerks have a wage larger than or equal to 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
         #expect(ask("Which clerks have a wage no less than 3000?")?.contains(#"t0."wage" >= 3000"#) == true)
+        // "who majored in 600": the column before its number is a condition, not what the clerks are.
+        var majored = tables
+        majored[0].columns.append(.init(name: "major", type: "INTEGER", notNull: false, primaryKey: false, samples: []))
+        #expect(Self.sql("List all clerks' names and wages who majored in 600.", tables: majored)?.hasSuffix(#"WHERE t0."major" = 600"#) == true)
         // "gender" is what a column named sex keeps.
         var sexed = tables
         sexed[0].columns.append(.init(name: "sex", type: "TEXT", notNull: false, primaryKey: false, samples: []))

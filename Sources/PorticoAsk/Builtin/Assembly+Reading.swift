@@ -132,7 +132,10 @@ extension Interpreter.Assembly {
             if let t = isTable(j), !used.contains(j) {
                 subject = t
                 used.insert(j)
-            } else if let cs = isColumns(j), !used.contains(j), let c = interpreter.pickColumn(cs, near: []) {
+            } else if let cs = isColumns(j), !used.contains(j), let c = interpreter.pickColumn(cs, near: []),
+                // Not "who majored in 600": a column before its number is a condition.
+                !(j + 1 < items.count && { if case .number(_, nil) = items[j + 1] { true } else { false } }())
+            {
                 if let target = schema.column(c).references {
                     subject = target
                     groupThrough.append(schema.column(c).table)
