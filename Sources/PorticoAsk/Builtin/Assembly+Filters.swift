@@ -295,13 +295,13 @@ extension Interpreter.Assembly {
         } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = interpreter.pickNumeric(cs, near: related) {
             if let j = [k + 2, k - 1].first(where: { isColumns($0) != nil }) { used.insert(j) }
             plan.conditions.append(.compare(.column(c), op, .number(n)))
-            // Not after a column that holds no numbers ("a share count smaller than 50" of a text
-            // share_count): the adjective would compare another column than the one named.
         } else if !(k > 0 && isColumns(k - 1) != nil && !used.contains(k - 1)),
             let c = (tablesBefore(k, items) + [root0]).lazy.compactMap({ [interpreter] t in
                 interpreter.adjectiveColumn(word, in: t) ?? unit.flatMap { interpreter.adjectiveColumn($0, in: t) }
             }).first
         {
+            // Not after a column that holds no numbers ("a share count smaller than 50" of a text
+            // share_count): the adjective would compare another column than the one named.
             plan.conditions.append(.compare(.column(c), op, .number(interpreter.convert(n, unit: unit, to: c))))
         } else if k > 0, items[k - 1] == .or, ["greater", "less", "more", "fewer", "over", "under", "above", "below"].contains(word),
             case .compare(.column(let c), _, .number)? = plan.conditions.last

@@ -27,7 +27,7 @@ extension Interpreter {
         let t = r.tokens
         for i in t.indices.dropLast(2) where t[i + 1].lower == "of" {
             var j = i + 2
-            while j < t.count - 1, ["the", "all", "every", "each"].contains(t[j].lower) { j += 1 }
+            while j < t.count - 1, ["the", "all"].contains(t[j].lower) { j += 1 }
             guard j < t.count, (i...j).allSatisfy({ !r.tokens[$0].used && !t[$0].quoted && t[$0].number == nil }),
                 !Lexicon.stopWords.contains(t[j].lower)
             else { continue }

@@ -292,9 +292,7 @@ struct Interpreter {
             while end + 1 < items.count {
                 if listed(items[end + 1]) {
                     end += 1
-                } else if end + 2 < items.count, listed(items[end + 2]), case .columns(let cs) = items[end + 1],
-                    items[(end + 2)...].contains(where: { if case .columns(cs) = $0 { true } else { false } })
-                {
+                } else if end + 3 < items.count, listed(items[end + 2]), case .columns(let cs) = items[end + 1], items[end + 3] == .columns(cs) {
                     // "the highest cost, lowest cost and average cost": the column said after each is said once.
                     items.remove(at: end + 1)
                 } else {
@@ -302,11 +300,7 @@ struct Interpreter {
                 }
             }
             let directions = Set(items[k...end].compactMap { item -> Bool? in if case .superlative(let d, _) = item { d } else { nil } })
-            // "the average and largest salary": a superlative after a function is one more function.
-            let afterAFunction = items[k...end].firstIndex { if case .superlative = $0 { true } else { false } }.map { s in
-                items[k..<s].contains { if case .superlative = $0 { false } else { true } }
-            }
-            if directions.count == 2 || directions.count == 1 && afterAFunction == true {
+            if directions.count == 2 {
                 for j in k...end { if case .superlative(let d, _) = items[j] { items[j] = .function(d ? .max : .min) } }
             }
             k = end + 1
@@ -437,6 +431,14 @@ struct Interpreter {
         else { return items }
         // "the different locations and the number of performances at each location": the groups are named twice.
         if let g = items.firstIndex(where: \.isGroupMarker) {
+            // "What are the different ship flags, and how many ships have each?": the "each" at the end is of
+            // the different values named first, the groups.
+            if g == items.count - 1, g > d + 1, items[(d + 2)...].contains(where: { $0 == .count || $0 == .average }) {
+                var items = items
+                items.remove(at: g)
+                items[d] = .groupMarker(each: true)
+                return items
+            }
             guard g > d + 1, g + 1 < items.count, case .columns(let grouped) = items[g + 1], case .columns(let listed) = items[d + 1],
                 !Set(grouped).isDisjoint(with: listed)
             else { return items }
@@ -672,7 +674,7 @@ struct Interpreter {
                 take(i, words.count, item)
                 continue
             }
-            if w == "report",
+            if w == "report", schemaItem([w]) == nil,
                 i == 0 || t[i].text.first?.isUppercase == true || t[i - 1].beforeComma
                     || ["just", "please", "and", "also", "then", "only"].contains(t[i - 1].lower)
             {
@@ -1011,7 +1013,8 @@ struct Interpreter {
                 // no modifier of a table named after it ("available services").
                 if t[i].lower == first {
                     let modifies = i + 1 < t.count && schemaItem([t[i + 1].lower]).map { if case .table = $0 { true } else { false } } == true
-                    return !first.hasSuffix("s") && !modifies
+                    let determined = i > 0 && ["the", "a", "an", "all", "each", "every"].contains(t[i - 1].lower)
+                    return !first.hasSuffix("s") && !modifies && determined
                 }
                 return t[i].lower.hasSuffix("s") && Lexicon.forms(t[i].lower).dropFirst().contains(first)
             }
@@ -1052,7 +1055,8 @@ struct Interpreter {
         if let w = t.indices.first(where: { t[$0].lower == "when" && !t[$0].used }), w == 0 || t[w].text.first?.isUppercase == true {
             let named = Set(items.compactMap { if case .table(let table) = $0.1 { table } else { nil } })
             let dates = { (cs: [Int]) in cs.allSatisfy { schema.column($0).isYear || schema.column($0).kind == .date } }
-            if let d = items.firstIndex(where: { if case .dateVerb = $0.1 { true } else { false } }), case .dateVerb(let cs) = items[d].1 {
+            let verbs = items.indices.filter { if case .dateVerb = items[$0].1 { true } else { false } }
+            if verbs.count == 1, let d = verbs.first, case .dateVerb(let cs) = items[d].1 {
                 items.remove(at: d)
                 take(w, 1, .columns(cs))
             } else if items.contains(where: { if case .columns(let cs) = $0.1 { dates(cs) } else { false } }) {
@@ -1188,11 +1192,11 @@ struct Interpreter {
             let partial = schema.columnList.indices.filter { ci in
                 let column = schema.columnList[ci]
                 let names = column.initialed ?? column.words
+                // "the dates of the notes" for date_of_notes: a date named by its first word.
+                if names.count > 1, names[0] == "date", column.kind == .date, Lexicon.forms(words[0]).contains("date") { return true }
                 // A verb does not name a count of what was done: "play" is not Hours_Played.
                 let last = names.last ?? ""
                 if last.hasSuffix("ed"), !words[0].hasSuffix("ed"), !Lexicon.forms(words[0]).contains(last) { return false }
-                // "the dates of the notes" for date_of_notes: a date named by its first word.
-                if names.count > 1, names[0] == "date", column.kind == .date, Lexicon.forms(words[0]).contains("date") { return true }
                 return names.count > 1 && Lexicon.matches(question: words[0], schema: last)
             }
             // Primary keys last: "the id of orders" is order_id when the orders are what is asked

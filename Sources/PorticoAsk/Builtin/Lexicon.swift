@@ -54,7 +54,7 @@ enum Lexicon {
     static let abbreviations = [
         "qty": "quantity", "amt": "amount", "num": "number", "no": "number", "desc": "description", "addr": "address",
         "prod": "product", "cat": "category", "dob": "birth", "dt": "date", "pct": "percent", "tel": "phone", "org": "organization",
-        "mgr": "manager", "yr": "year", "mo": "month", "sec": "second", "max": "maximum", "min": "minimum",
+        "mgr": "manager", "yr": "year", "mo": "month", "sec": "second",
     ]
 
     /// Whether `short` is a table's abbreviation of `word`, as a prefix of its columns' names: at

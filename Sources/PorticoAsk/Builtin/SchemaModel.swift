@@ -30,7 +30,7 @@ struct SchemaModel: Sendable {
             guard kind == .number else { return nil }
             var rest = words
             while rest.count > 1, let last = rest.last, Lexicon.unitWords.contains(last) { rest.removeLast() }
-            if rest.count > 1, ["in", "of"].contains(rest.last ?? "") { rest.removeLast() }
+            if rest.count > 1, rest.count < words.count, ["in", "of"].contains(rest.last ?? "") { rest.removeLast() }
             return rest.count < words.count ? rest : nil
         }
         /// Text written for each row ("details", "description", "summary"), not a category.
