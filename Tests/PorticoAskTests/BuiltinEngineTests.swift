@@ -1810,6 +1810,11 @@ extension BuiltinEngineTests {
         #expect(Self.sql("List all clerks' names and wages who majored in 600.", tables: majored)?.hasSuffix(#"WHERE t0."major" = 600"#) == true)
         // "the different wages, and how many clerks have each": the "each" at the end is of the wages.
         #expect(ask("What are the different wages, and how many clerks have each?")?.contains(#"GROUP BY t0."wage""#) == true)
+        // "US" in capitals is a name the data does not hold, not the word "us".
+        var based = tables
+        based[0].columns.append(.init(name: "base_country", type: "TEXT", notNull: false, primaryKey: false, samples: []))
+        #expect(Self.sql("How many clerks are based in the US?", tables: based) == nil)
+        #expect(Self.sql("How many clerks are there?", tables: based) == #"SELECT COUNT(*) AS value FROM "clerk" t0"#)
         // "gender" is what a column named sex keeps.
         var sexed = tables
         sexed[0].columns.append(.init(name: "sex", type: "TEXT", notNull: false, primaryKey: false, samples: []))
@@ -1886,5 +1891,8 @@ extension BuiltinEngineTests {
         // A table joined for a word beside many parts, in no count per entity, is refused; alone it is answered.
         #expect(Risk.confidence(1, [.tableForAWord, .tableForAWordUngrouped, .manyParts]) < Interpreter.threshold)
         #expect(Risk.confidence(1, [.tableForAWord, .tableForAWordUngrouped]) >= Interpreter.threshold)
+        // The top of a count per entity with a word naming several columns is refused; with no pick it is answered.
+        #expect(Risk.confidence(1, [.pickedColumn, .countedAcross, .groupedByEntity, .ranked]) < Interpreter.threshold)
+        #expect(Risk.confidence(1, [.countedAcross, .groupedByEntity, .ranked]) >= Interpreter.threshold)
     }
 }

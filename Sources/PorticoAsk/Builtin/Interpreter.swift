@@ -136,7 +136,9 @@ struct Interpreter {
         let tokens = reader.tokens
         let unknown = tokens.indices.filter { i in
             let t = tokens[i]
-            return !t.used && !Lexicon.stopWords.contains(t.lower) && !Lexicon.softWords.contains(t.lower)
+            // "US" is a name written in capitals, not the word "us" (a first word is only shouted: "IN which year").
+            let acronym = i > 0 && t.text.count >= 2 && t.text.allSatisfy(\.isUppercase)
+            return !t.used && (!Lexicon.stopWords.contains(t.lower) || acronym) && !Lexicon.softWords.contains(t.lower)
                 && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !isPassiveVerb(at: i, of: tokens)
                 && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
         }.map { tokens[$0] }
