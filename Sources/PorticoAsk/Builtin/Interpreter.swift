@@ -1052,7 +1052,7 @@ struct Interpreter {
             }
             if dated.count == 1 { take(i, 1, .dateVerb(dated)) }
         }
-        // "When was the document stored?", "When did the first payment happen?": the date the verb
+        // "When was the document stored?", "When did the school open?": the date the verb
         // names is shown, else the one date or year column of the tables the question names.
         if let w = t.indices.first(where: { t[$0].lower == "when" && !t[$0].used }), w == 0 || t[w].text.first?.isUppercase == true {
             let named = Set(items.compactMap { if case .table(let table) = $0.1 { table } else { nil } })
