@@ -1815,6 +1815,8 @@ extension BuiltinEngineTests {
         based[0].columns.append(.init(name: "base_country", type: "TEXT", notNull: false, primaryKey: false, samples: []))
         #expect(Self.sql("How many clerks are based in the US?", tables: based) == nil)
         #expect(Self.sql("How many clerks are there?", tables: based) == #"SELECT COUNT(*) AS value FROM "clerk" t0"#)
+        // "ordered by wage and height": the second column orders the ties.
+        #expect(ask("List the names of clerks ordered by wage and height.")?.contains(#"ORDER BY t0."wage", t0."height""#) == true)
         // "gender" is what a column named sex keeps.
         var sexed = tables
         sexed[0].columns.append(.init(name: "sex", type: "TEXT", notNull: false, primaryKey: false, samples: []))

@@ -41,6 +41,15 @@ extension Interpreter.Assembly {
             guard let (cs, at) = columnsAfter(k) else { continue }
             orderColumns.append((cs, at))
             used.formUnion([k, at])
+            // "ordered by year and class": more columns at the end of the question order the ties.
+            var next = at + 1
+            while next < items.count, !used.contains(next), let more = isColumns(next),
+                items[(next + 1)...].allSatisfy({ if case .direction = $0 { true } else { false } })
+            {
+                orderColumns.append((more, next))
+                used.insert(next)
+                next += 1
+            }
         }
         if asksOrder, !measures {
             for (k, item) in items.enumerated() where !used.contains(k) && item.isGroupMarker {
