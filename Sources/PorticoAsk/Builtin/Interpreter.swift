@@ -977,13 +977,16 @@ struct Interpreter {
         // ends the name of one table (farm_competition, pilot_record) counts its rows.
         // So does such a word read as the keys named after it (`Competition_ID`, `Event_ID`), after a
         // number only: "how many allergies" may count the values of a key.
-        func endingOneTable(_ i: Int) -> Int? {
-            let ending = schema.tables.indices.filter { table in
+        func tablesEnding(_ i: Int) -> [Int] {
+            schema.tables.indices.filter { table in
                 guard schema.tables[table].words.count > 1, let last = schema.tables[table].words.last,
                     !Lexicon.forms(last).contains(where: ["type", "kind", "category", "code", "status"].contains)
                 else { return false }
                 return Lexicon.matches(question: t[i].lower, schema: last)
             }
+        }
+        func endingOneTable(_ i: Int) -> Int? {
+            let ending = tablesEnding(i)
             return ending.count == 1 ? ending[0] : nil
         }
         func countedAt(_ i: Int) -> Bool {
@@ -996,12 +999,7 @@ struct Interpreter {
         // "the amenities of a dorm" for Dorm_amenity, "tourist attractions" for Tourist_Attractions: a
         // word left over that ends the name of one table of things (not one that only links others).
         for i in t.indices where !t[i].used && !t[i].quoted && t[i].number == nil && !Lexicon.stopWords.contains(t[i].lower) {
-            let ending = schema.tables.indices.filter { table in
-                guard schema.tables[table].words.count > 1, let last = schema.tables[table].words.last,
-                    !Lexicon.forms(last).contains(where: ["type", "kind", "category", "code", "status"].contains)
-                else { return false }
-                return Lexicon.matches(question: t[i].lower, schema: last) && !schema.linksOnly(table)
-            }
+            let ending = tablesEnding(i).filter { !schema.linksOnly($0) }
             if ending.count == 1 {
                 take(i, 1, .table(ending[0]))
                 continue

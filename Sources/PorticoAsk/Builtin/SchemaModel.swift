@@ -26,13 +26,7 @@ struct SchemaModel: Sendable {
         /// The words after the table's own at the start ("first name" of customer_first_name).
         var withoutTable: [String]? = nil
         /// A number's name without the units that end it ("max temperature" of max_temperature_f).
-        var withoutUnits: [String]? {
-            guard kind == .number else { return nil }
-            var rest = words
-            while rest.count > 1, let last = rest.last, Lexicon.unitWords.contains(last) { rest.removeLast() }
-            if rest.count > 1, rest.count < words.count, ["in", "of"].contains(rest.last ?? "") { rest.removeLast() }
-            return rest.count < words.count ? rest : nil
-        }
+        var withoutUnits: [String]? = nil
         /// Text written for each row ("details", "description", "summary"), not a category.
         var isFreeText: Bool { kind == .text && words.contains { SchemaModel.freeTextWords.contains($0) } }
         /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
@@ -114,7 +108,8 @@ struct SchemaModel: Sendable {
                     Column(
                         table: t, name: column.name, words: words, kind: kind, isPrimary: column.primaryKey,
                         references: reference, isKey: column.primaryKey && soleKey || reference != nil || named, storedAsText: textDate,
-                        initialed: SchemaModel.initialed(column.name, table: entry.words), withoutTable: SchemaModel.withoutTable(words, entry.words)))
+                        initialed: SchemaModel.initialed(column.name, table: entry.words), withoutTable: SchemaModel.withoutTable(words, entry.words),
+                        withoutUnits: kind == .number ? SchemaModel.withoutUnits(words) : nil))
                 entry.columns.append(ci)
                 if column.primaryKey, entry.primaryKey == nil { entry.primaryKey = ci }
                 if let reference, let key {
@@ -159,7 +154,8 @@ struct SchemaModel: Sendable {
                     Column(
                         table: t, name: term.term, words: SchemaModel.words(term.term), kind: .number, isPrimary: false, references: nil, isKey: false,
                         expression: parsed, initialed: SchemaModel.initialed(term.term, table: tables[t].words),
-                        withoutTable: SchemaModel.withoutTable(SchemaModel.words(term.term), tables[t].words)))
+                        withoutTable: SchemaModel.withoutTable(SchemaModel.words(term.term), tables[t].words),
+                        withoutUnits: SchemaModel.withoutUnits(SchemaModel.words(term.term))))
                 target = .column(columnList.count - 1)
             case .condition(_, let sql):
                 guard let parsed = try? TableSQL(sql, columns: names, dialect: dialect, what: "condition") else { continue }
@@ -219,6 +215,15 @@ struct SchemaModel: Sendable {
             let word = table.first(where: { $0.first == Character(characters[0].lowercased()) })
         else { return nil }
         return (table.count == 1 ? table : [word]) + SchemaModel.words(String(characters.dropFirst()))
+    }
+
+    /// A name's words without the units that end it, when any do (`Lexicon.unitWords`; "in" or "of"
+    /// before them goes too: Sales_in_Billion).
+    static func withoutUnits(_ words: [String]) -> [String]? {
+        var rest = words
+        while rest.count > 1, let last = rest.last, Lexicon.unitWords.contains(last) { rest.removeLast() }
+        if rest.count > 1, rest.count < words.count, ["in", "of"].contains(rest.last ?? "") { rest.removeLast() }
+        return rest.count < words.count ? rest : nil
     }
 
     /// A column's words without its table's at their start, when more are left ("first name" of
