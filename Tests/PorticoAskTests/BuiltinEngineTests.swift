@@ -1898,3 +1898,26 @@ extension BuiltinEngineTests {
         #expect(Risk.confidence(1, [.countedAcross, .groupedByEntity, .ranked]) >= Interpreter.threshold)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func columnNamedWithItsWordsInAnotherOrder() {
+        let tables = [
+            SourceTable(
+                name: "track", isView: false,
+                columns: [
+                    .init(name: "track_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "year_opened", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "seating", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        // "open year" for year_opened, "opened year" too: every word of the column, in another order.
+        #expect(ask("Show the name and open year of all tracks.") == #"SELECT t0."name", t0."year_opened" FROM "track" t0"#)
+        #expect(
+            ask("What is the name of the track with the latest opened year?")
+                == #"SELECT t0."name", t0."year_opened" FROM "track" t0 ORDER BY t0."year_opened" DESC, t0."track_id" LIMIT 1"#)
+        // Not words that name only some of the column's ("the year" names it as before; "open seating" nothing).
+        #expect(ask("Show the name and open seating of all tracks.") == nil)
+    }
+}

@@ -1186,6 +1186,15 @@ struct Interpreter {
         if columns.isEmpty, words.count == 2, words[0].hasSuffix("ed") {
             columns = schema.columnList.indices.filter { same(words.reversed(), schema.columnList[$0].withoutTable ?? schema.columnList[$0].words) }
         }
+        // "the latest logon date" for date_of_latest_logon: all of a column's words, in another order.
+        if columns.isEmpty, (2...4).contains(words.count), Set(words).count == words.count {
+            columns = schema.columnList.indices.filter { c in
+                let names = (schema.columnList[c].withoutTable ?? schema.columnList[c].words).filter { $0 != "of" }
+                return names.count == words.count && Set(names).count == names.count
+                    && words.allSatisfy { w in names.contains { Lexicon.matches(question: w, schema: $0) } }
+                    && names.allSatisfy { n in words.contains { Lexicon.matches(question: $0, schema: n) } }
+            }
+        }
         if !columns.isEmpty { return .columns(columns) }
         // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.
         if words.count == 1 {
