@@ -1921,3 +1921,30 @@ extension BuiltinEngineTests {
         #expect(ask("Show the name and open seating of all tracks.") == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func alternativeWithItsTableSaidAgain() {
+        let tables = [
+            SourceTable(
+                name: "genre", isView: false,
+                columns: [
+                    .init(name: "genre_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "song", isView: false,
+                columns: [
+                    .init(name: "song_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "title", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "genre_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "genre_id", table: "genre", targetColumn: "genre_id")]),
+        ]
+        var values = ValueIndex()
+        for name in ["Rock", "Jazz", "Blues"] { values.add(column: 1, value: name) }
+        values.names[1] = ("genre", "name")
+        let expected = #"SELECT t0."title" FROM "song" t0 JOIN "genre" t1 ON t0."genre_id" = t1."genre_id" WHERE t1."name" IN ('Rock', 'Jazz')"#
+        #expect(Self.sql("List the titles of songs of genre Rock or Jazz.", tables: tables, values: values) == expected)
+        // "genre Rock or genre Jazz": the table said again before the alternative.
+        #expect(Self.sql("List the titles of songs of genre Rock or genre Jazz.", tables: tables, values: values) == expected)
+    }
+}

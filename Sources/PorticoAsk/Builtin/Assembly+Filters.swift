@@ -164,7 +164,9 @@ extension Interpreter.Assembly {
         let condition: QueryPlan.Condition =
             partial || interpreter.isListColumn(entry.column, phrase: entry.value)
             ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value])
-        if k > 0, items[k - 1] == .or || k > 1 && items[k - 2] == .or && used.contains(k - 1), let last = plan.conditions.popLast() {
+        if k > 0, items[k - 1] == .or || k > 1 && items[k - 2] == .or && used.contains(k - 1) || saidAgainAfterOr(k),
+            let last = plan.conditions.popLast()
+        {
             plan.conditions.append(merge(last, condition))
         } else {
             plan.conditions.append(condition)
@@ -373,7 +375,7 @@ extension Interpreter.Assembly {
         let found = values.whole(words)
         if !found.isEmpty {
             // After an 'or', one more value of the column before it ("carrier "Sprint" or "TMobile"").
-            if k > 0, items[k - 1] == .or, let last = plan.conditions.last, case .oneOf(let column, _) = last,
+            if k > 0, items[k - 1] == .or || saidAgainAfterOr(k), let last = plan.conditions.last, case .oneOf(let column, _) = last,
                 let entry = found.first(where: { $0.column == column })
             {
                 plan.conditions[plan.conditions.count - 1] = merge(last, .oneOf(column, [entry.value]))
@@ -383,6 +385,18 @@ extension Interpreter.Assembly {
             plan.conditions.append(.oneOf(entry.column, [entry.value]))
         } else {
             throw NotUnderstood(message: "no value '\(text)' was found in the datasource; check the spelling")
+        }
+    }
+
+    /// "genre Rock or genre Jazz", "name 'Noel CV' or name 'King Book'": the table or column named
+    /// before a value named again after an 'or', before the value's alternative (and read so).
+    mutating func saidAgainAfterOr(_ k: Int) -> Bool {
+        guard k > 3, items[k - 2] == .or, items[k - 1] == items[k - 4] else { return false }
+        switch items[k - 1] {
+        case .table, .columns:
+            used.insert(k - 1)
+            return true
+        default: return false
         }
     }
 
