@@ -1948,3 +1948,26 @@ extension BuiltinEngineTests {
         #expect(Self.sql("List the titles of songs of genre Rock or genre Jazz.", tables: tables, values: values) == expected)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func alphabeticalOrderEitherWay() {
+        let tables = [
+            SourceTable(
+                name: "club", isView: false,
+                columns: [
+                    .init(name: "club_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "region", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        let down = #"SELECT t0."name" FROM "club" t0 ORDER BY t0."name" DESC, t0."club_id""#
+        #expect(ask("List all club names in descending alphabetical order.") == down)
+        #expect(ask("What are the names of all the clubs in reverse alphabetical order?") == down)
+        #expect(ask("Return the names of all clubs sorted by name in descending alphabetical order.") == down)
+        #expect(ask("List the names of all clubs ordered by alphabetical order.") == #"SELECT t0."name" FROM "club" t0 ORDER BY t0."name", t0."club_id""#)
+        #expect(
+            ask("Show the name and region of the clubs in descending alphabetical order of region.")
+                == #"SELECT t0."name", t0."region" FROM "club" t0 ORDER BY t0."region" DESC, t0."club_id""#)
+    }
+}

@@ -263,14 +263,22 @@ extension Interpreter.Assembly {
             used.insert(at)
             if let d = direction { used.insert(d) }
         }
+        if let k = items.firstIndex(of: .alphabetical), !used.contains(k), plan.measures.isEmpty, plan.order.count == 1,
+            case .column(let c) = plan.order[0].0, schema.column(c).kind == .text
+        {
+            // "sorted by county name in descending alphabetical order": the order named, said again.
+            used.insert(k)
+        }
         if let k = items.firstIndex(of: .alphabetical), !used.contains(k), plan.order.isEmpty, plan.measures.isEmpty {
             // The column asked for before the names shown beside it ("the team of each player, alphabetically").
             let texts = plan.shown.filter { schema.column($0).kind == .text }
             guard let c = shown.first(where: texts.contains) ?? texts.first ?? schema.tables[plan.root].labels.first else {
                 throw NotUnderstood(message: "the built-in engine could not tell what to put in alphabetical order; name the column")
             }
-            plan.order = [(.column(c), descending: false)]
+            // "in descending alphabetical order": from Z to A.
+            plan.order = [(.column(c), descending: direction.map { _ in descending } ?? false)]
             used.insert(k)
+            if let d = direction { used.insert(d) }
         }
         if let d = direction, !used.contains(d), plan.order.count == 1 {
             // "the 5 most expensive tracks, in descending order": the ranking's own way, said again.

@@ -672,6 +672,12 @@ struct Interpreter {
                 take(i + 3 + article.count, 1, .orderBy)
                 continue
             }
+            if let way = ["descending", "reverse", "ascending"].first(where: { phrase(i, ["in", $0, "alphabetical", "order"]) }) {
+                // "in descending alphabetical order", "in reverse alphabetical order (of name)": the way, then the order.
+                take(i, 2, .direction(descending: way != "ascending", ofAge: false))
+                if word(i + 4) == "of" { take(i + 2, 3, .orderBy) } else { take(i + 2, 2, .alphabetical) }
+                continue
+            }
             if let (words, item) = Self.orderPhrases.first(where: { phrase(i, $0.0) }) {
                 take(i, words.count, item)
                 continue
@@ -1094,6 +1100,8 @@ struct Interpreter {
     static let orderPhrases: [([String], Item)] =
         [
             // "in alphabetical order of theme" orders by the column after it.
+            (["sorted", "by", "alphabetical", "order", "of"], .orderBy), (["ordered", "by", "alphabetical", "order", "of"], .orderBy),
+            (["sorted", "by", "alphabetical", "order"], .alphabetical), (["ordered", "by", "alphabetical", "order"], .alphabetical),
             (["in", "ascending", "alphabetical", "order", "of"], .orderBy), (["in", "the", "alphabetical", "order", "of"], .orderBy),
             (["in", "alphabetical", "order", "of"], .orderBy), (["in", "ascending", "alphabetical", "order"], .alphabetical),
             (["in", "the", "alphabetical", "order"], .alphabetical), (["in", "an", "alphabetical", "order"], .alphabetical),
