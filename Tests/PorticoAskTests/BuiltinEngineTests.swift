@@ -1971,3 +1971,81 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."name", t0."region" FROM "club" t0 ORDER BY t0."region" DESC, t0."club_id""#)
     }
 }
+
+extension BuiltinEngineTests {
+    /// Departments keyed by their name, courses and instructors pointing at them, and the values
+    /// read as `ValueIndex.build` reads them from the data.
+    static let departments: [SourceTable] = [
+        SourceTable(
+            name: "department", isView: false,
+            columns: [
+                .init(name: "dept_name", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                .init(name: "building", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "budget", type: "REAL", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: []),
+        SourceTable(
+            name: "instructor", isView: false,
+            columns: [
+                .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "dept_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "salary", type: "REAL", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: [.init(column: "dept_name", table: "department", targetColumn: "dept_name")]),
+        SourceTable(
+            name: "course", isView: false,
+            columns: [
+                .init(name: "course_code", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                .init(name: "title", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "dept_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: [.init(column: "dept_name", table: "department", targetColumn: "dept_name")]),
+    ]
+
+    static func departmentValues() async throws -> ValueIndex {
+        let data: [String: [String]] = [
+            #""dept_name" FROM "department""#: ["Physics", "Statistics", "Psychology"],
+            #""building" FROM "department""#: ["Watson", "Taylor"],
+            #""name" FROM "instructor""#: ["Einstein", "Curie"],
+            #""course_code" FROM "course""#: ["PHY-101", "STA-210"],
+            #""title" FROM "course""#: ["Mechanics", "Probability"],
+        ]
+        return try await ValueIndex.build(SchemaModel(departments)) { sql in
+            guard let (_, values) = data.first(where: { sql.contains($0.key) }) else { return [] }
+            return values.map { [.text($0)] }
+        }
+    }
+
+    @Test func valuesOfTextKeysAreFoundAndReadOnTheColumnPointingAtThem() async throws {
+        let values = try await Self.departmentValues()
+        func ask(_ question: String) -> String? { Self.sql(question, tables: Self.departments, values: values) }
+        // A code that is a table's own key is a value the question can name, hyphen and all.
+        #expect(ask("What is the title of the course with code PHY-101?") == #"SELECT t0."title" FROM "course" t0 WHERE t0."course_code" = 'PHY-101'"#)
+        // The instructors' own dept_name holds the department's key: no join for it.
+        #expect(
+            ask("What are the names of the instructors in the Physics department?")
+                == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."dept_name" = 'Physics'"#)
+        // A column that points at another table's key is not read for values: its values are the key's.
+        #expect(
+            !values.whole(["physics"]).contains { $0.column == SchemaModel(Self.departments).columnList.firstIndex { $0.name == "dept_name" && $0.table == 1 } }
+        )
+    }
+
+    @Test func comparisonsWrittenAsSigns() async throws {
+        let values = try await Self.departmentValues()
+        func ask(_ question: String) -> String? { Self.sql(question, tables: Self.departments, values: values) }
+        #expect(ask("Find the names of all instructors with salary > 80000.") == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."salary" > 80000"#)
+        #expect(ask("Find the names of all instructors with salary>=80000.") == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."salary" >= 80000"#)
+        #expect(ask("Find the names of all instructors with salary < 5000.") == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."salary" < 5000"#)
+        #expect(ask("Find the names of all instructors with salary != 5000.") == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."salary" <> 5000"#)
+    }
+
+    @Test func conditionsTheEngineCannotPlaceAreRefused() async throws {
+        let values = try await Self.departmentValues()
+        func ask(_ question: String) -> String? { Self.sql(question, tables: Self.departments, values: values) }
+        // The department may be the average's or the instructors': refused, not read on the instructors.
+        #expect(ask("What are the names of instructors who earn less than the average salary of instructors in the Physics department?") == nil)
+        #expect(ask("What are the names of instructors who earn less than the average salary?") != nil)
+        // "in Statistics but not Psychology" of one column: rows in one need no other kept out.
+        #expect(ask("What are the titles of courses in the Statistics department but not the Psychology department?") == nil)
+        #expect(ask("What are the titles of courses that are not in the Psychology department?") != nil)
+    }
+}

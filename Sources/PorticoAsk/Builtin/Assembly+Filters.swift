@@ -70,6 +70,29 @@ extension Interpreter.Assembly {
             }
         }
         try spreadValuesOfOneColumn()
+        readValuesOnTheirReferences()
+    }
+
+    /// "instructors in the Physics department", "orders paid by MasterCard": a value of another
+    /// table's key that the rows asked about point at by one column is read on that column, with no
+    /// join for it.
+    mutating func readValuesOnTheirReferences() {
+        for (i, condition) in plan.conditions.enumerated() {
+            guard case .oneOf(let c, let values) = condition, schema.column(c).isPrimary, schema.column(c).table != root0 else { continue }
+            let t = schema.column(c).table
+            let edges = schema.edges.filter { $0.from == root0 && $0.to == t }
+            guard edges.count == 1, edges[0].toColumn.map({ $0 == c }) ?? (schema.tables[t].primaryKey == c) else { continue }
+            // Not when the question names another column of that table ("the description of the type with code PUR").
+            let namesItsColumns = items.contains { item in
+                guard case .columns(let cs) = item else { return false }
+                return cs.contains { schema.column($0).table == t && !schema.column($0).isKey }
+            }
+            if namesItsColumns { continue }
+            plan.conditions[i] = .oneOf(edges[0].fromColumn, values)
+            // "the Physics department": the table named for the value is read with it.
+            plan.through.removeAll { $0 == t }
+            for k in items.indices where items[k] == .table(t) { used.insert(k) }
+        }
     }
 
     /// Two values of a column of the rows asked about, both asked for ("the colleges that have both
@@ -93,6 +116,19 @@ extension Interpreter.Assembly {
                 throw NotUnderstood(message: "the built-in engine could not tell which column's average '\(bound.word)' compares with; name the column")
             }
             plan.conditions.append(.comparedToAverage(c, bound.op))
+            // "less than the average salary of instructors in the Physics department": a condition right
+            // after the average may be the average's own; without a new clause ("and who …") it is not read.
+            for item in items[(bound.at + 1)...] {
+                if item == .which || item == .who { break }
+                switch item {
+                case .value, .text, .year, .month, .compare, .range, .textMatch:
+                    throw NotUnderstood(
+                        message:
+                            "the built-in engine cannot tell whether the condition after 'average' is on the average or on the rows compared with it; ask in two questions"
+                    )
+                default: continue
+                }
+            }
         }
     }
 
@@ -492,6 +528,14 @@ extension Interpreter.Assembly {
                 throw NotUnderstood(
                     message:
                         "the built-in engine does not read 'not \(value)' over the \(schema.tables[owner].name) of each \(schema.tables[root0].name); ask for those with '\(value)' instead"
+                )
+            }
+            // "the courses of Statistics but not Psychology": rows already held to one value need no
+            // other kept out; the asker means what is in one and not the other, which is not read here.
+            if plan.conditions.contains(where: { if case .oneOf(column, _) = $0 { true } else { false } }) {
+                throw NotUnderstood(
+                    message:
+                        "the built-in engine does not read 'in one but not the other' of \(schema.column(column).name); ask for each in a question of its own"
                 )
             }
             // "whose theme is not Aliens", "the award that is not 'Tony Award'": any other value.

@@ -16,7 +16,7 @@ extension Interpreter.Assembly {
                 columns = cs
                 used.insert(k - 1)
             }
-            againstAverage.append((op, columns, word))
+            againstAverage.append((op, columns, word, k + 1))
         }
         // "sorted by salary", "by salary in descending order": an order, not a grouping.
         let asksOrder = items.contains { if case .direction = $0 { return true } else { return $0 == .alphabetical || $0 == .orderBy } }

@@ -28,7 +28,7 @@ extension Interpreter {
         var confidence = 1.0
         /// Items already given a role.
         var used = Set<Int>()
-        var againstAverage: [(op: QueryPlan.Comparison, columns: [Int]?, word: String)] = []
+        var againstAverage: [(op: QueryPlan.Comparison, columns: [Int]?, word: String, at: Int)] = []
         var orderColumns: [(columns: [Int], at: Int)] = []
         var grouping: QueryPlan.Grouping?
         /// The grouping by a table was asked with "each" or "every" ("the revenue of each

@@ -717,6 +717,9 @@ struct Interpreter {
                     (["more", "expensive", "than"], .greater), (["over"], .greater), (["above"], .greater), (["exceeding"], .greater),
                     (["under"], .less), (["below"], .less), (["after"], .greater), (["since"], .greaterOrEqual), (["before"], .less),
                     (["exactly"], .equal), (["equal", "to"], .equal),
+                    ([">"], .greater), ([">="], .greaterOrEqual), (["≥"], .greaterOrEqual), (["=>"], .greaterOrEqual), (["<"], .less),
+                    (["<="], .lessOrEqual), (["≤"], .lessOrEqual), (["=<"], .lessOrEqual), (["="], .equal), (["=="], .equal),
+                    (["!="], .notEqual), (["<>"], .notEqual),
                 ]
             if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
                 take(i, words.count, .compare(op, word: words[0]))

@@ -134,6 +134,15 @@ struct QuestionReader {
                 i += 1
                 continue
             }
+            if "<>=!≤≥".contains(c) {
+                // "salary > 80000", "age <= 30": a comparison written as a sign, one token.
+                let sign = i + 1 < chars.count && "<>=".contains(chars[i + 1]) && c != "=" ? String([c, chars[i + 1]]) : String(c)
+                flush()
+                if sign != "!" { tokens.append(Token(text: sign, lower: sign)) }
+                sentenceStart = false
+                i += sign.count
+                continue
+            }
             if c.isLetter || c.isNumber || (c == "." || c == ",") && current.first?.isNumber == true && i + 1 < chars.count && chars[i + 1].isNumber {
                 current.append(c)
             } else {

@@ -65,7 +65,7 @@ public struct ValueIndex: Sendable {
     /// Reads the values of `tables`' text columns with `query` (one `SELECT DISTINCT` per column).
     static func build(_ schema: SchemaModel, dialect: SQLDialect = .sqlite, query: (String) async throws -> [[SQLValue]]) async throws -> ValueIndex {
         var index = ValueIndex()
-        for (ci, column) in schema.columnList.enumerated() where column.kind == .text && !column.isKey {
+        for (ci, column) in schema.columnList.enumerated() where column.kind == .text && column.references == nil {
             let table = schema.tables[column.table].name
             let name = quote(column.name, dialect), from = quote(table, dialect)
             let sql = "SELECT DISTINCT \(name) FROM \(from) WHERE \(name) IS NOT NULL LIMIT \(perColumn + 1)"
