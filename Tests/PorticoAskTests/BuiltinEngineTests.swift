@@ -2049,3 +2049,14 @@ extension BuiltinEngineTests {
         #expect(ask("What are the titles of courses that are not in the Psychology department?") != nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func quotedFullNameSplitIntoItsColumns() {
+        // "Ana Silva" is no value whole: a first name and a last name of one table.
+        #expect(
+            Self.sql("What is the age of the player \"Ana Silva\"?")
+                == #"SELECT t0."age" FROM "players" t0 WHERE t0."first_name" = 'Ana' AND t0."last_name" = 'Silva'"#)
+        // A name that splits nowhere is still not found.
+        #expect(Self.sql("What is the age of the player \"Ana Lisbon\"?") == nil)
+    }
+}

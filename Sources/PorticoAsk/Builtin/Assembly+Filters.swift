@@ -419,9 +419,28 @@ extension Interpreter.Assembly {
             }
             let entry = interpreter.preferred(found, near: related, table: k > 0 ? isTable(k - 1) : nil)
             plan.conditions.append(.oneOf(entry.column, [entry.value]))
+        } else if let (first, last) = splitName(words) {
+            // "Linda Smith": a first and a last name, each found whole in a column of one table.
+            plan.conditions += [.oneOf(first.column, [first.value]), .oneOf(last.column, [last.value])]
         } else {
             throw NotUnderstood(message: "no value '\(text)' was found in the datasource; check the spelling")
         }
+    }
+
+    /// A quoted name found in no column whole, split in two at the one place where each part is
+    /// found whole in a different column of the same table (a first and a last name).
+    func splitName(_ words: [String]) -> (ValueIndex.Entry, ValueIndex.Entry)? {
+        guard words.count >= 2 else { return nil }
+        var found: [(ValueIndex.Entry, ValueIndex.Entry)] = []
+        for p in 1..<words.count {
+            for a in values.whole(Array(words[..<p])) {
+                for b in values.whole(Array(words[p...]))
+                where a.column != b.column && schema.column(a.column).table == schema.column(b.column).table {
+                    found.append((a, b))
+                }
+            }
+        }
+        return found.count == 1 ? found[0] : nil
     }
 
     /// "genre Rock or genre Jazz", "name 'Noel CV' or name 'King Book'": the table or column named
