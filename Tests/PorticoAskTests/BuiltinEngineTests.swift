@@ -2060,3 +2060,30 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What is the age of the player \"Ana Lisbon\"?") == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func eitherOfTwoBoundsAndOrdersInTime() {
+        let tables = [
+            SourceTable(
+                name: "product", isView: false,
+                columns: [
+                    .init(name: "product_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "product_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "price", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        // "lower … or higher …": either bound of the price, answered as surely as "less … or more …".
+        let either = #"SELECT t0."product_name" FROM "product" t0 WHERE (t0."price" < 600 OR t0."price" > 900)"#
+        #expect(ask("What are the names of the products whose price is lower than 600 or higher than 900?") == either)
+        #expect(ask("What are the names of the products whose price is less than 600 or more than 900?") == either)
+        // "from oldest to most recent": earliest first, every row, not the oldest one.
+        #expect(
+            ask("List the years of all products from oldest to most recent.")
+                == #"SELECT t0."year" FROM "product" t0 ORDER BY t0."year", t0."product_id""#)
+        #expect(
+            ask("List the years of all products from the most recent to the oldest.")
+                == #"SELECT t0."year" FROM "product" t0 ORDER BY t0."year" DESC, t0."product_id""#)
+    }
+}

@@ -341,15 +341,27 @@ extension Interpreter.Assembly {
             // Not after a column that holds no numbers ("a share count smaller than 50" of a text
             // share_count): the adjective would compare another column than the one named.
             plan.conditions.append(.compare(.column(c), op, .number(interpreter.convert(n, unit: unit, to: c))))
-        } else if k > 0, items[k - 1] == .or, ["greater", "less", "more", "fewer", "over", "under", "above", "below"].contains(word),
+        } else if k > 0, items[k - 1] == .or,
+            ["greater", "less", "more", "fewer", "over", "under", "above", "below"].contains(word) || pairedComparative(word, before: k - 1),
             case .compare(.column(let c), _, .number)? = plan.conditions.last
         {
-            // "a height greater than 200 or less than 190": the column compared before the 'or' (not
-            // "longer than 3300 or higher than 100", where the word may name another).
+            // "a height greater than 200 or less than 190", "a price higher than 1000 or lower than 500":
+            // the column compared before the 'or' (not "longer than 3300 or higher than 100", where the
+            // word may name another).
             plan.conditions.append(.compare(.column(c), op, .number(n)))
         } else {
             throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(Int(n))' compares; name the column")
         }
+    }
+
+    /// "higher … or lower", "larger … or smaller": the comparison before `k` was said with the
+    /// other word of the same pair as `word`.
+    func pairedComparative(_ word: String, before k: Int) -> Bool {
+        let pairs: [Set<String>] = [["higher", "lower"], ["larger", "smaller", "bigger"]]
+        guard let pair = pairs.first(where: { $0.contains(word) }),
+            let previous = items[..<k].reversed().lazy.compactMap({ item -> String? in if case .compare(_, let w) = item { w } else { nil } }).first
+        else { return false }
+        return pair.contains(previous)
     }
 
     /// "containing 'love'": a text column matched by the quoted text after it.

@@ -313,7 +313,15 @@ extension Interpreter.Assembly {
         }
 
         // Rank ties and vague words cost certainty.
-        if items.contains(.or), !plan.conditions.contains(where: { if case .oneOf(_, let v) = $0 { return v.count > 1 } else { return false } }) {
+        if items.contains(.or),
+            !plan.conditions.contains(where: {
+                switch $0 {
+                case .oneOf(_, let v): v.count > 1
+                case .any: true  // "lower than 600 or higher than 900"
+                default: false
+                }
+            })
+        {
             confidence -= 0.3
         }
         guard confidence >= Interpreter.threshold else {

@@ -1129,10 +1129,16 @@ struct Interpreter {
         var phrases: [([String], Item)] = []
         for (first, last, descending, ofAge) in high.flatMap({ h in low.map { (h, $0, true, false) } })
             + low.flatMap({ l in high.map { (l, $0, false, false) } }) + [("oldest", "youngest", true, true), ("youngest", "oldest", false, true)]
+            // "from oldest to most recent": in time, earliest first.
+            + ["newest", "latest", "recent"].flatMap { [("oldest", $0, false, false), ($0, "oldest", true, false)] }
         {
             let way = Item.direction(descending: descending, ofAge: ofAge)
+            // "recent" is said "most recent" or "most recently".
+            func said(_ word: String) -> [[String]] { word == "recent" ? [["most", "recent"], ["most", "recently"]] : [[word]] }
             for (a, b) in [([], []), (["the"], ["the"]), (["the"], []), ([], ["the"])] as [([String], [String])] {
-                phrases.append((["from"] + a + [first, "to"] + b + [last], way))
+                for one in said(first) {
+                    for other in said(last) { phrases.append((["from"] + a + one + ["to"] + b + other, way)) }
+                }
             }
         }
         return phrases
