@@ -2087,3 +2087,21 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."year" FROM "product" t0 ORDER BY t0."year" DESC, t0."product_id""#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func kindListedAmongTheColumnsIsNotPassedOver() {
+        var tables = [
+            SourceTable(
+                name: "dorm", isView: false,
+                columns: [
+                    .init(name: "dorm_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "dorm_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "gender", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        // No column is a type: the names alone would leave out what was asked.
+        #expect(Self.sql("What are the names and types of the dorms?", tables: tables) == nil)
+        tables[0].columns.append(.init(name: "dorm_type", type: "TEXT", notNull: false, primaryKey: false, samples: []))
+        #expect(Self.sql("What are the names and types of the dorms?", tables: tables) == #"SELECT t0."dorm_name", t0."dorm_type" FROM "dorm" t0"#)
+    }
+}

@@ -138,6 +138,12 @@ struct Interpreter {
             let t = tokens[i]
             // "US" is a name written in capitals, not the word "us" (a first word is only shouted: "IN which year").
             let acronym = i > 0 && t.text.count >= 2 && t.text.allSatisfy(\.isUppercase)
+            // "the names and types of the dorms": a kind listed among the columns asked for is one of them.
+            let listed =
+                ["type", "types", "kind", "kinds"].contains(t.lower)
+                && (i > 1 && tokens[i - 1].lower == "and" && tokens[i - 2].used || i > 0 && tokens[i - 1].beforeComma && tokens[i - 1].used)
+                && (i + 1 == tokens.count || t.beforeComma || ["of", "for"].contains(tokens[i + 1].lower))
+            if !t.used && listed { return true }
             return !t.used && (!Lexicon.stopWords.contains(t.lower) || acronym) && !Lexicon.softWords.contains(t.lower)
                 && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !isPassiveVerb(at: i, of: tokens)
                 && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
