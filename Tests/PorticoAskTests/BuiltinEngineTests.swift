@@ -2105,3 +2105,28 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What are the names and types of the dorms?", tables: tables) == #"SELECT t0."dorm_name", t0."dorm_type" FROM "dorm" t0"#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func daysWrittenInWords() {
+        let tables = [
+            SourceTable(
+                name: "employees", isView: false,
+                columns: [
+                    .init(name: "employee_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "first_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "last_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "job_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "hire_date", type: "DATE", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        let before = #"SELECT t0."first_name", t0."last_name" FROM "employees" t0 WHERE t0."hire_date" < '2002-06-21'"#
+        #expect(ask("Which employees were hired before June 21, 2002?") == before)
+        #expect(ask("Which employees were hired before 21st June 2002?") == before)
+        #expect(ask("Which employees were hired before 2002-06-21?") == before)
+        // The date named apart from the verb that sets the condition is shown.
+        #expect(
+            ask("Find the job code and hire date of employees hired between November 5th, 2007 and July 5th, 2009.")
+                == #"SELECT t0."job_code", t0."hire_date" FROM "employees" t0 WHERE t0."hire_date" >= '2007-11-05' AND t0."hire_date" <= '2009-07-05'"#)
+    }
+}

@@ -30,7 +30,10 @@ extension Interpreter.Assembly {
                 // "the managers": rows that other rows of the same table point at; not modelled, so not guessed.
                 throw NotUnderstood(message: "the built-in engine does not follow \(schema.column(c).name), a key to its own table; configure an LLM")
             }
-            if schema.column(c).kind == .date && isConditionColumn(c, plan) { continue }
+            // The date a condition is on is not shown, unless a verb said the condition and the date
+            // was named apart from it ("the job id and date of hire of those hired after 2007-11-05").
+            let verbSaysIt = items.contains { if case .dateVerb(let ds) = $0 { ds.contains(c) } else { false } }
+            if schema.column(c).kind == .date && isConditionColumn(c, plan) && !verbSaysIt { continue }
             if schema.column(c).isKey {
                 // "the id and location of railways": a key asked for in a list is shown; elsewhere it
                 // names the way to a table, or what is counted.

@@ -152,6 +152,44 @@ struct QuestionReader {
             }
             i += 1
         }
+        tokens = Self.writtenDays(tokens)
+    }
+
+    /// "June 21, 2002", "November 5th, 2007", "7th September, 1987": a day written in words, one
+    /// token as if written 2002-06-21.
+    static func writtenDays(_ tokens: [Token]) -> [Token] {
+        func dayOfMonth(_ t: Token) -> Int? {
+            let digits =
+                t.lower.hasSuffix("st") || t.lower.hasSuffix("nd") || t.lower.hasSuffix("rd") || t.lower.hasSuffix("th")
+                ? String(t.lower.dropLast(2)) : t.lower
+            guard !t.quoted, digits.count <= 2, let d = Int(digits), (1...31).contains(d) else { return nil }
+            return d
+        }
+        func month(_ t: Token) -> Int? { t.quoted || t.lower == "may" && !t.text.hasPrefix("M") ? nil : Lexicon.months[t.lower] }
+        func year(_ t: Token) -> Int? { t.quoted ? nil : Int(t.lower).flatMap { (1000...2999).contains($0) ? $0 : nil } }
+        var out: [Token] = []
+        var i = 0
+        while i < tokens.count {
+            if i + 2 < tokens.count {
+                let (a, b, c) = (tokens[i], tokens[i + 1], tokens[i + 2])
+                let found: (Int, Int, Int)? =
+                    if let m = month(a), let d = dayOfMonth(b), let y = year(c) { (y, m, d) } else if let d = dayOfMonth(a), let m = month(b), let y = year(c) {
+                        (y, m, d)
+                    } else { nil }
+                if let (y, m, d) = found {
+                    let text = String(format: "%04d-%02d-%02d", y, m, d)
+                    var token = Token(text: text, lower: text)
+                    token.day = text
+                    token.beforeComma = c.beforeComma
+                    out.append(token)
+                    i += 3
+                    continue
+                }
+            }
+            out.append(tokens[i])
+            i += 1
+        }
+        return out
     }
 
     var isForeign: Bool { letters > 0 && foreignLetters * 3 > letters }
