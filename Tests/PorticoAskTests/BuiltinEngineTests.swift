@@ -2130,3 +2130,41 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."job_code", t0."hire_date" FROM "employees" t0 WHERE t0."hire_date" >= '2007-11-05' AND t0."hire_date" <= '2009-07-05'"#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func tablesListedBeforeTheTableThatPointsAtThemAreItsColumns() {
+        let tables = [
+            SourceTable(
+                name: "chip_model", isView: false,
+                columns: [
+                    .init(name: "model_name", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "launch_year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "screen_mode", isView: false,
+                columns: [
+                    .init(name: "graphics_mode", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "pixels", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "phone", isView: false,
+                columns: [
+                    .init(name: "phone_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "company_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "chip_model", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "screen_mode", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ],
+                foreignKeys: [
+                    .init(column: "chip_model", table: "chip_model", targetColumn: "model_name"),
+                    .init(column: "screen_mode", table: "screen_mode", targetColumn: "graphics_mode"),
+                ]),
+        ]
+        var values = ValueIndex()
+        for name in ["Nokia", "Apple"] { values.add(column: 5, value: name) }
+        values.names[5] = ("phone", "company_name")
+        // The phone's own chip_model and screen_mode, not the rows of the tables of that name.
+        #expect(
+            Self.sql("What are the chip model and screen mode of the phones of company Nokia?", tables: tables, values: values)
+                == #"SELECT t0."chip_model", t0."screen_mode" FROM "phone" t0 WHERE t0."company_name" = 'Nokia'"#)
+    }
+}

@@ -109,7 +109,11 @@ struct Interpreter {
         }
         var items = try correspondingAsEach(
             differentAsEach(
-                listedThenEach(countRestated(mostCommonAsCount(superlativesListedWithFunctions(keyThenItsColumn(mostOfAKeyAsRows(try recognize(&reader)))))))))
+                listedThenEach(
+                    countRestated(
+                        mostCommonAsCount(
+                            superlativesListedWithFunctions(keyThenItsColumn(tablesListedAsKeysOfTheirOwner(mostOfAKeyAsRows(try recognize(&reader))))))
+                    ))))
         // What the asker chose narrows a word or a value that names several columns to the one meant.
         if !chosen.isEmpty {
             items = items.map { item in
@@ -232,6 +236,30 @@ struct Interpreter {
         understood.words = Set(reader.tokens.map(\.lower))
         understood.unread = Set(reader.tokens.filter { !$0.used && !$0.quoted }.map(\.lower))
         return understood
+    }
+
+    /// "the chip model and screen mode of the phone", where chip_model and screen_mode are tables
+    /// and the phone's keys to them are named the same: tables listed right before the table they
+    /// are of are its columns.
+    func tablesListedAsKeysOfTheirOwner(_ items: [Item]) -> [Item] {
+        var items = items
+        for k in items.indices {
+            guard case .table(let owner) = items[k], k >= 2 else { continue }
+            var listed: [(Int, Int)] = []
+            var j = k - 1
+            while j >= 0, case .table(let t) = items[j] {
+                let key = schema.tables[owner].columns.first { c in
+                    schema.column(c).references == t && schema.column(c).words == schema.tables[t].words
+                }
+                guard let key else { break }
+                listed.append((j, key))
+                j -= 1
+            }
+            // Two or more, as a list: one table before another is as likely what the other is of.
+            guard listed.count >= 2 else { continue }
+            for (at, key) in listed { items[at] = .columns([key]) }
+        }
+        return items
     }
 
     /// "the winning aircraft name": a key to another table named right before a word that names a
