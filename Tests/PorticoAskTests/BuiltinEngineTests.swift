@@ -2168,3 +2168,37 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."chip_model", t0."screen_mode" FROM "phone" t0 WHERE t0."company_name" = 'Nokia'"#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func linksTheDatabaseDoesNotDeclareAreReadFromTheirNames() {
+        let tables = [
+            SourceTable(
+                name: "customers", isView: false,
+                columns: [
+                    .init(name: "customer_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "customer_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "cards", isView: false,
+                columns: [
+                    .init(name: "card_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "customer_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "card_number", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+        ]
+        let schema = SchemaModel(tables)
+        // cards.customer_id names the one table keyed by customer_id: a link, though none is declared.
+        #expect(schema.edges.count == 1 && schema.edges.first.map { $0.from == 1 && $0.to == 0 } == true)
+        #expect(
+            Self.sql("What is the name of the customer with the most cards?", tables: tables)?.contains(
+                #"JOIN "customers" t0 ON t1."customer_id" = t0."customer_id""#)
+                == true)
+        // Not a table's own key, and not a name two tables are keyed by.
+        var twice = tables
+        twice.append(
+            SourceTable(
+                name: "customer_details", isView: false,
+                columns: [.init(name: "customer_id", type: "INTEGER", notNull: true, primaryKey: true, samples: [])], foreignKeys: []))
+        #expect(SchemaModel(twice).edges.isEmpty)
+    }
+}

@@ -89,9 +89,26 @@ struct SchemaModel: Sendable {
             firstColumn.append(count)
             count += table.columns.count
         }
+        // Tables by the name of their one key column, for links a database does not declare.
+        var keyedBy: [String: [Int]] = [:]
+        for (t, table) in source.enumerated() {
+            let keys = table.columns.filter(\.primaryKey)
+            if keys.count == 1 { keyedBy[keys[0].name.lowercased(), default: []].append(t) }
+        }
         for (t, table) in source.enumerated() {
             var entry = Table(name: table.name, words: SchemaModel.words(table.name), columns: [], primaryKey: nil, labels: [])
-            let foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            var foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            // "customer_id" in a table that declares no key to the one table keyed by customer_id: a
+            // link all the same, as the names say (many databases declare none).
+            let soleKeyName = table.columns.filter(\.primaryKey).count == 1 ? table.columns.first(where: \.primaryKey)?.name.lowercased() : nil
+            for column in table.columns where foreign[column.name.lowercased()] == nil && column.name.lowercased() != soleKeyName {
+                let name = column.name.lowercased()
+                guard let owners = keyedBy[name], owners.count == 1, owners[0] != t,
+                    ["id", "key", "code"].contains(SchemaModel.words(column.name).last ?? ""),
+                    !table.foreignKeys.contains(where: { $0.table.lowercased() == source[owners[0]].name.lowercased() })
+                else { continue }
+                foreign[name] = .init(column: column.name, table: source[owners[0]].name, targetColumn: column.name)
+            }
             // A part of a key of several columns (a date beside an id) is a value, unless named as a key.
             let soleKey = table.columns.filter(\.primaryKey).count == 1
             for column in table.columns {
