@@ -2202,3 +2202,14 @@ extension BuiltinEngineTests {
         #expect(SchemaModel(twice).edges.isEmpty)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func valuesSharedByANumberOfRows() {
+        // "shared by more than two teams": the cities that many teams are in.
+        let expected = #"SELECT DISTINCT t0."city" FROM "teams" t0 GROUP BY t0."city" HAVING COUNT(*) > 2"#
+        #expect(Self.sql("Which cities are shared by more than two teams?") == expected)
+        #expect(Self.sql("Which cities have more than two teams?") == expected)
+        // Values common to two groups of rows are not read.
+        #expect(Self.sql("Show the cities shared by teams founded before 1900 and teams founded after 1950.") == nil)
+    }
+}

@@ -35,6 +35,19 @@ struct Interpreter {
     /// Below this, the engine refuses rather than guess.
     static let threshold = 0.6
 
+    /// "the locations shared by more than two wrestlers", "the industry shared by the most companies":
+    /// values held by a number of rows, said as "with"; not "shared by cities above 1500 and cities
+    /// under 500", values common to two groups, which is not read.
+    static func sharedByACount(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+        guard Lexicon.sharedWords.contains(tokens[i].lower), i + 2 < tokens.count, tokens[i + 1].lower == "by" else { return false }
+        let j = tokens[i + 2].lower == "the" ? i + 3 : i + 2
+        guard j < tokens.count else { return false }
+        let next = tokens[j]
+        return next.number != nil || Lexicon.numberWords[next.lower] != nil
+            || ["more", "fewer", "less", "most", "greatest", "largest", "highest", "fewest", "least"].contains(next.lower)
+            || next.lower == "at" && j + 1 < tokens.count && ["least", "most"].contains(tokens[j + 1].lower)
+    }
+
     /// "papers written by …", "phones produced by …": a verb in the passive, its doer named after
     /// "by", says only that the two are linked, which the schema's keys or the value found say
     /// better. Not a verb that negates ("unaffected by").
@@ -151,6 +164,7 @@ struct Interpreter {
             return !t.used && (!Lexicon.stopWords.contains(t.lower) || acronym) && !Lexicon.softWords.contains(t.lower)
                 && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !isPassiveVerb(at: i, of: tokens)
                 && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
+                && !Self.sharedByACount(at: i, of: tokens)
         }.map { tokens[$0] }
         if !unknown.isEmpty {
             let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
