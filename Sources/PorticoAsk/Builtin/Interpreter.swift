@@ -1178,7 +1178,7 @@ struct Interpreter {
         for (first, last, descending, ofAge) in high.flatMap({ h in low.map { (h, $0, true, false) } })
             + low.flatMap({ l in high.map { (l, $0, false, false) } }) + [("oldest", "youngest", true, true), ("youngest", "oldest", false, true)]
             // "from oldest to most recent": in time, earliest first.
-            + ["newest", "latest", "recent"].flatMap { [("oldest", $0, false, false), ($0, "oldest", true, false)] }
+            + ["newest", "latest", "recent"].flatMap({ [("oldest", $0, false, false), ($0, "oldest", true, false)] })
         {
             let way = Item.direction(descending: descending, ofAge: ofAge)
             // "recent" is said "most recent" or "most recently".
