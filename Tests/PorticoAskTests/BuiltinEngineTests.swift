@@ -2213,3 +2213,50 @@ extension BuiltinEngineTests {
         #expect(Self.sql("Show the cities shared by teams founded before 1900 and teams founded after 1950.") == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func signsAndSignedNumbersAreNeverDropped() async throws {
+        let values = try await Self.departmentValues()
+        func ask(_ question: String) -> String? { Self.sql(question, tables: Self.departments, values: values) }
+        #expect(ask("Find the names of all instructors with salary ≠ 5000.") == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."salary" <> 5000"#)
+        #expect(ask("Find the names of all instructors with salary < -5.") == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."salary" < -5"#)
+        #expect(ask("Find the names of all instructors with salary over .5.") == #"SELECT t0."name" FROM "instructor" t0 WHERE t0."salary" > 0.5"#)
+        // A hyphen inside a code is the code's, not a sign.
+        #expect(QuestionReader("course PHY-101").tokens.map(\.text) == ["course", "PHY", "101"])
+        // "!" ends a sentence: the word after it is not a name because of its capital.
+        #expect(QuestionReader("Thanks! Artists with albums").tokens[1].capitalized == false)
+    }
+
+    @Test func linksAreInferredOnlyFromNamesThatSayWhatTheyKey() {
+        func table(_ name: String, _ columns: [(String, Bool)], keys: [SourceTable.ForeignKey] = []) -> SourceTable {
+            SourceTable(
+                name: name, isView: false,
+                columns: columns.map { .init(name: $0.0, type: "INTEGER", notNull: $0.1, primaryKey: $0.1, samples: []) }, foreignKeys: keys)
+        }
+        // A bare "id" of a table without a key of its own is no link to the table keyed by "id".
+        #expect(SchemaModel([table("customers", [("id", true)]), table("events", [("id", false), ("kind", false)])]).edges.isEmpty)
+        // A key declared the other way between the two tables: no second link inferred.
+        let declared = SchemaModel([
+            table("department", [("dept_id", true), ("head_emp_id", false)], keys: [.init(column: "head_emp_id", table: "employee", targetColumn: "emp_id")]),
+            table("employee", [("emp_id", true), ("dept_id", false)]),
+        ])
+        #expect(declared.edges.count == 1)
+    }
+
+    @Test func aQuotedPairOfOtherValuesIsNoName() {
+        let tables = [
+            SourceTable(
+                name: "offices", isView: false,
+                columns: [
+                    .init(name: "office_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "phone", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "city", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "country", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        values.add(column: 2, value: "Paris")
+        values.add(column: 3, value: "France")
+        #expect(Self.sql("What is the phone of the office \"Paris France\"?", tables: tables, values: values) == nil)
+    }
+}

@@ -447,12 +447,20 @@ extension Interpreter.Assembly {
         for p in 1..<words.count {
             for a in values.whole(Array(words[..<p])) {
                 for b in values.whole(Array(words[p...]))
-                where a.column != b.column && schema.column(a.column).table == schema.column(b.column).table {
+                where a.column != b.column && schema.column(a.column).table == schema.column(b.column).table && isPersonName(a.column)
+                    && isPersonName(b.column)
+                {
                     found.append((a, b))
                 }
             }
         }
         return found.count == 1 ? found[0] : nil
+    }
+
+    /// A column of a name: one of its table's labels, or named a name ("Fname", "last_name"),
+    /// not a city beside a country ("Paris France" splits into no name).
+    func isPersonName(_ c: Int) -> Bool {
+        schema.tables[schema.column(c).table].labels.contains(c) || schema.column(c).words.contains("name")
     }
 
     /// "genre Rock or genre Jazz", "name 'Noel CV' or name 'King Book'": the table or column named

@@ -767,7 +767,7 @@ struct Interpreter {
                     (["exactly"], .equal), (["equal", "to"], .equal),
                     ([">"], .greater), ([">="], .greaterOrEqual), (["≥"], .greaterOrEqual), (["=>"], .greaterOrEqual), (["<"], .less),
                     (["<="], .lessOrEqual), (["≤"], .lessOrEqual), (["=<"], .lessOrEqual), (["="], .equal), (["=="], .equal),
-                    (["!="], .notEqual), (["<>"], .notEqual),
+                    (["!="], .notEqual), (["<>"], .notEqual), (["≠"], .notEqual),
                 ]
             if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
                 take(i, words.count, .compare(op, word: words[0]))

@@ -84,7 +84,11 @@ struct QuestionReader {
             let digits = current.replacingOccurrences(of: ",", with: "")
             // Numbers a question can mean; a larger one is not read as a number (it would overflow a limit or a
             // year, or print as "inf"), so the question is refused for a word the engine did not understand.
-            if let n = Double(digits), digits.first?.isNumber == true, n.isFinite, abs(n) <= Self.largestNumber { token.number = n }
+            if let n = Double(digits), digits.first?.isNumber == true || digits.first == "-" && digits.count > 1, n.isFinite,
+                abs(n) <= Self.largestNumber
+            {
+                token.number = n
+            }
             token.capitalized = !sentenceStart && (current.first?.isUppercase ?? false)
             tokens.append(token)
             sentenceStart = false
@@ -134,16 +138,23 @@ struct QuestionReader {
                 i += 1
                 continue
             }
-            if "<>=!≤≥".contains(c) {
-                // "salary > 80000", "age <= 30": a comparison written as a sign, one token.
+            if "<>=!≤≥≠".contains(c) {
+                // "salary > 80000", "age <= 30": a comparison written as a sign, one token ("!" alone ends a sentence).
                 let sign = i + 1 < chars.count && "<>=".contains(chars[i + 1]) && c != "=" ? String([c, chars[i + 1]]) : String(c)
                 flush()
                 if sign != "!" { tokens.append(Token(text: sign, lower: sign)) }
-                sentenceStart = false
+                sentenceStart = sign == "!"
                 i += sign.count
                 continue
             }
-            if c.isLetter || c.isNumber || (c == "." || c == ",") && current.first?.isNumber == true && i + 1 < chars.count && chars[i + 1].isNumber {
+            if current.isEmpty, "-−.".contains(c), i + 1 < chars.count, chars[i + 1].isNumber, i == 0 || !(chars[i - 1].isLetter || chars[i - 1].isNumber) {
+                // "below -5", "over .5": the sign or point is the number's, never dropped.
+                current = c == "." ? "0." : "-"
+                i += 1
+                continue
+            }
+            let inNumber = current.first?.isNumber == true || current.first == "-" && current.count > 1
+            if c.isLetter || c.isNumber || (c == "." || c == ",") && inNumber && i + 1 < chars.count && chars[i + 1].isNumber {
                 current.append(c)
             } else {
                 flush()
@@ -177,7 +188,7 @@ struct QuestionReader {
                         (y, m, d)
                     } else { nil }
                 if let (y, m, d) = found {
-                    let text = String(format: "%04d-%02d-%02d", y, m, d)
+                    let text = String(format: "%04ld-%02ld-%02ld", y, m, d)
                     var token = Token(text: text, lower: text)
                     token.day = text
                     token.beforeComma = c.beforeComma

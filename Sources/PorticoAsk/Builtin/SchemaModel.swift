@@ -103,9 +103,13 @@ struct SchemaModel: Sendable {
             let soleKeyName = table.columns.filter(\.primaryKey).count == 1 ? table.columns.first(where: \.primaryKey)?.name.lowercased() : nil
             for column in table.columns where foreign[column.name.lowercased()] == nil && column.name.lowercased() != soleKeyName {
                 let name = column.name.lowercased()
-                guard let owners = keyedBy[name], owners.count == 1, owners[0] != t,
-                    ["id", "key", "code"].contains(SchemaModel.words(column.name).last ?? ""),
-                    !table.foreignKeys.contains(where: { $0.table.lowercased() == source[owners[0]].name.lowercased() })
+                let words = SchemaModel.words(column.name)
+                // Named for what it keys ("customer_id", not a bare "id" or "code"), and no key declared
+                // between the two tables either way.
+                guard let owners = keyedBy[name], owners.count == 1, owners[0] != t, words.count >= 2,
+                    ["id", "key", "code"].contains(words.last ?? ""),
+                    !table.foreignKeys.contains(where: { $0.table.lowercased() == source[owners[0]].name.lowercased() }),
+                    !source[owners[0]].foreignKeys.contains(where: { $0.table.lowercased() == table.name.lowercased() })
                 else { continue }
                 foreign[name] = .init(column: column.name, table: source[owners[0]].name, targetColumn: column.name)
             }
