@@ -316,17 +316,7 @@ extension Interpreter.Assembly {
         }
 
         // Rank ties and vague words cost certainty.
-        if items.contains(.or),
-            !plan.conditions.contains(where: {
-                switch $0 {
-                case .oneOf(_, let v): v.count > 1
-                case .any: true  // "lower than 600 or higher than 900"
-                default: false
-                }
-            })
-        {
-            confidence -= 0.3
-        }
+        if items.contains(.or), !plan.conditions.contains(where: \.holdsAnAlternative) { confidence -= 0.3 }
         guard confidence >= Interpreter.threshold else {
             throw NotUnderstood(message: "the built-in engine is not sure enough what the question means; rephrase it, name the table, or configure an LLM")
         }

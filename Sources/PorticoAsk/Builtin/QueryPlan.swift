@@ -422,3 +422,17 @@ struct PlanCompiler {
         }
     }
 }
+
+extension QueryPlan.Condition {
+    /// Whether the condition lets a row hold one of several things: what an "or" in the question
+    /// reads as ("Rock or Jazz", "lower than 600 or higher than 900").
+    var holdsAnAlternative: Bool {
+        switch self {
+        case .any: true
+        case .oneOf(_, let values): values.count > 1
+        case .all(let cs): cs.contains(where: \.holdsAnAlternative)
+        case .some(_, let nested): nested.holdsAnAlternative
+        default: false
+        }
+    }
+}

@@ -382,16 +382,9 @@ extension Interpreter {
             risks.append(.semiJoin)
         }
         if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
-        func hasAlternative(_ c: QueryPlan.Condition) -> Bool {
-            switch c {
-            case .any: return true
-            case .oneOf(_, let values): return values.count > 1
-            case .all(let cs): return cs.contains(where: hasAlternative)
-            case .some(_, let nested): return hasAlternative(nested)
-            default: return false
-            }
+        if r.items.contains(.or), !plan.conditions.contains(where: \.holdsAnAlternative), !plan.having.contains(where: \.holdsAnAlternative) {
+            risks.append(.orLost)
         }
-        if r.items.contains(.or), !plan.conditions.contains(where: hasAlternative), !plan.having.contains(where: hasAlternative) { risks.append(.orLost) }
         if contradicts(plan.conditions) { risks.append(.contradiction) }
         return risks
     }

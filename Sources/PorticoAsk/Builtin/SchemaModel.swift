@@ -100,7 +100,9 @@ struct SchemaModel: Sendable {
             var foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
             // "customer_id" in a table that declares no key to the one table keyed by customer_id: a
             // link all the same, as the names say (many databases declare none).
-            let soleKeyName = table.columns.filter(\.primaryKey).count == 1 ? table.columns.first(where: \.primaryKey)?.name.lowercased() : nil
+            // A part of a key of several columns (a date beside an id) is a value, unless named as a key.
+            let soleKey = table.columns.filter(\.primaryKey).count == 1
+            let soleKeyName = soleKey ? table.columns.first(where: \.primaryKey)?.name.lowercased() : nil
             for column in table.columns where foreign[column.name.lowercased()] == nil && column.name.lowercased() != soleKeyName {
                 let name = column.name.lowercased()
                 let words = SchemaModel.words(column.name)
@@ -113,8 +115,6 @@ struct SchemaModel: Sendable {
                 else { continue }
                 foreign[name] = .init(column: column.name, table: source[owners[0]].name, targetColumn: column.name)
             }
-            // A part of a key of several columns (a date beside an id) is a value, unless named as a key.
-            let soleKey = table.columns.filter(\.primaryKey).count == 1
             for column in table.columns {
                 let words = SchemaModel.words(column.name).flatMap { Lexicon.nameParts[$0] ?? [$0] }
                 let key = foreign[column.name.lowercased()]
