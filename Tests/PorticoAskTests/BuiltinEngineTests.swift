@@ -2260,3 +2260,100 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What is the phone of the office \"Paris France\"?", tables: tables, values: values) == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    /// Apartments whose counts are columns, a company listed by the name of its own column.
+    static let apartments: [SourceTable] = [
+        SourceTable(
+            name: "apartments", isView: false,
+            columns: [
+                .init(name: "apt_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "apt_number", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "bedroom_count", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "room_number", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "total_area", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                .init(name: "opening_year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: []),
+        SourceTable(
+            name: "company", isView: false,
+            columns: [
+                .init(name: "company_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "rank", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "company", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "market_value", type: "REAL", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: []),
+    ]
+
+    @Test func aCountKeptInAColumnIsThatColumn() {
+        func ask(_ question: String) -> String? { Self.sql(question, tables: Self.apartments) }
+        #expect(
+            ask("Show the apartment numbers of apartments with more than 2 bedrooms.")
+                == #"SELECT t0."apt_number" FROM "apartments" t0 WHERE t0."bedroom_count" > 2"#)
+        #expect(ask("What is the average number of bedrooms of apartments?") == #"SELECT AVG(t0."bedroom_count") AS value FROM "apartments" t0"#)
+        // A column that numbers a room holds no count of rooms.
+        #expect(Self.interpreter(Self.apartments).countColumns(of: "rooms").isEmpty)
+        #expect(Self.interpreter(Self.apartments).countColumns(of: "bedrooms").count == 1)
+    }
+
+    @Test func aFunctionWordThatStartsAColumnsNameIsTheColumn() {
+        #expect(
+            Self.sql("Show the apartment numbers and total area of all apartments.", tables: Self.apartments)
+                == #"SELECT t0."apt_number", t0."total_area" FROM "apartments" t0"#)
+        // A function word before a column that does not start with it is the function.
+        #expect(Self.sql("What is the total salary of players?") == #"SELECT SUM(t0."salary") AS value FROM "players" t0"#)
+    }
+
+    @Test func aFunctionListedBeforeASuperlativeMakesItAFunction() {
+        #expect(
+            Self.sql("What is the average and largest salary of all players?")
+                == #"SELECT AVG(t0."salary") AS value1, MAX(t0."salary") AS value2 FROM "players" t0"#)
+        // A superlative before the function still ranks.
+        #expect(Self.sql("What is the average and largest salary of all players?") != Self.sql("Which team has the largest average salary?"))
+    }
+
+    @Test func aNameSpeltOneLetterOffIsReadWithADoubt() {
+        let reply = BuiltinEngine.answer(Self.request("What is the salaray of each player?"))
+        #expect(reply.candidates.first == #"SELECT t0."first_name", t0."last_name", t0."salary" FROM "players" t0"#)
+        #expect(reply.risks.contains("respelt-name"))
+        // Two words one letter away: no guess.
+        #expect(Lexicon.oneEditApart("contact", "contract"))
+        #expect(Lexicon.oneEditApart("recieve", "receive"))
+        #expect(!Lexicon.oneEditApart("salary", "salary"))
+        #expect(!Lexicon.oneEditApart("salary", "salaries"))
+        let two = [
+            SourceTable(
+                name: "things", isView: false,
+                columns: [
+                    .init(name: "thing_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "content", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "contest", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        #expect(Self.interpreter(two).schemaWord(respelling: "contemt") == nil)
+        #expect(Self.sql("Show the contemt of all things.", tables: two) == nil)
+    }
+
+    @Test func aTableListedAmongItsColumnsIsItsColumnOfThatName() {
+        #expect(
+            Self.sql("What is the rank, company, and market value of every company?", tables: Self.apartments)
+                == #"SELECT t0."rank", t0."company", t0."market_value" FROM "company" t0"#)
+    }
+
+    @Test func theYearSaidBeforeAYearIsNoColumn() {
+        #expect(
+            Self.sql("Show the apartment numbers of apartments opened before the year of 2006.", tables: Self.apartments)
+                == #"SELECT t0."apt_number" FROM "apartments" t0 WHERE t0."opening_year" < 2006"#)
+    }
+
+    @Test func aBareNumberComparedOfPeopleIsTheirAge() {
+        #expect(
+            Self.sql("Show the first names of players who are under 20.")
+                == #"SELECT t0."first_name" FROM "players" t0 WHERE t0."age" < 20"#)
+        // Of a table without ages: not read.
+        #expect(Self.sql("Show the names of teams which are under 20.") == nil)
+    }
+
+    static func interpreter(_ tables: [SourceTable]) -> Interpreter {
+        Interpreter(schema: SchemaModel(tables), values: ValueIndex())
+    }
+}

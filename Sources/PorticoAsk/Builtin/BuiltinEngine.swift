@@ -87,6 +87,7 @@ public struct BuiltinEngine: AskEngine {
                 var risks = interpreter.risks(
                     of: understood.plan, items: understood.items, joined: joined, followsUp: understood.followsUp, words: understood.words,
                     unread: understood.unread)
+                if understood.respelt { risks.append(.respeltName) }
                 let (doubted, ceiling) = (Risk.confidence(understood.confidence, risks), Self.ceiling(joined: joined, risks: risks))
                 let confidence = min(doubted, ceiling)
                 if ceiling < doubted { risks.append(.joined) }  // named in a confirmation: what holds the reading below 0.9

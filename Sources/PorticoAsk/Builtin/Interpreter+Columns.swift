@@ -17,6 +17,37 @@ extension Interpreter {
         return columns.min { rank($0) < rank($1) }
     }
 
+    /// The numeric columns that hold a count of what a plural word names: "rooms" for room_count,
+    /// num_rooms or number_of_rooms ("the number of rooms of each apartment", "more than 2
+    /// bedrooms"). Not room_number, which numbers a room.
+    func countColumns(of word: String) -> [Int] {
+        guard word.count > 3, word.hasSuffix("s"), !Lexicon.stopWords.contains(word) else { return [] }
+        return schema.columnList.indices.filter { c in
+            let column = schema.column(c)
+            guard column.kind == .number, !column.isKey else { return false }
+            let names = column.withoutTable ?? column.words
+            let counted: String?
+            switch names.count {
+            case 2 where names[1] == "count": counted = names[0]
+            case 2 where ["num", "count"].contains(names[0]): counted = names[1]
+            case 3 where ["number", "no", "count"].contains(names[0]) && names[1] == "of": counted = names[2]
+            default: counted = nil
+            }
+            return counted.map { Lexicon.matches(question: word, schema: $0) } ?? false
+        }
+    }
+
+    /// The one word of the schema's table and column names one letter away from `word` (a letter
+    /// added, dropped, changed, or two swapped: "deparment", "attendnance", "licence"), for a word of
+    /// at least seven letters that no name holds otherwise.
+    func schemaWord(respelling word: String) -> String? {
+        guard word.count >= 7, word.allSatisfy(\.isLetter) else { return nil }
+        let names = Set(schema.tables.flatMap(\.words) + schema.columnList.flatMap(\.words))
+        guard !names.contains(where: { Lexicon.matches(question: word, schema: $0) }) else { return nil }
+        let near = names.filter { $0.count >= 6 && Lexicon.oneEditApart(word, $0) }
+        return near.count == 1 ? near.first : nil
+    }
+
     func pickNumeric(_ columns: [Int], near tables: [Int]) -> Int? {
         pickColumn(columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }, near: tables)
     }

@@ -122,6 +122,24 @@ extension Interpreter {
         }
     }
 
+    /// "the rank, company, and market value of every company": a word naming a table, listed among
+    /// that table's columns, is its column of the same name (company.Company), not the table.
+    func readTablesListedAmongColumns(_ r: inout Recognition) {
+        let ordered = r.ordered
+        for k in ordered.indices.dropFirst().dropLast() {
+            let (at, item) = ordered[k]
+            guard case .table(let table) = item, case .columns(let before) = ordered[k - 1].1, case .columns(let after) = ordered[k + 1].1,
+                r.tokens[at].beforeComma, r.tokens[at - 1].beforeComma || r.tokens[at - 1].lower == "and",
+                before.contains(where: { schema.column($0).table == table }), after.contains(where: { schema.column($0).table == table })
+            else { continue }
+            let own = schema.tables[table].columns.filter { c in
+                schema.column(c).words.count == 1 && Lexicon.matches(question: r.tokens[at].lower, schema: schema.column(c).words[0])
+            }
+            guard own.count == 1, let i = r.items.firstIndex(where: { $0.0 == at }) else { continue }
+            r.items[i].1 = .columns(own)
+        }
+    }
+
     /// "the players and their years played": a table listed with "and" before one of its own columns
     /// is also shown, by what names its rows (it was only the subject, and its names were dropped).
     /// Not after a count, a function or a superlative, nor after columns ("the authors of

@@ -19,6 +19,8 @@ struct Interpreter {
         var words: Set<String> = []
         /// Words the reading gave no part, lowercased ("type" in "each type of product").
         var unread: Set<String> = []
+        /// Whether a word of the question was read as the schema's word one letter away ("deparment").
+        var respelt = false
     }
 
     struct NotUnderstood: Error, Sendable {
@@ -109,7 +111,7 @@ struct Interpreter {
         return object || preposition || name
     }
 
-    func interpret(_ question: String, previous: QueryPlan? = nil) throws(NotUnderstood) -> Understood {
+    func interpret(_ question: String, previous: QueryPlan? = nil, respelling: Bool = true) throws(NotUnderstood) -> Understood {
         var reader = QuestionReader(question)
         guard reader.tokens.count <= Self.maxWords else {
             throw NotUnderstood(message: "the built-in engine reads questions of at most \(Self.maxWords) words; ask a shorter one")
@@ -167,6 +169,18 @@ struct Interpreter {
                 && !Self.sharedByACount(at: i, of: tokens)
         }.map { tokens[$0] }
         if !unknown.isEmpty {
+            // "the deparment names": a word one letter off a word of the schema's names, when every
+            // word not understood is one, is read as that word.
+            let respelt = unknown.map { respelling ? schemaWord(respelling: $0.lower) : nil }
+            if respelt.allSatisfy({ $0 != nil }) {
+                var text = question
+                for (token, word) in zip(unknown, respelt) {
+                    text = text.replacingOccurrences(of: "\\b\(token.text)\\b", with: word ?? token.text, options: .regularExpression)
+                }
+                var understood = try interpret(text, previous: previous, respelling: false)
+                understood.respelt = true
+                return understood
+            }
             let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
             throw NotUnderstood(
                 message: "the built-in engine did not understand \(words): name a table or column of the datasource (datasource_describe lists them), "
@@ -350,7 +364,9 @@ struct Interpreter {
                 }
             }
             let directions = Set(items[k...end].compactMap { item -> Bool? in if case .superlative(let d, _) = item { d } else { nil } })
-            if directions.count == 2 {
+            // "the average and largest salary": a function said first, a superlative listed after it.
+            let afterAFunction = end > k && !items[k].isSuperlative
+            if directions.count == 2 || directions.count == 1 && afterAFunction {
                 for j in k...end { if case .superlative(let d, _) = items[j] { items[j] = .function(d ? .max : .min) } }
             }
             k = end + 1
@@ -537,6 +553,13 @@ struct Interpreter {
             for (k, w) in words.enumerated() where word(i + k) != w { return false }
             return true
         }
+        func startsAColumnName(_ i: Int) -> Bool {
+            for n in [3, 2] where i + n <= t.count && (i..<(i + n)).allSatisfy({ word($0) != nil }) {
+                let words = t[i..<(i + n)].map(\.lower)
+                if case .columns(let cs)? = schemaItem(words), cs.contains(where: { schema.column($0).words.first == words[0] }) { return true }
+            }
+            return false
+        }
         func take(_ i: Int, _ n: Int, _ item: Item) {
             for k in i..<(i + n) { t[k].used = true }
             items.append((i, item))
@@ -665,7 +688,7 @@ struct Interpreter {
                 ]
                 .first(where: { phrase(i + 1, ["or", $0.0]) && (!["after", "later", "before", "earlier"].contains($0.0) || n >= 1000 && n <= 2999) }),
                 // Not "greater than 200 or less than 190", "after 1961 or before 1959": a comparison of its own.
-                !(word(i + 3) == "than" || t.indices.contains(i + 3) && t[i + 3].number != nil)
+                !(word(i + 3) == "than" || t.indices.contains(i + 3) && t[i + 3].number != nil || word(i + 3) == "the" && word(i + 4) == "year")
             {
                 // "3 or more actors": at least 3; the bound before its number, as "more than 3" reads.
                 // "in 2005 or after": a year, from it on.
@@ -762,7 +785,8 @@ struct Interpreter {
                     (["later", "than"], .greater), (["earlier", "than"], .less), (["at", "least"], .greaterOrEqual),
                     (["less", "than"], .less), (["fewer", "than"], .less), (["lower", "than"], .less), (["smaller", "than"], .less),
                     (["shorter", "than"], .less), (["cheaper", "than"], .less), (["at", "most"], .lessOrEqual), (["no", "more", "than"], .lessOrEqual),
-                    (["more", "expensive", "than"], .greater), (["over"], .greater), (["above"], .greater), (["exceeding"], .greater),
+                    (["more", "expensive", "than"], .greater), (["less", "expensive", "than"], .less), (["over"], .greater), (["above"], .greater),
+                    (["exceeding"], .greater),
                     (["under"], .less), (["below"], .less), (["after"], .greater), (["since"], .greaterOrEqual), (["before"], .less),
                     (["exactly"], .equal), (["equal", "to"], .equal),
                     ([">"], .greater), ([">="], .greaterOrEqual), (["≥"], .greaterOrEqual), (["=>"], .greaterOrEqual), (["<"], .less),
@@ -770,7 +794,8 @@ struct Interpreter {
                     (["!="], .notEqual), (["<>"], .notEqual), (["≠"], .notEqual),
                 ]
             if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
-                take(i, words.count, .compare(op, word: words[0]))
+                // "more expensive than 5000": a price compared, as "cheaper than" says.
+                take(i, words.count, .compare(op, word: words.count == 3 && words[1] == "expensive" ? "expensive" : words[0]))
                 continue
             }
             if w == "corresponding", phrase(i + 1, ["number", "of"]) || word(i + 1) == "count" {
@@ -793,6 +818,13 @@ struct Interpreter {
                 take(i, phrase(i, ["count", "the", "number", "of"]) ? 4 : 5, .count)
                 continue
             }
+            if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]), let next = word(i + 2), !countColumns(of: next).isEmpty,
+                case .columns(let cs)? = schemaItem([next])
+            {
+                // "the number of rooms" where a column holds it (room_count): that column, not a count of rows.
+                take(i, 3, .columns(cs))
+                continue
+            }
             if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]) || phrase(i, ["count", "of"]) || w == "count" {
                 take(i, w == "count" ? 1 : 2, .count)
                 continue
@@ -800,6 +832,11 @@ struct Interpreter {
             if phrase(i, ["in", "total"]) {
                 take(i, 2, .groupMarker(each: false))
                 items.removeLast()
+                continue
+            }
+            if ["average", "avg", "mean", "total", "sum", "maximum", "max", "minimum", "min"].contains(w), startsAColumnName(i) {
+                // "the total passengers" of Total_Passengers, "the average attendance" of Average_Attendance:
+                // the column's own name, read with the schema's words later.
                 continue
             }
             if ["average", "avg", "mean"].contains(w) {
@@ -875,6 +912,16 @@ struct Interpreter {
                 !schema.columnList.contains(where: { $0.words.contains("by") })
             {
                 t[i].used = true
+                continue
+            }
+            if w == "year", i > 1, word(i - 1) == "the", ["before", "after", "since", "until"].contains(t[i - 2].lower),
+                let n = t.indices.contains(i + 1) && t[i + 1].number != nil
+                    ? t[i + 1].number : (word(i + 1) == "of" && t.indices.contains(i + 2) ? t[i + 2].number : nil),
+                n == n.rounded(), n >= 1000, n <= 2999
+            {
+                // "before the year of 2006": the year said, not a column named Year.
+                t[i].used = true
+                if word(i + 1) == "of" { t[i + 1].used = true }
                 continue
             }
             if ["each", "per", "by", "every"].contains(w) {
@@ -1135,6 +1182,7 @@ struct Interpreter {
         readTimesAsRows(&recognition)
         try refuseTwoCounts(recognition)
         showTablesListedBesideTheirColumns(&recognition)
+        readTablesListedAmongColumns(&recognition)
         (t, items) = (recognition.tokens, recognition.items)
         reader.namedFilters = filtersAt.map(\.filter)
         reader.tokens = t
@@ -1297,6 +1345,9 @@ struct Interpreter {
             }
             if !dated.isEmpty { return .columns(dated) }
             // A word for a kind of measure: "length" for a duration column, "units" for a quantity.
+            // "rooms" for room_count: a column that counts them.
+            let counts = countColumns(of: words[0])
+            if !counts.isEmpty { return .columns(counts) }
             if let lexicon = Self.concepts[words[0]] {
                 let found = schema.columnList.indices.filter { ci in
                     let c = schema.columnList[ci]

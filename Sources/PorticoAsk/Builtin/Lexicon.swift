@@ -45,6 +45,19 @@ enum Lexicon {
         return qf.contains { stem in stem.count >= 4 && nounEndings.contains { s == stem + $0 || s == stem + "e" + $0 } }
     }
 
+    /// Whether two words differ by one letter added, dropped or changed, or two neighbours swapped.
+    static func oneEditApart(_ a: String, _ b: String) -> Bool {
+        let a = Array(a)
+        let b = Array(b)
+        guard a != b, abs(a.count - b.count) <= 1 else { return false }
+        let start = zip(a, b).prefix { $0 == $1 }.count
+        let end = zip(a.reversed(), b.reversed()).prefix { $0 == $1 }.count
+        if a.count != b.count { return start + end >= max(a.count, b.count) - 1 }
+        if start + end == a.count - 1 { return true }
+        // A swap: "recieve" and "receive".
+        return start + end == a.count - 2 && a[start] == b[start + 1] && a[start + 1] == b[start]
+    }
+
     static let nounEndings = ["ure", "al", "ment", "ing", "ion", "ance", "up"]
 
     /// Words that mean a schema word of another stem.

@@ -91,6 +91,8 @@ enum Risk: String, Sendable, CaseIterable {
     /// A value the question spelt otherwise ("Harford" taken for "Hartford"): a guess at what was
     /// meant, as a word naming two columns is (half such answers were wrong on Spider's training set).
     case respelled
+    /// A word of the question read as the schema's word one letter away from it ("deparment").
+    case respeltName = "respelt-name"
     /// "the number of students of each allergy type": a count for every group, of rows reached through
     /// a table that only links the two, where its own rows (one per link, repeated links included) are
     /// as likely what is counted as the distinct rows at its far end (6 of 8 such answers were wrong on
@@ -113,7 +115,7 @@ extension Risk {
         case .presence, .longBridge: 0.7
         case .pickedColumn, .rootUnnamed, .bridge, .tableForAWordUngrouped, .respelled, .countedThroughALink: 0.75
         case .ranked, .valueInManyColumns, .distinct, .semiJoin, .negationUnnamed: 0.8
-        case .noTableNamed, .manyParts: 0.9
+        case .noTableNamed, .manyParts, .respeltName: 0.9
         // A negation is named because eval and refusals tell such readings apart, but alone they were
         // right as often as readings without any doubt (33 of 33 on Spider's training set).
         case .tableForAWord, .groupedByTime, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen, .negation, .joined: 1
@@ -193,6 +195,7 @@ extension Risk {
         case .typeUnread: "a type named but not read"
         case .countsAnotherTable: "rows counted of another table than the one named"
         case .respelled: "a value spelt otherwise in the question than in the data"
+        case .respeltName: "a word read as a name of the schema spelt otherwise"
         case .countedThroughALink: "rows counted through a table that links them to each group"
         case .joined: "tables joined"
         }
