@@ -2357,3 +2357,60 @@ extension BuiltinEngineTests {
         Interpreter(schema: SchemaModel(tables), values: ValueIndex())
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func numbersKeptAsTextAreTotalledAsNumbersAndNeverRanked() {
+        let tables = [
+            SourceTable(
+                name: "coasters", isView: false,
+                columns: [
+                    .init(name: "coaster_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "speed", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "zip_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        values.noteNumbers(column: 2, words: ["speed"], values: ["55", "61.2", " 70 "], complete: true)
+        // Digits that identify, a value that is no number, or values not all read: not numbers.
+        values.noteNumbers(column: 3, words: ["zip", "code"], values: ["94107", "10001"], complete: true)
+        #expect(values.numbers == [2])
+        var other = ValueIndex()
+        other.noteNumbers(column: 2, words: ["speed"], values: ["55", "fast"], complete: true)
+        other.noteNumbers(column: 1, words: ["speed"], values: ["55", "60"], complete: false)
+        other.noteNumbers(column: 0, words: ["speed"], values: ["007", "12"], complete: true)
+        #expect(other.numbers.isEmpty)
+        #expect(
+            Self.sql("What is the average speed of coasters?", tables: tables, values: values)
+                == #"SELECT AVG(CAST(t0."speed" AS REAL)) AS value FROM "coasters" t0"#)
+        var request = Self.request("What is the average speed of coasters?", dialect: .postgres)
+        request.tables = tables
+        request.values = values
+        #expect(BuiltinEngine.answer(request).candidates.first == #"SELECT AVG(CAST(t0."speed" AS NUMERIC)) AS value FROM "coasters" t0"#)
+        // Without the values read as numbers, a text column is not averaged.
+        #expect(Self.sql("What is the average speed of coasters?", tables: tables) == nil)
+        // Ranked, the text would be ordered as text: not read as a number there.
+        #expect(Self.sql("Which coaster has the highest speed?", tables: tables, values: values)?.contains("CAST") != true)
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func aNegatedWordNamingKeysOfSeveralTablesIsTheTablePointingAtTheRows() {
+        func column(_ name: String, key: Bool = false) -> SourceTable.Column {
+            .init(name: name, type: key || name.hasSuffix("_id") ? "INTEGER" : "TEXT", notNull: key, primaryKey: key, samples: [])
+        }
+        let tables = [
+            SourceTable(name: "customers", isView: false, columns: [column("customer_id", key: true), column("customer_name")], foreignKeys: []),
+            SourceTable(
+                name: "customer_orders", isView: false, columns: [column("order_id", key: true), column("customer_id")],
+                foreignKeys: [.init(column: "customer_id", table: "customers", targetColumn: "customer_id")]),
+            SourceTable(
+                name: "order_items", isView: false, columns: [column("item_id", key: true), column("order_id")],
+                foreignKeys: [.init(column: "order_id", table: "customer_orders", targetColumn: "order_id")]),
+        ]
+        #expect(
+            Self.sql("Find the names of customers who never placed an order.", tables: tables)
+                == #"SELECT t0."customer_name" FROM "customers" t0 WHERE NOT EXISTS (SELECT 1 FROM "customer_orders" x WHERE x."customer_id" = t0."customer_id")"#
+        )
+    }
+}

@@ -516,10 +516,19 @@ extension Interpreter.Assembly {
     /// about ("cities that have not hosted a competition": Hosts of the competitions; "books that are
     /// not published": of the publications): that table, whose rows there must be none of. A table
     /// named right after it, the same one or one it links to, is part of the phrase.
+    /// Of a word naming columns of several tables ("customers who never placed an order": the
+    /// order_id of orders and of order lines), the one table whose rows point at them; a verb of a
+    /// date ("students who never attended a course": date_of_attendance) names its table too.
     mutating func verbOfRelatedRows(after k: Int) -> Int? {
-        guard let cs = isColumns(k + 1), let table = cs.first.map({ schema.column($0).table }), table != root0,
-            cs.allSatisfy({ schema.column($0).table == table }), schema.edges.filter({ $0.from == table && $0.to == root0 }).count == 1
-        else { return nil }
+        let named: [Int]
+        switch k + 1 < items.count ? items[k + 1] : nil {
+        case .columns(let cs)?, .dateVerb(let cs)?: named = cs
+        default: return nil
+        }
+        let pointing = Set(named.map { schema.column($0).table }).filter { t in
+            t != root0 && schema.edges.filter({ $0.from == t && $0.to == root0 }).count == 1
+        }
+        guard pointing.count == 1, let table = pointing.first else { return nil }
         if let after = isTable(k + 2), after == table || schema.edges.contains(where: { $0.from == table && $0.to == after }) { used.insert(k + 2) }
         return table
     }

@@ -42,7 +42,7 @@ extension Interpreter.Assembly {
         if k > 0, items[k - 1] == .average { averageOfCount = true; used.insert(k - 1) }
         // "how many track units": a numeric column right after the count is summed, unless it is compared.
         let quantity = [k + 1, k + 2].first { j in
-            guard let cs = isColumns(j), interpreter.pickNumeric(cs, near: []) != nil else { return false }
+            guard let cs = isColumns(j), interpreter.pickMeasured(cs, near: []) != nil else { return false }
             if j + 1 < items.count, case .compare = items[j + 1] { return false }
             if j + 1 < items.count, case .range = items[j + 1] { return false }
             if j + 1 < items.count, case .number = items[j + 1] { return false }
@@ -61,7 +61,7 @@ extension Interpreter.Assembly {
             measure = .aggregate(.countDistinct, .column(c))
             subject = subject ?? t
             used.formUnion([d, d + 1, d + 2])
-        } else if let j = quantity, let cs = isColumns(j), let c = interpreter.pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
+        } else if let j = quantity, let cs = isColumns(j), let c = interpreter.pickMeasured(cs, near: isTable(k + 1).map { [$0] } ?? []) {
             // "the average number of days stayed": the column's average, not a count.
             measure = .aggregate(averageOfCount ? .avg : .sum, .column(c))
             averageOfCount = false
@@ -93,7 +93,7 @@ extension Interpreter.Assembly {
             used.insert(j)
             if let d = distinctAt, d < j { used.insert(d) }  // "how many different genres": rows are counted once anyway
         } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
-            let c = interpreter.pickNumeric(cs, near: [subject].compactMap { $0 })
+            let c = interpreter.pickMeasured(cs, near: [subject].compactMap { $0 })
         {
             // "the total number of credits": a sum of a numeric column.
             measure = .aggregate(.sum, .column(c))
@@ -144,7 +144,9 @@ extension Interpreter.Assembly {
                 let near =
                     [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
                     + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-                guard let c = interpreter.pickNumeric(cs, near: near) else { continue }
+                // Numbers kept as text are totalled or averaged, never ranked (the database orders them as text).
+                let totalled = aggregateFunction != nil && superlative == nil && rankedBy == nil
+                guard let c = totalled ? interpreter.pickMeasured(cs, near: near) : interpreter.pickNumeric(cs, near: near) else { continue }
                 used.insert(j)
                 measureAt = j
                 // "the name of the airport with the highest elevation": a column of the same rows asked for first.

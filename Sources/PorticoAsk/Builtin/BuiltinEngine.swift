@@ -44,10 +44,11 @@ public struct BuiltinEngine: AskEngine {
         guard let tables = request.tables else {
             return EngineReply(candidates: [], reason: "the built-in engine needs the datasource's schema")
         }
-        let schema = SchemaModel(tables, terms: request.terms, dialect: request.dialect)
+        var schema = SchemaModel(tables, terms: request.terms, dialect: request.dialect)
         // The index is numbered by the datasource's whole schema; a role may have narrowed this one.
         var values = request.values ?? ValueIndex()
         if let all = request.valueTables, all.count != tables.count { values = values.renumbered(for: schema) }
+        schema.keepNumbers(values.numbers)
         // A saved example that asks the same of other values answers, with the question's values.
         if let (sql, example) = fromExamples(request, values: values) {
             var reply = EngineReply(candidates: [sql], confidence: Self.exampleConfidence)

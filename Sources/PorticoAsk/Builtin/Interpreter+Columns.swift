@@ -52,6 +52,13 @@ extension Interpreter {
         pickColumn(columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }, near: tables)
     }
 
+    /// Of several columns, a numeric one, else one of numbers kept as text: what a total or an
+    /// average may measure ("the average speed" of a text Speed holding '55', '61.2').
+    func pickMeasured(_ columns: [Int], near tables: [Int]) -> Int? {
+        pickNumeric(columns, near: tables)
+            ?? pickColumn(columns.filter { schema.column($0).numberKeptAsText && !schema.column($0).isKey }, near: tables)
+    }
+
     func pickText(_ columns: [Int], near tables: [Int]) -> Int? {
         pickColumn(columns.filter { schema.column($0).kind == .text }, near: tables)
     }

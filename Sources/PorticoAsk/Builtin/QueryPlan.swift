@@ -236,13 +236,15 @@ struct PlanCompiler {
                             + "ask about fewer tables or configure an LLM"))
             }
         }
+        // A column of numbers kept as text, as a number: what is totalled or averaged.
+        func number(_ c: Int) -> String { schema.column(c).numberKeptAsText ? cast(col(c)) : col(c) }
         func expression(_ e: QueryPlan.Expression) -> String {
             switch e {
             case .column(let c): return col(c)
             case .countRows: return countAll
             case .aggregate(.countDistinct, .column(let c)): return "COUNT(DISTINCT \(col(c)))"
-            case .aggregate(let f, .column(let c)): return "\(f.rawValue)(\(col(c)))"
-            case .aggregate(let f, .product(let a, let b)): return "\(f.rawValue)(\(col(a)) * \(col(b)))"
+            case .aggregate(let f, .column(let c)): return "\(f.rawValue)(\(number(c)))"
+            case .aggregate(let f, .product(let a, let b)): return "\(f.rawValue)(\(number(a)) * \(number(b)))"
             case .bucket(let c, let bucket): return self.bucket(c, col(c), bucket)
             }
         }
@@ -394,6 +396,15 @@ struct PlanCompiler {
         if plan.averageOverGroups { sql = "SELECT AVG(value) AS average FROM (\(sql)) per_group" }
         if plan.countGroups { sql = "SELECT COUNT(*) AS value FROM (\(sql)) per_group" }
         return .success((sql, alias.count))
+    }
+
+    /// Text read as a number, in the dialect's words.
+    func cast(_ sql: String) -> String {
+        switch dialect {
+        case .sqlite: "CAST(\(sql) AS REAL)"
+        case .postgres: "CAST(\(sql) AS NUMERIC)"
+        case .mysql: "CAST(\(sql) AS DECIMAL(38, 10))"
+        }
     }
 
     func q(_ name: String) -> String {

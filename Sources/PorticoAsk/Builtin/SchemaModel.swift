@@ -17,6 +17,9 @@ struct SchemaModel: Sendable {
         var isKey: Bool
         /// A date kept as ISO text (a text column named "…date"): bucketed by its characters.
         var storedAsText = false
+        /// Numbers kept as text ('7', '12.5'): totalled and averaged as numbers (cast); compared and
+        /// ordered as the database compares the text, as before.
+        var numberKeptAsText = false
         /// What a term computes from its table's columns, for a column that is a term's expression
         /// (not one of the table's own, and not in `Table.columns`).
         var expression: TableSQL? = nil
@@ -150,6 +153,13 @@ struct SchemaModel: Sendable {
     }
 
     func column(_ i: Int) -> Column { columnList[i] }
+
+    /// Marks the text columns `numbers` (`ValueIndex.numbers`) as numbers kept as text.
+    mutating func keepNumbers(_ numbers: Set<Int>) {
+        for c in numbers where columnList.indices.contains(c) && columnList[c].kind == .text && !columnList[c].isKey {
+            columnList[c].numberKeptAsText = true
+        }
+    }
 
     /// Whether a table only links others: every column of it is a key.
     func linksOnly(_ t: Int) -> Bool {

@@ -29,8 +29,27 @@ public struct ValueIndex: Sendable {
     /// Text columns that hold a yes or a no ('Y'/'N', 'yes'/'no', 'T'/'F'), with the spellings
     /// stored: "students on scholarship" is a condition on one, as on a boolean column.
     var flags: [Int: (yes: String, no: String?)] = [:]
+    /// Text columns whose every value is a number ('7', '12.5'): counts, amounts or years kept as
+    /// text, which the engine totals, compares and orders as numbers (`SchemaModel.numbersKeptAsText`).
+    var numbers: Set<Int> = []
 
     public init() {}
+
+    /// Records `column` as holding numbers when all of its distinct values were read and each is
+    /// one; not a code or an identifier written in digits (a zip code, a phone, an `apt_number`).
+    mutating func noteNumbers(column: Int, words: [String], values: [String], complete: Bool) {
+        let identifiers: Set<String> = ["id", "code", "phone", "zip", "postcode", "postal", "fax", "isbn", "ssn", "tel", "number", "no", "num"]
+        let count = words.count == 3 && ["number", "no"].contains(words[0]) && words[1] == "of"
+        guard complete, !values.isEmpty, count || !words.contains(where: identifiers.contains) else { return }
+        guard
+            values.allSatisfy({ value in
+                let trimmed = value.trimmingCharacters(in: .whitespaces)
+                let leadingZero = trimmed.count > 1 && trimmed.hasPrefix("0") && !trimmed.hasPrefix("0.")
+                return trimmed.count <= 18 && Double(trimmed)?.isFinite == true && !leadingZero
+            })
+        else { return }
+        numbers.insert(column)
+    }
 
     static let yesWords: Set<String> = ["y", "yes", "t", "true"]
     static let noWords: Set<String> = ["n", "no", "f", "false"]
@@ -84,6 +103,7 @@ public struct ValueIndex: Sendable {
             let texts = rows.compactMap { if case .text(let text)? = $0.first { text } else { nil } }
             index.noteFlag(column: ci, values: texts)
             index.noteSexCodes(column: ci, words: column.words, values: texts)
+            index.noteNumbers(column: ci, words: column.words, values: texts, complete: rows.count <= perColumn)
         }
         return index
     }
@@ -180,6 +200,7 @@ public struct ValueIndex: Sendable {
         for (ci, flag) in flags { if let n = renumber(ci) { index.flags[n] = flag } }
         for (ci, count) in distinct { if let n = renumber(ci) { index.distinct[n] = count } }
         for ci in listColumns { if let n = renumber(ci) { index.listColumns.insert(n) } }
+        for ci in numbers { if let n = renumber(ci) { index.numbers.insert(n) } }
         for (ci, name) in names { if let n = renumber(ci) { index.names[n] = name } }
         return index
     }
