@@ -2290,6 +2290,7 @@ extension BuiltinEngineTests {
             ask("Show the apartment numbers of apartments with more than 2 bedrooms.")
                 == #"SELECT t0."apt_number" FROM "apartments" t0 WHERE t0."bedroom_count" > 2"#)
         #expect(ask("What is the average number of bedrooms of apartments?") == #"SELECT AVG(t0."bedroom_count") AS value FROM "apartments" t0"#)
+        #expect(ask("How many bedrooms in total are there in the apartments?") == #"SELECT SUM(t0."bedroom_count") AS value FROM "apartments" t0"#)
         // A column that numbers a room holds no count of rooms.
         #expect(Self.interpreter(Self.apartments).countColumns(of: "rooms").isEmpty)
         #expect(Self.interpreter(Self.apartments).countColumns(of: "bedrooms").count == 1)

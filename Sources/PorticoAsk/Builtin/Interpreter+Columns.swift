@@ -24,7 +24,7 @@ extension Interpreter {
         guard word.count > 3, word.hasSuffix("s"), !Lexicon.stopWords.contains(word) else { return [] }
         return schema.columnList.indices.filter { c in
             let column = schema.column(c)
-            guard column.kind == .number, !column.isKey else { return false }
+            guard column.kind == .number || column.numberKeptAsText, !column.isKey else { return false }
             let names = column.withoutTable ?? column.words
             let counted: String?
             switch names.count {

@@ -821,8 +821,16 @@ struct Interpreter {
             if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]), let next = word(i + 2), !countColumns(of: next).isEmpty,
                 case .columns(let cs)? = schemaItem([next])
             {
-                // "the number of rooms" where a column holds it (room_count): that column, not a count of rows.
-                take(i, 3, .columns(cs))
+                // "the number of rooms" where a column holds it (room_count): that column, not a count of rows;
+                // "how many rooms in total": its sum.
+                if phrase(i + 3, ["in", "total"]) {
+                    take(i, 1, .function(.sum))
+                    take(i + 1, 2, .columns(cs))
+                    take(i + 3, 2, .groupMarker(each: false))
+                    items.removeLast()
+                } else {
+                    take(i, 3, .columns(cs))
+                }
                 continue
             }
             if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]) || phrase(i, ["count", "of"]) || w == "count" {
