@@ -349,10 +349,10 @@ extension Interpreter.Assembly {
             // the column compared before the 'or' (not "longer than 3300 or higher than 100", where the
             // word may name another).
             plan.conditions.append(.compare(.column(c), op, .number(n)))
-        } else if k > 0, items[k - 1] == .who, isTable(k + 2) == nil, ["under", "over", "above", "below"].contains(word),
+        } else if k > 0, items[k - 1] == .who, isTable(k + 2) == nil, ["under", "over", "above", "below"].contains(word), unit == nil, n <= 120,
             let t = tablesBefore(k, items).first, let age = interpreter.ageColumn(in: t)
         {
-            // "the students who are under 20": of people, a bare number is their age.
+            // "the students who are under 20": of people, a bare number (of years) is their age.
             plan.conditions.append(.compare(.column(age), op, .number(n)))
         } else {
             throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(Int(n))' compares; name the column")
@@ -525,8 +525,10 @@ extension Interpreter.Assembly {
         case .columns(let cs)?, .dateVerb(let cs)?: named = cs
         default: return nil
         }
+        // A column of the rows asked about is theirs to lack ("students who did not register": a date of theirs).
+        guard !named.contains(where: { schema.column($0).table == root0 }) else { return nil }
         let pointing = Set(named.map { schema.column($0).table }).filter { t in
-            t != root0 && schema.edges.filter({ $0.from == t && $0.to == root0 }).count == 1
+            schema.edges.filter({ $0.from == t && $0.to == root0 }).count == 1
         }
         guard pointing.count == 1, let table = pointing.first else { return nil }
         if let after = isTable(k + 2), after == table || schema.edges.contains(where: { $0.from == table && $0.to == after }) { used.insert(k + 2) }

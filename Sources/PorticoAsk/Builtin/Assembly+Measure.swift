@@ -22,6 +22,12 @@ extension Interpreter.Assembly {
                 if k > 0, !used.contains(k - 1), case .number(let n, nil) = items[k - 1], n == n.rounded(), n > 0 {
                     limit = Int(n)
                     used.insert(k - 1)
+                } else if k > 1, !used.contains(k - 2), isTable(k - 1) != nil, case .number(let n, nil) = items[k - 2], n == n.rounded(), n > 0,
+                    n < 1000
+                {
+                    // "the 3 counties that have the smallest population": the number before the rows ranked.
+                    limit = Int(n)
+                    used.insert(k - 2)
                 }
                 if k + 1 < items.count, case .top(let n) = items[k + 1] {
                     limit = n
@@ -42,7 +48,7 @@ extension Interpreter.Assembly {
         if k > 0, items[k - 1] == .average { averageOfCount = true; used.insert(k - 1) }
         // "how many track units": a numeric column right after the count is summed, unless it is compared.
         let quantity = [k + 1, k + 2].first { j in
-            guard let cs = isColumns(j), interpreter.pickMeasured(cs, near: []) != nil else { return false }
+            guard let cs = isColumns(j), interpreter.pickNumeric(cs, near: []) != nil else { return false }
             if j + 1 < items.count, case .compare = items[j + 1] { return false }
             if j + 1 < items.count, case .range = items[j + 1] { return false }
             if j + 1 < items.count, case .number = items[j + 1] { return false }
@@ -61,7 +67,7 @@ extension Interpreter.Assembly {
             measure = .aggregate(.countDistinct, .column(c))
             subject = subject ?? t
             used.formUnion([d, d + 1, d + 2])
-        } else if let j = quantity, let cs = isColumns(j), let c = interpreter.pickMeasured(cs, near: isTable(k + 1).map { [$0] } ?? []) {
+        } else if let j = quantity, let cs = isColumns(j), let c = interpreter.pickNumeric(cs, near: isTable(k + 1).map { [$0] } ?? []) {
             // "the average number of days stayed": the column's average, not a count.
             measure = .aggregate(averageOfCount ? .avg : .sum, .column(c))
             averageOfCount = false
@@ -93,7 +99,7 @@ extension Interpreter.Assembly {
             used.insert(j)
             if let d = distinctAt, d < j { used.insert(d) }  // "how many different genres": rows are counted once anyway
         } else if let j = next(after: k, { if case .columns = $0 { return true } else { return false } }), let cs = isColumns(j),
-            let c = interpreter.pickMeasured(cs, near: [subject].compactMap { $0 })
+            let c = interpreter.pickNumeric(cs, near: [subject].compactMap { $0 })
         {
             // "the total number of credits": a sum of a numeric column.
             measure = .aggregate(.sum, .column(c))

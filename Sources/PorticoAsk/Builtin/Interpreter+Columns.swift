@@ -37,15 +37,20 @@ extension Interpreter {
         }
     }
 
-    /// The one word of the schema's table and column names one letter away from `word` (a letter
-    /// added, dropped, changed, or two swapped: "deparment", "attendnance", "licence"), for a word of
-    /// at least seven letters that no name holds otherwise.
-    func schemaWord(respelling word: String) -> String? {
-        guard word.count >= 7, word.allSatisfy(\.isLetter) else { return nil }
+    /// For each of `words`, the one word of the schema's table and column names one letter away from
+    /// it (a letter added, dropped, changed, or two swapped: "deparment", "attendnance", "licence"),
+    /// both of at least seven letters and the question's word held by no name otherwise; nil unless
+    /// every word has one.
+    func schemaWords(respelling words: [String]) -> [String]? {
+        guard words.allSatisfy({ $0.count >= 7 && $0.allSatisfy(\.isLetter) }) else { return nil }
         let names = Set(schema.tables.flatMap(\.words) + schema.columnList.flatMap(\.words))
-        guard !names.contains(where: { Lexicon.matches(question: word, schema: $0) }) else { return nil }
-        let near = names.filter { $0.count >= 6 && Lexicon.oneEditApart(word, $0) }
-        return near.count == 1 ? near.first : nil
+        var out: [String] = []
+        for word in words {
+            let near = names.filter { $0.count >= 7 && Lexicon.oneEditApart(word, $0) }
+            guard near.count == 1, let name = near.first, !names.contains(where: { Lexicon.matches(question: word, schema: $0) }) else { return nil }
+            out.append(name)
+        }
+        return out
     }
 
     func pickNumeric(_ columns: [Int], near tables: [Int]) -> Int? {

@@ -128,7 +128,7 @@ extension Interpreter {
         let ordered = r.ordered
         for k in ordered.indices.dropFirst().dropLast() {
             let (at, item) = ordered[k]
-            guard case .table(let table) = item, case .columns(let before) = ordered[k - 1].1, case .columns(let after) = ordered[k + 1].1,
+            guard at > 0, case .table(let table) = item, case .columns(let before) = ordered[k - 1].1, case .columns(let after) = ordered[k + 1].1,
                 r.tokens[at].beforeComma, r.tokens[at - 1].beforeComma || r.tokens[at - 1].lower == "and",
                 before.contains(where: { schema.column($0).table == table }), after.contains(where: { schema.column($0).table == table })
             else { continue }
@@ -137,6 +137,28 @@ extension Interpreter {
             }
             guard own.count == 1, let i = r.items.firstIndex(where: { $0.0 == at }) else { continue }
             r.items[i].1 = .columns(own)
+        }
+    }
+
+    /// "the average and largest salary", "the minimum, highest and average age": a superlative listed
+    /// after a function (an "and" or a comma between them) is the maximum or minimum, not a ranking
+    /// ("the average of the highest scores" and "the highest average salary" stay rankings).
+    func readSuperlativesListedAfterAFunction(_ r: inout Recognition) {
+        let extremes = ["highest", "lowest", "largest", "smallest", "greatest", "biggest"]
+        let ordered = r.ordered
+        for k in ordered.indices.dropFirst() {
+            let (at, item) = ordered[k]
+            guard case .superlative(let descending, let word) = item, extremes.contains(word) else { continue }
+            let (before, previous) = ordered[k - 1]
+            switch previous {
+            case .function, .average: break
+            default: continue
+            }
+            let between = r.unread(after: before, before: at)
+            guard between.map({ r.tokens[$0].lower }) == ["and"] || between.isEmpty && r.tokens[before].beforeComma,
+                let i = r.items.firstIndex(where: { $0.0 == at && $0.1 == item })
+            else { continue }
+            r.items[i].1 = .function(descending ? .max : .min)
         }
     }
 

@@ -171,11 +171,14 @@ struct Interpreter {
         if !unknown.isEmpty {
             // "the deparment names": a word one letter off a word of the schema's names, when every
             // word not understood is one, is read as that word.
-            let respelt = unknown.map { respelling ? schemaWord(respelling: $0.lower) : nil }
-            if respelt.allSatisfy({ $0 != nil }) {
+            let quoted = tokens.filter(\.quoted).map(\.lower)
+            let respelt =
+                respelling && !unknown.contains(where: { word in quoted.contains { $0.contains(word.lower) } })
+                ? schemaWords(respelling: unknown.map(\.lower)) : nil
+            if let respelt {
                 var text = question
                 for (token, word) in zip(unknown, respelt) {
-                    text = text.replacingOccurrences(of: "\\b\(token.text)\\b", with: word ?? token.text, options: .regularExpression)
+                    text = text.replacingOccurrences(of: "\\b\(token.text)\\b", with: word, options: .regularExpression)
                 }
                 var understood = try interpret(text, previous: previous, respelling: false)
                 understood.respelt = true
@@ -364,9 +367,7 @@ struct Interpreter {
                 }
             }
             let directions = Set(items[k...end].compactMap { item -> Bool? in if case .superlative(let d, _) = item { d } else { nil } })
-            // "the average and largest salary": a function said first, a superlative listed after it.
-            let afterAFunction = end > k && !items[k].isSuperlative
-            if directions.count == 2 || directions.count == 1 && afterAFunction {
+            if directions.count == 2 {
                 for j in k...end { if case .superlative(let d, _) = items[j] { items[j] = .function(d ? .max : .min) } }
             }
             k = end + 1
@@ -556,9 +557,30 @@ struct Interpreter {
         func startsAColumnName(_ i: Int) -> Bool {
             for n in [3, 2] where i + n <= t.count && (i..<(i + n)).allSatisfy({ word($0) != nil }) {
                 let words = t[i..<(i + n)].map(\.lower)
-                if case .columns(let cs)? = schemaItem(words), cs.contains(where: { schema.column($0).words.first == words[0] }) { return true }
+                guard case .columns(let cs)? = schemaItem(words), cs.contains(where: { schema.column($0).words.first == words[0] }) else { continue }
+                // Not when the words after it are the whole name of a column of numbers to total ("the total
+                // salary of employees", with a salary column there and total_salary elsewhere).
+                let rest = Array(words.dropFirst())
+                return !schema.columnList.contains { c in
+                    c.kind == .number && (c.withoutTable ?? c.words).count == rest.count
+                        && zip(c.withoutTable ?? c.words, rest).allSatisfy { Lexicon.matches(question: $1, schema: $0) }
+                }
             }
             return false
+        }
+        /// The entries of the value at `i` in a text column named just before it.
+        func valueOfATextColumnNamedBefore(_ i: Int) -> [ValueIndex.Entry]? {
+            var b = i - 1
+            while b >= 0, ["is", "was", "=", "of"].contains(t[b].lower) { b -= 1 }
+            for n in [3, 2, 1] where b - n + 1 >= 0 {
+                let span = t[(b - n + 1)...b]
+                guard span.allSatisfy({ !$0.used && !$0.quoted && $0.number == nil }),
+                    case .columns(let cs)? = schemaItem(span.map(\.lower))
+                else { continue }
+                let entries = values.whole(ValueIndex.words(t[i].text)).filter { e in cs.contains(e.column) && schema.column(e.column).kind == .text }
+                return entries.isEmpty ? nil : entries
+            }
+            return nil
         }
         func take(_ i: Int, _ n: Int, _ item: Item) {
             for k in i..<(i + n) { t[k].used = true }
@@ -594,6 +616,12 @@ struct Interpreter {
                 let entries = values.whole(ValueIndex.words(span.map(\.text).joined(separator: " ")))
                 if !entries.isEmpty { take(i, length, .value(entries, phrase: span.map(\.text).joined(separator: " "), partial: false)) }
             }
+        }
+
+        // "a grade A", "in section B": a capital letter after a text column that holds it is its value,
+        // never the article.
+        for i in t.indices.dropFirst() where !t[i].used && !t[i].quoted && (1...2).contains(t[i].text.count) && t[i].text.allSatisfy(\.isUppercase) {
+            if let entries = valueOfATextColumnNamedBefore(i) { take(i, 1, .value(entries, phrase: t[i].text, partial: false)) }
         }
 
         // The terms' phrases come before anything else: the app's own words mean what it says
@@ -697,6 +725,12 @@ struct Interpreter {
                 t[i + 2].used = true
                 items.append((i, .compare(bound.1, word: bound.0)))
                 take(i, 1, inTime ? .year(Int(n)) : .number(n, unit: nil))
+                continue
+            }
+            if t[i].number != nil, !t[i].quoted, let entries = valueOfATextColumnNamedBefore(i) {
+                // "the customer with account name 162", "whose tracking number is 3452": a value of the
+                // text column named just before it.
+                take(i, 1, .value(entries, phrase: t[i].text, partial: false))
                 continue
             }
             if let n = t[i].number {
@@ -818,16 +852,14 @@ struct Interpreter {
                 take(i, phrase(i, ["count", "the", "number", "of"]) ? 4 : 5, .count)
                 continue
             }
-            if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]), let next = word(i + 2), !countColumns(of: next).isEmpty,
-                case .columns(let cs)? = schemaItem([next])
+            if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]), let next = word(i + 2), schemaItem([next])?.isTable != true,
+                case let cs = countColumns(of: next), !cs.isEmpty
             {
-                // "the number of rooms" where a column holds it (room_count): that column, not a count of rows;
-                // "how many rooms in total": its sum.
-                if phrase(i + 3, ["in", "total"]) {
+                // "the number of rooms of each apartment" where a column holds it (room_count): that column,
+                // not a count of rows; "how many rooms (in total)": its sum, over one row or many.
+                if w == "how" || phrase(i + 3, ["in", "total"]) {
                     take(i, 1, .function(.sum))
                     take(i + 1, 2, .columns(cs))
-                    take(i + 3, 2, .groupMarker(each: false))
-                    items.removeLast()
                 } else {
                     take(i, 3, .columns(cs))
                 }
@@ -1191,6 +1223,7 @@ struct Interpreter {
         try refuseTwoCounts(recognition)
         showTablesListedBesideTheirColumns(&recognition)
         readTablesListedAmongColumns(&recognition)
+        readSuperlativesListedAfterAFunction(&recognition)
         (t, items) = (recognition.tokens, recognition.items)
         reader.namedFilters = filtersAt.map(\.filter)
         reader.tokens = t

@@ -219,7 +219,7 @@ struct QuestionReader {
 
 extension QuestionReader.Item {
     var isGroupMarker: Bool { if case .groupMarker = self { true } else { false } }
-    var isSuperlative: Bool { if case .superlative = self { true } else { false } }
+    var isTable: Bool { if case .table = self { true } else { false } }
 
     /// A number, a count or "most"/"fewest": what comes next is counted ("more than one record").
     var isCountedBefore: Bool {

@@ -30,7 +30,7 @@ public struct ValueIndex: Sendable {
     /// stored: "students on scholarship" is a condition on one, as on a boolean column.
     var flags: [Int: (yes: String, no: String?)] = [:]
     /// Text columns whose every value is a number ('7', '12.5'): counts, amounts or years kept as
-    /// text, which the engine totals, compares and orders as numbers (`SchemaModel.numbersKeptAsText`).
+    /// text, which the engine totals and averages as numbers (`SchemaModel.Column.numberKeptAsText`).
     var numbers: Set<Int> = []
 
     public init() {}
