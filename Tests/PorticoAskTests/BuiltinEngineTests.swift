@@ -2475,3 +2475,12 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What is the total salary of all employees?", tables: tables) == #"SELECT SUM(t0."salary") AS value FROM "employee" t0"#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aValueSpeltOtherwiseWithNoTableNamedIsNotAnswered() {
+        // "the average price of all products", a level 'Product' the only match of "products".
+        let doubts: [Risk] = [.noTableNamed, .respelled]
+        #expect(Risk.confidence(1, doubts) < Interpreter.threshold)
+        #expect(Risk.confidence(1, [.respelled]) >= Interpreter.threshold)
+    }
+}

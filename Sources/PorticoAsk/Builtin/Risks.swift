@@ -130,6 +130,9 @@ extension Risk {
         // A table joined for a word, in an answer of many parts that is no count per entity: the
         // word more often asked for one of its columns (2 right of 7 on Spider's training set).
         if self == .tableForAWordUngrouped, others.contains(.manyParts) { return 0.65 }
+        // A value spelt otherwise, and no table named: the word ("of all products" for a level 'Product')
+        // more likely names the rows asked about than a value of theirs.
+        if self == .respelled, others.contains(.noTableNamed) { return 0.6 }
         // A word naming several columns in "the customer who has the most orders": which label or key
         // is shown of the top is a guess beside the count (13 right of 22 on Spider's training set).
         if self == .pickedColumn, others.contains(.ranked), others.contains(.countedAcross) { return 0.7 }
