@@ -2484,3 +2484,17 @@ extension BuiltinEngineTests {
         #expect(Risk.confidence(1, [.respelled]) >= Interpreter.threshold)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func columnsListedAfterAMeasuredOneAreMeasuredAlike() {
+        #expect(
+            Self.sql("What is the average salary and age of players?")
+                == #"SELECT AVG(t0."salary") AS value1, AVG(t0."age") AS value2 FROM "players" t0"#)
+        #expect(
+            Self.sql("What is the maximum salary and average age of players?")
+                == #"SELECT MAX(t0."salary") AS value1, AVG(t0."age") AS value2 FROM "players" t0"#)
+        // A column of another table, or one that holds no numbers, is not measured.
+        #expect(Self.sql("What is the average salary and monthly fee of players?")?.contains("monthly_fee") != true)
+        #expect(Self.sql("What is the average salary and last name of players?") == nil)
+    }
+}

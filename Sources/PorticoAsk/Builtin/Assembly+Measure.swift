@@ -7,6 +7,7 @@ extension Interpreter.Assembly {
         readFunction()
         let measureAt = try readMeasured()
         readMoreFunctions(before: measureAt)
+        readMoreMeasured(after: measureAt)
         if aggregateFunction != nil, measure == nil, counted == nil, !averageOfCount {
             throw NotUnderstood(message: "the built-in engine found nothing to \(functionIndex.map { describe(items[$0]) } ?? "aggregate"); name the column")
         }
@@ -227,6 +228,34 @@ extension Interpreter.Assembly {
     }
 
     /// "the maximum and minimum salary", "average, lowest and highest age": several functions of one column.
+    /// "the average latitude and longitude", "the maximum price and score", "the average distance and
+    /// average price": the columns of the measured one's table listed right after it, each under the
+    /// function said before it or the one before the first.
+    mutating func readMoreMeasured(after measureAt: Int?) {
+        guard let at = measureAt, superlative == nil, rankedBy == nil, moreFunctions.isEmpty, !averageOfCount,
+            case .aggregate(let first, .column(let measured))? = measure, first != .countDistinct
+        else { return }
+        let table = schema.column(measured).table
+        var j = at + 1
+        while j < items.count, !used.contains(j) {
+            var f = first
+            var k = j
+            if case .function(let g) = items[j] {
+                f = g
+                k = j + 1
+            } else if items[j] == .average {
+                f = .avg
+                k = j + 1
+            }
+            guard k < items.count, !used.contains(k), let cs = isColumns(k),
+                let c = interpreter.pickMeasured(cs.filter { schema.column($0).table == table }, near: [table]), c != measured
+            else { break }
+            moreMeasured.append(.aggregate(f, .column(c)))
+            used.formUnion([j, k])
+            j = k + 1
+        }
+    }
+
     mutating func readMoreFunctions(before measureAt: Int?) {
         if let k = functionIndex, superlative == nil, case .aggregate = measure {
             let at = measureAt ?? items.count

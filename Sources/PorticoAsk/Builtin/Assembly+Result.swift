@@ -151,6 +151,7 @@ extension Interpreter.Assembly {
             } else {
                 plan.measures = [m]
                 if case .aggregate(_, let measured) = m { plan.measures += moreFunctions.map { .aggregate($0, measured) } }
+                plan.measures += moreMeasured
                 // Not for "the total number of orders": one count, its "total" no sum beside it.
                 let totalNumber = functionIndex.map { $0 + 1 < items.count && items[$0 + 1] == .count } ?? false
                 if let counted, m != .countRows, !totalNumber, superlative == nil, rankedBy == nil {

@@ -50,6 +50,8 @@ extension Interpreter {
         var superlative: (descending: Bool, word: String, at: Int)?
         var functionIndex: Int?
         var moreFunctions: [QueryPlan.Function] = []
+        /// Other columns of the measured one's table under a function ("the average latitude and longitude").
+        var moreMeasured: [QueryPlan.Expression] = []
         /// The table the question is about, once chosen.
         var root0 = 0
         var plan = QueryPlan(root: 0)
