@@ -2498,3 +2498,25 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What is the average salary and last name of players?") == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aCodesWordInThePluralIsNoRespelling() {
+        let tables = [
+            SourceTable(
+                name: "people", isView: false,
+                columns: [
+                    .init(name: "people_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "sex", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "height", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        values.noteSexCodes(column: 1, words: ["sex"], values: ["F", "M"])
+        var request = Self.request("What is the average height of all males?")
+        request.tables = tables
+        request.values = values
+        let reply = BuiltinEngine.answer(request)
+        #expect(reply.candidates.first == #"SELECT AVG(t0."height") AS value FROM "people" t0 WHERE t0."sex" = 'M'"#)
+        #expect(!reply.risks.contains("respelled"))
+    }
+}

@@ -316,7 +316,12 @@ extension Interpreter {
                 if partial { risks.append(.partialValue) }
                 let asked = ValueIndex.words(phrase)
                 // An entry's words are its value's, or the word it stands for ("female" for 'F').
-                if !partial, !entries.contains(where: { $0.words == asked }) { risks.append(.respelled) }
+                // A word that stands for a code may be said in the plural ("males" for 'M').
+                let standsFor = { (e: ValueIndex.Entry) in
+                    e.words != ValueIndex.words(e.value) && e.words.count == asked.count
+                        && zip(asked, e.words).allSatisfy { Lexicon.forms($0).contains($1) }
+                }
+                if !partial, !entries.contains(where: { $0.words == asked || standsFor($0) }) { risks.append(.respelled) }
             default: break
             }
         }
