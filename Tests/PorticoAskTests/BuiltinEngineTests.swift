@@ -2520,3 +2520,11 @@ extension BuiltinEngineTests {
         #expect(!reply.risks.contains("respelled"))
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aTableListedAsTheirsIsShownByItsNames() {
+        let expected = #"SELECT t0."first_name", t0."last_name", t1."name" FROM "players" t0 JOIN "teams" t1 ON t0."team_id" = t1."id""#
+        #expect(Self.sql("What are the first and last names of players and their corresponding teams?") == expected)
+        #expect(Self.sql("What are the first and last names of players and their respective teams?") == expected)
+    }
+}

@@ -162,6 +162,23 @@ extension Interpreter {
         }
     }
 
+    /// "the names of members and their corresponding parties", "each student and its respective
+    /// department": a table listed with "and their" after what is shown is shown too, by what names its rows.
+    func showTablesListedAsTheirs(_ r: inout Recognition) {
+        let ordered = r.ordered
+        for k in ordered.indices.dropFirst() {
+            let (at, item) = ordered[k]
+            guard case .table(let table) = item, !schema.tables[table].labels.isEmpty else { continue }
+            let said = r.unread(after: ordered[k - 1].0, before: at).map { r.tokens[$0].lower }.filter { !["corresponding", "respective"].contains($0) }
+            guard said == ["and", "their"] || said == ["and", "its"], let i = r.items.firstIndex(where: { $0.0 == at && $0.1 == item }) else { continue }
+            switch ordered[k - 1].1 {
+            case .table, .columns: break
+            default: continue
+            }
+            r.items[i].1 = .columns(schema.tables[table].labels)
+        }
+    }
+
     /// "the players and their years played": a table listed with "and" before one of its own columns
     /// is also shown, by what names its rows (it was only the subject, and its names were dropped).
     /// Not after a count, a function or a superlative, nor after columns ("the authors of

@@ -842,7 +842,7 @@ struct Interpreter {
                 take(i, 2, .correspondingMarker)
                 continue
             }
-            if w == "corresponding" || phrase(i, ["along", "with"]) {
+            if w == "corresponding" || w == "respective" && i > 0 && ["their", "its"].contains(t[i - 1].lower) || phrase(i, ["along", "with"]) {
                 // "the room numbers and corresponding buildings", "each age along with …": an "and".
                 t[i].used = true
                 if w == "along" { t[i + 1].used = true }
@@ -1224,6 +1224,7 @@ struct Interpreter {
         showTablesListedBesideTheirColumns(&recognition)
         readTablesListedAmongColumns(&recognition)
         readSuperlativesListedAfterAFunction(&recognition)
+        showTablesListedAsTheirs(&recognition)
         (t, items) = (recognition.tokens, recognition.items)
         reader.namedFilters = filtersAt.map(\.filter)
         reader.tokens = t
