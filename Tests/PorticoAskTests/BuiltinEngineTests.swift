@@ -2337,6 +2337,8 @@ extension BuiltinEngineTests {
                 ], foreignKeys: [])
         ]
         #expect(Self.interpreter(two).schemaWords(respelling: ["contemt"]) == nil)
+        // Whole words only are replaced.
+        #expect(Interpreter.replacingWord("deparment", with: "department", in: "deparments? the deparment's") == "deparments? the department's")
         #expect(Self.sql("Show the contemt of all things.", tables: two) == nil)
     }
 

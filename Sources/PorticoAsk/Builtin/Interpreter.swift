@@ -71,6 +71,22 @@ struct Interpreter {
         return true
     }
 
+    /// `text` with each whole word `word` (a run of letters equal to it) replaced by `new`.
+    static func replacingWord(_ word: String, with new: String, in text: String) -> String {
+        var out = ""
+        var run = ""
+        for character in text + " " {
+            if character.isLetter {
+                run.append(character)
+                continue
+            }
+            out += run == word ? new : run
+            run = ""
+            out.append(character)
+        }
+        return String(out.dropLast())
+    }
+
     /// "drivers who once had a lap time under 93000", "the dates when the temperature was above 85":
     /// "once" (not "more than once") and "when" after a word of time say nothing the rest does not.
     static func addsNothing(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
@@ -177,9 +193,7 @@ struct Interpreter {
                 ? schemaWords(respelling: unknown.map(\.lower)) : nil
             if let respelt {
                 var text = question
-                for (token, word) in zip(unknown, respelt) {
-                    text = text.replacingOccurrences(of: "\\b\(token.text)\\b", with: word, options: .regularExpression)
-                }
+                for (token, word) in zip(unknown, respelt) { text = Self.replacingWord(token.text, with: word, in: text) }
                 var understood = try interpret(text, previous: previous, respelling: false)
                 understood.respelt = true
                 return understood
