@@ -2530,3 +2530,18 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What are the first and last names of players and their respective teams?") == expected)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func moreMeasuredColumnsAreNeverDroppedNorTakenFromAConditionOrALimit() {
+        // A sum of each row's own columns keeps both.
+        #expect(
+            Self.sql("What is the total salary and age of each player?") == #"SELECT t0."first_name", t0."last_name", t0."salary", t0."age" FROM "players" t0"#)
+        // "their respective number of" is a count for each, as "their corresponding number of".
+        #expect(Self.sql("Show all cities and their respective number of teams.") == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city""#)
+        // A column a condition is about is not measured beside the first.
+        #expect(
+            Self.sql("What is the average salary of players with age above 30?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0 WHERE t0."age" > 30"#)
+        // The number of a comparison is no limit.
+        #expect(Self.sql("Which team with more than 10 players has the highest monthly fee?")?.contains("LIMIT 10") != true)
+    }
+}

@@ -24,7 +24,7 @@ extension Interpreter.Assembly {
                     limit = Int(n)
                     used.insert(k - 1)
                 } else if k > 1, !used.contains(k - 2), isTable(k - 1) != nil, case .number(let n, nil) = items[k - 2], n == n.rounded(), n > 0,
-                    n < 1000
+                    n < 1000, k == 2 || [.which, .who].contains(items[k - 3])
                 {
                     // "the 3 counties that have the smallest population": the number before the rows ranked.
                     limit = Int(n)
@@ -227,10 +227,10 @@ extension Interpreter.Assembly {
         return measureAt
     }
 
-    /// "the maximum and minimum salary", "average, lowest and highest age": several functions of one column.
     /// "the average latitude and longitude", "the maximum price and score", "the average distance and
     /// average price": the columns of the measured one's table listed right after it, each under the
-    /// function said before it or the one before the first.
+    /// function said before it or the one before the first; not a column a condition is about ("the
+    /// average price for ratings above 4"), nor a year.
     mutating func readMoreMeasured(after measureAt: Int?) {
         guard let at = measureAt, superlative == nil, rankedBy == nil, moreFunctions.isEmpty, !averageOfCount,
             case .aggregate(let first, .column(let measured))? = measure, first != .countDistinct
@@ -248,14 +248,23 @@ extension Interpreter.Assembly {
                 k = j + 1
             }
             guard k < items.count, !used.contains(k), let cs = isColumns(k),
-                let c = interpreter.pickMeasured(cs.filter { schema.column($0).table == table }, near: [table]), c != measured
+                let c = interpreter.pickMeasured(cs.filter { schema.column($0).table == table && !schema.column($0).isYear }, near: [table]),
+                c != measured
             else { break }
+            if k + 1 < items.count {
+                switch items[k + 1] {
+                case .compare, .range, .number: return
+                case .value(let entries, _, _) where entries.contains(where: { $0.column == c }): return
+                default: break
+                }
+            }
             moreMeasured.append(.aggregate(f, .column(c)))
             used.formUnion([j, k])
             j = k + 1
         }
     }
 
+    /// "the maximum and minimum salary", "average, lowest and highest age": several functions of one column.
     mutating func readMoreFunctions(before measureAt: Int?) {
         if let k = functionIndex, superlative == nil, case .aggregate = measure {
             let at = measureAt ?? items.count

@@ -100,10 +100,14 @@ extension Interpreter.Assembly {
         if case .entity(let t)? = grouping, case .aggregate(let f, .column(let c))? = measure, f != .count, schema.column(c).table == t,
             !averageOfCount
         {
-            if f == .sum, groupedByEach, moreFunctions.isEmpty, superlative == nil, rankedBy == nil, plan.having.isEmpty {
-                // "the total revenue of each manufacturer": each one's own, beside what names it.
-                shown = (shown.isEmpty ? schema.tables[t].labels : shown) + [c]
+            let summed = moreMeasured.compactMap { m -> Int? in if case .aggregate(.sum, .column(let x)) = m { x } else { nil } }
+            if f == .sum, groupedByEach, moreFunctions.isEmpty, summed.count == moreMeasured.count, superlative == nil, rankedBy == nil,
+                plan.having.isEmpty
+            {
+                // "the total revenue (and profit) of each manufacturer": each one's own, beside what names it.
+                shown = (shown.isEmpty ? schema.tables[t].labels : shown) + [c] + summed
                 measure = nil
+                moreMeasured = []
             }
             // "the average quantity per order item": one row per group, so the average over all.
             grouping = nil

@@ -175,6 +175,8 @@ extension Interpreter {
             case .table, .columns: break
             default: continue
             }
+            // "customers and their orders' dates": a column of the table follows; it is what is shown.
+            if k + 1 < ordered.count, case .columns(let cs) = ordered[k + 1].1, cs.contains(where: { schema.column($0).table == table }) { continue }
             r.items[i].1 = .columns(schema.tables[table].labels)
         }
     }

@@ -585,7 +585,8 @@ struct Interpreter {
         /// The entries of the value at `i` in a text column named just before it.
         func valueOfATextColumnNamedBefore(_ i: Int) -> [ValueIndex.Entry]? {
             var b = i - 1
-            while b >= 0, ["is", "was", "=", "of"].contains(t[b].lower) { b -= 1 }
+            // "grade of A"; not "of" before a number ("the rank of 3 players").
+            while b >= 0, ["is", "was", "="].contains(t[b].lower) || t[b].lower == "of" && t[i].number == nil { b -= 1 }
             for n in [3, 2, 1] where b - n + 1 >= 0 {
                 let span = t[(b - n + 1)...b]
                 guard span.allSatisfy({ !$0.used && !$0.quoted && $0.number == nil }),
@@ -846,7 +847,9 @@ struct Interpreter {
                 take(i, words.count, .compare(op, word: words.count == 3 && words[1] == "expensive" ? "expensive" : words[0]))
                 continue
             }
-            if w == "corresponding", phrase(i + 1, ["number", "of"]) || word(i + 1) == "count" {
+            if w == "corresponding" || w == "respective" && i > 0 && ["their", "its"].contains(t[i - 1].lower),
+                phrase(i + 1, ["number", "of"]) || word(i + 1) == "count"
+            {
                 // "all majors and the corresponding number of students" (`correspondingAsEach`).
                 take(i, 1, .correspondingMarker)
                 continue
