@@ -11,6 +11,11 @@ struct Recognition {
         items.append((i, item))
     }
 
+    /// Reads the part `item` found at `at` as `new` instead.
+    mutating func replace(_ item: Interpreter.Item, at: Int, with new: Interpreter.Item) {
+        if let i = items.firstIndex(where: { $0.0 == at && $0.1 == item }) { items[i].1 = new }
+    }
+
     /// The parts in the order of the question.
     var ordered: [(Int, Interpreter.Item)] { items.sorted { $0.0 < $1.0 } }
 
@@ -135,8 +140,8 @@ extension Interpreter {
             let own = schema.tables[table].columns.filter { c in
                 schema.column(c).words.count == 1 && Lexicon.matches(question: r.tokens[at].lower, schema: schema.column(c).words[0])
             }
-            guard own.count == 1, let i = r.items.firstIndex(where: { $0.0 == at }) else { continue }
-            r.items[i].1 = .columns(own)
+            guard own.count == 1 else { continue }
+            r.replace(item, at: at, with: .columns(own))
         }
     }
 
@@ -155,10 +160,8 @@ extension Interpreter {
             default: continue
             }
             let between = r.unread(after: before, before: at)
-            guard between.map({ r.tokens[$0].lower }) == ["and"] || between.isEmpty && r.tokens[before].beforeComma,
-                let i = r.items.firstIndex(where: { $0.0 == at && $0.1 == item })
-            else { continue }
-            r.items[i].1 = .function(descending ? .max : .min)
+            guard between.map({ r.tokens[$0].lower }) == ["and"] || between.isEmpty && r.tokens[before].beforeComma else { continue }
+            r.replace(item, at: at, with: .function(descending ? .max : .min))
         }
     }
 
@@ -170,14 +173,14 @@ extension Interpreter {
             let (at, item) = ordered[k]
             guard case .table(let table) = item, !schema.tables[table].labels.isEmpty else { continue }
             let said = r.unread(after: ordered[k - 1].0, before: at).map { r.tokens[$0].lower }.filter { !["corresponding", "respective"].contains($0) }
-            guard said == ["and", "their"] || said == ["and", "its"], let i = r.items.firstIndex(where: { $0.0 == at && $0.1 == item }) else { continue }
+            guard said == ["and", "their"] || said == ["and", "its"] else { continue }
             switch ordered[k - 1].1 {
             case .table, .columns: break
             default: continue
             }
             // "customers and their orders' dates": a column of the table follows; it is what is shown.
             if k + 1 < ordered.count, case .columns(let cs) = ordered[k + 1].1, cs.contains(where: { schema.column($0).table == table }) { continue }
-            r.items[i].1 = .columns(schema.tables[table].labels)
+            r.replace(item, at: at, with: .columns(schema.tables[table].labels))
         }
     }
 

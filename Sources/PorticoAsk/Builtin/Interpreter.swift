@@ -847,9 +847,9 @@ struct Interpreter {
                 take(i, words.count, .compare(op, word: words.count == 3 && words[1] == "expensive" ? "expensive" : words[0]))
                 continue
             }
-            if w == "corresponding" || w == "respective" && i > 0 && ["their", "its"].contains(t[i - 1].lower),
-                phrase(i + 1, ["number", "of"]) || word(i + 1) == "count"
-            {
+            // "their respective …" says what "corresponding" says.
+            let corresponding = w == "corresponding" || w == "respective" && i > 0 && ["their", "its"].contains(t[i - 1].lower)
+            if corresponding, phrase(i + 1, ["number", "of"]) || word(i + 1) == "count" {
                 // "all majors and the corresponding number of students" (`correspondingAsEach`).
                 take(i, 1, .correspondingMarker)
                 continue
@@ -859,7 +859,7 @@ struct Interpreter {
                 take(i, 2, .correspondingMarker)
                 continue
             }
-            if w == "corresponding" || w == "respective" && i > 0 && ["their", "its"].contains(t[i - 1].lower) || phrase(i, ["along", "with"]) {
+            if corresponding || phrase(i, ["along", "with"]) {
                 // "the room numbers and corresponding buildings", "each age along with …": an "and".
                 t[i].used = true
                 if w == "along" { t[i + 1].used = true }
