@@ -2545,3 +2545,58 @@ extension BuiltinEngineTests {
         #expect(Self.sql("Which team with more than 10 players has the highest monthly fee?")?.contains("LIMIT 10") != true)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func agedIsTheirAgeAndOrOlderIsABound() {
+        #expect(
+            Self.sql("Show the first names of players aged either 25 or 26.")
+                == #"SELECT t0."first_name" FROM "players" t0 WHERE (t0."age" = 25 OR t0."age" = 26)"#)
+        #expect(Self.sql("What are the first names of players aged 30 or older?") == #"SELECT t0."first_name" FROM "players" t0 WHERE t0."age" >= 30"#)
+        #expect(Self.sql("What are the first names of players aged 30 or younger?") == #"SELECT t0."first_name" FROM "players" t0 WHERE t0."age" <= 30"#)
+        // Not a number after it: no age read.
+        #expect(Self.sql("What are the first names of aged players?") == nil)
+    }
+
+    @Test func togetherWithAndSortedUsingReadAsAlongWithAndSortedBy() {
+        #expect(
+            Self.sql("Show all cities together with the number of teams in each.")
+                == Self.sql("Show all cities along with the number of teams in each."))
+        #expect(Self.sql("Show all cities together with the number of teams in each.") != nil)
+        #expect(Self.sql("List the last names of players sorted using salary.") == Self.sql("List the last names of players sorted by salary."))
+        #expect(Self.sql("List the last names of players sorted using salary.")?.contains(#"ORDER BY t0."salary""#) == true)
+    }
+
+    static let cardTables: [SourceTable] = [
+        SourceTable(
+            name: "customer_cards", isView: false,
+            columns: [
+                .init(name: "card_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "card_type_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: []),
+        SourceTable(
+            name: "financial_transactions", isView: false,
+            columns: [
+                .init(name: "transaction_id", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                .init(name: "card_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "transaction_type", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "transaction_amount", type: "REAL", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: [.init(column: "card_id", table: "customer_cards", targetColumn: "card_id")]),
+    ]
+
+    @Test func aPluralEndingATablesNameIsItsRowsNotItsIdColumn() {
+        #expect(Self.sql("How many transactions are there?", tables: Self.cardTables) == #"SELECT COUNT(*) AS value FROM "financial_transactions" t0"#)
+        #expect(Self.sql("Count the number of cards.", tables: Self.cardTables) == #"SELECT COUNT(*) AS value FROM "customer_cards" t0"#)
+        // The column named before the count of the rows it is of: a count for each of its values.
+        #expect(
+            Self.sql("Show the transaction type and the number of transactions.", tables: Self.cardTables)
+                == #"SELECT t0."transaction_type", COUNT(*) AS value FROM "financial_transactions" t0 GROUP BY t0."transaction_type""#)
+        // In the singular, the id column is still what is named.
+        #expect(Self.sql("Show the transaction id and transaction amount.", tables: Self.cardTables)?.contains(#""transaction_id""#) == true)
+    }
+
+    @Test func columnsOfARowAndOfWhatItPointsAtListEachRowOnce() {
+        #expect(
+            Self.sql("What are the city and the salary of all the players?")
+                == #"SELECT t1."city", t0."salary" FROM "players" t0 JOIN "teams" t1 ON t0."team_id" = t1."id""#)
+    }
+}

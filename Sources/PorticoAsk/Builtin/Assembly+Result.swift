@@ -56,6 +56,14 @@ extension Interpreter.Assembly {
             {
                 // "the names of airlines and the number of flights they have": one count per airline.
                 grouping = .entity(schema.column(c).table)
+            } else if measure == nil && counted != nil, grouping == nil, let counted, k + 1 < items.count,
+                schema.column(c).table == counted || schema.edges.contains(where: { $0.from == counted && $0.to == schema.column(c).table }),
+                items[k + 1] == .count, k + 2 < items.count, items[k + 2] == .table(counted), !schema.column(c).isFreeText,
+                !items[..<k].contains(where: { if case .columns = $0 { true } else if case .table = $0 { true } else { false } })
+            {
+                // "Show the transaction type and the number of transactions": a count for each type (of
+                // the transaction, or of the card it was made with).
+                grouping = .column(c)
             } else if measure == nil && counted != nil || (measure == .countRows) {
                 // "customers that work for a company": the column has a value.
                 plan.conditions.append(.notNull(c))
@@ -206,6 +214,17 @@ extension Interpreter.Assembly {
             }
             plan.shown = shown.isEmpty ? schema.tables[root0].labels : shown
             plan.root = shown.first.map { schema.column($0).table } ?? root0
+            if plan.root != root0, shown.contains(where: { schema.column($0).table == root0 }),
+                shown.allSatisfy({ c in
+                    let t = schema.column(c).table
+                    // Not a key (a date may be one) nor a condition's column: those are not what is listed.
+                    return !(schema.column(c).isKey && schema.column(c).kind != .date) && !isConditionColumn(c, plan)
+                        && (t == root0 || schema.edges.contains { $0.from == root0 && $0.to == t })
+                })
+            {
+                // "the day number and date of all the documents": each document once, with what it points at.
+                plan.root = root0
+            }
             if case .entity(let t)? = plan.grouping, plan.having.isEmpty {
                 // "the revenue of each manufacturer": each one's, beside what names it.
                 let labels = schema.tables[t].labels

@@ -728,6 +728,7 @@ struct Interpreter {
                     ("more", QueryPlan.Comparison.greaterOrEqual), ("greater", .greaterOrEqual), ("above", .greaterOrEqual),
                     ("higher", .greaterOrEqual), ("fewer", .lessOrEqual), ("less", .lessOrEqual), ("below", .lessOrEqual), ("lower", .lessOrEqual),
                     ("after", .greaterOrEqual), ("later", .greaterOrEqual), ("before", .lessOrEqual), ("earlier", .lessOrEqual),
+                    ("older", .greaterOrEqual), ("younger", .lessOrEqual),
                 ]
                 .first(where: { phrase(i + 1, ["or", $0.0]) && (!["after", "later", "before", "earlier"].contains($0.0) || n >= 1000 && n <= 2999) }),
                 // Not "greater than 200 or less than 190", "after 1961 or before 1959": a comparison of its own.
@@ -781,6 +782,14 @@ struct Interpreter {
                 } else {
                     take(i, 1, .month(month, year: nil))
                 }
+                continue
+            }
+            if w == "aged", let next = t.indices.contains(i + 1) ? t[i + 1] : nil,
+                next.number != nil || ["either", "between", "over", "under", "above", "below", "from"].contains(next.lower),
+                case let ages = agesOfNamedTables(t), !ages.isEmpty
+            {
+                // "the people aged 35 or 36", "pilots aged over 30": their age.
+                take(i, 1, .columns(ages))
                 continue
             }
             if let article = ([[], ["the"], ["a"], ["an"]] as [[String]]).first(where: { a in
@@ -854,15 +863,17 @@ struct Interpreter {
                 take(i, 1, .correspondingMarker)
                 continue
             }
-            if phrase(i, ["along", "with", "the", "number", "of"]) || phrase(i, ["along", "with", "number", "of"]) {
+            // "together with" says what "along with" says.
+            let alongWith = ["along", "together"].contains(w) && word(i + 1) == "with"
+            if alongWith, phrase(i + 2, ["the", "number", "of"]) || phrase(i + 2, ["number", "of"]) {
                 // "all the buildings along with the number of faculty members": the same.
                 take(i, 2, .correspondingMarker)
                 continue
             }
-            if corresponding || phrase(i, ["along", "with"]) {
+            if corresponding || alongWith {
                 // "the room numbers and corresponding buildings", "each age along with …": an "and".
                 t[i].used = true
-                if w == "along" { t[i + 1].used = true }
+                if alongWith { t[i + 1].used = true }
                 continue
             }
             if phrase(i, ["count", "the", "number", "of"]) || phrase(i, ["count", "the", "total", "number", "of"]) {
@@ -1266,7 +1277,7 @@ struct Interpreter {
             (["by", "alphabetical", "order"], .alphabetical), (["in", "alphabetic", "order"], .alphabetical),
             (["ordered", "by"], .orderBy), (["sorted", "by"], .orderBy), (["order", "by"], .orderBy), (["sort", "by"], .orderBy),
             (["in", "order", "of"], .orderBy), (["in", "the", "order", "of"], .orderBy), (["arranged", "by"], .orderBy), (["ordered", "on"], .orderBy),
-            (["sorted", "on"], .orderBy),
+            (["sorted", "on"], .orderBy), (["sorted", "using"], .orderBy), (["ordered", "using"], .orderBy),
             (["in", "descending", "order"], .direction(descending: true, ofAge: false)),
             (["in", "ascending", "order"], .direction(descending: false, ofAge: false)),
             (["descending"], .direction(descending: true, ofAge: false)), (["ascending"], .direction(descending: false, ofAge: false)),
@@ -1366,6 +1377,18 @@ struct Interpreter {
                     && words.allSatisfy { w in names.contains { Lexicon.matches(question: w, schema: $0) } }
                     && names.allSatisfy { n in words.contains { Lexicon.matches(question: $0, schema: n) } }
             }
+        }
+        // "the invoice with the most transactions" of Financial_Transactions, not its transaction_id: a
+        // plural that ends one table's name and names only id columns, that table's among them, is its rows.
+        if words.count == 1, words[0].hasSuffix("s"), !columns.isEmpty,
+            columns.allSatisfy({ schema.columnList[$0].words.count == 2 && schema.columnList[$0].words.last == "id" }),
+            case let owners = schema.tables.indices.filter({ t in
+                let name = schema.tables[t].words
+                return name.count > 1 && Lexicon.matches(question: words[0], schema: name[name.count - 1])
+            }),
+            owners.count == 1, columns.contains(where: { schema.columnList[$0].table == owners[0] })
+        {
+            return .table(owners[0])
         }
         if !columns.isEmpty { return .columns(columns) }
         // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.
