@@ -2600,3 +2600,37 @@ extension BuiltinEngineTests {
                 == #"SELECT t1."city", t0."salary" FROM "players" t0 JOIN "teams" t1 ON t0."team_id" = t1."id""#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aWordForAMeasureAfterAColumnOfNumbersNamesItAgain() {
+        #expect(Self.sql("What is the average salary amount of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)
+        #expect(Self.sql("What is the highest age value of players?") == Self.sql("What is the highest age of players?"))
+        // Not after a column of text, nor after a function.
+        #expect(Self.sql("What is the last name score of players?") == nil)
+        #expect(Self.sql("What is the average score of players?") == nil)
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func numbersKeptAsTextRankRowsOnlyWhenAllOfOneWidth() {
+        let tables = [
+            SourceTable(
+                name: "hosts", isView: false,
+                columns: [
+                    .init(name: "host_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "age", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        func sql(ages: [String]) -> String? {
+            var values = ValueIndex()
+            values.noteNumbers(column: 2, words: ["age"], values: ages, complete: true)
+            return Self.sql("What is the name of the host with the highest age?", tables: tables, values: values)
+        }
+        // '31' < '43' as text and as numbers: the database's order is the numbers'.
+        #expect(sql(ages: ["31", "43", "37"]) == #"SELECT t0."name", t0."age" FROM "hosts" t0 ORDER BY t0."age" DESC, t0."host_id" LIMIT 1"#)
+        // '9' > '43' as text: not ranked.
+        #expect(sql(ages: ["9", "43"]) == nil)
+        #expect(sql(ages: ["31.5", "43.0"]) == nil)
+    }
+}

@@ -151,11 +151,14 @@ extension Interpreter.Assembly {
                 let near =
                     [subject, counted, grouping.flatMap(entityTable)].compactMap { $0 } + tablesBefore(j, items)
                     + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-                // Numbers kept as text are totalled or averaged, never ranked (the database orders them as text).
+                // Numbers kept as text are totalled or averaged; ranked only when the database's order of
+                // their text is their order as numbers (all of one width), and only as rows ranked.
                 let totalled = aggregateFunction != nil && superlative == nil && rankedBy == nil
-                guard let c = totalled ? interpreter.pickMeasured(cs, near: near) : interpreter.pickNumeric(cs, near: near) else { continue }
-                used.insert(j)
-                measureAt = j
+                guard
+                    let c = totalled
+                        ? interpreter.pickMeasured(cs, near: near)
+                        : interpreter.pickNumeric(cs, near: near) ?? interpreter.pickOrderedAsText(cs, near: near)
+                else { continue }
                 // "the name of the airport with the highest elevation": a column of the same rows asked for first.
                 let asksRowColumns = items[..<j].indices.contains { i in
                     !used.contains(i) && (isColumns(i)?.contains { schema.column($0).table == schema.column(c).table && $0 != c } ?? false)
@@ -169,8 +172,14 @@ extension Interpreter.Assembly {
                 {
                     // "which department has the largest budget": rows ranked by their own column; "the 3
                     // highest rates": more than one, so the rows' values, not their maximum.
+                    used.insert(j)
+                    measureAt = j
                     measure = .column(c)
+                } else if schema.column(c).kind != .number && !totalled {
+                    continue
                 } else {
+                    used.insert(j)
+                    measureAt = j
                     let descending = superlative.map { interpreter.ranksDescending($0.word, $0.descending, column: c) } ?? true
                     measure = .aggregate(aggregateFunction ?? (descending ? .max : .min), .column(c))
                 }

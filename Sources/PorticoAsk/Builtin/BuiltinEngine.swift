@@ -48,7 +48,7 @@ public struct BuiltinEngine: AskEngine {
         // The index is numbered by the datasource's whole schema; a role may have narrowed this one.
         var values = request.values ?? ValueIndex()
         if let all = request.valueTables, all.count != tables.count { values = values.renumbered(for: schema) }
-        schema.keepNumbers(values.numbers)
+        schema.keepNumbers(values.numbers, ofOneWidth: values.numbersOfOneWidth)
         // A saved example that asks the same of other values answers, with the question's values.
         if let (sql, example) = fromExamples(request, values: values) {
             var reply = EngineReply(candidates: [sql], confidence: Self.exampleConfidence)

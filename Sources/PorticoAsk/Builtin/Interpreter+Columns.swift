@@ -64,6 +64,12 @@ extension Interpreter {
             ?? pickColumn(columns.filter { schema.column($0).numberKeptAsText && !schema.column($0).isKey }, near: tables)
     }
 
+    /// Of several columns, one of numbers kept as text that the database orders as it would the
+    /// numbers: all of one width ('31', '43'), so "the oldest host" ranks by a text Age.
+    func pickOrderedAsText(_ columns: [Int], near tables: [Int]) -> Int? {
+        pickColumn(columns.filter { schema.column($0).orderedAsNumbers && !schema.column($0).isKey }, near: tables)
+    }
+
     func pickText(_ columns: [Int], near tables: [Int]) -> Int? {
         pickColumn(columns.filter { schema.column($0).kind == .text }, near: tables)
     }

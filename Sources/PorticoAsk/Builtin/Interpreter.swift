@@ -98,6 +98,26 @@ struct Interpreter {
         }
     }
 
+    /// "the snatch score" of Snatch, "the enrollment size" of Enrollment, "the phone numbers" of
+    /// customer_phone: a word for a measure just after a column's name says nothing more.
+    func namesItsColumnAgain(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+        let numeric = ["score", "scores", "size", "sizes", "value", "values", "amount", "amounts", "figure", "figures", "level", "levels"]
+        let word = tokens[i].lower
+        guard i > 0, numeric.contains(word) || ["number", "numbers"].contains(word) else { return false }
+        for n in 1...min(3, i) {
+            // Not after a function ("the average total score" of Total is no measure of it).
+            guard tokens[i - n].used, !tokens[i - n].quoted, tokens[i - n].number == nil,
+                !["total", "average", "mean", "sum", "maximum", "minimum", "max", "min", "avg"].contains(tokens[i - n].lower)
+            else { return false }
+            guard case .columns(let cs)? = schemaItem(tokens[(i - n)..<i].map(\.lower)) else { continue }
+            return cs.allSatisfy { c in
+                let column = schema.column(c)
+                return !column.isKey && (numeric.contains(word) ? column.kind == .number : column.kind == .text && !column.words.contains("number"))
+            }
+        }
+        return false
+    }
+
     /// The age columns of the tables the question names ("students 18 years old"): never another
     /// table's ("departments 100 years old" is no head's age).
     func agesOfNamedTables(_ tokens: [QuestionReader.Token]) -> [Int] {
@@ -182,7 +202,7 @@ struct Interpreter {
             return !t.used && (!Lexicon.stopWords.contains(t.lower) || acronym) && !Lexicon.softWords.contains(t.lower)
                 && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !isPassiveVerb(at: i, of: tokens)
                 && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
-                && !Self.sharedByACount(at: i, of: tokens)
+                && !Self.sharedByACount(at: i, of: tokens) && !namesItsColumnAgain(at: i, of: tokens)
         }.map { tokens[$0] }
         if !unknown.isEmpty {
             // "the deparment names": a word one letter off a word of the schema's names, when every

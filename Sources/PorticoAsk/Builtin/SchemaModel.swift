@@ -20,6 +20,9 @@ struct SchemaModel: Sendable {
         /// Numbers kept as text ('7', '12.5'): totalled and averaged as numbers (cast); compared and
         /// ordered as the database compares the text, as before.
         var numberKeptAsText = false
+        /// Numbers kept as text of one width ('31', '43'), which the database orders as numbers:
+        /// rows may be ranked by them.
+        var orderedAsNumbers = false
         /// What a term computes from its table's columns, for a column that is a term's expression
         /// (not one of the table's own, and not in `Table.columns`).
         var expression: TableSQL? = nil
@@ -155,9 +158,11 @@ struct SchemaModel: Sendable {
     func column(_ i: Int) -> Column { columnList[i] }
 
     /// Marks the text columns `numbers` (`ValueIndex.numbers`) as numbers kept as text.
-    mutating func keepNumbers(_ numbers: Set<Int>) {
+    /// Of them, those `ofOneWidth` (`ValueIndex.numbersOfOneWidth`) are ordered as numbers.
+    mutating func keepNumbers(_ numbers: Set<Int>, ofOneWidth: Set<Int> = []) {
         for c in numbers where columnList.indices.contains(c) && columnList[c].kind == .text && !columnList[c].isKey {
             columnList[c].numberKeptAsText = true
+            columnList[c].orderedAsNumbers = ofOneWidth.contains(c)
         }
     }
 

@@ -32,6 +32,9 @@ public struct ValueIndex: Sendable {
     /// Text columns whose every value is a number ('7', '12.5'): counts, amounts or years kept as
     /// text, which the engine totals and averages as numbers (`SchemaModel.Column.numberKeptAsText`).
     var numbers: Set<Int> = []
+    /// Of `numbers`, the columns whose every value is a whole number of the same count of digits
+    /// ('31', '43'): the database orders their text as it would the numbers.
+    var numbersOfOneWidth: Set<Int> = []
 
     public init() {}
 
@@ -49,6 +52,8 @@ public struct ValueIndex: Sendable {
             })
         else { return }
         numbers.insert(column)
+        let width = values[0].count
+        if values.allSatisfy({ $0.count == width && $0.allSatisfy(\.isASCIIDigitValue) }) { numbersOfOneWidth.insert(column) }
     }
 
     static let yesWords: Set<String> = ["y", "yes", "t", "true"]
@@ -201,7 +206,13 @@ public struct ValueIndex: Sendable {
         for (ci, count) in distinct { if let n = renumber(ci) { index.distinct[n] = count } }
         for ci in listColumns { if let n = renumber(ci) { index.listColumns.insert(n) } }
         for ci in numbers { if let n = renumber(ci) { index.numbers.insert(n) } }
+        for ci in numbersOfOneWidth { if let n = renumber(ci) { index.numbersOfOneWidth.insert(n) } }
         for (ci, name) in names { if let n = renumber(ci) { index.names[n] = name } }
         return index
     }
+}
+
+extension Character {
+    /// '0' to '9', and nothing else that Unicode calls a digit.
+    fileprivate var isASCIIDigitValue: Bool { ("0"..."9").contains(self) }
 }
