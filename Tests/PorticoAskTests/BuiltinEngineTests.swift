@@ -2634,3 +2634,37 @@ extension BuiltinEngineTests {
         #expect(sql(ages: ["31.5", "43.0"]) == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aNegatedTextMatchKeepsTheMatchesOut() {
+        #expect(
+            Self.sql("What are the last names of players without the letter M in their first names?")
+                == #"SELECT t0."last_name" FROM "players" t0 WHERE t0."first_name" NOT LIKE '%M%'"#)
+        #expect(
+            Self.sql("What are the last names of players whose first name does not contain the letter M?")
+                == #"SELECT t0."last_name" FROM "players" t0 WHERE t0."first_name" NOT LIKE '%M%'"#)
+    }
+
+    @Test func atLeastAIsAtLeastOne() {
+        #expect(Self.sql("Which teams have at least a player?") == Self.sql("Which teams have at least 1 player?"))
+        #expect(Self.sql("Which teams have at least a player?")?.contains("HAVING COUNT(*) >= 1") == true)
+    }
+
+    @Test func theHighestRowsOfNoColumnNamedAreTheTallest() {
+        let tables = [
+            SourceTable(
+                name: "mountains", isView: false,
+                columns: [
+                    .init(name: "mountain_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "height", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "prominence", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        #expect(
+            Self.sql("What is the name of the highest mountain?", tables: tables)
+                == #"SELECT t0."name", t0."height" FROM "mountains" t0 ORDER BY t0."height" DESC, t0."mountain_id" LIMIT 1"#)
+        // A column named after it that cannot be ranked is not replaced by the height.
+        #expect(Self.sql("What is the name of the mountain with the highest prominence?", tables: tables) == nil)
+    }
+}

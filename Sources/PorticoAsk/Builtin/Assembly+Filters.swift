@@ -548,6 +548,13 @@ extension Interpreter.Assembly {
             // "students not on scholarship", where it is a 'Y' or an 'N'.
             used.insert(k + 1)
             plan.conditions.append(.oneOf(c, [no]))
+        } else if k + 1 < items.count, case .textMatch(let kind) = items[k + 1] {
+            // "employees without the letter M in their first names", "whose name does not contain 'x'".
+            try readTextMatch(at: k + 1, kind)
+            guard case .like(let c, let pattern)? = plan.conditions.last else {
+                throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
+            }
+            plan.conditions[plan.conditions.count - 1] = .notLike(c, pattern)
         } else if let t = isTable(k + 1) ?? verbOfRelatedRows(after: k) {
             used.insert(k + 1)
             // Directly, or through a table that links both ("products never ordered": no order line names them).

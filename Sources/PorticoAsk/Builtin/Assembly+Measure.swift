@@ -215,9 +215,11 @@ extension Interpreter.Assembly {
                 // status the rows hold, and no date column is named after it.
                 throw NotUnderstood(message: "the built-in engine could not tell which date '\(phrase) most recently' is of; name the date column")
             }
-            // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
+            // "the longest tracks", "the 3 highest paid instructors": an adjective says the column; a
+            // column named after "highest" is what it is about, even one that cannot be ranked.
             let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-            for t in candidates where measure == nil {
+            let columnAfter = superlative.at + 1 < items.count && isColumns(superlative.at + 1) != nil
+            for t in candidates where measure == nil && !(columnAfter && ["highest", "lowest"].contains(superlative.word)) {
                 if let column = interpreter.adjectiveColumn(superlative.word, in: t) {
                     measure = .column(column)
                     subject = subject ?? t

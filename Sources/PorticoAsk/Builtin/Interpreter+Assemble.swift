@@ -151,7 +151,7 @@ extension Interpreter.Assembly {
     func isConditionColumn(_ c: Int, _ plan: QueryPlan) -> Bool {
         plan.conditions.contains {
             switch $0 {
-            case .oneOf(let x, _), .like(let x, _), .notNull(let x), .comparedToAverage(let x, _), .flag(let x, _): return x == c
+            case .oneOf(let x, _), .like(let x, _), .notLike(let x, _), .notNull(let x), .comparedToAverage(let x, _), .flag(let x, _): return x == c
             case .compare(.column(let x), _, _): return x == c
             default: return false
             }

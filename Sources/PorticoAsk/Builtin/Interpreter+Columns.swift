@@ -140,6 +140,9 @@ extension Interpreter {
             lexicon = Lexicon.payColumnWords
         case "tallest", "taller":
             lexicon = ["height", "tall"]
+        case "highest", "lowest":
+            // "the highest mountain": of rows ranked by no column named, a height.
+            lexicon = ["height", "elevation", "altitude"]
         case "largest", "biggest", "smallest", "larger", "bigger", "smaller", "heaviest", "lightest":
             lexicon = Lexicon.sizeColumnWords + Lexicon.moneyColumnWords
         case "oldest", "youngest", "newest", "latest", "earliest", "recent", "recently", "older", "younger":

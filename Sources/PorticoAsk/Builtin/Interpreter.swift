@@ -871,6 +871,12 @@ struct Interpreter {
                     (["<="], .lessOrEqual), (["≤"], .lessOrEqual), (["=<"], .lessOrEqual), (["="], .equal), (["=="], .equal),
                     (["!="], .notEqual), (["<>"], .notEqual), (["≠"], .notEqual),
                 ]
+            if phrase(i, ["at", "least", "a"]) || phrase(i, ["at", "least", "an"]) {
+                // "clubs that have at least a member from …": at least one.
+                take(i, 2, .compare(.greaterOrEqual, word: "at"))
+                take(i + 2, 1, .number(1, unit: nil))
+                continue
+            }
             if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {
                 // "more expensive than 5000": a price compared, as "cheaper than" says.
                 take(i, words.count, .compare(op, word: words.count == 3 && words[1] == "expensive" ? "expensive" : words[0]))

@@ -37,6 +37,8 @@ struct QueryPlan: Sendable, Equatable {
         case compare(Expression, Comparison, Literal)
         case oneOf(Int, [String])
         case like(Int, String)
+        /// "without the letter M in their first name": no match of the pattern.
+        case notLike(Int, String)
         case notNull(Int)
         /// Rows of the root table with no row in `table` referring to them.
         case none(table: Int)
@@ -144,7 +146,7 @@ struct PlanCompiler {
         func note(_ c: QueryPlan.Condition) {
             switch c {
             case .compare(let e, _, _): note(e)
-            case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
+            case .oneOf(let col, _), .like(let col, _), .notLike(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
                 tables.insert(schema.column(col).table)
             case .none, .some: break
             case .shares(let col, _): tables.insert(schema.column(col).table)
@@ -266,6 +268,7 @@ struct PlanCompiler {
                 return values.count == 1
                     ? "\(col(c)) = \(literal(.text(values[0])))" : "\(col(c)) IN (\(values.map { literal(.text($0)) }.joined(separator: ", ")))"
             case .like(let c, let pattern): return "\(col(c)) LIKE \(literal(.text(pattern)))"
+            case .notLike(let c, let pattern): return "\(col(c)) NOT LIKE \(literal(.text(pattern)))"
             case .notNull(let c): return "\(col(c)) IS NOT NULL"
             case .flag(let c, let yes): return "\(col(c)) = \(yes ? "TRUE" : "FALSE")"
             case .comparedToAverage(let c, let op):

@@ -565,7 +565,8 @@ extension QueryPlan {
         func note(_ c: Condition) {
             switch c {
             case .compare(let e, _, _): note(e)
-            case .oneOf(let col, _), .like(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _): columns.insert(col)
+            case .oneOf(let col, _), .like(let col, _), .notLike(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
+                columns.insert(col)
             case .some(_, let nested): note(nested)
             case .shares(let col, let nested):
                 columns.insert(col)
