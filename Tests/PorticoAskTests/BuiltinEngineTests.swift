@@ -2668,3 +2668,41 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What is the name of the mountain with the highest prominence?", tables: tables) == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    static let roomTables: [SourceTable] = [
+        SourceTable(
+            name: "rooms", isView: false,
+            columns: [
+                .init(name: "room_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "room_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "beds", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                .init(name: "bed_type", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "school", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "school_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: [])
+    ]
+
+    static func roomValues() -> ValueIndex {
+        var values = ValueIndex()
+        for kind in ["King", "Queen"] { values.add(column: 3, value: kind) }
+        values.names[3] = ("rooms", "bed_type")
+        return values
+    }
+
+    @Test func theWordAfterAValueIsItsColumnsNotACountItAlsoNames() {
+        #expect(
+            Self.sql("What are the names of rooms with a king bed?", tables: Self.roomTables, values: Self.roomValues())
+                == #"SELECT t0."room_name" FROM "rooms" t0 WHERE t0."bed_type" = 'King'"#)
+        // After a function the count column is what is measured.
+        #expect(
+            Self.sql("What is the total number of king beds?", tables: Self.roomTables, values: Self.roomValues())
+                == #"SELECT SUM(t0."beds") AS value FROM "rooms" t0 WHERE t0."bed_type" = 'King'"#)
+    }
+
+    @Test func aColumnNamedWholeIsNotTheKeyItsWordStarts() {
+        #expect(
+            Self.sql("What are the schools of rooms with a king bed?", tables: Self.roomTables, values: Self.roomValues())
+                == #"SELECT t0."school" FROM "rooms" t0 WHERE t0."bed_type" = 'King'"#)
+    }
+}

@@ -1272,6 +1272,23 @@ struct Interpreter {
             let table = schema.filters[f].table
             if !items.contains(where: { $0.1 == .table(table) }) { items.append((at, .table(table))) }
         }
+        // "rooms with a king bed", where King is a bedType: the word after the value is its column's,
+        // not another column it also names (beds).
+        let read = items
+        items.removeAll { at, item in
+            // A column of numbers only ("the total number of king beds" is their sum).
+            guard case .columns(let cs) = item, at > 0, !t[at].quoted, cs.allSatisfy({ schema.column($0).kind == .number }),
+                let value = read.first(where: { $0.0 == at - 1 }), case .value(let entries, _, false) = value.1,
+                !entries.contains(where: { cs.contains($0.column) }),
+                !read.contains(where: { a, i in
+                    guard a < at else { return false }
+                    if case .function = i { return true }
+                    return i == .count || i == .average
+                })
+            else { return false }
+            let forms = Lexicon.forms(t[at].lower)
+            return entries.allSatisfy { e in schema.column(e.column).words.contains(where: forms.contains) }
+        }
         recognition = Recognition(tokens: t, items: items)
         readTimesAsRows(&recognition)
         try refuseTwoCounts(recognition)
@@ -1351,6 +1368,7 @@ struct Interpreter {
         }
         if let table = schema.tables.indices.first(where: { same(words, schema.tables[$0].words) }) { return .table(table) }
         var columns: [Int] = []
+        var wholeNames: [Int] = []
         for (ci, column) in schema.columnList.enumerated() {
             var names = column.words
             if names.count > 1, ["id", "key", "on", "at", "no"].contains(names.last ?? "") { names.removeLast() }
@@ -1360,6 +1378,7 @@ struct Interpreter {
             if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
             if same(words, names) || same(words, column.words) || column.withoutUnits.map({ same(words, $0) }) == true {
                 columns.append(ci)
+                if same(words, column.words) { wholeNames.append(ci) }
             } else if words.count > 1, let own = column.withoutTable, same(words, own) {
                 // "first name" for customer_first_name of Customers.
                 columns.append(ci)
@@ -1403,6 +1422,14 @@ struct Interpreter {
                     && words.allSatisfy { w in names.contains { Lexicon.matches(question: w, schema: $0) } }
                     && names.allSatisfy { n in words.contains { Lexicon.matches(question: $0, schema: n) } }
             }
+        }
+        // "the public schools" of a table with a School and a School_ID: the column named whole, not
+        // the key its word also starts.
+        if !wholeNames.isEmpty, wholeNames.count < columns.count,
+            columns.allSatisfy({ wholeNames.contains($0) || schema.columnList[$0].isKey }),
+            wholeNames.allSatisfy({ !schema.columnList[$0].isKey })
+        {
+            columns = wholeNames
         }
         // "the invoice with the most transactions" of Financial_Transactions, not its transaction_id: a
         // plural that ends one table's name and names only id columns, that table's among them, is its rows.
