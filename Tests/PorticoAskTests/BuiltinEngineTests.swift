@@ -2706,3 +2706,16 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."school" FROM "rooms" t0 WHERE t0."bed_type" = 'King'"#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func numbersOfEachAndMostWidelyUsedAreTheirPlainerWordings() {
+        let plural = Self.sql("Show the different cities and the numbers of teams for each city.")
+        #expect(plural != nil)
+        #expect(plural == Self.sql("Show the different cities and the number of teams for each city."))
+        // Without "each", "the numbers of" are numbers, not a count.
+        #expect(Self.sql("What are the numbers of the teams?")?.contains("COUNT") != true)
+        #expect(Self.sql("Which city is most common among all teams?") != nil)
+        #expect(Self.sql("Which city is most widely used among all teams?") == Self.sql("Which city is most common among all teams?"))
+        #expect(Self.sql("Which city is most common amongst all teams?") == Self.sql("Which city is most common among all teams?"))
+    }
+}

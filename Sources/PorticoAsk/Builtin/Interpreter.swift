@@ -919,7 +919,9 @@ struct Interpreter {
                 }
                 continue
             }
-            if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]) || phrase(i, ["count", "of"]) || w == "count" {
+            // "the numbers of roller coasters for each status": a count of each, said in the plural.
+            let numbersOfEach = phrase(i, ["numbers", "of"]) && t[(i + 2)...].contains { ["each", "per"].contains($0.lower) }
+            if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]) || phrase(i, ["count", "of"]) || w == "count" || numbersOfEach {
                 take(i, w == "count" ? 1 : 2, .count)
                 continue
             }
@@ -964,6 +966,11 @@ struct Interpreter {
             if ["most", "least"].contains(w), let next = word(i + 1), ["common", "frequent", "frequently", "often", "popular"].contains(next) {
                 // "the most common status": the value most rows have (`mostCommonAsCount`).
                 take(i, 2, .superlative(descending: w == "most", word: "common"))
+                continue
+            }
+            if ["most", "least"].contains(w), word(i + 1) == "widely", ["used", "held", "spoken", "owned"].contains(word(i + 2) ?? "") {
+                // "the flag most widely used among all ships": the most common.
+                take(i, 3, .superlative(descending: w == "most", word: "common"))
                 continue
             }
             if phrase(i, ["most", "expensive"]) || phrase(i, ["least", "expensive"]) || phrase(i, ["highest", "paid"])

@@ -94,7 +94,7 @@ enum Lexicon {
         "me", "us", "display", "return", "as", "into", "about", "also", "just", "can", "could", "would", "you", "i", "we", "my", "our", "your",
         "how", "many", "much", "whole", "overall", "altogether", "ever", "currently", "some", "then", "so", "far", "than", "if", "whether",
         "will", "should", "shall", "may", "might", "must", "out", "up", "s", "both", "either", "what's", "whats", "by", "per", "each", "every",
-        "only", "among", "between", "across", "within", "instead", "rather", "again", "but", "now", "too",
+        "only", "among", "amongst", "between", "across", "within", "instead", "rather", "again", "but", "now", "too",
     ]
 
     /// Verbs of a place or a body coming into being, whose year is the one year column of its table.
