@@ -2604,6 +2604,7 @@ extension BuiltinEngineTests {
 extension BuiltinEngineTests {
     @Test func aWordForAMeasureAfterAColumnOfNumbersNamesItAgain() {
         #expect(Self.sql("What is the average salary amount of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)
+        #expect(Self.sql("What is the highest age of players?") != nil)
         #expect(Self.sql("What is the highest age value of players?") == Self.sql("What is the highest age of players?"))
         // Not after a column of text, nor after a function.
         #expect(Self.sql("What is the last name score of players?") == nil)
@@ -2643,6 +2644,9 @@ extension BuiltinEngineTests {
         #expect(
             Self.sql("What are the last names of players whose first name does not contain the letter M?")
                 == #"SELECT t0."last_name" FROM "players" t0 WHERE t0."first_name" NOT LIKE '%M%'"#)
+        // No text match read: no earlier one turned round.
+        #expect(
+            Self.sql("Which teams whose names contain 'Rock' do not contain more than 10 players?")?.contains("NOT LIKE") != true)
     }
 
     @Test func atLeastAIsAtLeastOne() {
@@ -2666,6 +2670,7 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."name", t0."height" FROM "mountains" t0 ORDER BY t0."height" DESC, t0."mountain_id" LIMIT 1"#)
         // A column named after it that cannot be ranked is not replaced by the height.
         #expect(Self.sql("What is the name of the mountain with the highest prominence?", tables: tables) == nil)
+        #expect(Self.sql("What is the highest prominence of all mountains?", tables: tables) == nil)
     }
 }
 
@@ -2713,9 +2718,34 @@ extension BuiltinEngineTests {
         #expect(plural != nil)
         #expect(plural == Self.sql("Show the different cities and the number of teams for each city."))
         // Without "each", "the numbers of" are numbers, not a count.
-        #expect(Self.sql("What are the numbers of the teams?")?.contains("COUNT") != true)
+        #expect(Self.sql("What are the numbers of the teams that each player joined?")?.contains("COUNT") != true)
+        // "at least a hundred" is a hundred, not one.
+        #expect(Self.sql("Show the cities of teams with at least a hundred players.")?.contains("HAVING COUNT(*) >= 100") == true)
         #expect(Self.sql("Which city is most common among all teams?") != nil)
         #expect(Self.sql("Which city is most widely used among all teams?") == Self.sql("Which city is most common among all teams?"))
         #expect(Self.sql("Which city is most common amongst all teams?") == Self.sql("Which city is most common among all teams?"))
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func aKeyOfTheRowsCountedGroupsThem() {
+        let tables = [
+            SourceTable(
+                name: "roles", isView: false,
+                columns: [
+                    .init(name: "role_code", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "role_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "employees", isView: false,
+                columns: [
+                    .init(name: "employee_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "employee_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "role_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "role_code", table: "roles", targetColumn: "role_code")]),
+        ]
+        #expect(
+            Self.sql("Show all role codes with at least 3 employees.", tables: tables)
+                == #"SELECT t0."role_code" FROM "employees" t0 GROUP BY t0."role_code" HAVING COUNT(*) >= 3"#)
     }
 }

@@ -550,8 +550,9 @@ extension Interpreter.Assembly {
             plan.conditions.append(.oneOf(c, [no]))
         } else if k + 1 < items.count, case .textMatch(let kind) = items[k + 1] {
             // "employees without the letter M in their first names", "whose name does not contain 'x'".
+            let before = plan.conditions.count
             try readTextMatch(at: k + 1, kind)
-            guard case .like(let c, let pattern)? = plan.conditions.last else {
+            guard plan.conditions.count == before + 1, case .like(let c, let pattern)? = plan.conditions.last else {
                 throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
             }
             plan.conditions[plan.conditions.count - 1] = .notLike(c, pattern)

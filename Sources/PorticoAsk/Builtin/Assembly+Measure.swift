@@ -138,6 +138,12 @@ extension Interpreter.Assembly {
         guard aggregateFunction != nil || superlative != nil || rankedBy != nil, measure == nil else { return nil }
         var measureAt: Int?
         let start = functionIndex ?? rankedBy ?? superlative?.at ?? 0
+        // "the highest mountain" is the tallest; "the highest prominence of mountains" is never their
+        // height, even when the column named cannot be ranked.
+        let heightBesideAColumn =
+            superlative.map { s in
+                ["highest", "lowest"].contains(s.word) && items.indices.contains { $0 > s.at && isColumns($0) != nil }
+            } ?? false
         for j in start..<items.count where !used.contains(j) {
             switch items[j] {
             case .money:
@@ -185,7 +191,7 @@ extension Interpreter.Assembly {
                 }
             case .table(let t) where aggregateFunction == nil && measure == nil:
                 // "the most tracks": a count of a table, unless the table is what is asked about and an adjective says the column.
-                if let superlative, let column = interpreter.adjectiveColumn(superlative.word, in: t) {
+                if let superlative, !heightBesideAColumn, let column = interpreter.adjectiveColumn(superlative.word, in: t) {
                     if subject == nil { subject = t }
                     used.insert(j)
                     measure = .column(column)
@@ -215,11 +221,9 @@ extension Interpreter.Assembly {
                 // status the rows hold, and no date column is named after it.
                 throw NotUnderstood(message: "the built-in engine could not tell which date '\(phrase) most recently' is of; name the date column")
             }
-            // "the longest tracks", "the 3 highest paid instructors": an adjective says the column; a
-            // column named after "highest" is what it is about, even one that cannot be ranked.
+            // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
             let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
-            let columnAfter = superlative.at + 1 < items.count && isColumns(superlative.at + 1) != nil
-            for t in candidates where measure == nil && !(columnAfter && ["highest", "lowest"].contains(superlative.word)) {
+            for t in candidates where measure == nil && !heightBesideAColumn {
                 if let column = interpreter.adjectiveColumn(superlative.word, in: t) {
                     measure = .column(column)
                     subject = subject ?? t

@@ -38,6 +38,15 @@ extension Interpreter.Assembly {
                 // "the id and location of railways": a key asked for in a list is shown; elsewhere it
                 // names the way to a table, or what is counted.
                 if !plan.via.contains(c), measure == nil, counted == nil, grouping == nil, schema.column(c).table == root0 { shown.append(c) }
+                // "role codes with at least 3 employees": the code the rows counted are grouped by.
+                // The one column named ("the codes of document types that have …" names others after it).
+                if !plan.via.contains(c), measure == nil, !plan.having.isEmpty, shown.isEmpty, let rows = plan.counted,
+                    !items[(k + 1)...].contains(where: { if case .columns = $0 { true } else { false } }),
+                    grouping == nil || grouping == .entity(rows),
+                    case let own = cs.filter({ schema.column($0).table == rows && schema.column($0).references != nil }), own.count == 1
+                {
+                    shown.append(own[0])
+                }
                 continue
             }
             if schema.column(c).kind == .boolean {
@@ -237,7 +246,12 @@ extension Interpreter.Assembly {
             }
             if !plan.having.isEmpty, plan.grouping == nil { plan.grouping = .entity(root0) }
             if case .entity(let t)? = plan.grouping, !plan.having.isEmpty {
-                if let c = shown.first, schema.column(c).table == t, !schema.column(c).isKey, shown.count == 1 {
+                // A row counted by itself is always one: "role codes with at least 3 employees" groups the
+                // employees by their role code, a key to another table though it is.
+                let ownRows = plan.counted == t
+                if let c = shown.first, schema.column(c).table == t, shown.count == 1,
+                    !schema.column(c).isKey || ownRows && schema.column(c).references != nil
+                {
                     // "the specialties that have more than 3 doctors": groups of the column's values.
                     plan.grouping = .column(c)
                 }

@@ -279,7 +279,7 @@ struct Interpreter {
         if reader.tokens.contains(where: { $0.lower == "both" }) {
             let onRows = understood.plan.conditions.filter { condition in
                 switch condition {
-                case .compare(.column(let c), _, _), .oneOf(let c, _), .like(let c, _): schema.column(c).table == understood.plan.root
+                case .compare(.column(let c), _, _), .oneOf(let c, _), .like(let c, _), .notLike(let c, _): schema.column(c).table == understood.plan.root
                 default: false
                 }
             }
@@ -871,8 +871,10 @@ struct Interpreter {
                     (["<="], .lessOrEqual), (["≤"], .lessOrEqual), (["=<"], .lessOrEqual), (["="], .equal), (["=="], .equal),
                     (["!="], .notEqual), (["<>"], .notEqual), (["≠"], .notEqual),
                 ]
-            if phrase(i, ["at", "least", "a"]) || phrase(i, ["at", "least", "an"]) {
-                // "clubs that have at least a member from …": at least one.
+            if phrase(i, ["at", "least", "a"]) || phrase(i, ["at", "least", "an"]), i + 3 < t.count, t[i + 3].number == nil,
+                !["hundred", "thousand", "million", "dozen", "few", "couple", "lot", "total"].contains(t[i + 3].lower)
+            {
+                // "clubs that have at least a member from …": at least one (not "at least a hundred").
                 take(i, 2, .compare(.greaterOrEqual, word: "at"))
                 take(i + 2, 1, .number(1, unit: nil))
                 continue
@@ -920,7 +922,12 @@ struct Interpreter {
                 continue
             }
             // "the numbers of roller coasters for each status": a count of each, said in the plural.
-            let numbersOfEach = phrase(i, ["numbers", "of"]) && t[(i + 2)...].contains { ["each", "per"].contains($0.lower) }
+            // Its "each" soon after, in the same clause ("the numbers of the rooms that each guest booked" are not).
+            let numbersOfEach =
+                phrase(i, ["numbers", "of"])
+                && t[(i + 2)..<min(t.count, i + 8)].prefix { !["that", "which", "who", "whose", "where"].contains($0.lower) }.contains {
+                    ["each", "per"].contains($0.lower)
+                }
             if phrase(i, ["how", "many"]) || phrase(i, ["number", "of"]) || phrase(i, ["count", "of"]) || w == "count" || numbersOfEach {
                 take(i, w == "count" ? 1 : 2, .count)
                 continue
@@ -1431,16 +1438,22 @@ struct Interpreter {
             }
         }
         // "the public schools" of a table with a School and a School_ID: the column named whole, not
-        // the key its word also starts.
+        // the key its word also starts, in its table or in one pointing at it.
+        let wholeTables = Set(wholeNames.map { schema.columnList[$0].table })
         if !wholeNames.isEmpty, wholeNames.count < columns.count,
-            columns.allSatisfy({ wholeNames.contains($0) || schema.columnList[$0].isKey }),
+            columns.allSatisfy({ c in
+                let table = schema.columnList[c].table
+                return wholeNames.contains(c)
+                    || schema.columnList[c].isKey
+                        && (wholeTables.contains(table) || schema.edges.contains { $0.from == table && wholeTables.contains($0.to) })
+            }),
             wholeNames.allSatisfy({ !schema.columnList[$0].isKey })
         {
             columns = wholeNames
         }
         // "the invoice with the most transactions" of Financial_Transactions, not its transaction_id: a
         // plural that ends one table's name and names only id columns, that table's among them, is its rows.
-        if words.count == 1, words[0].hasSuffix("s"), !columns.isEmpty,
+        if words.count == 1, words[0].hasSuffix("s"), !words[0].hasSuffix("ss"), !words[0].hasSuffix("us"), !columns.isEmpty,
             columns.allSatisfy({ schema.columnList[$0].words.count == 2 && schema.columnList[$0].words.last == "id" }),
             case let owners = schema.tables.indices.filter({ t in
                 let name = schema.tables[t].words
@@ -1573,6 +1586,7 @@ struct Interpreter {
                 plan.conditions.removeAll {
                     if case .oneOf(let c, _) = $0 { return c == entry.column }
                     if case .like(let c, _) = $0 { return c == entry.column }
+                    if case .notLike(let c, _) = $0 { return c == entry.column }
                     return false
                 }
                 plan.conditions.append(partial ? .like(entry.column, "%" + entry.value + "%") : .oneOf(entry.column, [entry.value]))
