@@ -2749,3 +2749,30 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."role_code" FROM "employees" t0 GROUP BY t0."role_code" HAVING COUNT(*) >= 3"#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func idsOfEachRowListedAreItsKey() {
+        #expect(
+            Self.sql("What are the ids, first names and ages of each player?")
+                == #"SELECT t0."id", t0."first_name", t0."age" FROM "players" t0"#)
+    }
+
+    @Test func aValueThatIsAWordOfItsColumnsNameBeforeAnotherIsTheName() {
+        let tables = [
+            SourceTable(
+                name: "hotels", isView: false,
+                columns: [
+                    .init(name: "hotel_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "star_rating_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "price", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        values.add(column: 1, value: "star")
+        values.names[1] = ("hotels", "star_rating_description")
+        // 'star' is a value of star_rating_description, but "star rating" names the column.
+        #expect(Self.sql("What is the star rating description of each hotel?", tables: tables, values: values)?.contains("'star'") != true)
+        // Before a word of no column's name (a table's), it is the value.
+        #expect(Self.sql("What is the average price of star hotels?", tables: tables, values: values)?.contains("= 'star'") == true)
+    }
+}

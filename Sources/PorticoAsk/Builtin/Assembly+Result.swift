@@ -12,7 +12,14 @@ extension Interpreter.Assembly {
                 shown += schema.tables[t].labels
                 continue
             }
-            guard let c = interpreter.pickColumn(cs, near: related) else { continue }
+            guard var c = interpreter.pickColumn(cs, near: related) else { continue }
+            // "Show ids, customer ids and names for all accounts": "ids", naming keys of several
+            // tables, is the key of the rows listed.
+            if schema.column(c).isKey, cs.count > 1, let key = schema.tables[root0].primaryKey, cs.contains(key),
+                cs.allSatisfy({ schema.column($0).isKey && schema.column($0).words.last == "id" }), measure == nil, counted == nil
+            {
+                c = key
+            }
             let labels = schema.tables[schema.column(c).table].labels
             if labels.count > 1, labels.allSatisfy(cs.contains) {
                 // "the (full) names of students", who have a first and a last name: both.
@@ -37,7 +44,13 @@ extension Interpreter.Assembly {
             if schema.column(c).isKey {
                 // "the id and location of railways": a key asked for in a list is shown; elsewhere it
                 // names the way to a table, or what is counted.
-                if !plan.via.contains(c), measure == nil, counted == nil, grouping == nil, schema.column(c).table == root0 { shown.append(c) }
+                // So is one asked for "of each" row listed ("the ids and names of each customer").
+                if !plan.via.contains(c), measure == nil, counted == nil,
+                    grouping == nil || grouping == .entity(root0) && (plan.having.isEmpty || schema.column(c).words.last == "id"),
+                    schema.column(c).table == root0
+                {
+                    shown.append(c)
+                }
                 // "role codes with at least 3 employees": the code the rows counted are grouped by.
                 // The one column named ("the codes of document types that have …" names others after it).
                 if !plan.via.contains(c), measure == nil, !plan.having.isEmpty, shown.isEmpty, let rows = plan.counted,

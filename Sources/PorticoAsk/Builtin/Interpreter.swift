@@ -1181,6 +1181,18 @@ struct Interpreter {
                     continue
                 }
                 if let item = valueItem(words, text: span.map(\.text).joined(separator: " "), named: named, typos: &typoLookups, columnsNamed: columnsNamed) {
+                    // "the star rating of each hotel", where 'star' is a star_rating_description: words of
+                    // the column's own name, not its value.
+                    // ("good and bad customers", where Customers is a table, are of its rows).
+                    if !named, case .value(let entries, _, _) = item, i + length < t.count, case let next = Lexicon.forms(t[i + length].lower),
+                        schemaItem([t[i + length].lower]).map({ if case .table = $0 { false } else { true } }) ?? true,
+                        entries.allSatisfy({ e in
+                            let name = schema.column(e.column).words
+                            return words.allSatisfy(name.contains) && name.contains(where: next.contains)
+                        })
+                    {
+                        continue
+                    }
                     take(i, length, item)
                 }
             }
