@@ -2776,3 +2776,13 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What is the average price of star hotels?", tables: tables, values: values)?.contains("= 'star'") == true)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aNumberRightAfterATableIsItsNumericKey() {
+        #expect(Self.sql("What are the last names of players in team 5?")?.contains(#"."id" = 5"#) == true)
+        #expect(Self.sql("What is the city of the team with number 7?") == #"SELECT t0."city" FROM "teams" t0 WHERE t0."id" = 7"#)
+        // Not a count's number, nor one a bound follows.
+        #expect(Self.sql("Which teams have 5 or more players?")?.contains(#""id" = 5"#) != true)
+        #expect(Self.sql("Which teams have 5 or more players?") != nil)
+    }
+}

@@ -1298,6 +1298,23 @@ struct Interpreter {
             let table = schema.filters[f].table
             if !items.contains(where: { $0.1 == .table(table) }) { items.append((at, .table(table))) }
         }
+        // "students who registered for course 301", "the flight with number 99": a whole number right
+        // after a table named in the singular, at the end of its phrase, is the table's numeric key.
+        for (j, (at, item)) in items.enumerated() {
+            guard case .number(let n, nil) = item, n == n.rounded(), n >= 0, !t[at].quoted,
+                at + 1 == t.count || t[at].beforeComma || ["and", "or", "in", "for", "of", "with", "that", "who", "which"].contains(t[at + 1].lower),
+                let (before, previous) = items.filter({ $0.0 < at }).max(by: { $0.0 < $1.0 }), case .table(let table) = previous,
+                case let between = t[(before + 1)..<at].map(\.lower), between.allSatisfy(["with", "number", "no", "id", "#"].contains),
+                !between.contains("with") || between.count > 1, items.filter({ $0.0 == at }).count == 1,
+                // One of them, named in the singular ("teams 7" says nothing of a key).
+                case let noun = t[at - 1 - between.count].lower, !noun.hasSuffix("s") || noun.hasSuffix("ss"),
+                let key = schema.tables[table].primaryKey, schema.column(key).kind == .number
+            else { continue }
+            items.remove(at: j)
+            for k in (before + 1)..<at { t[k].used = true }
+            items += [(at, .columns([key])), (at, item)]
+            break
+        }
         // "rooms with a king bed", where King is a bedType: the word after the value is its column's,
         // not another column it also names (beds).
         let read = items
