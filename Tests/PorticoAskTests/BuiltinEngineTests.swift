@@ -2786,3 +2786,11 @@ extension BuiltinEngineTests {
         #expect(Self.sql("Which teams have 5 or more players?") != nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func differentBeforeWhatIsGroupedSaysNothingMore() {
+        #expect(
+            Self.sql("For each age, find the average salary of players of different age.")
+                == #"SELECT t0."age", AVG(t0."salary") AS value FROM "players" t0 GROUP BY t0."age""#)
+    }
+}

@@ -362,6 +362,17 @@ extension Interpreter.Assembly {
         if let superlative, plan.order.isEmpty, !rankedAsFunction {
             throw NotUnderstood(message: "the built-in engine could not tell what '\(superlative.word)' ranks by; name the column")
         }
+        for k in items.indices where items[k] == .distinct && !used.contains(k) && k + 1 < items.count && !plan.measures.isEmpty {
+            // "the average base price for each different bed type", "the names of different tracks and
+            // how many races each had": groups are different already.
+            let grouped: Bool
+            switch (items[k + 1], plan.grouping) {
+            case (.columns(let cs), let g?): grouped = cs.contains { covers(g, $0) }
+            case (.table(let t), .entity(let e)?): grouped = t == e
+            default: grouped = false
+            }
+            if grouped { used.insert(k) }
+        }
         if let k = items.indices.first(where: { !used.contains($0) && mustBePlaced(items[$0]) }) {
             throw NotUnderstood(message: "the built-in engine could not tell how \(describe(items[k])) applies to the question; rephrase it or name the column")
         }
