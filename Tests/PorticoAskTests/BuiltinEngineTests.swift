@@ -2794,3 +2794,23 @@ extension BuiltinEngineTests {
                 == #"SELECT t0."age", AVG(t0."salary") AS value FROM "players" t0 GROUP BY t0."age""#)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func infoRegardingAndInTheDatabaseSayNothingMore() {
+        #expect(Self.sql("How many teams exist in the database?") == #"SELECT COUNT(*) AS value FROM "teams" t0"#)
+        #expect(Self.sql("List all information regarding teams.") != nil)
+        #expect(Self.sql("List all information regarding teams.") == Self.sql("List all information about teams."))
+        #expect(Self.sql("What is all the info about teams?") == Self.sql("List all information about teams."))
+        // "who are managers", read as a manager's key, is no condition the engine can make: refused.
+        let tables = [
+            SourceTable(
+                name: "employees", isView: false,
+                columns: [
+                    .init(name: "employee_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "first_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "manager_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        #expect(Self.sql("What is all the information regarding employees who are managers?", tables: tables) == nil)
+    }
+}

@@ -41,6 +41,10 @@ extension Interpreter.Assembly {
             // was named apart from it ("the job id and date of hire of those hired after 2007-11-05").
             let verbSaysIt = items.contains { if case .dateVerb(let ds) = $0 { ds.contains(c) } else { false } }
             if schema.column(c).kind == .date && isConditionColumn(c, plan) && !verbSaysIt { continue }
+            if schema.column(c).isKey, k > 0, items[k - 1] == .who, k + 1 == items.count, !plan.via.contains(c) {
+                // "employees who are managers", read as a manager_id: a condition the engine cannot make.
+                throw NotUnderstood(message: "the built-in engine could not tell what makes a row one of those named after 'who'; name the column and value")
+            }
             if schema.column(c).isKey {
                 // "the id and location of railways": a key asked for in a list is shown; elsewhere it
                 // names the way to a table, or what is counted.

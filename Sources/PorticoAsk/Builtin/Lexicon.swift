@@ -91,7 +91,7 @@ enum Lexicon {
         "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "with", "and", "is", "are", "was", "were", "be", "been", "being",
         "do", "does", "did", "have", "has", "had", "having", "there", "that", "which", "who", "what", "whose", "whom", "where", "all", "any",
         "their", "its", "his", "her", "them", "they", "it", "this", "these", "those", "please", "show", "list", "give", "get", "find", "tell",
-        "me", "us", "display", "return", "as", "into", "about", "also", "just", "can", "could", "would", "you", "i", "we", "my", "our", "your",
+        "me", "us", "display", "return", "as", "into", "about", "regarding", "also", "just", "can", "could", "would", "you", "i", "we", "my", "our", "your",
         "how", "many", "much", "whole", "overall", "altogether", "ever", "currently", "some", "then", "so", "far", "than", "if", "whether",
         "will", "should", "shall", "may", "might", "must", "out", "up", "s", "both", "either", "what's", "whats", "by", "per", "each", "every",
         "only", "among", "amongst", "between", "across", "within", "instead", "rather", "again", "but", "now", "too",
@@ -105,7 +105,8 @@ enum Lexicon {
     /// Words ignored when they name nothing in the schema (a column may be called `type` or `value`).
     static let softWords: Set<String> = [
         "value", "values", "entry", "entries", "row", "rows", "record", "records", "item", "items", "detail", "details", "information",
-        "data", "table", "kind", "kinds", "type", "types", "one", "number", "amount", "name", "names", "full", "exist", "exists", "existing",
+        "info", "data", "database", "table", "kind", "kinds", "type", "types", "one", "number", "amount", "name", "names", "full", "exist", "exists",
+        "existing",
         "recorded", "stored", "known", "individual", "separate", "registered", "available", "listed", "select", "compute", "output",
         "made", "make", "generate", "generated", "generating", "earn", "earns", "earned", "earning", "bring", "brought", "serve", "serves", "served", "sell",
         "sold", "buy", "bought", "purchase", "purchased", "issue", "issued", "place", "placed", "create", "created", "work", "works",
