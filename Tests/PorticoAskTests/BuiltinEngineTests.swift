@@ -2814,3 +2814,13 @@ extension BuiltinEngineTests {
         #expect(Self.sql("What is all the information regarding employees who are managers?", tables: tables) == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func retrieveAsksAndProvideLinks() {
+        #expect(Self.sql("Retrieve the names of all teams.") == #"SELECT t0."name" FROM "teams" t0"#)
+        #expect(Self.sql("Which teams provide players older than 30?") == Self.sql("Which teams have players older than 30?"))
+        #expect(Self.sql("Which teams provide players older than 30?") != nil)
+        // With nothing linked after it, "provide" is no condition the engine reads.
+        #expect(Self.sql("Which teams provide?") == nil)
+    }
+}

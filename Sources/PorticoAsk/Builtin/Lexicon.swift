@@ -90,7 +90,7 @@ enum Lexicon {
     static let stopWords: Set<String> = [
         "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "with", "and", "is", "are", "was", "were", "be", "been", "being",
         "do", "does", "did", "have", "has", "had", "having", "there", "that", "which", "who", "what", "whose", "whom", "where", "all", "any",
-        "their", "its", "his", "her", "them", "they", "it", "this", "these", "those", "please", "show", "list", "give", "get", "find", "tell",
+        "their", "its", "his", "her", "them", "they", "it", "this", "these", "those", "please", "show", "list", "give", "get", "find", "tell", "retrieve",
         "me", "us", "display", "return", "as", "into", "about", "regarding", "also", "just", "can", "could", "would", "you", "i", "we", "my", "our", "your",
         "how", "many", "much", "whole", "overall", "altogether", "ever", "currently", "some", "then", "so", "far", "than", "if", "whether",
         "will", "should", "shall", "may", "might", "must", "out", "up", "s", "both", "either", "what's", "whats", "by", "per", "each", "every",
@@ -125,7 +125,7 @@ enum Lexicon {
     static let linkingVerbs: Set<String> = [
         "produce", "produces", "produced", "involved", "correspond", "corresponds", "participate", "participates", "participated",
         "participating", "receive", "receives", "received", "attend", "attends", "attended", "compete", "competes", "competed", "play",
-        "plays", "played", "playing",
+        "plays", "played", "playing", "provide", "provides", "provided",
     ]
 
     /// Past participles that do not end in -ed or -en ("sung by", "shown by").
