@@ -2824,3 +2824,12 @@ extension BuiltinEngineTests {
         #expect(Self.sql("Which teams provide?") == nil)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func twiceAndOnceAfterAComparisonAreTimes() {
+        let times = Self.sql("Which cities were used more than 2 times?")
+        #expect(times?.contains("HAVING COUNT(*) > 2") == true)
+        #expect(Self.sql("Which cities were used more than twice?") == times)
+        #expect(Self.sql("Which cities were used more than once?")?.contains("HAVING COUNT(*) > 1") == true)
+    }
+}

@@ -100,16 +100,22 @@ extension Interpreter {
     /// "the transaction type that occurs the fewest times", "codes used less than 5 times": the times
     /// are the rows of the table of the column asked about, counted per value. With a table asked
     /// about they would be the rows of a table of its events, which the question does not name: not read.
+    /// So are "twice" and "once" after a comparison ("event names used more than twice").
     func readTimesAsRows(_ r: inout Recognition) {
-        for i in r.tokens.indices where !r.tokens[i].used && r.tokens[i].lower == "times" && i > 0 {
+        for i in r.tokens.indices where !r.tokens[i].used && ["times", "twice", "once"].contains(r.tokens[i].lower) && i > 0 {
             let before = r.tokens[i - 1]
-            guard before.number != nil || Lexicon.numberWords[before.lower] != nil || ["most", "fewest", "least", "of"].contains(before.lower)
+            let word = r.tokens[i].lower
+            guard
+                word == "times"
+                    ? before.number != nil || Lexicon.numberWords[before.lower] != nil || ["most", "fewest", "least", "of"].contains(before.lower)
+                    : ["than", "least", "most"].contains(before.lower)
             else { continue }
             let earlier = r.ordered.filter { $0.0 < i }
             guard !earlier.contains(where: { if case .table = $0.1 { true } else { false } }),
                 let first = earlier.first(where: { if case .columns = $0.1 { true } else { false } }), case .columns(let cs) = first.1,
                 let c = pickColumn(cs, near: []), !schema.column(c).isKey
             else { continue }
+            if word != "times" { r.take(i, 1, .number(word == "twice" ? 2 : 1, unit: nil)) }
             r.take(i, 1, .table(schema.column(c).table))
         }
     }
