@@ -2760,20 +2760,39 @@ extension BuiltinEngineTests {
     @Test func aValueThatIsAWordOfItsColumnsNameBeforeAnotherIsTheName() {
         let tables = [
             SourceTable(
+                name: "ref_hotel_star_ratings", isView: false,
+                columns: [
+                    .init(name: "star_rating_code", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "star_rating_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
                 name: "hotels", isView: false,
                 columns: [
                     .init(name: "hotel_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
-                    .init(name: "star_rating_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
-                    .init(name: "price", type: "REAL", notNull: false, primaryKey: false, samples: []),
-                ], foreignKeys: [])
+                    .init(name: "star_rating_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "price_range", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "star_rating_code", table: "ref_hotel_star_ratings", targetColumn: "star_rating_code")]),
         ]
         var values = ValueIndex()
         values.add(column: 1, value: "star")
-        values.names[1] = ("hotels", "star_rating_description")
-        // 'star' is a value of star_rating_description, but "star rating" names the column.
-        #expect(Self.sql("What is the star rating description of each hotel?", tables: tables, values: values)?.contains("'star'") != true)
+        values.names[1] = ("ref_hotel_star_ratings", "star_rating_description")
+        // 'star' is every star_rating_description, but "star rating" names the column: no condition on it.
+        #expect(Self.sql("Show the id and star rating of each hotel.", tables: tables, values: values)?.contains("'star'") != true)
         // Before a word of no column's name (a table's), it is the value.
-        #expect(Self.sql("What is the average price of star hotels?", tables: tables, values: values)?.contains("= 'star'") == true)
+        #expect(Self.sql("What is the average price range of star hotels?", tables: tables, values: values)?.contains("= 'star'") == true)
+    }
+
+    @Test func aNumberAfterATableWithANumberColumnIsNotItsKey() {
+        let tables = [
+            SourceTable(
+                name: "rooms", isView: false,
+                columns: [
+                    .init(name: "room_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "room_number", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "price", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        #expect(Self.sql("What is the price of room 111?", tables: tables)?.contains("room_id") != true)
     }
 }
 

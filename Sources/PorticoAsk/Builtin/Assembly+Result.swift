@@ -12,14 +12,7 @@ extension Interpreter.Assembly {
                 shown += schema.tables[t].labels
                 continue
             }
-            guard var c = interpreter.pickColumn(cs, near: related) else { continue }
-            // "Show ids, customer ids and names for all accounts": "ids", naming keys of several
-            // tables, is the key of the rows listed.
-            if schema.column(c).isKey, cs.count > 1, let key = schema.tables[root0].primaryKey, cs.contains(key),
-                cs.allSatisfy({ schema.column($0).isKey && schema.column($0).words.last == "id" }), measure == nil, counted == nil
-            {
-                c = key
-            }
+            guard let c = interpreter.pickColumn(cs, near: related) else { continue }
             let labels = schema.tables[schema.column(c).table].labels
             if labels.count > 1, labels.allSatisfy(cs.contains) {
                 // "the (full) names of students", who have a first and a last name: both.
@@ -41,7 +34,10 @@ extension Interpreter.Assembly {
             // was named apart from it ("the job id and date of hire of those hired after 2007-11-05").
             let verbSaysIt = items.contains { if case .dateVerb(let ds) = $0 { ds.contains(c) } else { false } }
             if schema.column(c).kind == .date && isConditionColumn(c, plan) && !verbSaysIt { continue }
-            if schema.column(c).isKey, k > 0, items[k - 1] == .who, k + 1 == items.count, !plan.via.contains(c) {
+            if schema.column(c).isKey, k > 0, items[k - 1] == .who || items[k - 1] == .which, !plan.via.contains(c),
+                k + 1 == items.count || items[k + 1] == .orderBy || items[k + 1] == .alphabetical
+                    || { if case .direction = items[k + 1] { true } else { false } }()
+            {
                 // "employees who are managers", read as a manager_id: a condition the engine cannot make.
                 throw NotUnderstood(message: "the built-in engine could not tell what makes a row one of those named after 'who'; name the column and value")
             }

@@ -1304,11 +1304,15 @@ struct Interpreter {
             guard case .number(let n, nil) = item, n == n.rounded(), n >= 0, !t[at].quoted,
                 at + 1 == t.count || t[at].beforeComma || ["and", "or", "in", "for", "of", "with", "that", "who", "which"].contains(t[at + 1].lower),
                 let (before, previous) = items.filter({ $0.0 < at }).max(by: { $0.0 < $1.0 }), case .table(let table) = previous,
-                case let between = t[(before + 1)..<at].map(\.lower), between.allSatisfy(["with", "number", "no", "id", "#"].contains),
+                case let between = t[(before + 1)..<at].map(\.lower), between.allSatisfy(["with", "number", "#"].contains),
                 !between.contains("with") || between.count > 1, items.filter({ $0.0 == at }).count == 1,
                 // One of them, named in the singular ("teams 7" says nothing of a key).
                 case let noun = t[at - 1 - between.count].lower, !noun.hasSuffix("s") || noun.hasSuffix("ss"),
-                let key = schema.tables[table].primaryKey, schema.column(key).kind == .number
+                let key = schema.tables[table].primaryKey, schema.column(key).kind == .number,
+                // Not when another column numbers the rows ("room 111" of a room_number beside room_id).
+                !schema.tables[table].columns.contains(where: { c in
+                    c != key && schema.column(c).words.contains { ["number", "no", "num", "nbr"].contains($0) }
+                })
             else { continue }
             items.remove(at: j)
             for k in (before + 1)..<at { t[k].used = true }
