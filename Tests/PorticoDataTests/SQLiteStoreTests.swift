@@ -81,7 +81,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let start = ContinuousClock.now
         await #expect { _ = try await store.query(SQLFragment(Self.forever)) } throws: { ($0 as? StoreError)?.kind == .timeout }
-        #expect(ContinuousClock.now - start < .seconds(2))
+        // A bound far above the 200 ms limit: the statement never ends by itself, and the suites run in
+        // parallel on as few as two cores (2.06 s was seen under that load with a 2 s bound).
+        #expect(ContinuousClock.now - start < .seconds(10), "the statement was interrupted, not left to run")
         #expect(try await store.query("SELECT 1 AS one").first?.int("one") == 1, "the connection is usable afterwards")
         await store.close()
     }
