@@ -107,7 +107,7 @@ struct Interpreter {
         for n in 1...min(3, i) {
             // Not after a function ("the average total score" of Total is no measure of it).
             guard tokens[i - n].used, !tokens[i - n].quoted, tokens[i - n].number == nil,
-                !["total", "average", "mean", "sum", "maximum", "minimum", "max", "min", "avg"].contains(tokens[i - n].lower)
+                !Lexicon.functionWords.contains(tokens[i - n].lower)
             else { return false }
             guard case .columns(let cs)? = schemaItem(tokens[(i - n)..<i].map(\.lower)) else { continue }
             return cs.allSatisfy { c in
@@ -937,7 +937,7 @@ struct Interpreter {
                 items.removeLast()
                 continue
             }
-            if ["average", "avg", "mean", "total", "sum", "maximum", "max", "minimum", "min"].contains(w), startsAColumnName(i) {
+            if Lexicon.functionWords.contains(w), startsAColumnName(i) {
                 // "the total passengers" of Total_Passengers, "the average attendance" of Average_Attendance:
                 // the column's own name, read with the schema's words later.
                 continue

@@ -86,6 +86,9 @@ enum Lexicon {
     /// Short words that start longer, unrelated ones ("car" is not "cargo").
     static let notAbbreviations: Set<String> = ["art", "car", "ban", "can", "con", "man", "pro", "pre", "per", "par", "ten", "tin", "cap", "bar"]
 
+    /// Words of an aggregate function ("the average salary", "the total points").
+    static let functionWords: Set<String> = ["average", "avg", "mean", "total", "sum", "maximum", "max", "minimum", "min"]
+
     /// Words that carry grammar, politeness or a verb that adds nothing the schema does not say.
     static let stopWords: Set<String> = [
         "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "with", "and", "is", "are", "was", "were", "be", "been", "being",

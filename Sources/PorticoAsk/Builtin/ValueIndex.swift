@@ -53,7 +53,7 @@ public struct ValueIndex: Sendable {
         else { return }
         numbers.insert(column)
         let width = values[0].count
-        if values.allSatisfy({ $0.count == width && $0.allSatisfy(\.isASCIIDigitValue) }) { numbersOfOneWidth.insert(column) }
+        if values.allSatisfy({ $0.count == width && $0.allSatisfy({ $0.isASCII && $0.isNumber }) }) { numbersOfOneWidth.insert(column) }
     }
 
     static let yesWords: Set<String> = ["y", "yes", "t", "true"]
@@ -210,9 +210,4 @@ public struct ValueIndex: Sendable {
         for (ci, name) in names { if let n = renumber(ci) { index.names[n] = name } }
         return index
     }
-}
-
-extension Character {
-    /// '0' to '9', and nothing else that Unicode calls a digit.
-    fileprivate var isASCIIDigitValue: Bool { ("0"..."9").contains(self) }
 }
