@@ -70,7 +70,7 @@ import Testing
         )
         #expect(
             Self.sql("Which team has the most players?")
-                == #"SELECT t1."team_id" AS "id", t0."name", COUNT(*) AS value FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE t1."team_id" IS NOT NULL GROUP BY t1."team_id", t0."name" ORDER BY value DESC, t1."team_id" LIMIT 1"#
+                == #"SELECT t1."team_id" AS "id", t0."name", COUNT(*) AS value FROM "players" t1 LEFT JOIN "teams" t0 ON t1."team_id" = t0."id" WHERE t1."team_id" IS NOT NULL GROUP BY t1."team_id", t0."name" ORDER BY value DESC, t1."team_id" DESC LIMIT 1"#
         )
     }
 
@@ -387,13 +387,13 @@ import Testing
     @Test func theMostCommonValueIsTheOneMostRowsHave() {
         #expect(
             Self.sql("What is the most common city of teams?")
-                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 1"#)
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" DESC LIMIT 1"#)
         // The column named before it.
         #expect(Self.sql("Which city is the most common among teams?") == Self.sql("What is the most common city of teams?"))
         // As many as asked; the least common too.
         #expect(
             Self.sql("What are the 2 most common cities of teams?")
-                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 2"#)
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" DESC LIMIT 2"#)
         #expect(
             Self.sql("Which is the least common city of teams?")
                 == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value, t0."city" LIMIT 1"#)
@@ -884,7 +884,7 @@ import Testing
     }
 
     @Test func theMostCommonValueOfAColumnNamedWithItsTable() {
-        let mostCommon = #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 1"#
+        let mostCommon = #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" DESC LIMIT 1"#
         for question in ["What is the most common team city?", "Which city of teams is the most common?", "Which team city is most common?"] {
             #expect(Self.sql(question) == mostCommon, "\(question)")
         }
@@ -993,7 +993,7 @@ import Testing
         // As after "which": "the city with the most teams" is a city, ranked by its teams.
         #expect(
             Self.sql("Give the city with the most teams.")
-                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" LIMIT 1"#)
+                == #"SELECT t0."city", COUNT(*) AS value FROM "teams" t0 GROUP BY t0."city" ORDER BY value DESC, t0."city" DESC LIMIT 1"#)
         #expect(Self.sql("Give the city with the most teams.") == Self.sql("Which city has the most teams?"))
         #expect(Self.sql("Show the name of the team that has the most players.") == Self.sql("Which team has the most players?"))
     }
@@ -2850,5 +2850,16 @@ extension BuiltinEngineTests {
         #expect(times?.contains("HAVING COUNT(*) > 2") == true)
         #expect(Self.sql("Which cities were used more than twice?") == times)
         #expect(Self.sql("Which cities were used more than once?")?.contains("HAVING COUNT(*) > 1") == true)
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func groupsTiedOnACountComeInTheRankingsDirection() {
+        // Counts tie often: groups ranked by one break ties by their key in the ranking's direction.
+        #expect(Self.sql("Which team has the most players?")?.hasSuffix(#"ORDER BY value DESC, t1."team_id" DESC LIMIT 1"#) == true)
+        #expect(Self.sql("Which team has the fewest players?")?.hasSuffix(#"ORDER BY value, t1."team_id" LIMIT 1"#) == true)
+        // A total ranked, and rows ranked by their own column, break ties by the ascending key.
+        #expect(Self.sql("Which team has the highest total salary?")?.hasSuffix(#"ORDER BY value DESC, t1."team_id" LIMIT 1"#) == true)
+        #expect(Self.sql("Who is the oldest player?")?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
     }
 }

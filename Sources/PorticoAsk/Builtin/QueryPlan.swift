@@ -18,6 +18,14 @@ struct QueryPlan: Sendable, Equatable {
         case countRows
         case aggregate(Function, Measure)
         case bucket(Int, Bucket)
+
+        /// Whether it counts rows or values.
+        var isCount: Bool {
+            switch self {
+            case .countRows, .aggregate(.count, _), .aggregate(.countDistinct, _): true
+            default: false
+            }
+        }
     }
 
     enum Measure: Sendable, Equatable {
@@ -385,11 +393,14 @@ struct PlanCompiler {
                 let text = plan.measures.count == 1 && e == plan.measures[0] ? "value" : expression(e)
                 return text + (descending ? " DESC" : "")
             }
-            // Ties in a stable order, the same on every database: by the group's or the row's key.
+            // Ties in a stable order, the same on every database: by the row's or the group's key; groups
+            // ranked by a count, where ties are common, in the direction of the ranking, as SQLite returns
+            // them when it groups by sorting ("the customer with the most orders": of two with 3 orders,
+            // the one of the larger key).
             if let tie = group.first ?? schema.tables[plan.root].primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups,
                 !distinct || select.contains(tie), !keys.contains(tie), !keys.contains(tie + " DESC")
             {
-                keys.append(tie)
+                keys.append(tie + (!group.isEmpty && plan.order[0].1 && plan.order[0].0.isCount ? " DESC" : ""))
             }
             sql += " ORDER BY " + keys.joined(separator: ", ")
         } else if case .bucket(_, let b)? = plan.grouping {
