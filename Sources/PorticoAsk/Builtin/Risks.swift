@@ -133,9 +133,6 @@ extension Risk {
         // A value spelt otherwise, and no table named: the word ("of all products" for a level 'Product')
         // more likely names the rows asked about than a value of theirs.
         if self == .respelled, others.contains(.noTableNamed) { return 0.6 }
-        // A word naming several columns in "the customer who has the most orders": which label or key
-        // is shown of the top is a guess beside the count (13 right of 22 on Spider's training set).
-        if self == .pickedColumn, others.contains(.ranked), others.contains(.countedAcross) { return 0.7 }
         guard self == .pickedInNamedTable, others.contains(where: { $0 != self && $0.weight < 1 && !Self.besideAPick.contains($0) }) else {
             return weight
         }
