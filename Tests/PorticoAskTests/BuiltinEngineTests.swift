@@ -2864,3 +2864,15 @@ extension BuiltinEngineTests {
         #expect(Self.sql("Who is the oldest player?")?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aValueRequiredOfTheGroupedColumnIsNoDoubt() {
+        // The column named twice is grouped by and required to have a value: that only leaves out
+        // the group of none, and is no doubt about the reading.
+        var request = Self.request("What is the city of the city with the most teams?")
+        request.tables = Self.tables
+        let reply = BuiltinEngine.answer(request)
+        #expect(reply.candidates.first?.contains(#"WHERE t0."city" IS NOT NULL GROUP BY t0."city""#) == true)
+        #expect(reply.risks == ["grouped-by-column", "ranked"])
+    }
+}

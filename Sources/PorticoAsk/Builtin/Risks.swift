@@ -389,7 +389,9 @@ extension Interpreter {
         }) {
             risks.append(.semiJoin)
         }
-        if plan.conditions.contains(where: { if case .notNull = $0 { return true } else { return false } }) { risks.append(.presence) }
+        // A value required of the column the rows are grouped by only leaves out the group of none.
+        let grouped: Int? = if case .column(let c)? = plan.grouping { c } else { nil }
+        if plan.conditions.contains(where: { if case .notNull(let c) = $0 { return c != grouped } else { return false } }) { risks.append(.presence) }
         if r.items.contains(.or), !plan.conditions.contains(where: \.holdsAnAlternative), !plan.having.contains(where: \.holdsAnAlternative) {
             risks.append(.orLost)
         }
