@@ -1897,6 +1897,10 @@ extension BuiltinEngineTests {
         // now break as SQLite's do); a further doubt beside them refuses it.
         #expect(Risk.confidence(1, [.pickedColumn, .countedAcross, .groupedByEntity, .ranked]) >= Interpreter.threshold)
         #expect(Risk.confidence(1, [.pickedColumn, .countedAcross, .groupedByEntity, .ranked, .rootUnnamed]) < Interpreter.threshold)
+        // Which label of the entity is shown is the pick most often made in a count per entity: it
+        // weighs less there, so an unnamed root beside it is answered, and not beside any other pick.
+        #expect(Risk.confidence(1, [.pickedColumn, .countedAcross, .groupedByEntity, .rootUnnamed]) >= Interpreter.threshold)
+        #expect(Risk.confidence(1, [.pickedColumn, .groupedByEntity, .rootUnnamed]) < Interpreter.threshold)
     }
 }
 
@@ -2874,5 +2878,22 @@ extension BuiltinEngineTests {
         let reply = BuiltinEngine.answer(request)
         #expect(reply.candidates.first?.contains(#"WHERE t0."city" IS NOT NULL GROUP BY t0."city""#) == true)
         #expect(reply.risks == ["grouped-by-column", "ranked"])
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func theGroupsListedBeforeACountKeepTheirWholeName() {
+        let tables = [
+            SourceTable(
+                name: "orders", isView: false,
+                columns: [
+                    .init(name: "order_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "region_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "payment_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        // "each code" says again the payment codes listed, not any code.
+        let sql = Self.sql("Show all payment codes and the number of orders for each code.", tables: tables)
+        #expect(sql == #"SELECT t0."payment_code", COUNT(*) AS value FROM "orders" t0 GROUP BY t0."payment_code""#, "\(sql ?? "nil")")
     }
 }

@@ -516,7 +516,11 @@ struct Interpreter {
         let counted = Array(items[c...])
         guard g + 1 < items.count else { return counted + Array(items[..<c]) }  // "each one"
         switch items[g + 1] {
-        case .columns(let grouped) where !Set(grouped).isDisjoint(with: listed): return counted
+        case .columns(let grouped) where !Set(grouped).isDisjoint(with: listed):
+            // "the payment method codes and the number of orders for each code": the columns both name.
+            var counted = counted
+            counted[g - c + 1] = .columns(grouped.filter(listed.contains))
+            return counted
         // "the name of track … in each track": the listed column names the grouped table's rows.
         case .table(let t) where listed.contains(where: { schema.tables[t].labels.contains($0) }): return counted
         default: return items

@@ -133,6 +133,9 @@ extension Risk {
         // A value spelt otherwise, and no table named: the word ("of all products" for a level 'Product')
         // more likely names the rows asked about than a value of theirs.
         if self == .respelled, others.contains(.noTableNamed) { return 0.6 }
+        // A word naming several columns in a count per entity ("the customer with the most orders",
+        // "the number of tracks of each genre"): most often which label of the entity is shown.
+        if self == .pickedColumn, others.contains(.countedAcross), others.contains(.groupedByEntity) { return 0.85 }
         guard self == .pickedInNamedTable, others.contains(where: { $0 != self && $0.weight < 1 && !Self.besideAPick.contains($0) }) else {
             return weight
         }
