@@ -157,6 +157,9 @@ public struct SourceTable: Sendable {
     public var foreignKeys: [ForeignKey]
     /// The database's comment on the table (PostgreSQL's `COMMENT ON TABLE`), if any.
     public var comment: String?
+    /// A name that orders the rows as the table keeps them, where the database has one (SQLite's
+    /// `rowid`): rows that tie in an order keep the order a plain query returns them in.
+    public var storedOrder: String?
 
     public init(name: String, isView: Bool, columns: [Column], foreignKeys: [ForeignKey]) {
         self.name = name

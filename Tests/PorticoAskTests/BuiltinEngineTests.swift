@@ -2897,3 +2897,15 @@ extension BuiltinEngineTests {
         #expect(sql == #"SELECT t0."payment_code", COUNT(*) AS value FROM "orders" t0 GROUP BY t0."payment_code""#, "\(sql ?? "nil")")
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func rowsThatTieKeepTheOrderTheirTableKeeps() {
+        var tables = Self.tables
+        tables[1].storedOrder = "rowid"
+        // Rows ranked break ties by the order the table keeps (a plain query's order on SQLite); groups by their key.
+        #expect(Self.sql("Who is the oldest player?", tables: tables)?.hasSuffix(#"ORDER BY t0."age" DESC, t0.rowid LIMIT 1"#) == true)
+        #expect(Self.sql("Which team has the most players?", tables: tables)?.hasSuffix(#"ORDER BY value DESC, t1."team_id" DESC LIMIT 1"#) == true)
+        // Without one, by their key.
+        #expect(Self.sql("Who is the oldest player?")?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
+    }
+}

@@ -98,6 +98,22 @@ import Testing
         await source.close()
     }
 
+    @Test func introspectionNamesTheOrderTablesKeepTheirRowsIn() async throws {
+        let path = try await Self.makeDatabase()
+        let store = try SQLiteStore(path: path, logger: Logger(label: "test"))
+        try await store.execute("CREATE TABLE coded (code TEXT PRIMARY KEY, label TEXT) WITHOUT ROWID")
+        try await store.execute("CREATE TABLE shadowed (rowid TEXT, label TEXT)")
+        try await store.execute("CREATE VIEW cheap AS SELECT name FROM item WHERE price < 1")
+        await store.close()
+        let source = try Self.source(path)
+        let order = Dictionary(uniqueKeysWithValues: try await source.introspect().map { ($0.name, $0.storedOrder ?? "none") })
+        #expect(order == ["item": "rowid", "coded": "none", "shadowed": "_rowid_", "cheap": "none"])
+        // What the built-in engine breaks ties with runs through the read-only guard.
+        let rows = try await source.query("SELECT t0.name FROM item t0 ORDER BY t0.price, t0.rowid", maxRows: 10, timeout: .seconds(5))
+        #expect(rows.rows.count == 3)
+        await source.close()
+    }
+
     @Test func mainShowsTheCatalogsTitlesAsCommentsAndOnlyTheAppsTables() async throws {
         let path = try await Self.makeDatabase()
         let store = try SQLiteStore(path: path, logger: Logger(label: "test"))

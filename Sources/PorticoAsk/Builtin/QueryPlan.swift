@@ -393,11 +393,14 @@ struct PlanCompiler {
                 let text = plan.measures.count == 1 && e == plan.measures[0] ? "value" : expression(e)
                 return text + (descending ? " DESC" : "")
             }
-            // Ties in a stable order, the same on every database: by the row's or the group's key; groups
-            // ranked by a count, where ties are common, in the direction of the ranking, as SQLite returns
-            // them when it groups by sorting ("the customer with the most orders": of two with 3 orders,
-            // the one of the larger key).
-            if let tie = group.first ?? schema.tables[plan.root].primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups,
+            // Ties in a stable order: rows in the order their table keeps them (the order a plain query
+            // returns on SQLite), else by their key; groups by their key, and groups ranked by a count,
+            // where ties are common, in the direction of the ranking, as SQLite returns them when it
+            // groups by sorting ("the customer with the most orders": of two with 3 orders, the one of
+            // the larger key).
+            let root = schema.tables[plan.root]
+            let stored = root.storedOrder.map { "t0." + $0 }
+            if let tie = group.first ?? stored ?? root.primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups,
                 !distinct || select.contains(tie), !keys.contains(tie), !keys.contains(tie + " DESC")
             {
                 keys.append(tie + (!group.isEmpty && plan.order[0].1 && plan.order[0].0.isCount ? " DESC" : ""))

@@ -60,6 +60,8 @@ struct SchemaModel: Sendable {
         var primaryKey: Int?
         /// The columns that name one row: `name`, else first and last name, else `title`, else the first text column.
         var labels: [Int]
+        /// What orders the rows as the table keeps them (SQLite's rowid), where there is such a thing.
+        var storedOrder: String? = nil
     }
 
     struct Edge: Sendable, Hashable {
@@ -103,6 +105,7 @@ struct SchemaModel: Sendable {
         }
         for (t, table) in source.enumerated() {
             var entry = Table(name: table.name, words: SchemaModel.words(table.name), columns: [], primaryKey: nil, labels: [])
+            entry.storedOrder = table.storedOrder
             var foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
             // "customer_id" in a table that declares no key to the one table keyed by customer_id: a
             // link all the same, as the names say (many databases declare none).

@@ -159,6 +159,14 @@ public final class SQLiteReadOnlySource: Sendable {
         }
     }
 
+    /// The name of a table's rowid no column of its own hides, unless it is a view or a table
+    /// `WITHOUT ROWID`.
+    static func storedOrder(of table: SourceTable, definition: String?) -> String? {
+        guard !table.isView, let definition, !definition.uppercased().contains("WITHOUT ROWID") else { return nil }
+        let names = Set(table.columns.map { $0.name.lowercased() })
+        return ["rowid", "_rowid_", "oid"].first { !names.contains($0) }
+    }
+
     /// Tables and views with their columns, keys and a few sample values of each text column;
     /// hidden tables are left out.
     public func introspect(samples: Int = 3, only: Set<String>? = nil, timeout: Duration = .seconds(30)) async throws -> [SourceTable] {
@@ -168,7 +176,7 @@ public final class SQLiteReadOnlySource: Sendable {
         return try await SQLiteJob.run(on: workers, timeout: timeout) { connection, _ in
             connection.queryPolicy = nil
             let objects = try connection.run(
-                "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name", [], cache: false)
+                "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name", [], cache: false)
             var tables: [SourceTable] = []
             for object in objects {
                 guard let name = object.string("name"), policy.isVisible(name) else { continue }
@@ -186,6 +194,7 @@ public final class SQLiteReadOnlySource: Sendable {
                     foreignKeys: keys.map {
                         SourceTable.ForeignKey(column: $0.string("source") ?? "", table: $0.string("target") ?? "", targetColumn: $0.string("target_column"))
                     })
+                table.storedOrder = Self.storedOrder(of: table, definition: object.string("sql"))
                 if samples > 0 {
                     for index in table.columns.indices where Self.isText(table.columns[index].type) {
                         let column = Self.quoted(table.columns[index].name)
