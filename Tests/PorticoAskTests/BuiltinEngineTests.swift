@@ -942,8 +942,8 @@ import Testing
     @Test func quotedValuesJoinedByOrAreOneConditionOfEither() {
         let either = #"FROM "teams" t0 WHERE t0."city" IN ('Lisbon', 'Porto')"#
         #expect(Self.sql("names of teams with city Lisbon or Porto")?.hasSuffix(either) == true)
-        // Quoted, the column named before them is shown too (as before the 'or' was read).
-        #expect(Self.sql(#"names of teams with city "Lisbon" or "Porto""#) == #"SELECT t0."name", t0."city" "# + either)
+        // Quoted, the same: the column named before them holds them, and is not shown.
+        #expect(Self.sql(#"names of teams with city "Lisbon" or "Porto""#) == #"SELECT t0."name" "# + either)
     }
 
     @Test func theRowWithTheMaximumIsRankedFirst() {
@@ -2907,5 +2907,67 @@ extension BuiltinEngineTests {
         #expect(Self.sql("Which team has the most players?", tables: tables)?.hasSuffix(#"ORDER BY value DESC, t1."team_id" DESC LIMIT 1"#) == true)
         // Without one, by their key.
         #expect(Self.sql("Who is the oldest player?")?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func aColumnNamedBesideAQuotedValueHoldsItAndIsNotShown() {
+        let tables = [
+            SourceTable(
+                name: "customers", isView: false,
+                columns: [
+                    .init(name: "customer_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "customer_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "order_status", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "delivery_status", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        values.add(column: 2, value: "Shipped")
+        values.add(column: 3, value: "Shipped")
+        // "order status 'Shipped'": the value of the column named before it, which is not asked for.
+        #expect(
+            Self.sql(#"Find the names of customers with order status "Shipped"."#, tables: tables, values: values)
+                == #"SELECT t0."customer_name" FROM "customers" t0 WHERE t0."order_status" = 'Shipped'"#)
+        #expect(
+            Self.sql(#"Find the names of customers with "Shipped" delivery status."#, tables: tables, values: values)
+                == #"SELECT t0."customer_name" FROM "customers" t0 WHERE t0."delivery_status" = 'Shipped'"#)
+    }
+
+    @Test func aNameAConditionIsOnIsNoNameAskedFor() {
+        var values = ValueIndex()
+        values.add(column: 1, value: "Benfica")
+        var request = Self.request(#"Find the cities of the team named "Benfica"."#)
+        (request.tables, request.values) = (Self.tables, values)
+        let reply = BuiltinEngine.answer(request)
+        #expect(reply.candidates.first == #"SELECT t0."city" FROM "teams" t0 WHERE t0."name" = 'Benfica'"#)
+        #expect(!reply.risks.contains(Risk.nameNotShown.rawValue))
+    }
+
+    @Test func anIrregularParticipleNamingAYearIsAVerb() {
+        let tables = [
+            SourceTable(
+                name: "architects", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "mills", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "architect_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "built_year", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "architect_id", table: "architects", targetColumn: "id")]),
+        ]
+        // "who built a mill" links the architects to mills; the year is not asked for.
+        let sql = Self.sql("What are the names of the architects who have built a mill?", tables: tables)
+        #expect(sql?.contains("built_year") == false, "\(sql ?? "nil")")
+        #expect(sql?.contains(#"JOIN "mills""#) == true, "\(sql ?? "nil")")
+    }
+
+    @Test func distinctValuesWeighAsAnUnnamedTable() {
+        #expect(Risk.distinct.weight == Risk.noTableNamed.weight)
+        #expect(Risk.confidence(1, [.distinct, .manyParts, .pickedColumn]) >= Interpreter.threshold)
     }
 }

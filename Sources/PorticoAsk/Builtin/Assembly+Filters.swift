@@ -434,7 +434,13 @@ extension Interpreter.Assembly {
                 plan.conditions[plan.conditions.count - 1] = merge(last, .oneOf(column, [entry.value]))
                 return
             }
-            let entry = interpreter.preferred(found, near: related, table: k > 0 ? isTable(k - 1) : nil)
+            // The column named just before the value, else just after it ("order status 'Shipped'",
+            // "'Win' results"): which column holds it, and no column to show.
+            let mentionedAt = [k - 1, k + 1].first { m in
+                m >= 0 && !used.contains(m) && (isColumns(m).map { cs in found.contains { cs.contains($0.column) } } ?? false)
+            }
+            let entry = interpreter.preferred(found, near: related, mentioned: mentionedAt.flatMap(isColumns), table: k > 0 ? isTable(k - 1) : nil)
+            if let mentionedAt { used.insert(mentionedAt) }
             plan.conditions.append(.oneOf(entry.column, [entry.value]))
         } else if let (first, last) = splitName(words) {
             // "Linda Smith": a first and a last name, each found whole in a column of one table.

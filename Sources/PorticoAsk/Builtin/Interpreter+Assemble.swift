@@ -148,15 +148,7 @@ extension Interpreter.Assembly {
         }
     }
 
-    func isConditionColumn(_ c: Int, _ plan: QueryPlan) -> Bool {
-        plan.conditions.contains {
-            switch $0 {
-            case .oneOf(let x, _), .like(let x, _), .notLike(let x, _), .notNull(let x), .comparedToAverage(let x, _), .flag(let x, _): return x == c
-            case .compare(.column(let x), _, _): return x == c
-            default: return false
-            }
-        }
-    }
+    func isConditionColumn(_ c: Int, _ plan: QueryPlan) -> Bool { plan.hasCondition(on: c) }
 
     func merge(_ a: QueryPlan.Condition, _ b: QueryPlan.Condition) -> QueryPlan.Condition {
         if case .oneOf(let c1, let v1) = a, case .oneOf(let c2, let v2) = b, c1 == c2 { return .oneOf(c1, v1 + v2) }

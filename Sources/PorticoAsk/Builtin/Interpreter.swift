@@ -1175,7 +1175,7 @@ struct Interpreter {
                     continue
                 }
                 if let item = schemaItem(words) {
-                    if length == 1, words[0].hasSuffix("ed"), case .columns(let cs) = item,
+                    if length == 1, words[0].hasSuffix("ed") || Lexicon.irregularParticiples.contains(words[0]), case .columns(let cs) = item,
                         cs.allSatisfy({ schema.column($0).kind == .date || schema.column($0).isYear })
                     {
                         take(i, 1, .dateVerb(cs))
