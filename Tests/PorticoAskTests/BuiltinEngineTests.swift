@@ -2966,8 +2966,37 @@ extension BuiltinEngineTests {
         #expect(sql?.contains(#"JOIN "mills""#) == true, "\(sql ?? "nil")")
     }
 
-    @Test func distinctValuesWeighAsAnUnnamedTable() {
-        #expect(Risk.distinct.weight == Risk.noTableNamed.weight)
+    @Test func distinctValuesAndRelatedRowsWeighAsAnUnnamedTable() {
+        #expect(Risk.distinct.weight == Risk.noTableNamed.weight && Risk.semiJoin.weight == Risk.noTableNamed.weight)
         #expect(Risk.confidence(1, [.distinct, .manyParts, .pickedColumn]) >= Interpreter.threshold)
+        #expect(Risk.confidence(1, [.semiJoin, .manyParts, .pickedColumn]) >= Interpreter.threshold)
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func aValueOfAColumnNamedInTwoTablesIsOfTheNearer() {
+        let tables = [
+            SourceTable(
+                name: "coaches", isView: false,
+                columns: [
+                    .init(name: "coach_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "gender", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "players", isView: false,
+                columns: [
+                    .init(name: "player_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "residence", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "gender", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "coach_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "coach_id", table: "coaches", targetColumn: "coach_id")]),
+        ]
+        var values = ValueIndex()
+        values.add(column: 1, value: "M")
+        values.add(column: 4, value: "M")
+        // "gender" names both columns; the players' is the one of the rows asked about.
+        #expect(
+            Self.sql(#"Show the residences of players of gender "M"."#, tables: tables, values: values)
+                == #"SELECT t0."residence" FROM "players" t0 WHERE t0."gender" = 'M'"#)
     }
 }

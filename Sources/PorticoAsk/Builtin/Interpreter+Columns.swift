@@ -77,7 +77,13 @@ extension Interpreter {
     /// Of the columns holding a value, the one in a table the question names (a column named
     /// just before the value wins), else the nearest.
     func preferred(_ entries: [ValueIndex.Entry], near tables: [Int], mentioned: [Int]? = nil, table: Int? = nil) -> ValueIndex.Entry {
-        if let mentioned, let hit = entries.first(where: { mentioned.contains($0.column) }) { return hit }
+        // Of the columns named, the one in the table named, else the nearest ("a player of gender 'M'",
+        // where coaches have a gender too).
+        var entries = entries
+        if let mentioned, case let hits = entries.filter({ mentioned.contains($0.column) }), !hits.isEmpty {
+            if hits.count == 1 { return hits[0] }
+            entries = hits
+        }
         if let table, let hit = entries.first(where: { schema.column($0.column).table == table }) { return hit }
         let columns = entries.map(\.column)
         let best = pickColumn(columns, near: tables) ?? columns[0]
