@@ -1687,7 +1687,7 @@ extension BuiltinEngineTests {
                 ], foreignKeys: [.init(column: "Pilot_ID", table: "pilot", targetColumn: "Pilot_ID")]),
         ]
         let sql = Self.sql("Show names of pilots that have more than one record.", tables: tables)
-        #expect(sql?.contains(#"JOIN "pilot_record""#) == true && sql?.contains("HAVING COUNT(*) > 1") == true, "\(sql ?? "refused")")
+        #expect(sql?.contains(#"FROM "pilot_record" t1"#) == true && sql?.contains("HAVING COUNT(*) > 1") == true, "\(sql ?? "refused")")
     }
 
     @Test func aColumnNamedWithAWordOfGrammarOrEndingInItsUnitIsReadWhole() {
@@ -2998,5 +2998,14 @@ extension BuiltinEngineTests {
         #expect(
             Self.sql(#"Show the residences of players of gender "M"."#, tables: tables, values: values)
                 == #"SELECT t0."residence" FROM "players" t0 WHERE t0."gender" = 'M'"#)
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func rowsPointingAtEachNamedRowAreCountedPerRowNotPerName() {
+        // Two teams may share a name: "teams that have more than 2 players" counts each team's players.
+        let sql = Self.sql("What are the names of teams that have more than 2 players?")
+        #expect(sql?.contains(#"GROUP BY t1."team_id""#) == true, "\(sql ?? "nil")")
+        #expect(sql?.contains(#"HAVING COUNT(*) > 2"#) == true, "\(sql ?? "nil")")
     }
 }

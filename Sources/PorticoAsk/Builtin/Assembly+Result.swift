@@ -262,8 +262,12 @@ extension Interpreter.Assembly {
                 // A row counted by itself is always one: "role codes with at least 3 employees" groups the
                 // employees by their role code, a key to another table though it is.
                 let ownRows = plan.counted == t
+                // "the names of users who have more than one tweet": rows pointing at each user counted
+                // per user, whom a name labels, not per name (two users may share one).
+                let childrenOfEach = plan.counted.map { counted in schema.edges.contains { $0.from == counted && $0.to == t } } ?? false
                 if let c = shown.first, schema.column(c).table == t, shown.count == 1,
-                    !schema.column(c).isKey || ownRows && schema.column(c).references != nil
+                    !schema.column(c).isKey || ownRows && schema.column(c).references != nil,
+                    !(childrenOfEach && schema.tables[t].labels.contains(c))
                 {
                     // "the specialties that have more than 3 doctors": groups of the column's values.
                     plan.grouping = .column(c)
