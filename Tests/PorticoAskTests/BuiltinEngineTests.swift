@@ -2878,6 +2878,18 @@ extension BuiltinEngineTests {
         let reply = BuiltinEngine.answer(request)
         #expect(reply.candidates.first?.contains(#"WHERE t0."city" IS NOT NULL GROUP BY t0."city""#) == true)
         #expect(reply.risks == ["grouped-by-column", "ranked"])
+        // So is a label of the rows the others are counted per; another column of theirs is a doubt.
+        let schema = SchemaModel(Self.tables)
+        let interpreter = Interpreter(schema: schema, values: ValueIndex())
+        let (teams, players) = (schema.tables.firstIndex { $0.name == "teams" }!, schema.tables.firstIndex { $0.name == "players" }!)
+        var perTeam = QueryPlan(root: teams)
+        perTeam.grouping = .entity(teams)
+        perTeam.counted = players
+        perTeam.measures = [.countRows]
+        perTeam.conditions = [.notNull(schema.tables[teams].labels[0])]
+        #expect(!interpreter.risks(of: perTeam, items: [.table(teams), .count, .table(players)], joined: 2).contains(.presence))
+        perTeam.conditions = [.notNull(schema.columnList.firstIndex { $0.name == "city" }!)]
+        #expect(interpreter.risks(of: perTeam, items: [.table(teams), .count, .table(players)], joined: 2).contains(.presence))
     }
 }
 

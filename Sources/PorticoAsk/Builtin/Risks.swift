@@ -395,9 +395,11 @@ extension Interpreter {
         }) {
             risks.append(.semiJoin)
         }
-        // A value required of the column the rows are grouped by only leaves out the group of none.
-        let grouped: Int? = if case .column(let c)? = plan.grouping { c } else { nil }
-        if plan.conditions.contains(where: { if case .notNull(let c) = $0 { return c != grouped } else { return false } }) { risks.append(.presence) }
+        // A value required of the column the rows are grouped by, or of a label of the rows they are
+        // grouped per, only leaves out the group of none.
+        if plan.conditions.contains(where: { if case .notNull(let c) = $0 { return !(plan.grouping.map { covers($0, c) } ?? false) } else { return false } }) {
+            risks.append(.presence)
+        }
         if r.items.contains(.or), !plan.conditions.contains(where: \.holdsAnAlternative), !plan.having.contains(where: \.holdsAnAlternative) {
             risks.append(.orLost)
         }
