@@ -45,6 +45,8 @@ public enum TableAccess: Sendable, Equatable {
                     return shown
                 }
                 narrowed.foreignKeys = table.foreignKeys.filter { columns.contains($0.column.lowercased()) }
+                // The view read in its place keeps no order of its own (a view has no rowid).
+                narrowed.storedOrder = nil
                 return narrowed
             }
         }

@@ -157,9 +157,9 @@ public struct SourceTable: Sendable {
     public var foreignKeys: [ForeignKey]
     /// The database's comment on the table (PostgreSQL's `COMMENT ON TABLE`), if any.
     public var comment: String?
-    /// A name that orders the rows as the table keeps them, where the database has one (SQLite's
-    /// `rowid`): rows that tie in an order keep the order a plain query returns them in.
-    public var storedOrder: String?
+    /// What orders the rows as the table keeps them, where the database has such a thing (SQLite's
+    /// rowid): rows that tie in an order are put in it rather than by their key.
+    public var storedOrder: StoredOrder?
 
     public init(name: String, isView: Bool, columns: [Column], foreignKeys: [ForeignKey]) {
         self.name = name
@@ -167,6 +167,13 @@ public struct SourceTable: Sendable {
         self.columns = columns
         self.foreignKeys = foreignKeys
     }
+}
+
+/// The name under which SQLite reads a table's rowid: the first of these no column of the table hides.
+public enum StoredOrder: String, Sendable, CaseIterable {
+    case rowid
+    case rowidAlias = "_rowid_"
+    case oid
 }
 
 /// Refusals of the datasource registry and of queries, in words the caller can act on.

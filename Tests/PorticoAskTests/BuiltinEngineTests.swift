@@ -1,8 +1,8 @@
 import Foundation
-import PorticoData
 import Testing
 
 @testable import PorticoAsk
+@testable import PorticoData
 
 /// The built-in engine on a small schema of its own (snake_case, plural tables), without a database.
 @Suite struct BuiltinEngineTests {
@@ -2894,7 +2894,7 @@ extension BuiltinEngineTests {
 }
 
 extension BuiltinEngineTests {
-    @Test func theGroupsListedBeforeACountKeepTheirWholeName() {
+    @Test func theGroupsListedBeforeACountNarrowWhatEachNames() {
         let tables = [
             SourceTable(
                 name: "orders", isView: false,
@@ -2913,12 +2913,19 @@ extension BuiltinEngineTests {
 extension BuiltinEngineTests {
     @Test func rowsThatTieKeepTheOrderTheirTableKeeps() {
         var tables = Self.tables
-        tables[1].storedOrder = "rowid"
+        tables[1].storedOrder = .rowid
         // Rows ranked break ties by the order the table keeps (a plain query's order on SQLite); groups by their key.
         #expect(Self.sql("Who is the oldest player?", tables: tables)?.hasSuffix(#"ORDER BY t0."age" DESC, t0.rowid LIMIT 1"#) == true)
         #expect(Self.sql("Which team has the most players?", tables: tables)?.hasSuffix(#"ORDER BY value DESC, t1."team_id" DESC LIMIT 1"#) == true)
-        // Without one, by their key.
+        // Without one, and on other databases, by their key.
         #expect(Self.sql("Who is the oldest player?")?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
+        var request = Self.request("Who is the oldest player?", dialect: .postgres)
+        request.tables = tables
+        #expect(BuiltinEngine.answer(request).candidates.first?.hasSuffix(#"ORDER BY t0."age" DESC, t0."id" LIMIT 1"#) == true)
+        // A role's view of the table, read in its place, keeps no order of its own.
+        let view = CollectionView(select: SQLFragment("SELECT id, age FROM players"), columns: ["id", "age"])
+        let viewed = TableAccess.narrow(tables) { $0 == "players" ? .view(view) : .whole }
+        #expect(viewed.first { $0.name == "players" }?.storedOrder == nil && viewed.first { $0.name == "teams" } != nil)
     }
 }
 
@@ -3019,5 +3026,22 @@ extension BuiltinEngineTests {
         let sql = Self.sql("What are the names of teams that have more than 2 players?")
         #expect(sql?.contains(#"GROUP BY t1."team_id""#) == true, "\(sql ?? "nil")")
         #expect(sql?.contains(#"HAVING COUNT(*) > 2"#) == true, "\(sql ?? "nil")")
+    }
+}
+
+extension BuiltinEngineTests {
+    @Test func valuesSharedByRowsOfATableThatPointsAtItselfAreGroupedByValue() {
+        let tables = [
+            SourceTable(
+                name: "employees", isView: false,
+                columns: [
+                    .init(name: "employee_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "first_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "manager_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "manager_id", table: "employees", targetColumn: "employee_id")])
+        ]
+        // Employees counted by their own first name, not each by itself (which is always one).
+        let sql = Self.sql("Which first names are shared by more than 2 employees?", tables: tables)
+        #expect(sql?.hasSuffix(#"FROM "employees" t0 GROUP BY t0."first_name" HAVING COUNT(*) > 2"#) == true, "\(sql ?? "nil")")
     }
 }

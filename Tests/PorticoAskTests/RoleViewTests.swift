@@ -364,3 +364,29 @@ import Testing
         await #expect(throws: (any Error).self) { _ = try await running.value }
     }
 }
+
+extension RoleViewTests {
+    /// The built-in engine breaks ties of a ranking by the table's rowid on SQLite; a role that reads
+    /// the table through its view (which has none) gets an answer that runs all the same.
+    @Test func aRankedQuestionRunsForARoleThatReadsThroughAView() async throws {
+        let s = try await Self.setUp(.sqlite)
+        let (_, all) = try await s.service.schema(app: "main", datasource: "main")
+        #expect(all.first { $0.name == "Customer" }?.storedOrder == .rowid)
+        func answer(_ tables: [SourceTable], _ caller: QueryCaller) async throws -> (String?, [[SQLValue]]) {
+            var request = EngineRequest(
+                question: "List the names of customers in alphabetical order.", lang: "en", dialect: .sqlite, schema: "", examples: [], history: [],
+                corrections: [])
+            request.tables = tables
+            guard let sql = BuiltinEngine.answer(request).candidates.first else { return (nil, []) }
+            return (sql, try await s.service.query(app: "main", datasource: "main", sql: sql, caller: caller).rows)
+        }
+        let (everyone, rows) = try await answer(all, .operator)
+        #expect(everyone?.contains("t0.rowid") == true, "\(everyone ?? "refused")")
+        #expect(rows == [[.text("Ana")], [.text("Ben")], [.text("Cleo")], [.text("Dev")]])
+        let analyst = try s.analyst()
+        let (viewed, seen) = try await answer(TableAccess.narrow(all, by: analyst.rights), analyst)
+        #expect(viewed?.contains("rowid") == false, "\(viewed ?? "refused")")
+        #expect(seen == [[.text("Ana")], [.text("Cleo")]])
+        await s.close()
+    }
+}

@@ -33,7 +33,7 @@ extension Interpreter.Assembly {
             // The date a condition is on is not shown, unless a verb said the condition and the date
             // was named apart from it ("the job id and date of hire of those hired after 2007-11-05").
             let verbSaysIt = items.contains { if case .dateVerb(let ds) = $0 { ds.contains(c) } else { false } }
-            if schema.column(c).kind == .date && isConditionColumn(c, plan) && !verbSaysIt { continue }
+            if schema.column(c).kind == .date && plan.hasCondition(on: c) && !verbSaysIt { continue }
             if schema.column(c).isKey, k > 0, items[k - 1] == .who || items[k - 1] == .which, !plan.via.contains(c),
                 k + 1 == items.count || items[k + 1] == .orderBy || items[k + 1] == .alphabetical
                     || { if case .direction = items[k + 1] { true } else { false } }()
@@ -216,12 +216,12 @@ extension Interpreter.Assembly {
             // Beside a grouped measure only columns of the grouped row itself can be shown.
             plan.shown = shown.filter { c in
                 guard case .entity(let t)? = plan.grouping, schema.column(c).table == t else { return false }
-                return !covers(.entity(t), c) && !isConditionColumn(c, plan) && !isMeasured(c, m)
+                return !covers(.entity(t), c) && !plan.hasCondition(on: c) && !isMeasured(c, m)
             }
             if plan.grouping == nil { plan.shown = [] }
             // A column the question asked to see that this answer cannot show is not dropped silently.
             if let dropped = shown.first(where: { c in
-                !plan.shown.contains(c) && !(plan.grouping.map { covers($0, c) } ?? false) && !isConditionColumn(c, plan) && !isMeasured(c, m)
+                !plan.shown.contains(c) && !(plan.grouping.map { covers($0, c) } ?? false) && !plan.hasCondition(on: c) && !isMeasured(c, m)
             }) {
                 throw NotUnderstood(
                     message:
@@ -240,7 +240,7 @@ extension Interpreter.Assembly {
                 shown.allSatisfy({ c in
                     let t = schema.column(c).table
                     // Not a key (a date may be one) nor a condition's column: those are not what is listed.
-                    return !(schema.column(c).isKey && schema.column(c).kind != .date) && !isConditionColumn(c, plan)
+                    return !(schema.column(c).isKey && schema.column(c).kind != .date) && !plan.hasCondition(on: c)
                         && (t == root0 || schema.edges.contains { $0.from == root0 && $0.to == t })
                 })
             {
@@ -264,7 +264,7 @@ extension Interpreter.Assembly {
                 let ownRows = plan.counted == t
                 // "the names of users who have more than one tweet": rows pointing at each user counted
                 // per user, whom a name labels, not per name (two users may share one).
-                let childrenOfEach = plan.counted.map { counted in schema.edges.contains { $0.from == counted && $0.to == t } } ?? false
+                let childrenOfEach = !ownRows && plan.counted.map { counted in schema.edges.contains { $0.from == counted && $0.to == t } } ?? false
                 if let c = shown.first, schema.column(c).table == t, shown.count == 1,
                     !schema.column(c).isKey || ownRows && schema.column(c).references != nil,
                     !(childrenOfEach && schema.tables[t].labels.contains(c))

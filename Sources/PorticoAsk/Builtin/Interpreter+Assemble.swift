@@ -148,8 +148,6 @@ extension Interpreter.Assembly {
         }
     }
 
-    func isConditionColumn(_ c: Int, _ plan: QueryPlan) -> Bool { plan.hasCondition(on: c) }
-
     func merge(_ a: QueryPlan.Condition, _ b: QueryPlan.Condition) -> QueryPlan.Condition {
         if case .oneOf(let c1, let v1) = a, case .oneOf(let c2, let v2) = b, c1 == c2 { return .oneOf(c1, v1 + v2) }
         if case .any(let either) = a { return .any(either + [b]) }

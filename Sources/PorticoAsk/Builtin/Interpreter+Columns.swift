@@ -74,8 +74,8 @@ extension Interpreter {
         pickColumn(columns.filter { schema.column($0).kind == .text }, near: tables)
     }
 
-    /// Of the columns holding a value, the one in a table the question names (a column named
-    /// just before the value wins), else the nearest.
+    /// Of the columns holding a value, the one named beside the value; of several so named, or
+    /// none, the one in the table named just before it, else the nearest.
     func preferred(_ entries: [ValueIndex.Entry], near tables: [Int], mentioned: [Int]? = nil, table: Int? = nil) -> ValueIndex.Entry {
         // Of the columns named, the one in the table named, else the nearest ("a player of gender 'M'",
         // where coaches have a gender too).

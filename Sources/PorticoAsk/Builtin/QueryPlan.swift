@@ -1,4 +1,5 @@
 import Foundation
+import PorticoData
 
 /// The built-in engine's intermediate form of a question: what is measured, grouped, filtered,
 /// ordered and limited, over which tables. Compiled to SQL per dialect; the joins follow the
@@ -108,6 +109,19 @@ struct QueryPlan: Sendable, Equatable {
         case .bucket?: return "line"
         case .entity?, .column?: return measures.isEmpty ? "table" : "bar"
         case nil: return "table"
+        }
+    }
+}
+
+extension QueryPlan {
+    /// Whether a condition of its own rows is on column `c` (a value, a comparison, a match).
+    func hasCondition(on c: Int) -> Bool {
+        conditions.contains {
+            switch $0 {
+            case .oneOf(let x, _), .like(let x, _), .notLike(let x, _), .notNull(let x), .comparedToAverage(let x, _), .flag(let x, _): return x == c
+            case .compare(.column(let x), _, _): return x == c
+            default: return false
+            }
         }
     }
 }
@@ -393,13 +407,13 @@ struct PlanCompiler {
                 let text = plan.measures.count == 1 && e == plan.measures[0] ? "value" : expression(e)
                 return text + (descending ? " DESC" : "")
             }
-            // Ties in a stable order: rows in the order their table keeps them (the order a plain query
-            // returns on SQLite), else by their key; groups by their key, and groups ranked by a count,
-            // where ties are common, in the direction of the ranking, as SQLite returns them when it
-            // groups by sorting ("the customer with the most orders": of two with 3 orders, the one of
-            // the larger key).
+            // Ties in a stable order: rows on SQLite in the order their table keeps them (its rowid, the
+            // order a scan of the one table returns them in), else by their key; groups by their key,
+            // and groups ranked by a count, where ties are common, in the direction of the ranking, as
+            // SQLite returns them when it groups by sorting ("the customer with the most orders": of
+            // two with 3 orders, the one of the larger key). Distinct rows by their key, when shown.
             let root = schema.tables[plan.root]
-            let stored = root.storedOrder.map { "t0." + $0 }
+            let stored = dialect == .sqlite && !distinct ? root.storedOrder.map { "t0." + $0.rawValue } : nil
             if let tie = group.first ?? stored ?? root.primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups,
                 !distinct || select.contains(tie), !keys.contains(tie), !keys.contains(tie + " DESC")
             {

@@ -395,8 +395,9 @@ extension Interpreter {
         }) {
             risks.append(.semiJoin)
         }
-        // A value required of the column the rows are grouped by, or of a label of the rows they are
-        // grouped per, only leaves out the group of none.
+        // A value required of the column the rows are grouped by leaves out only the group of none; of
+        // a label of the rows others are counted per, the rows of no such row or of no label (as a
+        // join with them would): neither is a reading of a column named (13 right, none wrong).
         if plan.conditions.contains(where: { if case .notNull(let c) = $0 { return !(plan.grouping.map { covers($0, c) } ?? false) } else { return false } }) {
             risks.append(.presence)
         }
@@ -559,17 +560,6 @@ extension Interpreter {
 }
 
 extension QueryPlan {
-    /// Whether a condition of its own rows is on column `c` (a value, a comparison, a match).
-    func hasCondition(on c: Int) -> Bool {
-        conditions.contains {
-            switch $0 {
-            case .oneOf(let x, _), .like(let x, _), .notLike(let x, _), .notNull(let x), .comparedToAverage(let x, _), .flag(let x, _): return x == c
-            case .compare(.column(let x), _, _): return x == c
-            default: return false
-            }
-        }
-    }
-
     /// Every column the plan reads: shown, measured, filtered, grouped or ordered by.
     var referencedColumns: Set<Int> {
         var columns = Set(shown)

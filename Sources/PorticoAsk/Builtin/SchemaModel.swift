@@ -61,7 +61,7 @@ struct SchemaModel: Sendable {
         /// The columns that name one row: `name`, else first and last name, else `title`, else the first text column.
         var labels: [Int]
         /// What orders the rows as the table keeps them (SQLite's rowid), where there is such a thing.
-        var storedOrder: String? = nil
+        var storedOrder: StoredOrder? = nil
     }
 
     struct Edge: Sendable, Hashable {

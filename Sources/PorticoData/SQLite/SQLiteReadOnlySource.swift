@@ -159,12 +159,13 @@ public final class SQLiteReadOnlySource: Sendable {
         }
     }
 
-    /// The name of a table's rowid no column of its own hides, unless it is a view or a table
-    /// `WITHOUT ROWID`.
-    static func storedOrder(of table: SourceTable, definition: String?) -> String? {
-        guard !table.isView, let definition, !definition.uppercased().contains("WITHOUT ROWID") else { return nil }
+    /// The name of a table's rowid that no column of its own hides, if the table has one: asked of
+    /// SQLite itself, so views, tables `WITHOUT ROWID` and virtual tables without one get none.
+    static func storedOrder(of table: SourceTable, in connection: SQLiteConnection) -> StoredOrder? {
+        guard !table.isView else { return nil }
         let names = Set(table.columns.map { $0.name.lowercased() })
-        return ["rowid", "_rowid_", "oid"].first { !names.contains($0) }
+        guard let name = StoredOrder.allCases.first(where: { !names.contains($0.rawValue) }) else { return nil }
+        return (try? connection.run("SELECT \(name.rawValue) FROM \(quoted(table.name)) LIMIT 0", [], cache: false)) != nil ? name : nil
     }
 
     /// Tables and views with their columns, keys and a few sample values of each text column;
@@ -176,7 +177,7 @@ public final class SQLiteReadOnlySource: Sendable {
         return try await SQLiteJob.run(on: workers, timeout: timeout) { connection, _ in
             connection.queryPolicy = nil
             let objects = try connection.run(
-                "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name", [], cache: false)
+                "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name", [], cache: false)
             var tables: [SourceTable] = []
             for object in objects {
                 guard let name = object.string("name"), policy.isVisible(name) else { continue }
@@ -194,7 +195,7 @@ public final class SQLiteReadOnlySource: Sendable {
                     foreignKeys: keys.map {
                         SourceTable.ForeignKey(column: $0.string("source") ?? "", table: $0.string("target") ?? "", targetColumn: $0.string("target_column"))
                     })
-                table.storedOrder = Self.storedOrder(of: table, definition: object.string("sql"))
+                table.storedOrder = Self.storedOrder(of: table, in: connection)
                 if samples > 0 {
                     for index in table.columns.indices where Self.isText(table.columns[index].type) {
                         let column = Self.quoted(table.columns[index].name)
