@@ -436,11 +436,11 @@ extension Interpreter.Assembly {
             }
             // The column named just before the value, else just after it ("order status 'Shipped'",
             // "'Win' results"): which column holds it, and no column to show.
-            let mentionedAt = [k - 1, k + 1].first { m in
-                m >= 0 && !used.contains(m) && (isColumns(m).map { cs in found.contains { cs.contains($0.column) } } ?? false)
-            }
-            let entry = interpreter.preferred(found, near: related, mentioned: mentionedAt.flatMap(isColumns), table: k > 0 ? isTable(k - 1) : nil)
-            if let mentionedAt { used.insert(mentionedAt) }
+            let mentioned = [k - 1, k + 1].compactMap { m in
+                m < 0 || used.contains(m) ? nil : isColumns(m).flatMap { cs in found.contains { cs.contains($0.column) } ? (m, cs) : nil }
+            }.first
+            let entry = interpreter.preferred(found, near: related, mentioned: mentioned?.1, table: k > 0 ? isTable(k - 1) : nil)
+            if let (at, _) = mentioned { used.insert(at) }
             plan.conditions.append(.oneOf(entry.column, [entry.value]))
         } else if let (first, last) = splitName(words) {
             // "Linda Smith": a first and a last name, each found whole in a column of one table.

@@ -413,7 +413,7 @@ struct PlanCompiler {
             // SQLite returns them when it groups by sorting ("the customer with the most orders": of
             // two with 3 orders, the one of the larger key). Distinct rows by their key, when shown.
             let root = schema.tables[plan.root]
-            let stored = dialect == .sqlite && !distinct ? root.storedOrder.map { "t0." + $0.rawValue } : nil
+            let stored = dialect == .sqlite && !distinct ? root.storedOrder.map { "\(alias[plan.root] ?? "t0").\($0.rawValue)" } : nil
             if let tie = group.first ?? stored ?? root.primaryKey.map(col), !plan.averageOverGroups, !plan.countGroups,
                 !distinct || select.contains(tie), !keys.contains(tie), !keys.contains(tie + " DESC")
             {
