@@ -34,8 +34,10 @@ public protocol RecordWriteObserver: Sendable {
     /// its record as `record`), so what it starts costs no round trip of its own. `after` is still
     /// called, with `startedWithRow` holding the names of those that were run.
     func startsWithRow(_ write: RecordWrite, record: SQLFragment) async throws -> [(name: String, statement: SQLFragment)]
-    /// Before the write's statement, in its transaction; throwing refuses the write and rolls it back.
-    func before(_ write: RecordWrite, db: any Database) async throws
+    /// Before the write's statement, in its transaction, with the records an update or a destroy
+    /// is about to change, as they are, every field (none for a create); throwing refuses the
+    /// write and rolls it back.
+    func before(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws
     /// After the statement, in the same transaction, with the records as written (for destroy: as
     /// they were), every field.
     func after(_ write: RecordWrite, changes: [RecordChange], db: any Database) async throws

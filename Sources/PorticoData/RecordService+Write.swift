@@ -49,7 +49,7 @@ extension RecordService {
         let (write, statements) = (given, withRow)
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
-                try await observer?.before(write, db: db)
+                try await observer?.before(write, records: [], db: db)
                 // The parent must be one of the caller's rows (its role may filter them).
                 if let association = target.association { try await catalog.requireParent(association, db: db) }
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
@@ -130,9 +130,9 @@ extension RecordService {
         let write = RecordWrite(app: app, collection: collection.name, action: .update, caller: access.caller, values: values)
         let rows: [Row] = try await writing(collection) {
             try await catalog.database.transaction { db in
-                try await observer?.before(write, db: db)
-                // What the records were, for the observer to tell which fields the update changed.
+                // What the records were, for the observer to judge them and to tell which fields the update changed.
                 let previous = observer == nil ? [] : try await db.query(catalog.select(collection, where: condition))
+                try await observer?.before(write, records: Self.fullRecords(previous, of: collection, catalog: catalog), db: db)
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 let rows = try await db.query(
                     assignment.columns.isEmpty
@@ -172,8 +172,8 @@ extension RecordService {
             let write = RecordWrite(app: app, collection: collection.name, action: .destroy, caller: access.caller, values: nil)
             let count: Int = try await writing(collection) {
                 try await catalog.database.transaction { db in
-                    try await observer.before(write, db: db)
                     let rows = try await db.query(catalog.select(collection, where: condition))
+                    try await observer.before(write, records: Self.fullRecords(rows, of: collection, catalog: catalog), db: db)
                     guard !rows.isEmpty else { return 0 }
                     let count =
                         links.isEmpty

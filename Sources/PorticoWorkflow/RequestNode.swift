@@ -50,7 +50,9 @@ struct RequestNode: Sendable {
 
     /// Link-local addresses, where clouds answer with their metadata (169.254.169.254): never
     /// reached, even when private hosts are allowed.
-    static let neverRanges = ["169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128"]
+    /// Also as IPv4-mapped (`::ffff:169.254.169.254`) and NAT64 (`64:ff9b::a9fe:a9fe`) addresses,
+    /// which reach the same host.
+    static let neverRanges = ["169.254.0.0/16", "::ffff:a9fe:0/112", "64:ff9b::a9fe:0/112", "fe80::/10", "fd00:ec2::254/128"]
 
     static func isNever(_ address: String) -> Bool {
         IPAllowlist.allows(address, entries: neverRanges)

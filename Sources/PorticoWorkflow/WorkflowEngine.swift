@@ -32,6 +32,9 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         /// the worker at once.
         public var pollInterval: Duration = .milliseconds(250)
         public var idlePollInterval: Duration = .seconds(2)
+        /// How often the queues are counted from the database (the back-pressure's count and the
+        /// gauge): executions queued or run by other replicas show up within this.
+        public var queueCountInterval: Duration = .seconds(5)
         /// Hosts the request node may call; none: the node is off.
         public var allowedHosts: [String] = []
         /// Lets the request node reach private and loopback addresses (development and tests).
@@ -160,13 +163,23 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         return started
     }
 
-    public func before(_ write: RecordWrite, db: any Database) async throws {
+    /// Runs the before-action rules of the write, once for each record it is about to make or
+    /// change: `data` is the record as the write would leave it (a create's values; an update's
+    /// record with the values given laid over it; the record a destroy removes), `values` what
+    /// the write was given.
+    public func before(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws {
+        let given = write.values ?? [:]
+        let subjects = write.action == .create ? [given] : records.map { $0.merging(given) { _, new in new } }
         for workflow in try await enabled(app: write.app) {
             guard case .beforeAction(let name, let on) = workflow.definition.trigger, name == write.collection, on.contains(write.action) else { continue }
-            let context: JSON = ["data": .object(write.values ?? [:]), "action": .string(write.action.rawValue), "collection": .string(name)]
-            let outcome = try await runInline(workflow, app: write.app, context: context)
-            if case .failed(let message) = outcome {
-                throw DataError.invalid("workflow '\(workflow.title)' refused this \(write.action.rawValue) of '\(name)': \(message)")
+            for subject in subjects {
+                let context: JSON = [
+                    "data": .object(subject), "values": .object(given), "action": .string(write.action.rawValue), "collection": .string(name),
+                ]
+                let outcome = try await runInline(workflow, app: write.app, context: context)
+                if case .failed(let message) = outcome {
+                    throw DataError.invalid("workflow '\(workflow.title)' refused this \(write.action.rawValue) of '\(name)': \(message)")
+                }
             }
         }
     }
@@ -241,14 +254,19 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.scheduleLoop() }
-            guard configuration.concurrency > 0 else { return }
-            var lastCount = ContinuousClock.now - .seconds(60)
+            guard configuration.concurrency > 0 else {
+                // A replica that only queues still counts what the others have run, so its
+                // back-pressure and the queue's gauge follow the database, not its own starts.
+                group.addTask { await self.countLoop() }
+                return
+            }
+            var lastCount = ContinuousClock.now - configuration.queueCountInterval
             var interval = configuration.pollInterval
             while !Task.isCancelled {
                 var started = false
                 do {
                     let apps = try await appNames()
-                    if ContinuousClock.now - lastCount > .seconds(5) {
+                    if ContinuousClock.now - lastCount >= configuration.queueCountInterval {
                         lastCount = .now
                         await countQueues(apps)
                     }
@@ -295,6 +313,18 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                     "could not let go of this replica's workflow executions; others take them when their leases run out", metadata: ["error": "\(error)"])
             }
         }.value
+    }
+
+    /// Counts the queues every few seconds, on a replica that runs no executions.
+    func countLoop() async {
+        while !Task.isCancelled {
+            do {
+                await countQueues(try await appNames())
+            } catch {
+                logger.warning("could not count the workflow executions waiting to run", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.queueCountInterval)
+        }
     }
 
     func countQueues(_ apps: [String]) async {

@@ -56,6 +56,41 @@ extension WorkflowEngine {
         return Owner(principal: principal, access: policy.recordAccess(role: role, app: app, caller: principal.caller))
     }
 
+    /// The record a write handed to a workflow, as the workflow's owner may read it: only the
+    /// fields its role may `get`, and, when `rowChecked` and its role sees only some rows of the
+    /// collection, only a record among them (read again through the data seam by its key). An
+    /// execution cannot copy out what its owner could not read.
+    func ownersView(of context: JSON, app: String, owner: Owner, rowChecked: Bool) async throws -> JSON {
+        guard let collection = context["collection"]?.stringValue, case .object(let record)? = context["data"] else { return context }
+        let rule: AccessRule
+        switch owner.access.decision(collection, .get) {
+        case .deny(let reason):
+            throw DataError(.forbidden, "the workflow's owner may not read the record that started it: \(reason)")
+        case .allow(let allowed):
+            rule = allowed
+        }
+        if rule.isEverything { return context }
+        let key = try await records.catalogs.catalog(app: app).collection(collection).primaryKey.map(\.name)
+        var readable = Set(key)
+        if let fields = rule.fields { readable.formUnion(fields) } else { readable.formUnion(record.keys) }
+        if rowChecked, rule.filter.map({ !$0.isNull }) == true {
+            guard key.count == 1, let value = record[key[0]], !value.isNull else {
+                throw DataError(.forbidden, "the workflow's owner sees only some rows of '\(collection)', and the record that started it has no key to tell")
+            }
+            var request = RecordRequest(resource: collection)
+            request.filterByTk = value
+            guard case .object(let seen)? = try await records.get(app: app, request, access: owner.access)["data"] else {
+                throw DataError(
+                    .forbidden,
+                    "the record of '\(collection)' that started the workflow is not among the rows its owner's role may read (or is gone); nothing was run")
+            }
+            readable.formIntersection(seen.keys)
+        }
+        guard case .object(var narrowed) = context else { return context }
+        narrowed["data"] = .object(record.filter { readable.contains($0.key) })
+        return .object(narrowed)
+    }
+
     /// Runs a claimed execution from its last recorded node to its end or its next delay.
     func execute(_ execution: Execution, app: String) async {
         let clockStart = ContinuousClock.now
@@ -65,10 +100,12 @@ extension WorkflowEngine {
             let database = try await store.databases.database(app: app)
             let workflow = try await store.get(app: app, id: execution.workflowID)
             let done = try await store.jobs(db: database, execution: execution.id)
-            var variables = Variables(context: execution.context, now: clock.date)
+            let owner = try await owner(of: workflow, app: app)
+            let context = try await ownersView(of: execution.context, app: app, owner: owner, rowChecked: true)
+            var variables = Variables(context: context, now: clock.date)
             for job in done { variables.jobs[job.node] = job.result }
             var walk = Walk(
-                app: app, workflow: workflow, owner: try await owner(of: workflow, app: app), mode: .durable(execution: execution, db: database),
+                app: app, workflow: workflow, owner: owner, mode: .durable(execution: execution, db: database),
                 started: clockStart, variables: variables, done: Dictionary(done.map { ($0.node, $0) }, uniquingKeysWith: { a, _ in a }))
             switch try await run(workflow.definition.nodes, &walk) {
             case .next: status = .resolved
@@ -106,9 +143,12 @@ extension WorkflowEngine {
     /// Runs a before-action workflow inside the write it judges: nothing recorded, and an `end`
     /// node with status failed (or a failing node) refuses the write.
     func runInline(_ workflow: Workflow, app: String, context: JSON) async throws -> InlineOutcome {
+        let owner = try await owner(of: workflow, app: app)
+        // The rule judges the fields its owner may read; the write is the caller's, whatever rows the owner sees.
+        let judged = try await ownersView(of: context, app: app, owner: owner, rowChecked: false)
         var walk = Walk(
-            app: app, workflow: workflow, owner: try await owner(of: workflow, app: app), mode: .inline, started: .now,
-            variables: Variables(context: context, now: clock.date), done: [:])
+            app: app, workflow: workflow, owner: owner, mode: .inline, started: .now,
+            variables: Variables(context: judged, now: clock.date), done: [:])
         switch try await run(workflow.definition.nodes, &walk) {
         case .ended(.failed, let message): return .failed(message ?? "the workflow ended with failure")
         default: return .passed

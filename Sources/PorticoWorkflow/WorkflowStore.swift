@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import PorticoBase
 public import PorticoData
 public import PorticoJSON
@@ -364,7 +365,9 @@ public struct WorkflowStore: Sendable {
         q.append(bind: .int(id))
         q.append(" AND status IN ('queued', 'running')")
         try await database(app).execute(q)
-        return try await self.execution(app: app, id: id)
+        let canceled = try await self.execution(app: app, id: id)
+        if canceled.status == .canceled { Counter(label: "portico_workflow_executions_total", dimensions: [("outcome", "canceled")]).increment() }
+        return canceled
     }
 
     /// How many executions of the app wait to run.

@@ -91,3 +91,25 @@ def test_tools_list_pagination():
             assert len(names) == len(set(names)) == 26
     finally:
         s.stop()
+
+
+def test_only_an_apps_administrators_manage_its_workflows(server):
+    workflow_tools = {"workflows_list", "workflows_get", "workflows_create", "workflows_update", "workflows_destroy", "workflows_trigger",
+                      "executions_list", "executions_get", "executions_cancel"}
+    headers = {"x-mcp-packages": "workflow"}
+    assert set(tool_names(server, headers=headers)) == workflow_tools
+    for role in ("member", "viewer"):
+        server.cli("user", "create", f"wf-{role}", "--role", role)
+        assert tool_names(server, key=server.new_key(user=f"wf-{role}"), headers=headers) == [], role
+    reader = server.new_key(scopes="read:workflow")
+    assert sorted(tool_names(server, key=reader, headers=headers)) == ["executions_get", "executions_list", "workflows_get", "workflows_list"]
+    with server.http(key=reader) as c:
+        call = {"name": "workflows_create", "arguments": {"title": "t", "trigger": {"type": "manual"}, "nodes": []}}
+        r = post(c, server.mcp, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call}, headers)
+        assert r.status_code == 403
+        assert r.json()["error"]["data"]["required_scope"] == "write:workflow"
+    member = server.new_key(user="wf-member")
+    with server.http(key=member) as c:
+        r = post(c, server.mcp, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "workflows_list", "arguments": {}}}, headers)
+        assert r.status_code == 200 and r.json()["result"]["isError"] is True
+        assert "role 'member'" in r.json()["result"]["content"][0]["text"]

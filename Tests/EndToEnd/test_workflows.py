@@ -201,6 +201,13 @@ def test_a_before_action_rule_refuses_a_deal_without_an_amount(story):
     assert len(call(server, key, "resource_list", {"resource": "Deal", "pageSize": 500})["data"]) == before
     made = call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Globex", "amount": 50}})["data"]
     assert made["amount"] == 50
+    # An update is judged as the record it would leave: another field changed keeps the amount it has...
+    moved = call(server, key, "resource_update", {"resource": "Deal", "filterByTk": made["id"], "values": {"status": "open"}})["data"]
+    assert moved[0]["status"] == "open" and moved[0]["amount"] == 50
+    # ...and an amount taken away is refused, the record left as it was.
+    text = call(server, key, "resource_update", {"resource": "Deal", "filterByTk": made["id"], "values": {"amount": None}}, expect_error=True)
+    assert "positive amount" in text, text
+    assert call(server, key, "resource_get", {"resource": "Deal", "filterByTk": made["id"]})["data"]["amount"] == 50
     call(server, key, "workflows_update", {"id": rule["id"], "enabled": False})
     assert call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Allowed now"}})["data"]["title"] == "Allowed now"
 
@@ -317,6 +324,22 @@ def test_the_command_line_lists_shows_enables_and_runs(story):
     assert bad.returncode != 0 and "no workflow 999999" in bad.stderr
 
 
+def test_a_destroy_starts_its_workflow_with_the_record_as_it_was(story):
+    server, key = story["server"], story["key"]
+    flow = call(server, key, "workflows_create", {
+        "title": "Note a deal removed", "enabled": True, "trigger": {"type": "collection", "collection": "Deal", "on": "destroy"},
+        "nodes": [{"key": "note", "type": "create", "config": {"collection": "Task", "values": {
+            "title": "Gone: {{$context.data.title}}", "dealId": "{{$context.data.id}}"}}}],
+    })
+    deal = call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Umbrella", "amount": 5}})["data"]
+    assert call(server, key, "resource_destroy", {"resource": "Deal", "filterByTk": deal["id"]})["data"] == 1
+    notes = wait_for(lambda: [t for t in call(server, key, "resource_list", {"resource": "Task", "pageSize": 500})["data"]
+                              if t["title"] == "Gone: Umbrella"], what="the note of the removed deal")
+    assert [n["dealId"] for n in notes] == [deal["id"]]
+    call(server, key, "workflows_destroy", {"id": flow["id"]})
+    assert "no workflow" in call(server, key, "workflows_get", {"id": flow["id"]}, expect_error=True).lower()
+
+
 def test_a_workflow_runs_with_its_owners_role_and_scopes(story):
     server, key = story["server"], story["key"]
     call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Hidden", "amount": 9, "status": "lost"}})
@@ -345,6 +368,81 @@ def test_a_workflow_runs_with_its_owners_role_and_scopes(story):
     assert "Hidden" not in [d["title"] for d in deals]
     assert jobs["w"]["status"] == "failed" and "may not create records of 'Task'" in jobs["w"]["result"]["error"], jobs["w"]
     assert not [t for t in call(server, key, "resource_list", {"resource": "Task", "pageSize": 500})["data"] if t["title"] == "x"]
+
+
+def test_a_restricted_owners_workflow_reaches_no_hidden_row_or_field_by_any_node():
+    """Saved by an administrator later made a sales role that sees the title and status of the
+    deals that are not lost: every node that reads or writes, and the record a trigger hands over,
+    stay within that."""
+    server = start_server(data_dir=tempfile.mkdtemp(prefix="portico-workflow-role-"))
+    key = server.api_key
+    try:
+        crm(server, key)
+        for title, amount, status in [("Open one", 10, "open"), ("Hidden", 9, "lost")]:
+            call(server, key, "resource_create", {"resource": "Deal", "values": {"title": title, "amount": amount, "status": status}})
+        server.cli("user", "create", "rita", "--role", "admin")
+        rita = server.new_key("rita")
+        manual = {"type": "manual"}
+
+        def save(title, nodes, trigger=manual):
+            return call(server, rita, "workflows_create", {"title": title, "enabled": True, "trigger": trigger, "nodes": nodes})
+
+        sql_titles = save("titles", [{"key": "s", "type": "sql", "config": {"datasource": "main", "sql": "SELECT title FROM Deal ORDER BY title"}}])
+        sql_amounts = save("amounts", [{"key": "s", "type": "sql", "config": {"datasource": "main", "sql": "SELECT SUM(amount) AS total FROM Deal"}}])
+        asks = save("ask", [{"key": "a", "type": "ask", "config": {"datasource": "main", "question": "How many deals are there?"}}])
+        updates = save("update", [{"key": "u", "type": "update", "config": {"collection": "Deal", "filter": {"amount": {"$lt": 100}}, "values": {"title": "touched"}}}])
+        destroys = save("destroy", [{"key": "d", "type": "destroy", "config": {"collection": "Deal", "filter": {"title": "Hidden"}}}])
+        copies = save("copy", [{"key": "t", "type": "create", "config": {"collection": "Task", "values": {"title": "{{$context.data.title}}/{{$context.data.amount}}"}}}],
+                      trigger={"type": "collection", "collection": "Deal", "on": "create"})
+        sees = {"fields": ["title", "status"], "filter": {"status": {"$ne": "lost"}}}
+        call(server, key, "roles_create", {"name": "sales"})
+        call(server, key, "roles_set_permissions", {"role": "sales", "collection": "Deal", "actions": {
+            "list": sees, "get": sees, "query": sees, "update": {"filter": {"status": {"$ne": "lost"}}}, "destroy": {"filter": {"status": {"$ne": "lost"}}}}})
+        call(server, key, "roles_set_permissions", {"role": "sales", "collection": "Task", "actions": {"list": {}, "get": {}, "create": {}}})
+        call(server, key, "users_set_roles", {"user": "rita", "roles": ["sales"]})
+
+        def ran(flow, context=None):
+            started = call(server, key, "workflows_trigger", {"id": flow["id"], "context": context or {}})["execution"]
+            return wait_for(lambda: (e := call(server, key, "executions_get", {"id": started["id"]}))["status"] in ("resolved", "failed") and e,
+                            what=f"the run of {flow['title']}")
+
+        def deals():
+            return {d["id"]: d for d in call(server, key, "resource_list", {"resource": "Deal", "pageSize": 100})["data"]}
+
+        done = ran(sql_titles)
+        assert done["status"] == "resolved", done
+        assert [r["title"] for r in done["jobs"][0]["result"]["rows"]] == ["Open one"]
+        done = ran(sql_amounts)
+        assert done["status"] == "failed" and "amount" in done["error"], done
+        done = ran(asks)
+        if done["status"] == "resolved":
+            assert done["jobs"][0]["result"]["rows"][0] in ({"COUNT(*)": 1}, {"count": 1}) or list(done["jobs"][0]["result"]["rows"][0].values()) == [1], done
+        else:
+            assert "Hidden" not in json.dumps(done), done
+        done = ran(updates)
+        assert done["status"] == "resolved", done
+        assert [r["title"] for r in done["jobs"][0]["result"]] == ["touched"]
+        assert sorted(d["title"] for d in deals().values()) == ["Hidden", "touched"]
+        done = ran(destroys)
+        assert done["status"] == "resolved" and done["jobs"][0]["result"] == {"count": 0}, done
+        assert "Hidden" in [d["title"] for d in deals().values()]
+
+        # The record a write hands over: a visible deal arrives without its amount; a lost one not at all.
+        call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Fresh", "amount": 77, "status": "open"}})
+        call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Secret", "amount": 55, "status": "lost"}})
+
+        def both():
+            runs = call(server, key, "executions_list", {"workflow": copies["id"]})["data"]
+            return runs if len(runs) == 2 and all(r["status"] in ("resolved", "failed") for r in runs) else None
+
+        runs = sorted(wait_for(both, what="the two triggered runs"), key=lambda r: r["id"])
+        assert [r["status"] for r in runs] == ["resolved", "failed"], runs
+        failed = call(server, key, "executions_get", {"id": runs[1]["id"]})
+        assert "not among the rows its owner's role may read" in failed["error"], failed
+        tasks = [t["title"] for t in call(server, key, "resource_list", {"resource": "Task", "pageSize": 100})["data"]]
+        assert tasks == ["Fresh/"], tasks
+    finally:
+        server.stop()
 
 
 def test_an_execution_survives_kill_9_without_repeating_a_step():

@@ -71,6 +71,33 @@ import Testing
         #expect(try await count(f, "Task") == 3)
     }
 
+    @Test(arguments: Backend.available) func aReplicaThatOnlyQueuesSeesTheQueueOthersRan(_ backend: Backend) async throws {
+        // Runs nothing itself (`--workflow-workers 0`): its count of waiting executions must come down
+        // as another replica runs them, or it would refuse every write once it had queued its limit.
+        let f = try await fixture(backend) {
+            $0.maxQueued = 3
+            $0.concurrency = 0
+            $0.queueCountInterval = .milliseconds(50)
+        }
+        let manual = try await f.service.create(
+            app: "main", title: "m", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
+        for n in 0..<3 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))]) }
+        await #expect(throws: DataError.self) { try await f.service.trigger(app: "main", id: manual.id, context: [:]) }
+        let queuing = Task { await f.service.engine.run() }
+        defer { queuing.cancel() }
+        let runner = WorkflowEngine(
+            configuration: .init(), store: f.service.store, records: f.records, users: UserStore(database: f.database), asker: nil, audit: nil,
+            appNames: { ["main"] }, secrets: HeaderSecrets(masterKey: nil), clock: .system, logger: Logger(label: "test"))
+        try await runner.drain(app: "main")
+        #expect(try await count(f, "Task") == 3)
+        var admitted = false
+        for _ in 0..<100 where !admitted {
+            try await Task.sleep(for: .milliseconds(50))
+            admitted = (try? await f.service.trigger(app: "main", id: manual.id, context: ["n": 3])) != nil
+        }
+        #expect(admitted, "the queue-only replica counted the executions the other ran and admits new ones")
+    }
+
     @Test(arguments: Backend.available) func twoEnginesOnOneDatabaseRunEachExecutionOnce(_ backend: Backend) async throws {
         let f = try await fixture(backend)
         let manual = try await f.service.create(
@@ -99,6 +126,16 @@ import Testing
         try await f.service.engine.drain(app: "main")
         #expect(try await f.service.store.execution(app: "main", id: execution.id).status == .canceled)
         #expect(try await count(f, "Task") == 0)
+    }
+
+    @Test func aNodePastItsTimeLimitIsStopped() async throws {
+        let f = try await fixture(.sqlite) { $0.nodeTimeLimit = .milliseconds(50) }
+        let began = ContinuousClock.now
+        await #expect(throws: WorkflowError.self) {
+            try await f.service.engine.limited { try await Task.sleep(for: .seconds(30)) }
+        }
+        #expect(ContinuousClock.now - began < .seconds(10), "stopped at its limit, not when the node ended")
+        #expect(try await f.service.engine.limited { 7 } == 7)
     }
 
     @Test(arguments: Backend.available) func anExecutionPastItsTimeLimitFails(_ backend: Backend) async throws {

@@ -146,7 +146,9 @@ import Testing
         // Allowing private hosts (development) never opens the metadata service.
         let relaxed = RequestNode(allowedHosts: ["x"], allowPrivate: true)
         #expect(!relaxed.refuses("127.0.0.1"))
-        #expect(relaxed.refuses("169.254.169.254"))
+        for metadata in ["169.254.169.254", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "fe80::1"] {
+            #expect(relaxed.refuses(metadata), "\(metadata)")
+        }
     }
 
     @Test func allowListWithSubdomains() {
