@@ -84,8 +84,8 @@ public struct AskRefusal: Error, Sendable, CustomStringConvertible {
 }
 
 /// The pipeline: question → engine → SQL → guard → read-only execution → rows → chart → answer,
-/// with at most two corrections when the database rejects the SQL, and every question kept in
-/// its chat.
+/// with at most two corrections when the database rejects the SQL (from an engine that corrects
+/// its SQL), and every question kept in its chat.
 public struct AskService: Sendable {
     public let datasources: DatasourceService
     /// The apps' collections, whose tables a role narrows on the app's own datasource.
@@ -224,7 +224,7 @@ public struct AskService: Sendable {
             try await store.examples(app: request.app, datasource: name), tables: allTables, rights: rights, dialect: source.dialect)
         engineRequest.instructions = try await store.instructions(app: request.app, datasource: name)
         engineRequest.choices = choices
-        if engine is BuiltinEngine {
+        if engine.traits.contains(.readsValues) {
             progress("reading the values of \(name)")
             engineRequest.tables = tables
             if !restricted {
@@ -241,7 +241,7 @@ public struct AskService: Sendable {
             guard !reply.candidates.isEmpty else {
                 // The built-in engine's reasons say themselves what it did not understand.
                 let message =
-                    engine is BuiltinEngine
+                    engine.traits.contains(.explainsRefusals)
                     ? reply.reason ?? "the built-in engine could not answer"
                     : "\(engine.name) did not answer with SQL: \(reply.reason ?? "its reply held no query")"
                 var refusal = AskRefusal(message: message, engine: engine.name, sql: nil)
@@ -250,7 +250,7 @@ public struct AskService: Sendable {
             }
             // With `sureOnly`, an answer is given at once only in the band whose answers are right 97% of
             // the time or more; below it, the asker is shown the reading and runs it by choosing it.
-            if sureOnly, engine is BuiltinEngine, reply.example == nil, let confidence = reply.confidence,
+            if sureOnly, engine.traits.contains(.calibratedConfidence), reply.example == nil, let confidence = reply.confidence,
                 confidence < BuiltinEngine.sureConfidence, let sql = reply.candidates.first, !choices.contains(Self.runChoice(sql))
             {
                 throw Self.confirmation(
@@ -276,6 +276,9 @@ public struct AskService: Sendable {
                 }
             }
             guard let failure else { break }
+            guard engine.traits.contains(.correctsItsSQL) else {
+                throw AskRefusal(message: "the SQL \(engine.name) wrote failed: \(failure.error)", engine: engine.name, sql: failure.sql)
+            }
             if attempt == Self.maxCorrections {
                 throw AskRefusal(
                     message: "the SQL \(engine.name) wrote still failed after \(Self.maxCorrections) corrections: \(failure.error)", engine: engine.name,

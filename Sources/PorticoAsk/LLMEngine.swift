@@ -50,7 +50,25 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
 public protocol AskEngine: Sendable {
     /// How the answer names it: `llm:NAME`, `builtin`.
     var name: String { get }
+    /// What it does beyond writing SQL: the service treats an engine by these, not by its type.
+    var traits: EngineTraits { get }
     func reply(to request: EngineRequest) async throws -> EngineReply
+}
+
+/// What an engine does beyond writing SQL for a question.
+public struct EngineTraits: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Reads the datasource's values itself: it is given them with the tables.
+    public static let readsValues = EngineTraits(rawValue: 1 << 0)
+    /// Says in its own words what it did not understand when it writes no SQL.
+    public static let explainsRefusals = EngineTraits(rawValue: 1 << 1)
+    /// Gives each reading a confidence measured against the sure band (`BuiltinEngine.sureConfidence`).
+    public static let calibratedConfidence = EngineTraits(rawValue: 1 << 2)
+    /// Writes other SQL when told how its SQL failed; one that does not would write the same again,
+    /// so its first failure is the answer.
+    public static let correctsItsSQL = EngineTraits(rawValue: 1 << 3)
 }
 
 /// Any OpenAI-compatible chat-completions API.
@@ -73,6 +91,7 @@ public struct LLMEngine: AskEngine {
     }
 
     public var name: String { "llm:" + provider.name }
+    public var traits: EngineTraits { [.correctsItsSQL] }
 
     public func reply(to request: EngineRequest) async throws -> EngineReply {
         ReplyParser.parse(try await complete(messages: Prompt.messages(for: request)))

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 from conftest import start_server, throwaway_server
@@ -164,7 +166,30 @@ def test_a_query_is_explained_and_one_above_the_cost_limit_is_refused_before_it_
             finally:
                 pg_server.cli("datasource", "limit", "chinook_pg", "--clear")
             assert not (await client.call_tool("sql_query", {"datasource": "chinook_pg", "sql": expensive})).is_error
-        sqlite_limit = pg_server.cli("datasource", "limit", "main", "--max-cost", "5", check=False)
-        assert sqlite_limit.returncode != 0
+
+            # ask goes through the same guard: its count of every track costs more than a limit of 1.
+            question = {"datasource": "chinook_pg", "question": "How many tracks are there?"}
+            answered = await client.call_tool("ask", question)
+            assert not answered.is_error and answered.structured_content["rows"] == [[3503]], answered.content
+            pg_server.cli("datasource", "limit", "chinook_pg", "--max-cost", "1")
+            try:
+                r = await client.call_tool("ask", question)
+                text = r.content[0].text
+                assert r.is_error and "estimates this query's cost" in text and "limit of 1;" in text, text
+                # The built-in engine would write the same SQL again: refused at once, not after corrections.
+                assert "corrections" not in text, text
+            finally:
+                pg_server.cli("datasource", "limit", "chinook_pg", "--clear")
+
+        # Only PostgreSQL estimates a cost: a SQLite datasource takes no limit, and says why.
+        lite = Path(tempfile.mkdtemp(prefix="portico-lite-")) / "lite.sqlite"
+        with sqlite3.connect(lite) as db:
+            db.execute("CREATE TABLE t (x INTEGER)")
+        pg_server.cli("datasource", "add", "--name", "lite", "--sqlite", str(lite))
+        refused = pg_server.cli("datasource", "limit", "lite", "--max-cost", "5", check=False)
+        assert refused.returncode != 0 and "a cost limit needs a PostgreSQL datasource" in refused.stderr, refused
+        refused = pg_server.cli("datasource", "add", "--name", "lite2", "--sqlite", str(lite), "--max-cost", "5", check=False)
+        assert refused.returncode != 0 and "a cost limit needs a PostgreSQL datasource" in refused.stderr, refused
+        pg_server.cli("datasource", "remove", "lite")
 
     run(go())

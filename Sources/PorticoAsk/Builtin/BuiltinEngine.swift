@@ -29,6 +29,7 @@ public struct BuiltinEngine: AskEngine {
     public static let sureConfidence = 0.9
 
     public var name: String { "builtin" }
+    public var traits: EngineTraits { [.readsValues, .explainsRefusals, .calibratedConfidence] }
 
     public init() {}
 
