@@ -270,6 +270,36 @@ def test_terms_travel_as_csv_and_the_command_line_manages_both(taught, tmp_path)
     assert "How many genres?" not in s.cli("example", "list", "--datasource", "main").stdout
 
 
+def test_a_term_added_at_the_command_line_is_changed_and_removed_by_the_tools(taught):
+    s, admin = taught["server"], taught["admin"]
+    added = s.cli("term", "add", "--datasource", "main", "--term", "homeland", "--synonym", "fatherland", "--synonym", "native land",
+                  "--description", "where a customer lives", "--column", "customer.country").stdout
+    assert "homeland" in added, added
+    term = next(t for t in call(s, admin, "terms_list", {"datasource": "main"})["data"] if t["term"] == "homeland")
+    assert term["synonyms"] == ["fatherland", "native land"] and term["column"] == "Customer.Country", term
+    assert {row[0]: row[1] for row in builtin(s, admin, "How many customers are there in each homeland?")["rows"]}["USA"] == 13
+
+    # A new meaning replaces the old one; what is not given stays.
+    changed = call(s, admin, "terms_update", {"id": term["id"], "synonyms": ["home town"], "column": "Customer.City"})
+    assert changed["column"] == "Customer.City" and changed["synonyms"] == ["home town"], changed
+    assert changed["description"] == "where a customer lives" and changed["term"] == "homeland"
+    by_city = builtin(s, admin, "How many customers are there in each homeland?")
+    assert {row[0]: row[1] for row in by_city["rows"]}["Prague"] == 2, by_city
+    assert "has no column 'Nope'" in call(s, admin, "terms_update", {"id": term["id"], "column": "Customer.Nope"}, expect_error=True)
+    assert next(t for t in call(s, admin, "terms_list", {"datasource": "main"})["data"] if t["id"] == term["id"])["column"] == "Customer.City"
+
+    # Writing needs write:datasource: a key with read:datasource alone is refused, and changes nothing.
+    reader = s.new_key(scopes="read:datasource")
+    with s.http(key=reader) as c:
+        r = c.post(s.mcp + "?packages=ask", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                                   "params": {"name": "terms_destroy", "arguments": {"id": term["id"]}}},
+                   headers={"Accept": "application/json, text/event-stream"})
+        assert r.status_code == 403 and r.json()["error"]["data"]["required_scope"] == "write:datasource", r.text
+    assert call(s, admin, "terms_destroy", {"id": term["id"]}) == {"id": term["id"]}
+    assert "homeland" not in {t["term"] for t in call(s, admin, "terms_list", {"datasource": "main"})["data"]}
+    assert "homeland" in builtin(s, admin, "How many customers are there in each homeland?", expect_error=True)
+
+
 def test_a_query_on_the_apps_own_data_is_explained_without_running(taught):
     s, admin = taught["server"], taught["admin"]
     explained = call(s, admin, "sql_explain", {"datasource": "main", "sql": "SELECT t.Name FROM Track t JOIN Genre g ON g.GenreId = t.GenreId"})

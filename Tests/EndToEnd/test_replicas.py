@@ -426,6 +426,11 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
                 "nodes": [{"key": "a", "type": "create", "config": {"collection": "Artist", "values": {"Name": "for {{$context.data.Name}}"}}},
                           {"key": "r", "type": "request", "config": {"url": "https://hooks.example.com/", "headers": {"X-Token": "t0ken"}}}]})
             assert r.json()["result"]["structuredContent"]["id"] == 1, r.text
+        # What teaches the question engines travels too.
+        laptop.cli("term", "add", "--datasource", "main", "--term", "homeland", "--column", "Customer.Country", env=sqlite)
+        laptop.cli("example", "add", "--datasource", "main", "--question", "How many genres are listed?", "--sql",
+                   "SELECT COUNT(*) AS n FROM Genre", env=sqlite)
+        laptop.cli("datasource", "instructions", "main", "--set", "Amounts are in US dollars.", env=sqlite)
     finally:
         laptop.stop()
     dump = tmp_path / "all.jsonl"
@@ -453,6 +458,9 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
     again = portico("import", str(dump))
     assert again.returncode != 0 and "empty database" in again.stderr, "a second import is refused and changes nothing"
 
+    assert "homeland" in portico("term", "list", "--datasource", "main").stdout
+    assert "How many genres are listed?" in portico("example", "list", "--datasource", "main").stdout
+    assert "US dollars" in portico("datasource", "instructions", "main").stdout
     server = start_server(data_dir=target_dir, demo=False, env={"PORTICO_DATABASE_URL": cluster.url, "PORTICO_MASTER_KEY": master})
     try:
         with server.http(key=key) as c:
