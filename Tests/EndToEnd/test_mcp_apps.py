@@ -205,3 +205,38 @@ def test_a_query_result_renders_and_data_stays_text(server, browser, artifacts):
     assert page.evaluate("window.hacked") is None
     page.screenshot(path=str(artifacts / "mcp-app-4-data-as-text.png"), full_page=True)
     page.close()
+
+
+@pytest.mark.parametrize("kind", ["bar", "column", "line", "pie", "table"])
+def test_each_kind_of_chart_renders(server, browser, artifacts, kind):
+    html = view_html(server)
+    rows = [["Rock", 1297], ["Latin", 579], ["Metal", 374], ["Jazz", 130]]
+    result = {"content": [{"type": "text", "text": "x"}], "structuredContent": {
+        "title": f"Tracks per genre ({kind})", "sql": "SELECT g.Name, COUNT(*) FROM Track t JOIN Genre g USING (GenreId) GROUP BY 1",
+        "columns": ["Name", "tracks"], "rows": rows,
+        "chart": {"type": kind, "title": "Tracks per genre", "axis": {"x": {"name": "Name", "value": "Name"}, "y": [{"name": "tracks", "value": "tracks"}]}}}}
+    page, view, _ = render(browser, server, html, {}, result)
+    view.locator("#rows tbody tr").first.wait_for(timeout=15000)
+    assert view.locator("#rows tbody tr").count() == len(rows)
+    marks = view.locator(f"svg[data-chart='{kind}'] .mark")
+    if kind == "table":
+        assert view.locator("svg").count() == 0, "a table answer is the table alone"
+    elif kind == "line":
+        assert marks.count() == 1 and len(marks.first.get_attribute("points").split()) == len(rows)
+    else:
+        assert marks.count() == len(rows)
+        boxes = [marks.nth(i).bounding_box() for i in range(len(rows))]
+        if kind == "bar":
+            # Lying down: one row a label, top to bottom, all starting at the same x, the length the value.
+            assert len({round(b["x"]) for b in boxes}) == 1 and len({round(b["height"]) for b in boxes}) == 1, boxes
+            assert boxes[0]["y"] < boxes[1]["y"] < boxes[3]["y"]
+            assert boxes[0]["width"] > boxes[1]["width"] > boxes[3]["width"] and boxes[0]["width"] > boxes[0]["height"]
+        elif kind == "column":
+            # Standing up: left to right, all on the same baseline, the height the value.
+            assert len({round(b["y"] + b["height"]) for b in boxes}) == 1 and len({round(b["width"]) for b in boxes}) == 1, boxes
+            assert boxes[0]["x"] < boxes[1]["x"] < boxes[3]["x"]
+            assert boxes[0]["height"] > boxes[1]["height"] > boxes[3]["height"]
+        else:  # pie: a slice each, the largest the widest
+            assert boxes[0]["width"] * boxes[0]["height"] > boxes[3]["width"] * boxes[3]["height"]
+    page.screenshot(path=str(artifacts / f"mcp-app-5-{kind}.png"), full_page=True)
+    page.close()
