@@ -16,8 +16,8 @@ BASELINE = Path(__file__).with_name("cost-baseline.json")
 SERVERS = {"portico": "Portico", "toolbox": "Toolbox (Go)", "fastmcp": "FastMCP"}
 
 
-def costs(out: Path) -> dict:
-    text = (out / "callgrind.txt").read_text() if (out / "callgrind.txt").exists() else ""
+def costs(out: Path, name: str = "callgrind.txt") -> dict:
+    text = (out / name).read_text() if (out / name).exists() else ""
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"COST (\w+) instructions_per_call=(\d+)", text)}
 
 
@@ -88,6 +88,7 @@ healthz = result("portico-healthz")
 memory = {s: int((out / f"{s}-peak-kb.txt").read_text().strip() or 0) for s in SERVERS}
 steal = int((out / "steal-jiffies.txt").read_text().strip() or 0)
 cost = costs(out)
+limited_cost = costs(out, "callgrind-limits.txt")
 baseline = json.loads(BASELINE.read_text())["instructions_per_call"] if BASELINE.exists() else {}
 cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), platform.processor())
 
@@ -125,6 +126,10 @@ if cost:
     print("- Instructions per `tools/call` (callgrind, user space, whole process, 2026-07-28 era with the key check): "
           + ", ".join(f"{k} {v:,}" + (f" ({v / baseline[k] - 1:+.1%} against the baseline {baseline[k]:,})" if k in baseline else "") for k, v in cost.items())
           + ". `make bench` fails when one grows by more than 10% over `bench/cost-baseline.json`.")
+if cost and limited_cost:
+    print("- The same with every rate limit and quota on (`--rate-limit`, `--app-rate-limit`, `--tool-call-quota`, `--app-tool-call-quota`, "
+          "high enough never to refuse), measured in the same run: "
+          + ", ".join(f"{k} {v:,} ({v / cost[k] - 1:+.1%})" for k, v in limited_cost.items() if k in cost) + ".")
 def outcome_table(headings, rows):
     """A markdown table of eval outcomes: a name, the question count, and correct / wrong / refused with shares."""
     print(f"| {headings[0]} | {headings[1]} | {headings[2]} | wrong | refused |")
@@ -166,6 +171,10 @@ def workflow_section():
 
 
 ask_figures = out / "ask-latency.json"
+for kind in ("get", "list"):
+    if kind in cost and kind in limited_cost:
+        target(f"rate limits and quotas on: instructions per {kind} within 3% of the same build without them", limited_cost[kind] <= cost[kind] * 1.03,
+               f"{limited_cost[kind] / cost[kind] - 1:+.1%}")
 if ask_figures.exists():
     a = json.loads(ask_figures.read_text())
     print()

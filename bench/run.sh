@@ -124,6 +124,11 @@ echo "workflows: the cost to the write that starts one, and executions per secon
 echo "counting instructions per call (callgrind)"
 bash bench/callgrind.sh "$BIN" "$OUT" > "$OUT/callgrind.txt"
 cat "$OUT/callgrind.txt"
+# The same with every rate limit and quota on (set high enough never to refuse): what they cost a call.
+mkdir -p "$OUT/limits"
+CALLGRIND_SERVE_ARGS="--rate-limit 100000000/min --app-rate-limit 100000000/min --tool-call-quota 100000000/day --app-tool-call-quota 100000000/day" \
+  bash bench/callgrind.sh "$BIN" "$OUT/limits" > "$OUT/callgrind-limits.txt"
+cat "$OUT/callgrind-limits.txt"
 
 .venv/bin/python bench/report.py "$OUT" "$DURATION" "$CONNECTIONS" "$ROUNDS" > bench/RESULTS.md
 cat bench/RESULTS.md
