@@ -1,6 +1,6 @@
 """OpenTelemetry traces: spans for HTTP requests, tool calls, SQL statements and LLM calls, sent over OTLP/HTTP to a
 collector. The collector here is a small local server that records what it receives; it stands for an external one
-(the OpenTelemetry Collector, Jaeger, Tempo) and speaks OTLP/HTTP's JSON encoding."""
+(the OpenTelemetry Collector, Jaeger, Tempo) and reads both of OTLP/HTTP's encodings, protobuf (the default) and JSON."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from conftest import BACKEND, start_server, throwaway_server
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest, ExportTraceServiceResponse
 from fake_llm import FakeLLM
 from mcp_http import modern_request, post
 
@@ -34,17 +36,23 @@ class Collector:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 collector.content_types.append(self.headers.get("Content-Type", ""))
+                protobuf = self.headers.get("Content-Type", "").startswith("application/x-protobuf")
+                payload = None
                 if self.path == "/v1/traces" and self.headers.get("Content-Type", "").startswith("application/json"):
                     payload = json.loads(body)
-                    for resource in payload.get("resourceSpans", []):
-                        collector.resources.append(resource.get("resource", {}))
-                        for scope in resource.get("scopeSpans", []):
-                            collector.spans.extend(normalized(span) for span in scope.get("spans", []))
+                elif self.path == "/v1/traces" and protobuf:
+                    # OTLP/HTTP's default encoding, read as the collector reads it, into protobuf's JSON mapping.
+                    payload = MessageToDict(ExportTraceServiceRequest.FromString(body))
+                for resource in (payload or {}).get("resourceSpans", []):
+                    collector.resources.append(resource.get("resource", {}))
+                    for scope in resource.get("scopeSpans", []):
+                        collector.spans.extend(normalized(span) for span in scope.get("spans", []))
+                answer = ExportTraceServiceResponse().SerializeToString() if protobuf else b"{}"
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "2")
+                self.send_header("Content-Type", "application/x-protobuf" if protobuf else "application/json")
+                self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
-                self.wfile.write(b"{}")
+                self.wfile.write(answer)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -210,6 +218,26 @@ def test_sql_sent_to_postgresql_carries_the_trace_as_a_sqlcommenter_comment(trac
     assert any(comment in line for line in logged), logged
     # The comment is all that is added: the statement the log shows is the one asked for.
     assert any(f"SELECT COUNT(*) AS n_{marker} FROM album" in line for line in logged), logged
+
+
+def test_the_default_protobuf_export_carries_a_tool_errors_outcome(collector):
+    # No protocol chosen: what an operator gets by default is protobuf, and the collector reads it.
+    s = start_server("--otel-endpoint", collector.url, env={"OTEL_BSP_SCHEDULE_DELAY": "100"})
+    try:
+        trace_id, parent_id = new_parent()
+        with s.http() as http:
+            r = post(http, s.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "resource_get", "arguments": {"resource": "NoSuchCollection", "filterByTk": 1}}},
+                {"traceparent": f"00-{trace_id}-{parent_id}-01", "MCP-Protocol-Version": "2025-11-25"})
+            assert r.status_code == 200 and r.json()["result"]["isError"] is True, r.text
+        spans = collector.trace(trace_id, want=2)
+        assert any(kind.startswith("application/x-protobuf") for kind in collector.content_types)
+        (tool,) = by_name(spans, "tools/call resource_get")
+        assert attributes(tool)["portico.outcome"] == "tool_error" and tool["status"]["code"] in ("STATUS_CODE_ERROR", 2), tool
+        (request,) = [x for x in spans if x.get("parentSpanId", "").lower() == parent_id]
+        assert tool["parentSpanId"].lower() == request["spanId"].lower()
+    finally:
+        s.stop()
 
 
 def test_without_an_endpoint_nothing_is_traced(server):
