@@ -6,7 +6,11 @@ import PorticoJSON
 /// One HTTP request to an MCP endpoint, as the transport sees it (independent of the HTTP server).
 public struct MCPHTTPRequest: Sendable {
     public var method: HTTPRequest.Method
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        didSet { known = KnownHeaders(headers) }
+    }
+    /// The fields the endpoint reads, found in one pass over `headers`.
+    public private(set) var known: KnownHeaders
     public var body: [UInt8]
     /// The app whose endpoint was called (`main` for `/api/mcp`).
     public var app: String
@@ -26,6 +30,7 @@ public struct MCPHTTPRequest: Sendable {
     ) {
         self.method = method
         self.headers = headers
+        known = KnownHeaders(headers)
         self.body = body
         self.app = app
         self.packagesQuery = packagesQuery
@@ -88,22 +93,77 @@ extension HTTPField.Name {
     public static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
 }
 
-extension HTTPFields {
-    /// The value of the field `name`, as `self[name]` reads it, without that subscript's generic
-    /// joining when the field appears once (the common case, and a measurable share of a call).
-    public func value(_ name: HTTPField.Name) -> String? {
-        var found: String?
-        for field in self where field.name == name {
-            guard found == nil else { return self[name] }  // repeated: joined as HTTPTypes joins it
-            found = field.value
+/// The fields of a request the MCP endpoint reads, each found in one pass over the fields: a
+/// lookup by name walks every field comparing names, and a call made some twenty of them. A field
+/// that appears more than once reads as `HTTPFields` joins it, and is counted.
+public struct KnownHeaders: Sendable {
+    public private(set) var accept: String?
+    public private(set) var contentType: String?
+    public private(set) var contentLength: String?
+    public private(set) var authorization: String?
+    public private(set) var cookie: String?
+    public private(set) var origin: String?
+    public private(set) var userAgent: String?
+    public private(set) var protocolVersion: String?
+    public private(set) var method: String?
+    public private(set) var name: String?
+    public private(set) var sessionID: String?
+    public private(set) var packages: String?
+    /// How many times the fields that may appear only once appear.
+    public private(set) var protocolVersionCount = 0
+    public private(set) var methodCount = 0
+    public private(set) var nameCount = 0
+    public private(set) var sessionIDCount = 0
+
+    public init(_ fields: HTTPFields) {
+        for field in fields {
+            let name = field.name
+            // By the name's length first: most fields then need one comparison, or none.
+            switch name.canonicalName.utf8.count {
+            case 6:
+                if name == .accept {
+                    Self.note(field, in: fields, &accept)
+                } else if name == .cookie {
+                    Self.note(field, in: fields, &cookie)
+                } else if name == .origin {
+                    Self.note(field, in: fields, &origin)
+                }
+            case 8 where name == .mcpName:
+                Self.note(field, in: fields, &self.name, count: &nameCount)
+            case 10:
+                if name == .mcpMethod {
+                    Self.note(field, in: fields, &method, count: &methodCount)
+                } else if name == .userAgent {
+                    Self.note(field, in: fields, &userAgent)
+                }
+            case 12 where name == .contentType:
+                Self.note(field, in: fields, &contentType)
+            case 13 where name == .authorization:
+                Self.note(field, in: fields, &authorization)
+            case 14:
+                if name == .mcpSessionID {
+                    Self.note(field, in: fields, &sessionID, count: &sessionIDCount)
+                } else if name == .mcpPackages {
+                    Self.note(field, in: fields, &packages)
+                } else if name == .contentLength {
+                    Self.note(field, in: fields, &contentLength)
+                }
+            case 20 where name == .mcpProtocolVersion:
+                Self.note(field, in: fields, &protocolVersion, count: &protocolVersionCount)
+            default:
+                break
+            }
         }
-        return found
     }
 
-    /// How many times the field `name` appears.
-    public func occurrences(of name: HTTPField.Name) -> Int {
+    private static func note(_ field: HTTPField, in fields: HTTPFields, _ value: inout String?) {
         var count = 0
-        for field in self where field.name == name { count += 1 }
-        return count
+        note(field, in: fields, &value, count: &count)
+    }
+
+    private static func note(_ field: HTTPField, in fields: HTTPFields, _ value: inout String?, count: inout Int) {
+        count += 1
+        // Repeated (rare): joined as HTTPTypes joins it.
+        value = value == nil ? field.value : fields[field.name]
     }
 }

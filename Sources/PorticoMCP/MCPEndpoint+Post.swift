@@ -24,10 +24,10 @@ extension MCPEndpoint {
     }
 
     func handlePost(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let accept = request.headers.value(.accept), !Self.accepts(accept, "application/json"), !Self.accepts(accept, "text/event-stream") {
+        if let accept = request.known.accept, !Self.accepts(accept, "application/json"), !Self.accepts(accept, "text/event-stream") {
             return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("the Accept header must allow application/json and text/event-stream"))
         }
-        if let contentType = request.headers.value(.contentType), !Self.isJSON(contentType) {
+        if let contentType = request.known.contentType, !Self.isJSON(contentType) {
             return Self.errorResponse(
                 .unsupportedMediaType, id: nil, .invalidRequest("send the JSON-RPC message with 'Content-Type: application/json', not '\(contentType)'"))
         }
@@ -37,12 +37,12 @@ extension MCPEndpoint {
         } catch {
             return Self.errorResponse(.badRequest, id: nil, .parseError(error.description))
         }
-        let headerVersion = request.headers.value(.mcpProtocolVersion)
+        let headerVersion = request.known.protocolVersion
         let metaVersion = body["params"]?["_meta"]?[MetaKey.protocolVersion]
         if metaVersion != nil || headerVersion.map(ProtocolVersion.isModern) == true {
             return await handleModernPost(request, body: body)
         }
-        if request.headers.occurrences(of: .mcpProtocolVersion) > 1 {
+        if request.known.protocolVersionCount > 1 {
             return Self.errorResponse(.badRequest, id: nil, .invalidRequest("the MCP-Protocol-Version header appears more than once"))
         }
         if let headerVersion, !ProtocolVersion.isSupported(headerVersion) {
@@ -63,7 +63,7 @@ extension MCPEndpoint {
     }
 
     func packageSelection(_ request: MCPHTTPRequest) throws(RPCError) -> PackageSelection {
-        let header = request.headers[values: .mcpPackages]
+        let header = request.known.packages == nil ? [] : request.headers[values: .mcpPackages]
         let text = header.isEmpty ? request.packagesQuery : header.joined(separator: ",")
         let selection: PackageSelection
         do {
@@ -328,7 +328,7 @@ extension MCPEndpoint {
         case .response:
             return Self.errorResponse(.badRequest, id: nil, .invalidRequest("clients must not send JSON-RPC responses in \(ProtocolVersion.modern[0])"))
         case .notification:
-            let version = request.headers.value(.mcpProtocolVersion) ?? ""
+            let version = request.known.protocolVersion ?? ""
             guard ProtocolVersion.isModern(version) else {
                 return Self.errorResponse(.badRequest, id: nil, .unsupportedProtocolVersion(requested: version, supported: ProtocolVersion.all))
             }
@@ -336,7 +336,7 @@ extension MCPEndpoint {
         case .request(let req):
             let envelope: (version: String, capabilities: JSONObject, logLevel: LogLevel?)
             do {
-                envelope = try checkEnvelope(req, headers: request.headers)
+                envelope = try checkEnvelope(req, headers: request.known)
             } catch {
                 return Self.errorResponse(Self.status(for: error, modern: true), id: req.id, error)
             }
@@ -381,8 +381,11 @@ extension MCPEndpoint {
 
     /// The 2026-07-28 validation ladder, in the specification's order: the envelope must be
     /// present, the routing headers must match the body, and the version must be one we serve.
-    func checkEnvelope(_ request: RequestMessage, headers: HTTPFields) throws(RPCError) -> (version: String, capabilities: JSONObject, logLevel: LogLevel?) {
-        for name in [HTTPField.Name.mcpProtocolVersion, .mcpMethod, .mcpName] where headers.occurrences(of: name) > 1 {
+    func checkEnvelope(_ request: RequestMessage, headers: KnownHeaders) throws(RPCError) -> (version: String, capabilities: JSONObject, logLevel: LogLevel?) {
+        for (name, count) in [
+            (HTTPField.Name.mcpProtocolVersion, headers.protocolVersionCount), (.mcpMethod, headers.methodCount), (.mcpName, headers.nameCount),
+        ]
+        where count > 1 {
             throw .headerMismatch("the \(name.canonicalName) header appears more than once")
         }
         guard let meta = request.meta else {
@@ -393,13 +396,13 @@ extension MCPEndpoint {
             throw .invalidParams("params._meta is missing the required key(s): \(missing.joined(separator: ", "))")
         }
         let bodyVersion = meta[MetaKey.protocolVersion]!
-        guard let headerVersion = headers.value(.mcpProtocolVersion) else {
+        guard let headerVersion = headers.protocolVersion else {
             throw .headerMismatch("the MCP-Protocol-Version header is missing; it must equal params._meta['\(MetaKey.protocolVersion)']")
         }
         guard bodyVersion == .string(headerVersion) else {
             throw .headerMismatch("MCP-Protocol-Version header '\(headerVersion)' does not match the body's protocol version \(bodyVersion.serializedString)")
         }
-        guard let methodHeader = headers.value(.mcpMethod) else {
+        guard let methodHeader = headers.method else {
             throw .headerMismatch("the Mcp-Method header is missing; it must equal the body's method '\(request.method)'")
         }
         guard methodHeader == request.method else {
@@ -412,7 +415,7 @@ extension MCPEndpoint {
             default: nil
             }
         if let nameKey, let bodyName = request.params?[nameKey] {
-            guard let rawHeader = headers.value(.mcpName) else {
+            guard let rawHeader = headers.name else {
                 throw .headerMismatch("the Mcp-Name header is missing; it must equal the body's '\(nameKey)'")
             }
             guard let decoded = HeaderValue.decode(rawHeader), bodyName == .string(decoded) else {

@@ -51,14 +51,19 @@ struct MCPController: Sendable {
                 ).json, status: .notFound)
         }
         var request = request
-        var body: [UInt8] = []
+        var exchange = MCPHTTPRequest(
+            method: request.method, headers: request.headers, body: [], app: app,
+            packagesQuery: request.uri.query == nil ? nil : request.uri.queryParameters["packages"].map(String.init),
+            resourceMetadataURL: app == "main" ? mainResourceMetadataURL : baseURL + "/.well-known/oauth-protected-resource" + path,
+            auth: .anonymous, logger: context.logger)
+        exchange.offeredPackages = known.packages
         if request.method == .post {
-            if let length = request.headers.value(.contentLength).flatMap(Int.init), length > maxBodyBytes {
+            if let length = exchange.known.contentLength.flatMap(Int.init), length > maxBodyBytes {
                 return tooLarge()
             }
             do {
                 let buffer = try await request.collectBody(upTo: maxBodyBytes)
-                body = Array(buffer.readableBytesView)
+                exchange.body = Array(buffer.readableBytesView)
             } catch is NIOTooManyBytesError {
                 return tooLarge()
             } catch {
@@ -75,15 +80,8 @@ struct MCPController: Sendable {
                 return response
             }
         }
-        let auth = await authenticator.authenticate(
-            RequestCredentials(
-                authorization: request.headers.value(.authorization), cookie: request.headers.value(.cookie), remoteAddress: context.remoteAddress), app: app)
-        var exchange = MCPHTTPRequest(
-            method: request.method, headers: request.headers, body: body, app: app,
-            packagesQuery: request.uri.query == nil ? nil : request.uri.queryParameters["packages"].map(String.init),
-            resourceMetadataURL: app == "main" ? mainResourceMetadataURL : baseURL + "/.well-known/oauth-protected-resource" + path,
-            auth: auth, logger: context.logger)
-        exchange.offeredPackages = known.packages
+        exchange.auth = await authenticator.authenticate(
+            RequestCredentials(authorization: exchange.known.authorization, cookie: exchange.known.cookie, remoteAddress: context.remoteAddress), app: app)
         return response(await endpoint.handle(exchange), request: request, context: context)
     }
 

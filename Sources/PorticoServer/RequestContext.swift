@@ -94,7 +94,7 @@ struct RequestIDMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         ClientAddress.apply(request, to: &context, trustedProxies: trustedProxies)
-        let supplied = request.headers.value(Self.header).flatMap { Self.isSane($0) ? $0 : nil }
+        let supplied = request.headers[Self.header].flatMap { Self.isSane($0) ? $0 : nil }
         let id = supplied ?? context.id
         context.requestID = id
         // Hummingbird's logger already carries its own id (`hb.request.id`); a client's own id

@@ -1,4 +1,6 @@
 import HTTPTypes
+import Logging
+import PorticoAuth
 import Testing
 
 @testable import PorticoMCP
@@ -34,14 +36,43 @@ import Testing
         #expect(!MCPEndpoint.isJSON("application/js"))
     }
 
-    @Test func aRepeatedFieldReadsAsHTTPTypesJoinsIt() {
+    @Test func eachKnownFieldIsFoundInOnePassAndARepeatedOneReadsAsHTTPTypesJoinsIt() {
         var fields = HTTPFields()
         fields[.accept] = "a"
-        #expect(fields.value(.accept) == "a")
-        #expect(fields.occurrences(of: .accept) == 1)
+        fields[.contentType] = "application/json"
+        fields[.mcpProtocolVersion] = "2026-07-28"
+        fields[.mcpMethod] = "tools/call"
+        fields[.mcpName] = "resource_get"
+        fields[.mcpSessionID] = "s1"
+        fields[.mcpPackages] = "data"
+        fields[.authorization] = "Bearer k"
+        fields[.userAgent] = "agent/1"
+        fields[.origin] = "http://localhost"
+        fields[.cookie] = "a=1"
+        fields[.contentLength] = "12"
+        fields[HTTPField.Name("X-Other")!] = "ignored"
+        var known = KnownHeaders(fields)
+        #expect(known.accept == "a" && known.contentType == "application/json" && known.protocolVersion == "2026-07-28")
+        #expect(known.method == "tools/call" && known.name == "resource_get" && known.sessionID == "s1" && known.packages == "data")
+        #expect(known.authorization == "Bearer k" && known.userAgent == "agent/1" && known.origin == "http://localhost")
+        #expect(known.cookie == "a=1" && known.contentLength == "12")
+        #expect(known.protocolVersionCount == 1 && known.methodCount == 1 && known.nameCount == 1 && known.sessionIDCount == 1)
+
         fields.append(HTTPField(name: .accept, value: "b"))
-        #expect(fields.value(.accept) == fields[.accept])
-        #expect(fields.occurrences(of: .accept) == 2)
-        #expect(fields.value(.origin) == nil)
+        fields.append(HTTPField(name: .mcpMethod, value: "ping"))
+        fields.append(HTTPField(name: HTTPField.Name("mcp-name")!, value: "x"))
+        known = KnownHeaders(fields)
+        #expect(known.accept == fields[.accept] && known.accept != "a")
+        #expect(known.methodCount == 2 && known.nameCount == 2 && known.protocolVersionCount == 1)
+        #expect(KnownHeaders(HTTPFields()).origin == nil && KnownHeaders(HTTPFields()).sessionIDCount == 0)
+    }
+
+    @Test func aRequestReadsItsHeadersAgainWhenTheyChange() {
+        var request = MCPHTTPRequest(
+            method: .post, headers: [.accept: "a"], body: [], app: "main", packagesQuery: nil, resourceMetadataURL: "", auth: .anonymous,
+            logger: .init(label: "test"))
+        #expect(request.known.accept == "a")
+        request.headers[.accept] = "b"
+        #expect(request.known.accept == "b")
     }
 }
