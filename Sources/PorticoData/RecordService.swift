@@ -109,7 +109,7 @@ public struct RecordService: Sendable {
             notes.append("more than \(budget.maxRows) records match; use pagination or a narrower filter")
         }
         let meter = ResultMeter(budget: budget)
-        let records = try await plan.records(from: Array(shown), meter: meter)
+        let records = plan.appends.isEmpty ? plan.recordsWithoutAppends(Array(shown), meter: meter) : try await plan.records(from: Array(shown), meter: meter)
         if meter.cutByBytes {
             truncated = true
             notes.append(
@@ -143,7 +143,7 @@ public struct RecordService: Sendable {
         let condition = try conditions(request, target: target, catalog: catalog)
         let rows = try await catalog.database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: flavor))
         let meter = ResultMeter(budget: budget)
-        let records = try await plan.records(from: rows, meter: meter)
+        let records = plan.appends.isEmpty ? plan.recordsWithoutAppends(rows, meter: meter) : try await plan.records(from: rows, meter: meter)
         if records.isEmpty, !rows.isEmpty {
             throw DataError.invalid(
                 "the record is larger than \(budget.maxBytes / 1024) KiB with the fields and appends asked for; ask for fewer fields (fields, except) or fewer appends"

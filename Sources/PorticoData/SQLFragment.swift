@@ -135,6 +135,27 @@ public struct SQLFragment: Sendable {
         return quoted + "\""
     }
 
+    /// The same SQL with its names written into the text around them (quoted as `rendered` quotes
+    /// them) and its values still bound: fewer parts to render each time, for a fragment made once
+    /// and used in every statement of a kind (a cached plan's head). Only for fragments that are
+    /// rendered with placeholders: the names are no longer told apart from the text.
+    func compacted() -> SQLFragment {
+        var compact = SQLFragment()
+        var text = ""
+        for part in parts {
+            switch part {
+            case .text(let piece): text += piece
+            case .identifier(let name), .alias(let name), .table(let name): text += Self.quote(name)
+            case .bind(let value):
+                if !text.isEmpty { compact.parts.append(.text(text)) }
+                text = ""
+                compact.parts.append(.bind(value))
+            }
+        }
+        if !text.isEmpty { compact.parts.append(.text(text)) }
+        return compact
+    }
+
     /// The SQL text with `?` placeholders and the values to bind, in order (SQLite's form),
     /// without boxing a bind on the hot path. The text is measured first and then written
     /// straight into one string.
@@ -199,27 +220,31 @@ public struct SQLFragment: Sendable {
     private func renderedWithQuestionMarks() -> (sql: String, binds: [SQLValue]) {
         var length = 0
         var bindCount = 0
-        var quotesInNames = false
         for part in parts {
             switch part {
             case .text(let text): length += text.utf8.count
-            case .identifier(let name), .alias(let name), .table(let name):
-                length += name.utf8.count + 2
-                quotesInNames = quotesInNames || name.utf8.contains(UInt8(ascii: "\""))
+            case .identifier(let name), .alias(let name), .table(let name): length += name.utf8.count + 2
             case .bind(.null): length += 4
             case .bind: bindCount += 1
             }
         }
-        // Names with quotes in them are rare enough for the plain way.
-        guard !quotesInNames else { return renderedPlainly(numbered: false) }
         var binds: [SQLValue] = []
         binds.reserveCapacity(bindCount)
+        // Names are copied whole; one with a quote in it (rare) is rendered the plain way, which doubles it.
+        var quoteInName = false
         let sql = String(unsafeUninitializedCapacity: length + bindCount) { out in
             var at = 0
+            let base = out.baseAddress!
             func write(_ text: String) {
-                var text = text
-                text.withUTF8 { bytes in
-                    for byte in bytes {
+                // One copy of the bytes (SQL text and names are native or small strings, so contiguous).
+                let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+                    if let from = bytes.baseAddress { (base + at).update(from: from, count: bytes.count) }
+                    return bytes.count
+                }
+                if let copied {
+                    at += copied
+                } else {
+                    for byte in text.utf8 {
                         out[at] = byte
                         at += 1
                     }
@@ -234,7 +259,12 @@ public struct SQLFragment: Sendable {
                 case .text(let text): write(text)
                 case .identifier(let name), .alias(let name), .table(let name):
                     write(UInt8(ascii: "\""))
+                    let from = at
                     write(name)
+                    if out[from..<at].contains(UInt8(ascii: "\"")) {
+                        quoteInName = true
+                        return 0
+                    }
                     write(UInt8(ascii: "\""))
                 case .bind(.null): write("NULL")
                 case .bind(let value):
@@ -244,7 +274,7 @@ public struct SQLFragment: Sendable {
             }
             return at
         }
-        return (sql, binds)
+        return quoteInName ? renderedPlainly(numbered: false) : (sql, binds)
     }
 }
 

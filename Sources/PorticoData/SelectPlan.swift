@@ -8,9 +8,10 @@ struct SelectPlan: Sendable {
     /// The catalog as the caller may see it: every table this plan reads is read through it.
     let catalog: Catalog
     let outputColumns: [String]
-    let fetchColumns: [String]
     let order: [SQLFragment]
     let appends: [AppendNode]
+    /// `SELECT <columns> FROM <the collection as the caller sees it>`, written once per plan.
+    let head: SQLFragment
 
     /// Relations deep an append path may go (`tracks.genre.tracks` is three).
     static let maxAppendDepth = 3
@@ -86,8 +87,12 @@ struct SelectPlan: Sendable {
             let key = node.field.localKey!
             if !fetch.contains(key) { fetch.append(key) }
         }
-        fetchColumns = fetch
         order = try Self.order(request.sort ?? [], collection: collection, catalog: catalog, flavor: flavor)
+        var head = SQLFragment("SELECT ")
+        head.append(columns: fetch, of: RecordService.rootAlias)
+        head.append(" FROM ")
+        head.append(catalog.from(collection, as: RecordService.rootAlias))
+        self.head = head.compacted()
     }
 
     static func appendTree(_ paths: [String], collection: CollectionSchema, catalog: Catalog, prefix: String) throws(DataError) -> [AppendNode] {
@@ -174,10 +179,7 @@ struct SelectPlan: Sendable {
     }
 
     func select(where condition: SQLFragment?, limit: Int, offset: Int, flavor: SQLFlavor) -> SQLFragment {
-        var q = SQLFragment("SELECT ")
-        q.append(columns: fetchColumns, of: RecordService.rootAlias)
-        q.append(" FROM ")
-        q.append(catalog.from(collection, as: RecordService.rootAlias))
+        var q = head
         if let condition {
             q.append(" WHERE ")
             q.append(condition)
@@ -204,6 +206,14 @@ struct SelectPlan: Sendable {
             kept = min(kept, meter.fitting(sizes))
         }
         return Array(records[..<kept])
+    }
+
+    /// The records of `rows`, as many as fit the byte budget, for a plan with no appends: no
+    /// query to wait for, so no suspension (the common get and list).
+    func recordsWithoutAppends(_ rows: [Row], meter: ResultMeter) -> [JSONObject] {
+        let (records, sizes) = RowMapping.measuredRecords(rows, collection: collection, columns: outputColumns)
+        let kept = meter.fitting(sizes)
+        return kept == records.count ? records : Array(records[..<kept])
     }
 
     /// Loads one relation for all parents in one query and attaches it, with the relation's own
