@@ -257,6 +257,27 @@ final class SQLiteConnection {
         return try execute(statement, cached: cached, sql: sql, binds, maxRows: maxRows)
     }
 
+    /// Runs one statement that returns no rows once for each set of values: found (or prepared)
+    /// once, then bound and stepped per set, as a batch of audit records is written.
+    func runEach(_ sql: String, _ sets: [[SQLValue]]) throws(StoreError) {
+        let (statement, cached) = try statement(sql)
+        let pointer = statement.pointer
+        defer {
+            if cached {
+                sqlite3_reset(pointer)
+                sqlite3_clear_bindings(pointer)
+            } else {
+                sqlite3_finalize(pointer)
+            }
+        }
+        for binds in sets {
+            sqlite3_reset(pointer)
+            try bind(binds, to: pointer, sql: sql)
+            let status = sqlite3_step(pointer)
+            guard status == SQLITE_DONE else { throw error(status, sql: sql) }
+        }
+    }
+
     private func execute(_ statement: CachedStatement, cached: Bool, sql: String, _ binds: [SQLValue], maxRows: Int) throws(StoreError) -> [Row] {
         let pointer = statement.pointer
         defer {
@@ -267,6 +288,28 @@ final class SQLiteConnection {
                 sqlite3_finalize(pointer)
             }
         }
+        try bind(binds, to: pointer, sql: sql)
+        var rows: [Row] = []
+        let columns = statement.columns
+        let width = Int32(columns.count)
+        while true {
+            let status = sqlite3_step(pointer)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw error(status, sql: sql) }
+            guard rows.count < maxRows else {
+                throw StoreError(kind: .tooLarge, message: "the statement returned more than \(maxRows) rows", sql: sql)
+            }
+            var values: [SQLValue] = []
+            values.reserveCapacity(columns.count)
+            for column in 0..<width {
+                values.append(Self.value(pointer, column))
+            }
+            rows.append(Row(columns: columns, values: values))
+        }
+        return rows
+    }
+
+    private func bind(_ binds: [SQLValue], to pointer: OpaquePointer, sql: String) throws(StoreError) {
         for (index, value) in binds.enumerated() {
             let position = Int32(index + 1)
             let status: Int32
@@ -286,24 +329,6 @@ final class SQLiteConnection {
             }
             guard status == SQLITE_OK else { throw error(status, sql: sql) }
         }
-        var rows: [Row] = []
-        let columns = statement.columns
-        let width = Int32(columns.count)
-        while true {
-            let status = sqlite3_step(pointer)
-            if status == SQLITE_DONE { break }
-            guard status == SQLITE_ROW else { throw error(status, sql: sql) }
-            guard rows.count < maxRows else {
-                throw StoreError(kind: .tooLarge, message: "the statement returned more than \(maxRows) rows", sql: sql)
-            }
-            var values: [SQLValue] = []
-            values.reserveCapacity(columns.count)
-            for column in 0..<width {
-                values.append(Self.value(pointer, column))
-            }
-            rows.append(Row(columns: columns, values: values))
-        }
-        return rows
     }
 
     static func value(_ statement: OpaquePointer, _ column: Int32) -> SQLValue {

@@ -224,7 +224,7 @@ public final class SQLiteStore: Database {
         try await SQLiteJob.run(on: writer, timeout: statementTimeout) { connection, _ in
             _ = try connection.run("BEGIN IMMEDIATE", [])
             do {
-                for row in rows { _ = try connection.run(sql, row) }
+                try connection.runEach(sql, rows)
                 _ = try connection.run("COMMIT", [])
             } catch {
                 if !connection.isAutocommit { _ = try? connection.run("ROLLBACK", []) }
