@@ -7,7 +7,7 @@ final class InflightCalls: Sendable {
     typealias CallTask = Task<ToolResult, any Error>
 
     private struct Entry {
-        let key: String
+        let key: String?
         let task: CallTask
         let deadline: ContinuousClock.Instant
         var timedOut = false
@@ -22,12 +22,13 @@ final class InflightCalls: Sendable {
 
     private let state = Mutex(State())
 
-    /// Registers a call; the token removes it.
-    func register(_ key: String, _ task: CallTask, deadline: ContinuousClock.Instant) -> UInt64 {
+    /// Registers a call; the token removes it. Without a key (the 2026-07-28 era, where closing
+    /// the stream is the cancellation) it cannot be cancelled by id.
+    func register(_ key: String?, _ task: CallTask, deadline: ContinuousClock.Instant) -> UInt64 {
         state.withLock { s in
             s.next += 1
             s.entries[s.next] = Entry(key: key, task: task, deadline: deadline)
-            s.byKey[key] = s.next
+            if let key { s.byKey[key] = s.next }
             return s.next
         }
     }
@@ -37,7 +38,7 @@ final class InflightCalls: Sendable {
     func remove(_ token: UInt64) -> Bool {
         state.withLock { s in
             guard let entry = s.entries.removeValue(forKey: token) else { return false }
-            if s.byKey[entry.key] == token { s.byKey[entry.key] = nil }
+            if let key = entry.key, s.byKey[key] == token { s.byKey[key] = nil }
             return entry.timedOut
         }
     }

@@ -296,7 +296,8 @@ extension MCPEndpoint {
             }
         }
         toolLabel = tool.name
-        let key = inflightKey(exchange, message.id)
+        // Only the handshake era cancels a call by its id (`notifications/cancelled`).
+        let key = exchange.modern ? nil : inflightKey(exchange, message.id)
         let handler = tool.handler
         let task = Task { try await handler(arguments, context) }
         let token = inflight.register(key, task, deadline: exchange.deadline)
@@ -354,7 +355,7 @@ extension MCPEndpoint {
         if let info = message.meta?[MetaKey.clientInfo], let name = info["name"]?.stringValue {
             client = name + (info["version"]?.stringValue.map { "/" + $0 } ?? "")
         } else {
-            client = exchange.request.headers.value(.userAgent) ?? "unknown"
+            client = exchange.request.known.userAgent ?? "unknown"
         }
         return ToolCallRecord(
             at: Int64(clock.date.timeIntervalSince1970 * 1000), app: exchange.request.app, userID: principal?.userID,

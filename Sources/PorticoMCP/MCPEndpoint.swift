@@ -136,7 +136,7 @@ public final class MCPEndpoint: Sendable {
 
     /// Serves one HTTP request to the MCP endpoint.
     public func handle(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let origin = request.headers.value(.origin), !isAllowed(origin: origin) {
+        if let origin = request.known.origin, !isAllowed(origin: origin) {
             return Self.errorResponse(
                 .forbidden, id: nil,
                 RPCError(
@@ -273,14 +273,14 @@ public final class MCPEndpoint: Sendable {
     // MARK: GET and DELETE
 
     func handleGet(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let version = request.headers.value(.mcpProtocolVersion), ProtocolVersion.isModern(version) {
+        if let version = request.known.protocolVersion, ProtocolVersion.isModern(version) {
             return Self.methodNotAllowed(version: version)
         }
         guard case .authenticated(let principal) = request.auth else {
             return unauthorized(request, id: nil)
         }
         if let refusal = mcpScopeRefusal(principal, request, id: nil) { return refusal }
-        if let accept = request.headers.value(.accept), !Self.accepts(accept, "text/event-stream") {
+        if let accept = request.known.accept, !Self.accepts(accept, "text/event-stream") {
             return Self.errorResponse(.notAcceptable, id: nil, .invalidRequest("GET opens a server-sent event stream: send 'Accept: text/event-stream'"))
         }
         let session: MCPSession
@@ -319,7 +319,7 @@ public final class MCPEndpoint: Sendable {
     }
 
     func handleDelete(_ request: MCPHTTPRequest) async -> MCPHTTPResponse {
-        if let version = request.headers.value(.mcpProtocolVersion), ProtocolVersion.isModern(version) {
+        if let version = request.known.protocolVersion, ProtocolVersion.isModern(version) {
             return Self.methodNotAllowed(version: version)
         }
         guard case .authenticated(let principal) = request.auth else {
@@ -353,8 +353,8 @@ public final class MCPEndpoint: Sendable {
     /// Reads and checks the `Mcp-Session-Id` header: signed by us, not expired, not ended,
     /// for this app, and opened by the same credential.
     func resolveSession(_ request: MCPHTTPRequest, principal: Principal?) -> SessionLookup {
-        guard let id = request.headers.value(.mcpSessionID) else { return .none }
-        guard request.headers.occurrences(of: .mcpSessionID) == 1,
+        guard let id = request.known.sessionID else { return .none }
+        guard request.known.sessionIDCount == 1,
             let session = signer.verify(id, now: self.now),
             !ledger.isEnded(session.nonce),
             session.app == request.app,
@@ -373,11 +373,10 @@ public final class MCPEndpoint: Sendable {
         return headers
     }
 
-    static func jsonHeaders() -> HTTPFields {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return headers
-    }
+    static func jsonHeaders() -> HTTPFields { jsonHeaderFields }
+
+    /// Made (and its value checked) once: a response's copy only shares it.
+    private static let jsonHeaderFields: HTTPFields = [.contentType: "application/json"]
 
     /// How long a client should wait before retrying a request refused with 503.
     static let retryAfterSeconds = "5"

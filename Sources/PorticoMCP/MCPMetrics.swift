@@ -21,9 +21,9 @@ final class MCPMetrics: Sendable {
         var outcome: Outcome
     }
 
-    // Handles are made once per label set: making one takes the factory's lock.
-    private let counters = Mutex<[Key: Counter]>([:])
-    private let timers = Mutex<[Key: Metrics.Timer]>([:])
+    // Handles are made once per label set (making one takes the factory's lock), and found
+    // together with one lookup per request.
+    private let handles = Mutex<[Key: (counter: Counter, timer: Metrics.Timer)]>([:])
     let sessionsInitialized = Counter(label: "portico_mcp_sessions_initialized_total")
     let sessionsEnded = Counter(label: "portico_mcp_sessions_ended_total")
     private let activeSessions = Mutex<(sessions: [String: ContinuousClock.Instant], prunedAt: ContinuousClock.Instant)>(([:], .now))
@@ -33,21 +33,18 @@ final class MCPMetrics: Sendable {
         let elapsed = ContinuousClock.now - start
         // Unknown methods and tools are one label, so a client cannot mint label values.
         let key = Key(method: method, tool: tool, outcome: outcome)
-        let counter = counters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = Counter(label: "portico_mcp_requests_total", dimensions: [("method", method), ("tool", tool), ("outcome", outcome.rawValue)])
-            counters[key] = counter
-            return counter
+        let (counter, timer) = handles.withLock { handles in
+            if let known = handles[key] { return known }
+            let made = (
+                counter: Counter(label: "portico_mcp_requests_total", dimensions: [("method", method), ("tool", tool), ("outcome", outcome.rawValue)]),
+                // One timer per method and tool, whatever the outcome (swift-metrics hands back the same series).
+                timer: Metrics.Timer(
+                    label: "portico_mcp_request_duration_seconds", dimensions: [("method", method), ("tool", tool)], preferredDisplayUnit: .seconds)
+            )
+            handles[key] = made
+            return made
         }
         counter.increment()
-        let timerKey = Key(method: method, tool: tool, outcome: .ok)
-        let timer = timers.withLock { timers in
-            if let timer = timers[timerKey] { return timer }
-            let timer = Metrics.Timer(
-                label: "portico_mcp_request_duration_seconds", dimensions: [("method", method), ("tool", tool)], preferredDisplayUnit: .seconds)
-            timers[timerKey] = timer
-            return timer
-        }
         timer.recordNanoseconds(Int64(elapsed.components.seconds) * 1_000_000_000 + Int64(elapsed.components.attoseconds / 1_000_000_000))
     }
 
