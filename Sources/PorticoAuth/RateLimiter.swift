@@ -42,11 +42,44 @@ public final class RateLimiter: Sendable {
     enum Kind: String, Sendable {
         case credential, app, daily
         case appDaily = "app_daily"
+
+        /// The prefix of its scopes in the shared table. A day's start with "d:"; an app's day is
+        /// "d:@app" (no credential's key starts with "@").
+        var prefix: String {
+            switch self {
+            case .credential: "c:"
+            case .app: "a:"
+            case .daily: "d:"
+            case .appDaily: "d:@"
+            }
+        }
+
+        var isDaily: Bool { self == .daily || self == .appDaily }
     }
 
+    /// One window of one limit: what it counts (a credential or an app) and when. Counted under
+    /// its parts, so admitting a call builds no text; `scope` is the shared table's name for it.
     struct Key: Hashable, Sendable {
-        var scope: String
+        var kind: Kind
+        var name: String
         var window: Int64
+
+        var scope: String { kind.prefix + name }
+
+        init(_ kind: Kind, _ name: String, window: Int64) {
+            self.kind = kind
+            self.name = name
+            self.window = window
+        }
+
+        /// The key a scope of the shared table names.
+        init?(scope: String, window: Int64) {
+            for kind in [Kind.appDaily, .daily, .credential, .app] where scope.hasPrefix(kind.prefix) {
+                self.init(kind, String(scope.dropFirst(kind.prefix.count)), window: window)
+                return
+            }
+            return nil
+        }
     }
 
     struct Count: Sendable {
@@ -104,11 +137,11 @@ public final class RateLimiter: Sendable {
         let day = now / 86_400
         let credential = principal.bindingKey
         var checks: [(Key, Int, Kind)] = []
-        if let perCredential { checks.append((Key(scope: "c:" + credential, window: minute), perCredential, .credential)) }
-        if let perApp = limits.perAppPerMinute { checks.append((Key(scope: "a:" + app, window: minute), perApp, .app)) }
-        if let daily { checks.append((Key(scope: "d:" + credential, window: day), daily, .daily)) }
-        // Day windows' scopes start with "d:"; an app's is "d:@app" (no credential's key starts with "@").
-        if let appDaily { checks.append((Key(scope: "d:@" + app, window: day), appDaily, .appDaily)) }
+        checks.reserveCapacity(4)
+        if let perCredential { checks.append((Key(.credential, credential, window: minute), perCredential, .credential)) }
+        if let perApp = limits.perAppPerMinute { checks.append((Key(.app, app, window: minute), perApp, .app)) }
+        if let daily { checks.append((Key(.daily, credential, window: day), daily, .daily)) }
+        if let appDaily { checks.append((Key(.appDaily, app, window: day), appDaily, .appDaily)) }
         let refused: (Int, Kind)? = counts.withLock { counts in
             // The last limit reached is the one with the longest wait: the checks go from minutes to days.
             var refused: (Int, Kind)?
@@ -186,8 +219,10 @@ public final class RateLimiter: Sendable {
             let rows = try await database.query(q)
             var totals: [Key: Int64] = [:]
             for row in rows {
-                if let scope = row.string("scope"), let window = row.int("window_start"), let count = row.int("count") {
-                    totals[Key(scope: scope, window: window)] = count
+                if let scope = row.string("scope"), let window = row.int("window_start"), let count = row.int("count"),
+                    let key = Key(scope: scope, window: window)
+                {
+                    totals[key] = count
                 }
             }
             // Written: no longer this replica's alone, whatever happens to the rest of the exchange.
@@ -202,7 +237,7 @@ public final class RateLimiter: Sendable {
         }
         // Keys used here but not since the last exchange: read what the other replicas added.
         let written = Set(pending.map(\.0))
-        let idle = current.filter { !written.contains($0) && (round % 10 == 0 || !$0.scope.hasPrefix("d:")) }
+        let idle = current.filter { !written.contains($0) && (round % 10 == 0 || !$0.kind.isDaily) }
         var totals: [Key: Int64] = [:]
         for chunk in Self.chunks(of: idle) {
             var q = SQLFragment("SELECT scope, window_start, count FROM portico_rate_counters WHERE ")
@@ -216,8 +251,10 @@ public final class RateLimiter: Sendable {
                     return part
                 }, separator: " OR ")
             for row in try await database.query(q) {
-                if let scope = row.string("scope"), let window = row.int("window_start"), let count = row.int("count") {
-                    totals[Key(scope: scope, window: window)] = count
+                if let scope = row.string("scope"), let window = row.int("window_start"), let count = row.int("count"),
+                    let key = Key(scope: scope, window: window)
+                {
+                    totals[key] = count
                 }
             }
         }
@@ -253,13 +290,15 @@ public final class RateLimiter: Sendable {
         let rows = try await database.query(q)
         counts.withLock { counts in
             for row in rows {
-                if let scope = row.string("scope"), let count = row.int("count") { counts[Key(scope: scope, window: day), default: Count()].synced = count }
+                if let scope = row.string("scope"), let count = row.int("count"), let key = Key(scope: scope, window: day) {
+                    counts[key, default: Count()].synced = count
+                }
             }
         }
     }
 
     static func isCurrent(_ key: Key, now: Int64) -> Bool {
-        key.scope.hasPrefix("d:") ? key.window >= now / 86_400 : key.window >= now / 60
+        key.kind.isDaily ? key.window >= now / 86_400 : key.window >= now / 60
     }
 }
 
