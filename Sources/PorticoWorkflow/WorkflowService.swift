@@ -75,6 +75,7 @@ public struct WorkflowService: Sendable {
                 // A collection named by a variable is checked when the node runs.
                 guard !name.contains("{{") else { break }
                 let schema = try collection(name, at: "node '\(node.key)' config.collection")
+                if let filter = node.config["filter"] { try Self.checkFilterFields(filter, of: schema, at: "node '\(node.key)' config.filter") }
                 for (name, value) in node.config["values"]?.objectValue ?? [:] {
                     guard let field = schema.field(name) else {
                         throw DataError.invalid("node '\(node.key)' sets '\(name)', which '\(schema.name)' does not have")
@@ -127,6 +128,25 @@ public struct WorkflowService: Sendable {
                 default:
                     break
                 }
+            }
+        }
+    }
+
+    /// The fields a node's filter names (the first step of a path such as `owner.name`), checked
+    /// against its collection when the workflow is saved rather than when the node first runs.
+    static func checkFilterFields(_ filter: JSON, of schema: CollectionSchema, at path: String) throws {
+        guard case .object(let object) = filter else { return }
+        for (key, value) in object {
+            if key == "$and" || key == "$or" {
+                for item in value.arrayValue ?? [] { try checkFilterFields(item, of: schema, at: path) }
+                continue
+            }
+            guard !key.hasPrefix("$"), !key.contains("{{") else { continue }
+            let first = String(key.split(separator: ".", maxSplits: 1).first ?? "")
+            guard schema.field(first) != nil else {
+                throw DataError.invalid(
+                    "\(path) filters on '\(key)', but '\(schema.name)' has no field '\(first)'; its fields are: \(schema.fields.map(\.name).joined(separator: ", "))"
+                )
             }
         }
     }

@@ -228,6 +228,9 @@ def test_definitions_are_checked_when_saved(story):
                               {"key": "b", "type": "create", "config": {"collection": "Task", "values": {"title": "{{$jobsMapByNodeKey.q.name}}"}}}],
          "'Deal' has no field 'name'"),
         ({"type": "manual"}, [{"key": "a", "type": "end", "config": {}}, {"key": "a", "type": "end", "config": {}}], "unique"),
+        ({"type": "manual"}, [{"key": "u", "type": "update", "config": {"collection": "Deal", "filter": {"$or": [{"title": "x"}, {"stage": "won"}]},
+                                                                        "values": {"status": "won"}}}],
+         "filters on 'stage', but 'Deal' has no field 'stage'"),
         ({"type": "beforeAction", "collection": "Deal", "on": "create"}, [{"key": "w", "type": "create", "config": {"collection": "Task", "values": {}}}],
          "may only use"),
     ]
