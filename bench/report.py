@@ -171,10 +171,6 @@ def workflow_section():
 
 
 ask_figures = out / "ask-latency.json"
-for kind in ("get", "list"):
-    if kind in cost and kind in limited_cost:
-        target(f"rate limits and quotas on: instructions per {kind} within 3% of the same build without them", limited_cost[kind] <= cost[kind] * 1.03,
-               f"{limited_cost[kind] / cost[kind] - 1:+.1%}")
 if ask_figures.exists():
     a = json.loads(ask_figures.read_text())
     print()
@@ -284,6 +280,10 @@ target("get ≥ 50% of `/healthz`", get["rps"] >= 0.5 * healthz["rps"], f"{get['
 target("list ≥ 30% of `/healthz`", lst["rps"] >= 0.3 * healthz["rps"], f"{lst['rps'] / healthz['rps']:.0%}")
 target(f"p99 ≤ 10 ms on get at {connections} connections", get["p99_us"] <= 10_000, f"{ms(get['p99_us'])} ms")
 target("peak RSS ≤ 50 MB", memory["portico"] * 1024 <= 50_000_000, f"{memory['portico'] * 1024 / 1e6:.1f} MB")
+for kind in ("get", "list"):
+    if kind in cost and kind in limited_cost:
+        target(f"rate limits and quotas on: instructions per {kind} within 3% of the same build without them", limited_cost[kind] <= cost[kind] * 1.03,
+               f"{limited_cost[kind] / cost[kind] - 1:+.1%}")
 if ask_figures.exists():
     a = json.loads(ask_figures.read_text())
     if "builtin_rows" in a:
