@@ -35,9 +35,10 @@ public protocol RecordWriteObserver: Sendable {
     /// called, with `startedWithRow` holding the names of those that were run.
     func startsWithRow(_ write: RecordWrite, record: SQLFragment) async throws -> [(name: String, statement: SQLFragment)]
     /// Before the write's statement, in its transaction, with the records an update or a destroy
-    /// is about to change, as they are, every field (none for a create); throwing refuses the
-    /// write and rolls it back.
-    func before(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws
+    /// is about to change, as they are, with the fields the writer may read (none for a create);
+    /// throwing refuses the write and rolls it back. Returns whether a rule judged the records:
+    /// the write must then change no other (one that another writer made match meanwhile).
+    func before(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws -> Bool
     /// After the statement, in the same transaction, with the records as written (for destroy: as
     /// they were), every field.
     func after(_ write: RecordWrite, changes: [RecordChange], db: any Database) async throws

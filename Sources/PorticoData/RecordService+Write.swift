@@ -49,7 +49,7 @@ extension RecordService {
         let (write, statements) = (given, withRow)
         let created: JSONObject = try await writing(collection) {
             try await catalog.database.transaction { db in
-                try await observer?.before(write, records: [], db: db)
+                _ = try await observer?.before(write, records: [], db: db)
                 // The parent must be one of the caller's rows (its role may filter them).
                 if let association = target.association { try await catalog.requireParent(association, db: db) }
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
@@ -130,9 +130,11 @@ extension RecordService {
         let write = RecordWrite(app: app, collection: collection.name, action: .update, caller: access.caller, values: values)
         let rows: [Row] = try await writing(collection) {
             try await catalog.database.transaction { db in
-                // What the records were, for the observer to judge them and to tell which fields the update changed.
-                let previous = observer == nil ? [] : try await db.query(catalog.select(collection, where: condition))
-                try await observer?.before(write, records: Self.fullRecords(previous, of: collection, catalog: catalog), db: db)
+                // What the records were, for the observer to judge them and to tell which fields the
+                // update changed; locked on PostgreSQL, so what is judged is what is written.
+                let previous = observer == nil ? [] : try await db.query(Self.locking(catalog.select(collection, where: condition), db))
+                let judged = try await observer?.before(
+                    write, records: Self.readableRecords(previous, of: collection, catalog: catalog, access: access), db: db)
                 try await assignment.requireVisibleTargets(catalog: catalog, db: db)
                 let rows = try await db.query(
                     assignment.columns.isEmpty
@@ -141,6 +143,7 @@ extension RecordService {
                     try await assignment.linkRelations(of: row, collection: collection, catalog: catalog, db: db)
                 }
                 try await catalog.requireStillInside(collection, rows: rows, db: db)
+                if judged == true { try Self.requireJudged(rows, previous, of: collection, catalog: catalog) }
                 if let observer, !rows.isEmpty {
                     try await observer.after(write, changes: Self.changes(from: previous, to: rows, of: collection, catalog: catalog), db: db)
                 }
@@ -172,13 +175,15 @@ extension RecordService {
             let write = RecordWrite(app: app, collection: collection.name, action: .destroy, caller: access.caller, values: nil)
             let count: Int = try await writing(collection) {
                 try await catalog.database.transaction { db in
-                    let rows = try await db.query(catalog.select(collection, where: condition))
-                    try await observer.before(write, records: Self.fullRecords(rows, of: collection, catalog: catalog), db: db)
+                    let rows = try await db.query(Self.locking(catalog.select(collection, where: condition), db))
+                    let judged = try await observer.before(
+                        write, records: Self.readableRecords(rows, of: collection, catalog: catalog, access: access), db: db)
                     guard !rows.isEmpty else { return 0 }
                     let count =
                         links.isEmpty
                         ? try await db.query(catalog.delete(collection, where: condition)).count
                         : try await Self.destroyWithLinks(collection, where: condition, links: links, catalog: catalog)
+                    if judged, count > rows.count { throw Self.changedMeanwhile(collection) }
                     let removed = Self.fullRecords(rows, of: collection, catalog: catalog).map { RecordChange(record: $0, changed: []) }
                     try await observer.after(write, changes: removed, db: db)
                     return count
@@ -345,6 +350,34 @@ extension RecordService {
     static func fullRecords(_ rows: [Row], of collection: CollectionSchema, catalog: Catalog) -> [JSONObject] {
         let full = catalog.unscoped[collection.name] ?? collection
         return RowMapping.records(rows, collection: full, columns: full.columns.map(\.name))
+    }
+
+    /// The records as the writer may read them (its `get` rule), for the rules that judge a write.
+    static func readableRecords(_ rows: [Row], of collection: CollectionSchema, catalog: Catalog, access: RecordAccess) -> [JSONObject] {
+        RowMapping.records(
+            rows, collection: catalog.unscoped[collection.name] ?? collection, columns: readableColumns(of: collection, catalog: catalog, access: access))
+    }
+
+    /// `select` with its rows locked until the transaction ends, where the database has such locks
+    /// (PostgreSQL; SQLite's writer already holds the whole database).
+    static func locking(_ select: SQLFragment, _ db: any Database) -> SQLFragment {
+        guard db.flavor == .postgres else { return select }
+        var q = select
+        q.append(" FOR UPDATE")
+        return q
+    }
+
+    /// Refuses an update that wrote a record its rules did not judge: one another writer made
+    /// match its condition between the rules' reading and the update (PostgreSQL's read committed).
+    static func requireJudged(_ rows: [Row], _ judged: [Row], of collection: CollectionSchema, catalog: Catalog) throws {
+        let keys = (catalog.unscoped[collection.name] ?? collection).primaryKey.map(\.name)
+        let seen = Set(judged.map { row in keys.map { row[$0] ?? .null } })
+        if rows.contains(where: { row in !seen.contains(keys.map { row[$0] ?? .null }) }) { throw changedMeanwhile(collection) }
+    }
+
+    static func changedMeanwhile(_ collection: CollectionSchema) -> DataError {
+        DataError(
+            .conflict, "records of '\(collection.name)' changed while this write was being judged by its before-action rules; send it again")
     }
 
     /// Each updated record with the fields whose values the update changed, matched to what it

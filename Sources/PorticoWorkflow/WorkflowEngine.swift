@@ -3,6 +3,7 @@ public import Logging
 import Metrics
 public import PorticoAsk
 public import PorticoAuth
+import PorticoBase
 public import PorticoData
 public import PorticoJSON
 import Synchronization
@@ -58,6 +59,8 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     let replica = "replica-" + UUID().uuidString.prefix(13)
 
     private let triggers = Mutex<[String: AppTriggers]>([:])
+    /// Each workflow's owner as last read, and the change signal's stamp before it was read.
+    let owners = BoundedCache<Int64, KnownOwner>(limit: 4096)
     private let wakeup = Wakeup()
     private let running = Atomic<Int>(0)
     private let queuedByApp = Mutex<[String: Int]>([:])
@@ -68,6 +71,15 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
 
     let queueGauge = Gauge(label: "portico_workflow_queue_length")
     let refusedCounter = Counter(label: "portico_workflow_events_refused_total")
+
+    struct KnownOwner: Sendable {
+        let owner: Owner
+        let stamp: ChangeSignal.Stamp
+    }
+
+    /// Records a write may hand its before-action rules at once, each judged by each rule inside
+    /// the write's transaction: past this the write is refused rather than hold the writer.
+    public static let maxJudgedRecords = 1000
 
     struct AppTriggers {
         let workflows: [Workflow]
@@ -155,6 +167,8 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         guard write.action == .create, WriteOrigin.depth <= configuration.maxDepth else { return [] }
         var started: [(name: String, statement: SQLFragment)] = []
         for workflow in try await enabled(app: write.app) where Self.startsWithEveryCreate(workflow, collection: write.collection) {
+            // The statement hands over the whole row: only to a workflow whose owner reads every field of every record.
+            guard try await readsInFull(workflow, collection: write.collection, app: write.app) else { continue }
             try admit(app: write.app)
             let statement = store.enqueueWithRow(
                 app: write.app, workflow: workflow, action: write.action.rawValue, collection: write.collection, record: record, depth: WriteOrigin.depth)
@@ -163,27 +177,49 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         return started
     }
 
+    /// Whether the owner of `workflow` reads every field of every record of `collection`.
+    func readsInFull(_ workflow: Workflow, collection: String, app: String) async throws -> Bool {
+        guard let owner = try? await cachedOwner(of: workflow, app: app), case .allow(let rule) = owner.access.decision(collection, .get) else {
+            return false
+        }
+        return rule.isEverything
+    }
+
     /// Runs the before-action rules of the write, once for each record it is about to make or
     /// change: `data` is the record as the write would leave it (a create's values; an update's
-    /// record with the values given laid over it; the record a destroy removes), `values` what
-    /// the write was given.
-    public func before(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws {
+    /// record, as the writer may read it, with the values given laid over it; the record a destroy
+    /// removes), `values` what the write was given; each rule sees of them what its owner may read.
+    public func before(_ write: RecordWrite, records: [JSONObject], db: any Database) async throws -> Bool {
+        let rules = try await enabled(app: write.app).filter { workflow in
+            guard case .beforeAction(let name, let on) = workflow.definition.trigger else { return false }
+            return name == write.collection && on.contains(write.action)
+        }
+        guard !rules.isEmpty else { return false }
         let given = write.values ?? [:]
         let subjects = write.action == .create ? [given] : records.map { $0.merging(given) { _, new in new } }
-        for workflow in try await enabled(app: write.app) {
-            guard case .beforeAction(let name, let on) = workflow.definition.trigger, name == write.collection, on.contains(write.action) else { continue }
+        guard subjects.count <= Self.maxJudgedRecords else {
+            throw DataError.invalid(
+                "this \(write.action.rawValue) reaches \(subjects.count) records of '\(write.collection)', and its before-action rules judge at most \(Self.maxJudgedRecords) records a write; narrow the filter and send it in parts"
+            )
+        }
+        for workflow in rules {
+            let owner = try await cachedOwner(of: workflow, app: write.app)
             for subject in subjects {
                 let context: JSON = [
-                    "data": .object(subject), "values": .object(given), "action": .string(write.action.rawValue), "collection": .string(name),
+                    "data": .object(subject), "values": .object(given), "action": .string(write.action.rawValue),
+                    "collection": .string(write.collection),
                 ]
-                let outcome = try await runInline(workflow, app: write.app, context: context)
-                if case .failed(let message) = outcome {
-                    throw DataError.invalid("workflow '\(workflow.title)' refused this \(write.action.rawValue) of '\(name)': \(message)")
+                if case .failed(let message) = try await runInline(workflow, app: write.app, context: context, owner: owner) {
+                    throw DataError.invalid("workflow '\(workflow.title)' refused this \(write.action.rawValue) of '\(write.collection)': \(message)")
                 }
             }
         }
+        return true
     }
 
+    /// Queues the collection workflows a write starts: one execution per record its owner may
+    /// read (a record outside the rows its owner's role sees starts nothing), holding only the
+    /// fields the owner may read; `changed` and `condition` are judged on those fields alone.
     public func after(_ write: RecordWrite, changes: [RecordChange], db: any Database) async throws {
         var started = 0
         for workflow in try await enabled(app: write.app) {
@@ -200,10 +236,28 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                 started += changes.count  // queued by the create's own statement
                 continue
             }
+            let owner: Owner
+            let readable: Set<String>?
+            do {
+                owner = try await cachedOwner(of: workflow, app: write.app)
+                readable = try await readableFields(of: name, app: write.app, owner: owner)
+            } catch {
+                logger.warning(
+                    "a workflow's owner may not read the records that would start it; not started",
+                    metadata: ["workflow": "\(workflow.id)", "error": "\(error)"])
+                continue
+            }
+            let rowRule: JSON? = if case .allow(let rule) = owner.access.decision(name, .get), let filter = rule.filter, !filter.isNull { filter } else { nil }
             for change in changes {
-                // An update starts it only when one of the fields it watches now holds another value.
-                if write.action == .update, !changed.isEmpty, !changed.contains(where: change.changed.contains) { continue }
-                let context: JSON = ["data": .object(change.record), "action": .string(write.action.rawValue), "collection": .string(name)]
+                let record = readable.map { fields in change.record.filter { fields.contains($0.key) } } ?? change.record
+                // An update starts it only when one of the fields it watches (and its owner reads) now holds another value.
+                if write.action == .update, !changed.isEmpty,
+                    !changed.contains(where: { field in change.changed.contains(field) && readable?.contains(field) != false })
+                {
+                    continue
+                }
+                if let rowRule, try await !ownerSees(change.record, rule: rowRule, write: write, owner: owner) { continue }
+                let context: JSON = ["data": .object(record), "action": .string(write.action.rawValue), "collection": .string(name)]
                 if let condition {
                     let matcher = FilterMatcher(variables: Variables(context: context, now: clock.date))
                     guard try matcher.matches(condition) else { continue }
@@ -217,6 +271,21 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
             queuedByApp.withLock { $0[write.app, default: 0] += started }
             wake()
         }
+    }
+
+    /// Whether a record a write made, changed or removed is among the rows its owner's role sees
+    /// (`rule`, its row filter): read through the data seam by its key, in the write's transaction;
+    /// a record no longer there (a destroy's) or without a single key is judged in memory, as it was.
+    func ownerSees(_ record: JSONObject, rule: JSON, write: RecordWrite, owner: Owner) async throws -> Bool {
+        let key = try await records.catalogs.catalog(app: write.app).collection(write.collection).primaryKey.map(\.name)
+        if write.action != .destroy, key.count == 1, let value = record[key[0]], !value.isNull {
+            var request = RecordRequest(resource: write.collection)
+            request.filterByTk = value
+            request.fields = key
+            return try await records.get(app: write.app, request, access: owner.access)["data"]?.objectValue != nil
+        }
+        guard let bound = try? RecordAccess.substitute(rule, variables: owner.access.variables, collection: write.collection) else { return false }
+        return (try? FilterMatcher(variables: Variables(context: ["data": .object(record)], now: clock.date)).matches(bound)) ?? false
     }
 
     /// Refuses a new execution when the app's queue is full: the write or the call that would

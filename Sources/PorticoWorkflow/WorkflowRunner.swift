@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import PorticoAsk
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoJSON
 
@@ -56,38 +57,38 @@ extension WorkflowEngine {
         return Owner(principal: principal, access: policy.recordAccess(role: role, app: app, caller: principal.caller))
     }
 
-    /// The record a write handed to a workflow, as the workflow's owner may read it: only the
-    /// fields its role may `get`, and, when `rowChecked` and its role sees only some rows of the
-    /// collection, only a record among them (read again through the data seam by its key). An
-    /// execution cannot copy out what its owner could not read.
-    func ownersView(of context: JSON, app: String, owner: Owner, rowChecked: Bool) async throws -> JSON {
-        guard let collection = context["collection"]?.stringValue, case .object(let record)? = context["data"] else { return context }
-        let rule: AccessRule
+    /// The owner of `workflow`, read again only when stored state changed since (a change of a
+    /// role or a membership moves the change signal): asked on every write a workflow hears.
+    func cachedOwner(of workflow: Workflow, app: String) async throws -> Owner {
+        let stamp = changes.stamp()
+        if let known = owners[workflow.id], known.stamp == stamp { return known.owner }
+        let owner = try await owner(of: workflow, app: app)
+        owners.store(KnownOwner(owner: owner, stamp: stamp), for: workflow.id)
+        return owner
+    }
+
+    /// The fields of a record of `collection` the owner may read (its `get` rule): `nil` for all.
+    /// Throws when the owner may not read the collection at all.
+    func readableFields(of collection: String, app: String, owner: Owner) async throws -> Set<String>? {
         switch owner.access.decision(collection, .get) {
         case .deny(let reason):
-            throw DataError(.forbidden, "the workflow's owner may not read the record that started it: \(reason)")
-        case .allow(let allowed):
-            rule = allowed
+            throw DataError(.forbidden, "the workflow's owner may not read records of '\(collection)': \(reason)")
+        case .allow(let rule):
+            guard let fields = rule.fields else { return nil }
+            let key = try await records.catalogs.catalog(app: app).collection(collection).primaryKey.map(\.name)
+            return Set(fields).union(key)
         }
-        if rule.isEverything { return context }
-        let key = try await records.catalogs.catalog(app: app).collection(collection).primaryKey.map(\.name)
-        var readable = Set(key)
-        if let fields = rule.fields { readable.formUnion(fields) } else { readable.formUnion(record.keys) }
-        if rowChecked, rule.filter.map({ !$0.isNull }) == true {
-            guard key.count == 1, let value = record[key[0]], !value.isNull else {
-                throw DataError(.forbidden, "the workflow's owner sees only some rows of '\(collection)', and the record that started it has no key to tell")
-            }
-            var request = RecordRequest(resource: collection)
-            request.filterByTk = value
-            guard case .object(let seen)? = try await records.get(app: app, request, access: owner.access)["data"] else {
-                throw DataError(
-                    .forbidden,
-                    "the record of '\(collection)' that started the workflow is not among the rows its owner's role may read (or is gone); nothing was run")
-            }
-            readable.formIntersection(seen.keys)
+    }
+
+    /// `context` with its `data` (and `values`) cut to the fields the owner may read, as an
+    /// execution and a rule see them: they cannot copy out what the owner could not read.
+    func ownersView(of context: JSON, app: String, owner: Owner) async throws -> JSON {
+        guard let collection = context["collection"]?.stringValue, case .object(var narrowed) = context,
+            let readable = try await readableFields(of: collection, app: app, owner: owner)
+        else { return context }
+        for member in ["data", "values"] {
+            if case .object(let record)? = narrowed[member] { narrowed[member] = .object(record.filter { readable.contains($0.key) }) }
         }
-        guard case .object(var narrowed) = context else { return context }
-        narrowed["data"] = .object(record.filter { readable.contains($0.key) })
         return .object(narrowed)
     }
 
@@ -101,7 +102,8 @@ extension WorkflowEngine {
             let workflow = try await store.get(app: app, id: execution.workflowID)
             let done = try await store.jobs(db: database, execution: execution.id)
             let owner = try await owner(of: workflow, app: app)
-            let context = try await ownersView(of: execution.context, app: app, owner: owner, rowChecked: true)
+            // Queued with what its owner could read then; cut again, should the owner read less now.
+            let context = try await ownersView(of: execution.context, app: app, owner: owner)
             var variables = Variables(context: context, now: clock.date)
             for job in done { variables.jobs[job.node] = job.result }
             var walk = Walk(
@@ -142,10 +144,9 @@ extension WorkflowEngine {
 
     /// Runs a before-action workflow inside the write it judges: nothing recorded, and an `end`
     /// node with status failed (or a failing node) refuses the write.
-    func runInline(_ workflow: Workflow, app: String, context: JSON) async throws -> InlineOutcome {
-        let owner = try await owner(of: workflow, app: app)
-        // The rule judges the fields its owner may read; the write is the caller's, whatever rows the owner sees.
-        let judged = try await ownersView(of: context, app: app, owner: owner, rowChecked: false)
+    func runInline(_ workflow: Workflow, app: String, context: JSON, owner: Owner) async throws -> InlineOutcome {
+        // The rule judges the fields its owner may read of what the writer may read; the write is the writer's.
+        let judged = try await ownersView(of: context, app: app, owner: owner)
         var walk = Walk(
             app: app, workflow: workflow, owner: owner, mode: .inline, started: .now,
             variables: Variables(context: judged, now: clock.date), done: [:])

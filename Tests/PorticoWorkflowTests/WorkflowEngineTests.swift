@@ -128,6 +128,26 @@ import Testing
         #expect(try await count(f, "Task") == 0)
     }
 
+    @Test func beforeActionRulesJudgeAtMostTheirLimitOfRecordsAWrite() async throws {
+        let f = try await fixture(.sqlite)
+        let passes: JSON = [["key": "ok", "type": "end", "config": ["status": "resolved"]]]
+        _ = try await f.service.create(
+            app: "main", title: "r", trigger: ["type": "beforeAction", "collection": "Deal", "on": "update"], nodes: passes, enabled: true, saver: f.owner)
+        for n in 0...WorkflowEngine.maxJudgedRecords {
+            var deal = RecordRequest(resource: "Deal")
+            deal.values = ["title": .string("d\(n)")]
+            _ = try await f.records.create(app: "main", deal, access: .unrestricted)
+        }
+        var all = RecordRequest(resource: "Deal")
+        all.filter = ["title": ["$startsWith": "d"]]
+        all.values = ["title": "changed"]
+        await #expect(throws: DataError.self) { try await f.records.update(app: "main", all, access: .unrestricted) }
+        var some = RecordRequest(resource: "Deal")
+        some.filter = ["title": ["$startsWith": "d1"]]
+        some.values = ["title": "changed"]
+        #expect(try await f.records.update(app: "main", some, access: .unrestricted)["data"]?.arrayValue?.count == 112)
+    }
+
     @Test func aNodePastItsTimeLimitIsStopped() async throws {
         let f = try await fixture(.sqlite) { $0.nodeTimeLimit = .milliseconds(50) }
         let began = ContinuousClock.now
