@@ -254,3 +254,39 @@ def test_a_bad_endpoint_stops_the_start_with_a_clear_message():
     from conftest import run_cli
     bad = run_cli("serve", "--otel-endpoint", "collector:4318", "--port", "0", data_dir=tempfile.mkdtemp(prefix="portico-otel-bad-"), check=False)
     assert bad.returncode != 0 and "--otel-endpoint must be an http(s) URL" in bad.stderr
+
+
+@pytest.fixture(scope="module")
+def mariadb_logged():
+    """A MariaDB of its own with the general query log on, read by the test (root on the server's socket)."""
+    with throwaway_server("mysql_server.sh", "portico-mariadb-trace-") as directory:
+        log = directory / "general.log"
+        subprocess.run(["mariadb", "--no-defaults", f"--socket={directory / 'mysql.sock'}", "-uroot", "-e",
+                        f"SET GLOBAL log_output = 'FILE'; SET GLOBAL general_log_file = '{log}'; SET GLOBAL general_log = 1"],
+                       check=True, capture_output=True)
+        yield (directory / "url").read_text().strip(), log
+
+
+def test_sql_sent_to_mysql_carries_the_trace_as_a_sqlcommenter_comment(traced, collector, mariadb_logged):
+    url, log = mariadb_logged
+    traced.cli("datasource", "add", "--name", "chinook_my", "--mysql", url)
+    trace_id, parent_id = new_parent()
+    marker = secrets.token_hex(4)
+    with traced.http() as http:
+        r = post(http, traced.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "sql_query", "arguments": {"datasource": "chinook_my", "sql": f"SELECT COUNT(*) AS n_{marker} FROM Album"}}},
+            {"traceparent": f"00-{trace_id}-{parent_id}-01", "MCP-Protocol-Version": "2025-11-25"})
+        result = r.json()["result"]
+        assert not result.get("isError"), result
+        assert result["structuredContent"]["rows"] == [[347]]
+    spans = collector.trace(trace_id, want=3)
+    (query,) = by_name(spans, "SELECT chinook_my")
+    assert attributes(query)["db.system.name"] in ("mysql", "mariadb")
+    comment = f"/*application='portico',traceparent='00-{trace_id}-{query['spanId']}-01'*/"
+    # The general log keeps the statement as sent: the comment on the line after the SQL asked for.
+    sent = f"SELECT COUNT(*) AS n_{marker} FROM Album\n{comment}"
+    deadline = time.time() + 5
+    while sent not in log.read_text(errors="replace") and time.time() < deadline:
+        time.sleep(0.1)
+    text = log.read_text(errors="replace")
+    assert sent in text, [line for line in text.splitlines() if marker in line or "traceparent" in line]
