@@ -363,11 +363,12 @@ public struct WorkflowStore: Sendable {
         q.append(bind: .int(now))
         q.append(" WHERE id = ")
         q.append(bind: .int(id))
-        q.append(" AND status IN ('queued', 'running')")
-        try await database(app).execute(q)
-        let canceled = try await self.execution(app: app, id: id)
-        if canceled.status == .canceled { Counter(label: "portico_workflow_executions_total", dimensions: [("outcome", "canceled")]).increment() }
-        return canceled
+        q.append(" AND status IN ('queued', 'running') RETURNING id")
+        // Counted by the cancel that changed it, should two race.
+        if try await !database(app).query(q).isEmpty {
+            Counter(label: "portico_workflow_executions_total", dimensions: [("outcome", "canceled")]).increment()
+        }
+        return try await self.execution(app: app, id: id)
     }
 
     /// How many executions of the app wait to run.

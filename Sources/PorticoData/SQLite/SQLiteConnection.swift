@@ -272,6 +272,7 @@ final class SQLiteConnection {
         }
         for binds in sets {
             sqlite3_reset(pointer)
+            sqlite3_clear_bindings(pointer)
             try bind(binds, to: pointer, sql: sql)
             let status = sqlite3_step(pointer)
             guard status == SQLITE_DONE else { throw error(status, sql: sql) }
