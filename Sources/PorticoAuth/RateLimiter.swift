@@ -39,9 +39,20 @@ public final class RateLimiter: Sendable {
         }
     }
 
-    enum Kind: String, Sendable {
-        case credential, app, daily
-        case appDaily = "app_daily"
+    /// Without a raw value, so a key's hash and equality use the case alone, not its name's text
+    /// (a raw-valued enum hashes and compares its raw value).
+    enum Kind: Sendable, Hashable {
+        case credential, app, daily, appDaily
+
+        /// Its name in `/metrics`.
+        var label: String {
+            switch self {
+            case .credential: "credential"
+            case .app: "app"
+            case .daily: "daily"
+            case .appDaily: "app_daily"
+            }
+        }
 
         /// The prefix of its scopes in the shared table. A day's start with "d:"; an app's day is
         /// "d:@app" (no credential's key starts with "@").
@@ -105,10 +116,10 @@ public final class RateLimiter: Sendable {
         self.clock = clock
         self.logger = logger
         refusals = [
-            .credential: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.credential.rawValue)]),
-            .app: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.app.rawValue)]),
-            .daily: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.daily.rawValue)]),
-            .appDaily: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.appDaily.rawValue)]),
+            .credential: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.credential.label)]),
+            .app: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.app.label)]),
+            .daily: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.daily.label)]),
+            .appDaily: Counter(label: "portico_rate_limited_total", dimensions: [("limit", Kind.appDaily.label)]),
         ]
     }
 
@@ -143,13 +154,21 @@ public final class RateLimiter: Sendable {
         if let daily { checks.append((Key(.daily, credential, window: day), daily, .daily)) }
         if let appDaily { checks.append((Key(.appDaily, app, window: day), appDaily, .appDaily)) }
         let refused: (Int, Kind)? = counts.withLock { counts in
+            // Each key looked up once: its place is kept for the count, and keys new to the window
+            // are added last (adding may move the others).
+            var places: [Dictionary<Key, Count>.Index?] = []
+            places.reserveCapacity(checks.count)
             // The last limit reached is the one with the longest wait: the checks go from minutes to days.
             var refused: (Int, Kind)?
-            for (key, limit, kind) in checks where (counts[key]?.total ?? 0) >= Int64(limit) { refused = (limit, kind) }
-            if refused == nil {
-                for (key, _, _) in checks { counts[key, default: Count()].pending += 1 }
+            for (key, limit, kind) in checks {
+                let place = counts.index(forKey: key)
+                places.append(place)
+                if let place, counts.values[place].total >= Int64(limit) { refused = (limit, kind) }
             }
-            return refused
+            guard refused == nil else { return refused }
+            for place in places { if let place { counts.values[place].pending += 1 } }
+            for (check, place) in zip(checks, places) where place == nil { counts[check.0, default: Count()].pending += 1 }
+            return nil
         }
         guard let (limit, kind) = refused else { return nil }
         refusals[kind]?.increment()
