@@ -125,22 +125,31 @@ public struct CollectionSchema: Sendable, Hashable {
     public var title: String?
     public var description: String?
     public var tableName: String
-    public var fields: [Field]
+    public var fields: [Field] {
+        didSet { (columns, primaryKey) = Self.derived(fields) }
+    }
+    /// The column fields and the key's, kept with `fields`: every call reads them, so they are
+    /// not filtered out of the fields again each time.
+    public private(set) var columns: [Field]
+    public private(set) var primaryKey: [Field]
 
     public init(name: String, title: String? = nil, tableName: String, fields: [Field]) {
         self.name = name
         self.title = title
         self.tableName = tableName
         self.fields = fields
+        (columns, primaryKey) = Self.derived(fields)
+    }
+
+    static func derived(_ fields: [Field]) -> (columns: [Field], primaryKey: [Field]) {
+        (fields.filter(\.isColumn), fields.filter(\.primaryKey))
     }
 
     public func field(_ name: String) -> Field? {
         fields.first { $0.name == name }
     }
 
-    public var columns: [Field] { fields.filter(\.isColumn) }
     public var relations: [Field] { fields.filter { $0.type.isRelation } }
-    public var primaryKey: [Field] { fields.filter(\.primaryKey) }
 
     /// Names of the column fields, for error messages that list what exists.
     public var columnList: String { columns.map(\.name).joined(separator: ", ") }

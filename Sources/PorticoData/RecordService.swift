@@ -191,6 +191,8 @@ public struct RecordService: Sendable {
 
     /// The collection a resource acts on (`Album.tracks` → `Track`), when its names resolve.
     static func rootCollection(_ resource: String, in catalog: Catalog) -> String {
+        // A collection's own name (most calls) needs no splitting.
+        guard resource.utf8.contains(UInt8(ascii: ".")) else { return resource }
         let parts = resource.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return resource }
         return catalog.collections[String(parts[0])]?.field(String(parts[1]))?.relation?.target ?? resource
@@ -207,7 +209,9 @@ public struct RecordService: Sendable {
     }
 
     func resolve(_ request: RecordRequest, catalog: Catalog) throws(DataError) -> Target {
-        let parts = request.resource.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts =
+            request.resource.utf8.contains(UInt8(ascii: "."))
+            ? request.resource.split(separator: ".", omittingEmptySubsequences: false).map(String.init) : [request.resource]
         guard !parts.isEmpty, !parts.contains(where: \.isEmpty), parts.count <= 2 else {
             throw .invalid("resource must be a collection name such as 'Album', or an association such as 'Album.tracks'; got '\(request.resource)'")
         }

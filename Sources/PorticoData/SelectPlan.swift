@@ -180,6 +180,8 @@ struct SelectPlan: Sendable {
 
     func select(where condition: SQLFragment?, limit: Int, offset: Int, flavor: SQLFlavor) -> SQLFragment {
         var q = head
+        // Grown once for the rest: the head is the plan's, so the first append copies it anyway.
+        q.parts.reserveCapacity(head.parts.count + (condition?.parts.count ?? 0) + order.count * 2 + 6)
         if let condition {
             q.append(" WHERE ")
             q.append(condition)
