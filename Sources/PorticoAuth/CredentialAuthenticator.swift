@@ -32,7 +32,7 @@ public struct CredentialAuthenticator: Authenticator {
                     }
                     return .rejected("the bearer token is not a Portico API key or access token")
                 }
-                if authorization.lowercased().hasPrefix("basic "), let server = authorizationServer {
+                if Self.isBasic(authorization), let server = authorizationServer {
                     return try await clientCredentials(authorization, app: app, remoteAddress: credentials.remoteAddress, server: server)
                 }
                 return .rejected("the Authorization header must be 'Bearer <API key or access token>' or 'Basic <client_id:client_secret>'")
@@ -118,13 +118,34 @@ public struct CredentialAuthenticator: Authenticator {
     /// The token of a `Bearer` header (scheme case-insensitive, RFC 6750).
     public static func bearer(_ header: String) -> String? {
         let bytes = header.utf8
-        guard bytes.count > 7, bytes.prefix(6).map({ $0 | 0x20 }).elementsEqual("bearer".utf8) else { return nil }
+        guard bytes.count > 7, startsWith(header, "bearer") else { return nil }
         var start = bytes.index(bytes.startIndex, offsetBy: 6)
         guard bytes[start] == UInt8(ascii: " ") else { return nil }
         var end = bytes.endIndex
         while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == 0x09 { start = bytes.index(after: start) }
         while end > start, bytes[bytes.index(before: end)] == UInt8(ascii: " ") || bytes[bytes.index(before: end)] == 0x09 { end = bytes.index(before: end) }
         return start < end ? String(decoding: bytes[start..<end], as: UTF8.self) : nil
+    }
+}
+
+extension CredentialAuthenticator {
+    /// Whether an Authorization header holds Basic client credentials (`Basic <client_id:client_secret>`).
+    public static func isBasic(_ header: String) -> Bool {
+        startsWith(header, "basic ")
+    }
+
+    /// Whether `text` starts with `lowercasePrefix` (ASCII), whatever the case of its letters.
+    static func startsWith(_ text: String, _ lowercasePrefix: StaticString) -> Bool {
+        let prefix = UnsafeBufferPointer(start: lowercasePrefix.utf8Start, count: lowercasePrefix.utf8CodeUnitCount)
+        var index = text.utf8.startIndex
+        for expected in prefix {
+            guard index < text.utf8.endIndex else { return false }
+            let byte = text.utf8[index]
+            // Letters compare without their case bit; anything else (the space) exactly.
+            guard byte == expected || (expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z") && byte | 0x20 == expected) else { return false }
+            index = text.utf8.index(after: index)
+        }
+        return true
     }
 }
 

@@ -80,8 +80,12 @@ struct MCPController: Sendable {
                 return response
             }
         }
+        // Only client credentials (Basic) are checked against an address (the client's IP allow-list).
+        let basic = exchange.known.authorization.map(CredentialAuthenticator.isBasic) ?? false
         exchange.auth = await authenticator.authenticate(
-            RequestCredentials(authorization: exchange.known.authorization, cookie: exchange.known.cookie, remoteAddress: context.remoteAddress), app: app)
+            RequestCredentials(
+                authorization: exchange.known.authorization, cookie: exchange.known.cookie, remoteAddress: basic ? context.remoteAddress : nil),
+            app: app)
         return response(await endpoint.handle(exchange), request: request, context: context)
     }
 

@@ -11,9 +11,16 @@ import Synchronization
 struct PorticoRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     var requestID: String
+    /// The peer's socket address, written out as text only when asked (most calls never ask).
+    let peer: SocketAddress?
+    /// The address `ClientAddress` resolved behind a trusted proxy; `nil` until then.
+    private var resolvedAddress: String?? = nil
     /// The client's IP address, for IP allow-lists and sign-in throttling: the peer's, or behind a
-    /// trusted proxy the one it forwards (`ClientAddressMiddleware`).
-    var remoteAddress: String?
+    /// trusted proxy the one it forwards (`ClientAddress`).
+    var remoteAddress: String? {
+        get { resolvedAddress ?? peer?.ipAddress }
+        set { resolvedAddress = .some(newValue) }
+    }
     /// Whether `remoteAddress` is one client's own: not a proxy's that many clients share, nor
     /// loopback (this machine, or a proxy on it). Only then are sign-in failures counted per
     /// address. `nil` until a trusted proxy's header says: then a peer that is not loopback is.
@@ -22,7 +29,7 @@ struct PorticoRequestContext: RequestContext {
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         requestID = ""
-        remoteAddress = source.channel.remoteAddress?.ipAddress
+        peer = source.channel.remoteAddress
     }
 
     /// The address sign-in failures are counted under, when it is one client's.

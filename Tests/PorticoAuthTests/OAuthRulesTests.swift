@@ -146,6 +146,17 @@ struct FakeMetadataHost: ClientMetadataFetcher {
         #expect(CredentialAuthenticator.bearer("Bearerabc") == nil)
         #expect(CredentialAuthenticator.bearer("Basic abc") == nil)
         #expect(CredentialAuthenticator.bearer("Bearer é") == "é")
+        #expect(CredentialAuthenticator.bearer("Bearer\u{00}abc") == nil, "the word is followed by a space")
+        #expect(CredentialAuthenticator.bearer("Beaser abc") == nil)
+    }
+
+    @Test func basicCredentialsAreToldByTheirSchemeInAnyCase() {
+        #expect(CredentialAuthenticator.isBasic("Basic YTpi"))
+        #expect(CredentialAuthenticator.isBasic("bAsIc YTpi"))
+        #expect(CredentialAuthenticator.isBasic("Basic "), "then refused for what follows, not for its scheme")
+        #expect(!CredentialAuthenticator.isBasic("Basicx YTpi"))
+        #expect(!CredentialAuthenticator.isBasic("Bearer abc"))
+        #expect(!CredentialAuthenticator.isBasic("B"))
     }
 
     @Test func apiKeysHaveTheirExactShape() {
