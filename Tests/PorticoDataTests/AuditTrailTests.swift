@@ -80,6 +80,28 @@ import Testing
         try await db.insertMany(into: "bulk", columns: ["n", "label"], rows: [])
     }
 
+    /// Each row's texts, bound from one buffer per row on SQLite, arrive as given: empty, short,
+    /// long, non-ASCII, beside numbers and NULLs, and never another row's.
+    @Test(arguments: Backend.available) func insertManyWritesEachTextAsGiven(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let db = f.store
+        try await db.execute("CREATE TABLE texts (n BIGINT NOT NULL, a TEXT, b TEXT, c TEXT)")
+        let long = String(repeating: "long text ", count: 500)
+        let rows: [[SQLValue]] = [
+            [.int(1), .text(""), .text("short"), .text(long)],
+            [.int(2), .text("Ünïcødé ✓"), .null, .text("x")],
+            [.int(3), .null, .text(""), .null],
+            [.int(4), .text("a"), .text("b"), .text("c")],
+        ]
+        try await db.insertMany(into: "texts", columns: ["n", "a", "b", "c"], rows: rows)
+        let read = try await db.query("SELECT n, a, b, c FROM texts ORDER BY n")
+        #expect(read.count == 4)
+        for (row, given) in zip(read, rows) {
+            #expect([row["n"], row["a"], row["b"], row["c"]].map { $0 ?? .null } == given)
+        }
+    }
+
     @Test func sinceTakesDatesTimesAndMilliseconds() {
         #expect(AuditTrail.parseSince("2026-11-23") == 1_795_392_000_000)
         let tenAM: Int64 = 1_795_428_000_000

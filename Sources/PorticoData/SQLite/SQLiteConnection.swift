@@ -258,7 +258,10 @@ final class SQLiteConnection {
     }
 
     /// Runs one statement that returns no rows once for each set of values: found (or prepared)
-    /// once, then bound and stepped per set, as a batch of audit records is written.
+    /// once, then bound and stepped per set, as a batch of audit records is written. Each set
+    /// gives every parameter (none is left from the set before). A set's text is copied into one
+    /// buffer kept for the batch and bound from there, where SQLite would allocate a copy of
+    /// each value.
     func runEach(_ sql: String, _ sets: [[SQLValue]]) throws(StoreError) {
         let (statement, cached) = try statement(sql)
         let pointer = statement.pointer
@@ -270,11 +273,45 @@ final class SQLiteConnection {
                 sqlite3_finalize(pointer)
             }
         }
+        let parameters = Int(sqlite3_bind_parameter_count(pointer))
+        var text: [UInt8] = []
+        var spans: [Range<Int>] = []
         for binds in sets {
+            guard binds.count == parameters else {
+                throw StoreError(kind: .other, message: "\(binds.count) values for a statement of \(parameters) parameters", sql: sql)
+            }
             sqlite3_reset(pointer)
-            sqlite3_clear_bindings(pointer)
-            try bind(binds, to: pointer, sql: sql)
-            let status = sqlite3_step(pointer)
+            text.removeAll(keepingCapacity: true)
+            spans.removeAll(keepingCapacity: true)
+            for value in binds {
+                guard case .text(var string) = value else { continue }
+                let start = text.count
+                string.withUTF8 { text.append(contentsOf: $0) }
+                spans.append(start..<text.count)
+            }
+            let status: Int32 = text.withUnsafeBufferPointer { buffer in
+                var next = 0
+                for (index, value) in binds.enumerated() {
+                    let position = Int32(index + 1)
+                    let bound: Int32
+                    switch value {
+                    case .null: bound = sqlite3_bind_null(pointer, position)
+                    case .int(let i): bound = sqlite3_bind_int64(pointer, position, i)
+                    case .double(let d): bound = sqlite3_bind_double(pointer, position, d)
+                    case .bool(let b): bound = sqlite3_bind_int64(pointer, position, b ? 1 : 0)
+                    case .text:
+                        let span = spans[next]
+                        next += 1
+                        // The buffer outlives the step (SQLITE_STATIC: not copied).
+                        bound = UnsafeRawPointer(buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!).advanced(by: span.lowerBound)
+                            .withMemoryRebound(to: CChar.self, capacity: max(span.count, 1)) {
+                                sqlite3_bind_text64(pointer, position, $0, UInt64(span.count), nil, UInt8(SQLITE_UTF8))
+                            }
+                    }
+                    guard bound == SQLITE_OK else { return bound }
+                }
+                return sqlite3_step(pointer)
+            }
             guard status == SQLITE_DONE else { throw error(status, sql: sql) }
         }
     }
