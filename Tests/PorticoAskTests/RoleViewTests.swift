@@ -243,29 +243,33 @@ import Testing
     /// One caller's slow queries leave a connection for everyone else.
     @Test(arguments: Backend.available) func aCallerTakesAtMostItsShareOfTheConnections(_ backend: Backend) async throws {
         var limits = DatasourceService.Limits()
-        limits.timeout = .seconds(3)
+        limits.timeout = .seconds(6)
         let s = try await Self.setUp(backend, limits: limits)
         let slow = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
         let share = try await s.service.source(app: "main", name: "main").source.connections
         let greedy = QueryCaller(key: "user:9")
         let hogs = (0..<share).map { _ in
-            Task { () -> StoreError.Kind? in
+            Task { () -> (StoreError.Kind?, ContinuousClock.Instant) in
                 do {
                     _ = try await s.service.query(app: "main", datasource: "main", sql: slow, caller: greedy)
-                    return nil
+                    return (nil, .now)
                 } catch let error as StoreError {
-                    return error.kind
+                    return (error.kind, .now)
                 }
             }
         }
         try await Task.sleep(for: .milliseconds(300))
-        let started = ContinuousClock.now
         let answer = try await s.service.query(
             app: "main", datasource: "main", sql: "SELECT count(*) FROM \(s.q("Customer"))", caller: QueryCaller(key: "user:1"))
+        let answered = ContinuousClock.now
         #expect(answer.rows == [[.int(4)]])
-        #expect(ContinuousClock.now - started < .seconds(2), "the other caller waited for the greedy one's queries")
-        // They ran (a recursive WITH on the app's own data) until their time limit.
-        for hog in hogs { #expect(try await hog.value == .timeout) }
+        // Told by order, not by a bound on time: the answer came while every slow query still ran,
+        // and they ran (a recursive WITH on the app's own data) until their time limit.
+        for hog in hogs {
+            let (kind, ended) = try await hog.value
+            #expect(kind == .timeout)
+            #expect(answered < ended, "the other caller waited for the greedy one's queries")
+        }
         await s.close()
     }
 }
@@ -330,7 +334,7 @@ import Testing
         for sql in ["SELECT printf('%.*c', 2147483647, 'x')", "SELECT printf('%2147483647d', 1)", "SELECT format('%*s', -99999999, 'x')"] {
             let refusedAt = ContinuousClock.now
             await #expect(throws: StoreError.self, "\(sql)") { _ = try await source.query(sql, maxRows: 1, timeout: .seconds(10)) }
-            #expect(ContinuousClock.now - refusedAt < .seconds(1), "\(sql)")
+            #expect(ContinuousClock.now - refusedAt < .seconds(5), "\(sql)")
         }
         await source.close()
     }
@@ -360,7 +364,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(300))
         let started = ContinuousClock.now
         await source.close()
-        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(ContinuousClock.now - started < .seconds(15), "the query (60 s) was stopped, not waited for")
         await #expect(throws: (any Error).self) { _ = try await running.value }
     }
 }

@@ -25,7 +25,7 @@ import Testing
         let hundred = Array(repeating: "posts.author", count: 50).joined(separator: ".")
         let start = ContinuousClock.now
         await #expect(throws: DataError.self) { _ = try await f.list("Author") { $0.appends = [hundred] } }
-        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(ContinuousClock.now - start < .seconds(5), "refused before the work, not after it")
     }
 
     @Test(arguments: Backend.available) func attachedRecordsAreCappedPerParentAndInAll(_ backend: Backend) async throws {
