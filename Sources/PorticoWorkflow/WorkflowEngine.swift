@@ -61,6 +61,8 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     private let triggers = Mutex<[String: AppTriggers]>([:])
     /// Each workflow's owner as last read, and the change signal's stamp before it was read.
     let owners = BoundedCache<Int64, KnownOwner>(limit: 4096)
+    /// Workflows whose owner could not read what starts them, already said in the log.
+    private let unstartable = Mutex<Set<Int64>>([])
     private let wakeup = Wakeup()
     private let running = Atomic<Int>(0)
     private let queuedByApp = Mutex<[String: Int]>([:])
@@ -242,9 +244,12 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                 owner = try await cachedOwner(of: workflow, app: write.app)
                 readable = try await readableFields(of: name, app: write.app, owner: owner)
             } catch {
-                logger.warning(
-                    "a workflow's owner may not read the records that would start it; not started",
-                    metadata: ["workflow": "\(workflow.id)", "error": "\(error)"])
+                // Said once per workflow and process, not on every write it misses.
+                if unstartable.withLock({ $0.insert(workflow.id).inserted }) {
+                    logger.warning(
+                        "a workflow's owner may not read the records that would start it, so writes do not start it; an administrator should save it again",
+                        metadata: ["workflow": "\(workflow.id)", "error": "\(error)"])
+                }
                 continue
             }
             let rowRule: JSON? = if case .allow(let rule) = owner.access.decision(name, .get), let filter = rule.filter, !filter.isNull { filter } else { nil }
