@@ -67,7 +67,12 @@ import Testing
                 released.withLock { $0 = true }
             }
         }
-        while !inside.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        var waited = 0
+        while !inside.withLock({ $0 }), waited < 1000 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        try #require(inside.withLock { $0 }, "the writer began its transaction")
         let rows = try await store.query("SELECT v FROM t ORDER BY id")
         #expect(!released.withLock { $0 }, "a read does not wait for the writer")
         #expect(rows.map { $0.string("v") } == ["before"], "a reader sees the last committed state")
