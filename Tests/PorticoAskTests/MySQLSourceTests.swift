@@ -75,7 +75,8 @@ struct MySQLSourceTests {
         } catch let error as StoreError {
             #expect(error.kind == .timeout, "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(8))
+        // The statement would run for many minutes; the bound leaves room for a busy machine.
+        #expect(ContinuousClock.now - started < .seconds(30))
         let count = try await source.query("SELECT COUNT(*) FROM Genre", maxRows: 1, timeout: .seconds(5), scope: ReadScope())
         #expect(count.rows == [[.int(25)]])
         await source.close()

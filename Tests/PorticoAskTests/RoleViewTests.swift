@@ -67,7 +67,7 @@ import Testing
             store = try SQLiteStore(path: location, logger: Logger(label: "test"))
         case .postgres:
             location = try await Backend.freshPostgresDatabase()
-            store = try PostgresStore(url: location, logger: Logger(label: "test"))
+            store = try PostgresStore(url: location, options: Backend.postgresOptions, logger: Logger(label: "test"))
         }
         try await Migrator().migrate(store)
         let catalogs = CatalogStore(database: store)
@@ -330,7 +330,8 @@ import Testing
             "SELECT instr('a' || printf('%.*c', 4000000, CAST(x'80' AS TEXT)), printf('%.*c', 2000000, CAST(x'80' AS TEXT)))",
             maxRows: 1, timeout: .seconds(10))
         #expect(continuation.rows == [[.int(0)]])
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // SQLite's own functions take minutes on these; the bound leaves room for the parallel suites.
+        #expect(ContinuousClock.now - started < .seconds(20))
         for sql in ["SELECT printf('%.*c', 2147483647, 'x')", "SELECT printf('%2147483647d', 1)", "SELECT format('%*s', -99999999, 'x')"] {
             let refusedAt = ContinuousClock.now
             await #expect(throws: StoreError.self, "\(sql)") { _ = try await source.query(sql, maxRows: 1, timeout: .seconds(10)) }

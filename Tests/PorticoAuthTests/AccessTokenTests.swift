@@ -114,7 +114,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let master = try MasterKey.load(environment: nil, dataDirectory: directory.path)
-        let stores = try (0..<3).map { i in try PostgresStore(url: url, logger: Logger(label: "replica-\(i)")) }
+        let stores = try (0..<3).map { i in try PostgresStore(url: url, options: Backend.postgresOptions, logger: Logger(label: "replica-\(i)")) }
         try await Migrator().migrate(stores[0])
         let replicas = stores.map { TokenKeys(database: $0, masterKey: master, logger: Logger(label: "keys"), reloadInterval: .seconds(3600)) }
         try await withThrowingTaskGroup(of: Void.self) { group in

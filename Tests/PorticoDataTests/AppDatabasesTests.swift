@@ -23,7 +23,7 @@ import Testing
             layout = .files(directory: directory.path, options: SQLiteStore.Options())
         case .postgres:
             let url = try await Backend.freshPostgresDatabase()
-            primary = try PostgresStore(url: url, logger: logger)
+            primary = try PostgresStore(url: url, options: Backend.postgresOptions, logger: logger)
             layout = .schemas(url: url, options: PostgresStore.Options())
         }
         try await Migrator().migrate(primary)

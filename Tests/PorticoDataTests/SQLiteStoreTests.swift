@@ -47,7 +47,9 @@ import Testing
             }
             try await group.waitForAll()
         }
-        #expect(ContinuousClock.now - start < .seconds(10))
+        // Not a speed bound (a fraction of a second alone; 10.2 s was seen with the suites in parallel on
+        // a loaded machine): writers that deadlocked or spun on a busy database would not finish at all.
+        #expect(ContinuousClock.now - start < .seconds(60))
         #expect(try await store.query("SELECT count(*) AS c FROM t").first?.int("c") == 120)
         await store.close()
     }

@@ -17,15 +17,25 @@ public enum Backend: String, Sendable, CustomStringConvertible {
     public func makeStore(in directory: URL, logger: Logger = Logger(label: "test")) async throws -> any Database {
         switch self {
         case .sqlite: try SQLiteStore(path: directory.appendingPathComponent("t.sqlite").path, logger: logger)
-        case .postgres: try PostgresStore(url: try await Self.freshPostgresDatabase(), logger: logger)
+        case .postgres: try PostgresStore(url: try await Self.freshPostgresDatabase(), options: Self.postgresOptions, logger: logger)
         }
+    }
+
+    /// A test store's options: the default deadlines for a connection, but longer. The suites run in
+    /// parallel on as few as two cores, each creating databases in one cluster; five seconds were seen
+    /// to pass there while a connection was only slow to come, not missing (the outage tests set their own).
+    public static var postgresOptions: PostgresStore.Options {
+        var options = PostgresStore.Options()
+        options.acquireTimeout = .seconds(30)
+        options.downAcquireTimeout = .seconds(30)
+        return options
     }
 
     /// A fresh, empty PostgreSQL database in the test cluster; its URL.
     public static func freshPostgresDatabase() async throws -> String {
         guard let cluster = clusterURL else { throw StoreError(kind: .unavailable, message: "PORTICO_TEST_POSTGRES_URL is not set", sql: "") }
         let name = "portico_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
-        let admin = try PostgresStore(url: cluster, logger: Logger(label: "test"))
+        let admin = try PostgresStore(url: cluster, options: postgresOptions, logger: Logger(label: "test"))
         try await admin.execute("CREATE DATABASE \(name)")
         await admin.close()
         return cluster.replacingOccurrences(of: "/chinook", with: "/" + name)
