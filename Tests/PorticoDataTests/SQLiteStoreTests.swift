@@ -54,29 +54,37 @@ import Testing
         await store.close()
     }
 
+    /// Waits until `flag` is set, or 30 s.
+    static func until(_ flag: borrowing Mutex<Bool>) async throws {
+        var waited = 0
+        while !flag.withLock({ $0 }), waited < 3000 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+    }
+
     @Test func readsDoNotWaitForAnOpenWriteTransaction() async throws {
         let (store, directory) = try store()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
         try await store.execute("INSERT INTO t (v) VALUES ('before')")
-        // Told by order, not by time: the writer holds its transaction until it is let go.
-        let inside = Mutex(false), released = Mutex(false)
+        // Told by order, not by time: the writer holds its transaction until the read is done (or
+        // 30 s, were the read to wait for it), and half a second more for the second writer.
+        let inside = Mutex(false), read = Mutex(false), released = Mutex(false)
         let holding = Task {
             try await store.transaction { tx in
                 try await tx.execute("INSERT INTO t (v) VALUES ('inside')")
                 inside.withLock { $0 = true }
-                try await Task.sleep(for: .seconds(2))
+                try await Self.until(read)
+                try await Task.sleep(for: .milliseconds(500))
                 released.withLock { $0 = true }
             }
         }
-        var waited = 0
-        while !inside.withLock({ $0 }), waited < 1000 {
-            try await Task.sleep(for: .milliseconds(10))
-            waited += 1
-        }
+        try await Self.until(inside)
         try #require(inside.withLock { $0 }, "the writer began its transaction")
         let rows = try await store.query("SELECT v FROM t ORDER BY id")
         #expect(!released.withLock { $0 }, "a read does not wait for the writer")
+        read.withLock { $0 = true }
         #expect(rows.map { $0.string("v") } == ["before"], "a reader sees the last committed state")
         try await store.execute("INSERT INTO t (v) VALUES ('after')")
         #expect(released.withLock { $0 }, "a second writer waits its turn")
