@@ -294,12 +294,9 @@ final class SQLiteConnection {
                 for (index, value) in binds.enumerated() {
                     let position = Int32(index + 1)
                     let bound: Int32
-                    switch value {
-                    case .null: bound = sqlite3_bind_null(pointer, position)
-                    case .int(let i): bound = sqlite3_bind_int64(pointer, position, i)
-                    case .double(let d): bound = sqlite3_bind_double(pointer, position, d)
-                    case .bool(let b): bound = sqlite3_bind_int64(pointer, position, b ? 1 : 0)
-                    case .text:
+                    if let scalar = Self.bindScalar(value, to: pointer, at: position) {
+                        bound = scalar
+                    } else {
                         let span = spans[next]
                         next += 1
                         // The buffer outlives the step (SQLITE_STATIC: not copied).
@@ -351,21 +348,30 @@ final class SQLiteConnection {
         for (index, value) in binds.enumerated() {
             let position = Int32(index + 1)
             let status: Int32
-            switch value {
-            case .null: status = sqlite3_bind_null(pointer, position)
-            case .int(let i): status = sqlite3_bind_int64(pointer, position, i)
-            case .double(let d): status = sqlite3_bind_double(pointer, position, d)
-            case .bool(let b): status = sqlite3_bind_int64(pointer, position, b ? 1 : 0)
-            case .text(let s):
-                var text = s
+            if case .text(var text) = value {
                 status = text.withUTF8 { bytes in
                     guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(pointer, position, "", 0, nil) }
                     return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                         sqlite3_bind_text64(pointer, position, $0, UInt64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
                     }
                 }
+            } else {
+                status = Self.bindScalar(value, to: pointer, at: position) ?? SQLITE_MISUSE
             }
             guard status == SQLITE_OK else { throw error(status, sql: sql) }
+        }
+    }
+
+    /// Binds a value that is not text at `position` (1-based); nil for text, which the callers
+    /// bind from their own buffers.
+    @inline(__always)
+    static func bindScalar(_ value: SQLValue, to pointer: OpaquePointer, at position: Int32) -> Int32? {
+        switch value {
+        case .null: sqlite3_bind_null(pointer, position)
+        case .int(let i): sqlite3_bind_int64(pointer, position, i)
+        case .double(let d): sqlite3_bind_double(pointer, position, d)
+        case .bool(let b): sqlite3_bind_int64(pointer, position, b ? 1 : 0)
+        case .text: nil
         }
     }
 
