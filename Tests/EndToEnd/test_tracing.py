@@ -195,22 +195,28 @@ def pg_cluster():
         yield url, directory / "server.log"
 
 
-def test_sql_sent_to_postgresql_carries_the_trace_as_a_sqlcommenter_comment(traced, collector, pg_cluster):
-    url, log = pg_cluster
-    traced.cli("datasource", "add", "--name", "chinook_pg", "--postgres", url)
+def counted_album_in_a_trace(traced, collector, datasource: str, table: str, systems: tuple[str, ...]) -> tuple[str, str]:
+    """Counts `table` on `datasource` with `sql_query` inside a trace the caller started; checks the
+    query's span, and returns the marker in the statement and the sqlcommenter comment it must carry."""
     trace_id, parent_id = new_parent()
     marker = secrets.token_hex(4)
     with traced.http() as http:
         r = post(http, traced.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "sql_query", "arguments": {"datasource": "chinook_pg", "sql": f"SELECT COUNT(*) AS n_{marker} FROM album"}}},
+            "name": "sql_query", "arguments": {"datasource": datasource, "sql": f"SELECT COUNT(*) AS n_{marker} FROM {table}"}}},
             {"traceparent": f"00-{trace_id}-{parent_id}-01", "MCP-Protocol-Version": "2025-11-25"})
         result = r.json()["result"]
         assert not result.get("isError"), result
         assert result["structuredContent"]["rows"] == [[347]]
     spans = collector.trace(trace_id, want=3)
-    (query,) = by_name(spans, "SELECT chinook_pg")
-    assert attributes(query)["db.system.name"] == "postgresql"
-    comment = f"/*application='portico',traceparent='00-{trace_id}-{query['spanId']}-01'*/"
+    (query,) = by_name(spans, f"SELECT {datasource}")
+    assert attributes(query)["db.system.name"] in systems
+    return marker, f"/*application='portico',traceparent='00-{trace_id}-{query['spanId']}-01'*/"
+
+
+def test_sql_sent_to_postgresql_carries_the_trace_as_a_sqlcommenter_comment(traced, collector, pg_cluster):
+    url, log = pg_cluster
+    traced.cli("datasource", "add", "--name", "chinook_pg", "--postgres", url)
+    marker, comment = counted_album_in_a_trace(traced, collector, "chinook_pg", "album", ("postgresql",))
     deadline = time.time() + 5
     while comment not in log.read_text(errors="replace") and time.time() < deadline:
         time.sleep(0.1)
@@ -270,19 +276,7 @@ def mariadb_logged():
 def test_sql_sent_to_mysql_carries_the_trace_as_a_sqlcommenter_comment(traced, collector, mariadb_logged):
     url, log = mariadb_logged
     traced.cli("datasource", "add", "--name", "chinook_my", "--mysql", url)
-    trace_id, parent_id = new_parent()
-    marker = secrets.token_hex(4)
-    with traced.http() as http:
-        r = post(http, traced.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "sql_query", "arguments": {"datasource": "chinook_my", "sql": f"SELECT COUNT(*) AS n_{marker} FROM Album"}}},
-            {"traceparent": f"00-{trace_id}-{parent_id}-01", "MCP-Protocol-Version": "2025-11-25"})
-        result = r.json()["result"]
-        assert not result.get("isError"), result
-        assert result["structuredContent"]["rows"] == [[347]]
-    spans = collector.trace(trace_id, want=3)
-    (query,) = by_name(spans, "SELECT chinook_my")
-    assert attributes(query)["db.system.name"] in ("mysql", "mariadb")
-    comment = f"/*application='portico',traceparent='00-{trace_id}-{query['spanId']}-01'*/"
+    marker, comment = counted_album_in_a_trace(traced, collector, "chinook_my", "Album", ("mysql", "mariadb"))
     # The general log keeps the statement as sent: the comment on the line after the SQL asked for.
     sent = f"SELECT COUNT(*) AS n_{marker} FROM Album\n{comment}"
     deadline = time.time() + 5
