@@ -19,7 +19,20 @@ public struct JSONWriter: ~Copyable {
     /// Bytes written so far.
     public var byteCount: Int { count }
 
+    /// The member names of the objects last written that share one array of keys (the records of
+    /// one query do), written out once: `"name":` for the first, `,"name":` for the others, and
+    /// where each ends. Only good within one call of `write`, while the value tree it reads keeps
+    /// every array of keys alive, so that an address names one array.
+    private var sharedKeys: UnsafeRawPointer?
+    private var sharedKeyBytes: [UInt8] = []
+    private var sharedKeyEnds: [Int] = []
+
     public mutating func write(_ value: JSON) {
+        sharedKeys = nil
+        writeValue(value)
+    }
+
+    private mutating func writeValue(_ value: JSON) {
         switch value {
         case .null: appendLiteral("null")
         case .bool(let b): appendLiteral(b ? "true" : "false")
@@ -28,23 +41,67 @@ public struct JSONWriter: ~Copyable {
         case .string(let s): writeString(s)
         case .array(let array):
             append(UInt8(ascii: "["))
-            for (index, element) in array.enumerated() {
-                if index > 0 { append(UInt8(ascii: ",")) }
-                write(element)
+            array.withUnsafeBufferPointer { elements in
+                for index in elements.indices {
+                    if index > 0 { append(UInt8(ascii: ",")) }
+                    writeValue(elements[index])
+                }
             }
             append(UInt8(ascii: "]"))
         case .object(let object):
-            append(UInt8(ascii: "{"))
-            var first = true
-            for (key, element) in object {
-                if !first { append(UInt8(ascii: ",")) }
-                first = false
+            writeObject(object)
+        }
+    }
+
+    /// Keys and values are read in place from their arrays (iterating the dictionary would copy
+    /// each pair out, a retain and a release for each); an object whose keys are the same array
+    /// as the last one's reuses their serialisation.
+    private mutating func writeObject(_ object: JSONObject) {
+        append(UInt8(ascii: "{"))
+        object.values.withUnsafeBufferPointer { values in
+            // The keys' own storage, which lives as long as the object (an ordered set's keys
+            // always have one).
+            let shared = object.keys.withContiguousStorageIfAvailable { keys -> Bool in
+                guard keys.count > 1, let address = keys.baseAddress.map(UnsafeRawPointer.init) else { return false }
+                if address != sharedKeys { serializeSharedKeys(keys, address: address) }
+                // Held apart from the writer: a nested object may replace the shared keys.
+                let bytes = sharedKeyBytes
+                let ends = sharedKeyEnds
+                bytes.withUnsafeBufferPointer { bytes in
+                    var start = 0
+                    for index in keys.indices {
+                        let end = ends[index]
+                        append(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                        start = end
+                        writeValue(values[index])
+                    }
+                }
+                return true
+            }
+            if shared == true { return }
+            for (index, key) in object.keys.enumerated() {
+                if index > 0 { append(UInt8(ascii: ",")) }
                 writeString(key)
                 append(UInt8(ascii: ":"))
-                write(element)
+                writeValue(values[index])
             }
-            append(UInt8(ascii: "}"))
         }
+        append(UInt8(ascii: "}"))
+    }
+
+    private mutating func serializeSharedKeys(_ keys: UnsafeBufferPointer<String>, address: UnsafeRawPointer) {
+        var serialized = JSONWriter(capacity: keys.count * 16)
+        var ends: [Int] = []
+        ends.reserveCapacity(keys.count)
+        for index in keys.indices {
+            if index > 0 { serialized.append(UInt8(ascii: ",")) }
+            serialized.writeString(keys[index])
+            serialized.append(UInt8(ascii: ":"))
+            ends.append(serialized.byteCount)
+        }
+        sharedKeys = address
+        sharedKeyBytes = serialized.bytes
+        sharedKeyEnds = ends
     }
 
     // MARK: The buffer
@@ -145,10 +202,39 @@ public struct JSONWriter: ~Copyable {
     }
 
     public mutating func writeString(_ string: String) {
-        append(UInt8(ascii: "\""))
         var string = string
-        string.withUTF8 { writeEscaped($0) }
-        append(UInt8(ascii: "\""))
+        string.withUTF8 { utf8 in
+            // Keys and most values are short and need no escape: copied as they are checked,
+            // eight bytes at a time and then byte by byte, with their quotes; the first byte
+            // that may need an escape hands the rest to `writeEscaped`.
+            reserve(utf8.count + 2)
+            var out = base + count
+            out.pointee = UInt8(ascii: "\"")
+            out += 1
+            var start = 0
+            if let source = utf8.baseAddress {
+                while start + 8 <= utf8.count {
+                    let word = UnsafeRawPointer(source + start).loadUnaligned(as: UInt64.self)
+                    if Self.mayNeedEscape(word) { break }
+                    UnsafeMutableRawPointer(out).storeBytes(of: word, as: UInt64.self)
+                    out += 8
+                    start += 8
+                }
+            }
+            for index in start..<utf8.count {
+                let byte = utf8[index]
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    count = out - base
+                    writeEscaped(UnsafeBufferPointer(rebasing: utf8[index...]))
+                    append(UInt8(ascii: "\""))
+                    return
+                }
+                out.pointee = byte
+                out += 1
+            }
+            out.pointee = UInt8(ascii: "\"")
+            count = out + 1 - base
+        }
     }
 
     /// Writes `value`'s compact serialisation as a JSON string: the same bytes as
@@ -179,45 +265,61 @@ public struct JSONWriter: ~Copyable {
         try body(UnsafeBufferPointer(start: base, count: count))
     }
 
-    /// Appends UTF-8 text with JSON's escapes. Eight bytes at a time are checked for a quote, a
-    /// backslash or a control character; text without one (most values) is copied in one append.
-    /// Text with some is written in one pass, a block at a time with room for its worst case, each
-    /// byte looked up in a table: a serialisation written as a string (a quote every few bytes)
-    /// costs a few instructions a byte.
+    /// Appends UTF-8 text with JSON's escapes, in one pass. Eight bytes at a time are checked for
+    /// a quote, a backslash or a control character; the check also says which byte is the first
+    /// such, so the bytes before it are copied with the word and only that byte is escaped. Room
+    /// for a block's worst case (every byte six) is made once per block, so the loop only copies:
+    /// a serialisation written as a string (a quote every few bytes) costs a few instructions a
+    /// byte.
     mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         guard let source = utf8.baseAddress else { return }
-        guard let first = Self.firstEscape(in: utf8) else {
-            append(utf8)
-            return
-        }
-        append(UnsafeBufferPointer(start: source, count: first))
         let total = utf8.count
-        var i = first
+        var i = 0
         Self.escapes.withUnsafeBufferPointer { escapes in
+            @inline(__always)
+            func escape(_ byte: UInt8, to out: inout UnsafeMutablePointer<UInt8>) {
+                let escape = escapes[Int(byte)]
+                if escape == 0 {
+                    out.pointee = byte
+                    out += 1
+                } else if escape != UInt8(ascii: "u") {
+                    out[0] = UInt8(ascii: "\\")
+                    out[1] = escape
+                    out += 2
+                } else {
+                    out[0] = UInt8(ascii: "\\")
+                    out[1] = UInt8(ascii: "u")
+                    out[2] = UInt8(ascii: "0")
+                    out[3] = UInt8(ascii: "0")
+                    out[4] = Self.hexDigit(byte >> 4)
+                    out[5] = Self.hexDigit(byte & 0xF)
+                    out += 6
+                }
+            }
             while i < total {
                 let blockEnd = min(total, i + 4096)
                 reserve((blockEnd - i) * 6)
                 var out = base + count
-                while i < blockEnd {
-                    let byte = source[i]
-                    let escape = escapes[Int(byte)]
-                    i += 1
-                    if escape == 0 {
-                        out.pointee = byte
-                        out += 1
-                    } else if escape != UInt8(ascii: "u") {
-                        out[0] = UInt8(ascii: "\\")
-                        out[1] = escape
-                        out += 2
-                    } else {
-                        out[0] = UInt8(ascii: "\\")
-                        out[1] = UInt8(ascii: "u")
-                        out[2] = UInt8(ascii: "0")
-                        out[3] = UInt8(ascii: "0")
-                        out[4] = Self.hexDigit(byte >> 4)
-                        out[5] = Self.hexDigit(byte & 0xF)
-                        out += 6
+                while i + 8 <= blockEnd {
+                    let word = UnsafeRawPointer(source + i).loadUnaligned(as: UInt64.self)
+                    // Eight bytes fit in the room made for the rest of the block, so the word is
+                    // stored whole and the output moves on by the bytes that need no escape.
+                    UnsafeMutableRawPointer(out).storeBytes(of: word, as: UInt64.self)
+                    let flags = Self.escapeFlags(UInt64(littleEndian: word))
+                    if flags == 0 {
+                        out += 8
+                        i += 8
+                        continue
                     }
+                    let plain = flags.trailingZeroBitCount >> 3
+                    out += plain
+                    i += plain
+                    escape(source[i], to: &out)
+                    i += 1
+                }
+                while i < blockEnd {
+                    escape(source[i], to: &out)
+                    i += 1
                 }
                 count = out - base
             }
@@ -243,32 +345,23 @@ public struct JSONWriter: ~Copyable {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
-    /// The index of the first byte that needs an escape, scanning eight bytes at a time.
-    static func firstEscape(in utf8: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard let source = utf8.baseAddress else { return nil }
-        var i = 0
-        while i + 8 <= utf8.count, !mayNeedEscape(UInt64(littleEndian: UnsafeRawPointer(source + i).loadUnaligned(as: UInt64.self))) { i += 8 }
-        while i < utf8.count {
-            if needsEscape(source[i]) { return i }
-            i += 1
-        }
-        return nil
-    }
-
-    @inline(__always)
-    static func needsEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-    }
-
     /// Whether any byte of `word` may be a quote, a backslash or below 0x20 (no false negatives;
     /// a false positive only sends the word through the byte-by-byte path).
     @inline(__always)
     private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        escapeFlags(word) != 0
+    }
+
+    /// The high bit of each byte of `word` (read little-endian) that is a quote, a backslash or
+    /// below 0x20, and perhaps of bytes after one: the lowest bit set is always the first such
+    /// byte (a borrow only carries upwards), and none is set when there is none.
+    @inline(__always)
+    private static func escapeFlags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
-        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs != 0
-        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
+        func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs
+        return control | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
     }
 }
 

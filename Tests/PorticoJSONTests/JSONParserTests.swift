@@ -94,23 +94,25 @@ import Testing
         #expect(JSON.string("\u{02}").serializedString == "\"\\u0002\"")
     }
 
-    @Test func escapesEveryByteThatNeedsItWhereverItFalls() throws {
-        // A slow reference: the escape of each scalar, one at a time.
-        func reference(_ text: String) -> String {
-            var out = "\""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
-                default: out.unicodeScalars.append(scalar)
-                }
+    /// A slow reference: the escape of each scalar, one at a time.
+    static func escapedReference(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(scalar)
             }
-            return out + "\""
         }
+        return out + "\""
+    }
+
+    @Test func escapesEveryByteThatNeedsItWhereverItFalls() throws {
+        let reference = Self.escapedReference
         let specials: [Character] = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "é", "😀", "a"]
         for length in 0..<20 {
             for special in specials {
@@ -131,6 +133,56 @@ import Testing
             #expect(Double(text) == value, "\(value) -> \(text)")
             if (value * 100).rounded() / 100 == value { #expect(text == "\(value)", "\(value) -> \(text)") }
         }
+    }
+
+    @Test func escapesLongTextWithEscapesCloseTogetherAndAcrossBlocks() throws {
+        // Runs of plain bytes of every length between escapes, clusters of escapes in one word,
+        // and text longer than the writer's 4096-byte block, written both as a string and as
+        // the text of a serialisation.
+        var generator = SystemRandomNumberGenerator()
+        let pieces: [String] = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "é", "😀", " ", "x", "\"\\\"", "abcdefgh"]
+        for length in [7, 8, 9, 63, 4095, 4096, 4097, 9000] {
+            var text = ""
+            while text.utf8.count < length { text += pieces.randomElement(using: &generator)! }
+            #expect(JSON.string(text).serializedString == Self.escapedReference(text), "\(text.debugDescription)")
+            var writer = JSONWriter()
+            writer.writeSerializedAsString(.string(text))
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == Self.escapedReference(Self.escapedReference(text)))
+        }
+        let plain = String(repeating: "0123456789", count: 1000)
+        #expect(JSON.string(plain).serializedString == "\"" + plain + "\"")
+    }
+
+    @Test func objectsThatShareTheirKeysAreWrittenAsObjectsThatDoNot() throws {
+        // Records of one query share one array of keys, and the writer writes those keys once;
+        // the text must be what the same objects with keys of their own give.
+        let keys = ContiguousArray(["id", "name", "quote\"d", "nested"])
+        let inner = ContiguousArray(["x", "y"])
+        func record(_ i: Int64) -> JSON {
+            let nested = JSONObject(uncheckedUniqueKeys: inner, values: [.int(i), .string("y\(i)")])
+            return .object(JSONObject(uncheckedUniqueKeys: keys, values: [.int(i), .string("n\\\(i)"), .null, .object(nested)]))
+        }
+        let shared: JSON = ["data": .array((1...5).map(record)), "other": .array([record(9), ["id": 1, "x": 2]])]
+        func unshared(_ value: JSON) -> JSON {
+            switch value {
+            case .array(let items): return .array(items.map(unshared))
+            case .object(let object):
+                var copy = JSONObject()
+                for (key, member) in object { copy[String(decoding: Array(key.utf8), as: UTF8.self)] = unshared(member) }
+                return .object(copy)
+            default: return value
+            }
+        }
+        let text = shared.serializedString
+        #expect(text == unshared(shared).serializedString)
+        #expect(text.hasPrefix(#"{"data":[{"id":1,"name":"n\\1","quote\"d":null,"nested":{"x":1,"y":"y1"}},{"id":2,"#))
+        #expect(try JSONParser.parse(text) == shared)
+        // One writer used twice: what it kept from the first value is not used for the second.
+        var writer = JSONWriter()
+        writer.write(shared)
+        let other: JSON = .array([.object(JSONObject(uncheckedUniqueKeys: ContiguousArray(["a", "b"]), values: [1, 2]))])
+        writer.write(other)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == text + #"[{"a":1,"b":2}]"#)
     }
 
     @Test func aValueWrittenAsItsOwnSerialisedStringMatchesTheTwoStepWay() throws {
