@@ -149,6 +149,11 @@ public struct CollectionSchema: Sendable, Hashable {
         fields.first { $0.name == name }
     }
 
+    /// The type of the field named `name`, read in place (`field(name)?.type` copies the field).
+    public func fieldType(_ name: String) -> FieldType? {
+        fields.firstIndex { $0.name == name }.map { fields[$0].type }
+    }
+
     public var relations: [Field] { fields.filter { $0.type.isRelation } }
 
     /// Names of the column fields, for error messages that list what exists.

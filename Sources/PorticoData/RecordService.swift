@@ -82,6 +82,15 @@ public struct RecordService: Sendable {
     // MARK: list / get
 
     public func list(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+        try await listResult(app: app, request, access: access).json
+    }
+
+    public func get(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+        try await getResult(app: app, request, access: access).json
+    }
+
+    /// A list's result, its records kept as rows until written (see `RecordResult`).
+    public func listResult(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> RecordResult {
         let (catalog, target) = try await resolve(app: app, request, access: access, for: .list)
         let plan = try self.plan(request, collection: target.collection, catalog: catalog)
         let condition = try conditions(request, target: target, catalog: catalog)
@@ -118,41 +127,40 @@ public struct RecordService: Sendable {
         }
         if !meter.cutInAll.isEmpty { truncated = true }
         notes += meter.notes(maxBytes: budget.maxBytes)
-        var result: JSONObject = ["data": .array(records.map { .object($0) })]
+        var meta: JSONObject?
         if paginate {
             // A short first page already says how many match; otherwise ask (a window count
             // would make SQLite materialise every matching row).
             let count: Int64 =
                 page == 1 && rows.count < pageSize ? Int64(rows.count) : try await self.count(target.collection, where: condition, in: catalog)
-            var meta: JSONObject = [
+            var pageMeta: JSONObject = [
                 "count": .int(count), "page": JSON(page), "pageSize": JSON(pageSize),
                 "totalPage": .int((count + Int64(pageSize) - 1) / Int64(pageSize)),
             ]
-            if truncated { meta["truncated"] = true }
-            if !notes.isEmpty { meta["notes"] = JSON(notes) }
-            result["meta"] = .object(meta)
+            if truncated { pageMeta["truncated"] = true }
+            if !notes.isEmpty { pageMeta["notes"] = JSON(notes) }
+            meta = pageMeta
         } else if truncated || !notes.isEmpty {
-            result["meta"] = ["truncated": .bool(truncated), "notes": JSON(notes)]
+            meta = ["truncated": .bool(truncated), "notes": JSON(notes)]
         }
-        return .object(result)
+        return RecordResult(records: records, single: false, meta: meta)
     }
 
-    public func get(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
+    /// A get's result, its record kept as a row until written (see `RecordResult`).
+    public func getResult(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> RecordResult {
         let (catalog, target) = try await resolve(app: app, request, access: access, for: .get)
         let plan = try self.plan(request, collection: target.collection, catalog: catalog)
         let condition = try conditions(request, target: target, catalog: catalog)
         let rows = try await catalog.database.query(plan.select(where: condition, limit: 1, offset: 0, flavor: flavor))
         let meter = ResultMeter(budget: budget)
         let records = plan.appends.isEmpty ? plan.recordsWithoutAppends(rows, meter: meter) : try await plan.records(from: rows, meter: meter)
-        if records.isEmpty, !rows.isEmpty {
+        if records.count == 0, !rows.isEmpty {
             throw DataError.invalid(
                 "the record is larger than \(budget.maxBytes / 1024) KiB with the fields and appends asked for; ask for fewer fields (fields, except) or fewer appends"
             )
         }
-        var result: JSONObject = ["data": records.first.map { .object($0) } ?? .null]
         let notes = meter.notes(maxBytes: budget.maxBytes)
-        if !notes.isEmpty { result["meta"] = ["truncated": true, "notes": JSON(notes)] }
-        return .object(result)
+        return RecordResult(records: records, single: true, meta: notes.isEmpty ? nil : ["truncated": true, "notes": JSON(notes)])
     }
 
     func count(_ collection: CollectionSchema, where condition: SQLFragment?, in catalog: Catalog) async throws -> Int64 {

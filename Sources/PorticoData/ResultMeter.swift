@@ -67,6 +67,11 @@ final class ResultMeter {
 
     /// The size of a record's member `name: value` once written.
     static func memberSize(_ name: String, _ value: SQLValue) -> Int {
-        name.utf8.count + 4 + size(of: value)
+        memberOverhead(name) + size(of: value)
+    }
+
+    /// What a member adds beside its value: its name, quoted, a colon and a comma.
+    static func memberOverhead(_ name: String) -> Int {
+        name.utf8.count + 4
     }
 }

@@ -22,34 +22,108 @@ public enum RowMapping {
     /// Record objects in field order, for the selected columns, from the rows of one query (which
     /// share their column layout, so each column's position and type are looked up once).
     static func records(_ rows: some Collection<Row>, collection: CollectionSchema, columns: [String]) -> [JSONObject] {
-        measuredRecords(rows, collection: collection, columns: columns).records
+        guard let first = rows.first else { return [] }
+        return RowLayout(first, collection: collection, columns: columns).records(rows)
     }
 
     /// Record objects as `records` makes them, with each one's serialised size, counted as the
     /// record is built. Every record shares one array of keys.
     static func measuredRecords(_ rows: some Collection<Row>, collection: CollectionSchema, columns: [String]) -> (records: [JSONObject], sizes: [Int]) {
         guard let first = rows.first else { return ([], []) }
-        let layout: [(name: String, index: Int, type: FieldType?)] = columns.compactMap { name in
-            first.columns.firstIndex(of: name).map { (name, $0, collection.field(name)?.type) }
+        let layout = RowLayout(first, collection: collection, columns: columns)
+        return (layout.records(rows), rows.map(layout.size))
+    }
+
+    /// Writes what `json(value, type:)` gives, as `JSONWriter.write` would write it: the common
+    /// kinds straight from the stored value, the others through `json`.
+    static func write(_ value: SQLValue, type: FieldType?, to writer: inout JSONWriter) {
+        switch (value, type) {
+        case (.null, _): writer.appendLiteral("null")
+        case (.int(let i), _) where type != .boolean && type != .float && type != .decimal: writer.writeInteger(i)
+        case (.double(let d), _) where type != .integer: writer.writeDouble(d)
+        case (.text(let s), _) where type != .json && type != .integer && type != .float && type != .decimal && type != .boolean:
+            writer.writeString(s)
+        default: writer.write(json(value, type: type))
         }
-        let keys = ContiguousArray(layout.map { $0.name })
+    }
+}
+
+/// Where the selected columns sit in the rows of one query and what type each field has, with
+/// their names serialised once: records are made, measured and written from rows without a
+/// lookup per value.
+struct RowLayout: Sendable {
+    struct Column: Sendable {
+        let index: Int
+        let type: FieldType?
+    }
+
+    let columns: [Column]
+    /// The record's keys, one array shared by every record made.
+    let keys: ContiguousArray<String>
+    /// `"name":` for the first column and `,"name":` for each other, one after another, and
+    /// where each ends.
+    private let keyBytes: [UInt8]
+    private let keyEnds: [Int]
+    /// The fixed part of a record's serialised size (braces, names, quotes, colons, commas).
+    private let fixedSize: Int
+
+    /// The layout of the rows of the query that `first` came from, for `names` (those the rows
+    /// lack are left out).
+    init(_ first: Row, collection: CollectionSchema, columns names: [String]) {
+        var columns: [Column] = []
+        var keys = ContiguousArray<String>()
+        var writer = JSONWriter(capacity: names.count * 16)
+        var ends: [Int] = []
+        var fixedSize = 2
+        for name in names {
+            guard let index = first.columns.firstIndex(of: name) else { continue }
+            if !columns.isEmpty { writer.appendLiteral(",") }
+            writer.writeString(name)
+            writer.appendLiteral(":")
+            ends.append(writer.byteCount)
+            columns.append(Column(index: index, type: collection.fieldType(name)))
+            keys.append(name)
+            fixedSize += ResultMeter.memberOverhead(name)
+        }
+        self.columns = columns
+        self.keys = keys
+        keyBytes = writer.bytes
+        keyEnds = ends
+        self.fixedSize = fixedSize
+    }
+
+    func records(_ rows: some Collection<Row>) -> [JSONObject] {
         var records: [JSONObject] = []
-        var sizes: [Int] = []
         records.reserveCapacity(rows.count)
-        sizes.reserveCapacity(rows.count)
         for row in rows {
             var values = ContiguousArray<JSON>()
-            values.reserveCapacity(layout.count)
-            var size = 2
-            for column in layout {
-                let value = row.values[column.index]
-                size += ResultMeter.memberSize(column.name, value)
-                values.append(json(value, type: column.type))
-            }
+            values.reserveCapacity(columns.count)
+            for column in columns { values.append(RowMapping.json(row.values[column.index], type: column.type)) }
             records.append(JSONObject(uncheckedUniqueKeys: keys, values: values))
-            sizes.append(size)
         }
-        return (records, sizes)
+        return records
+    }
+
+    /// The serialised size of `row`'s record, give or take escapes (as `ResultMeter` counts).
+    func size(_ row: Row) -> Int {
+        var size = fixedSize
+        for column in columns { size += ResultMeter.size(of: row.values[column.index]) }
+        return size
+    }
+
+    /// Writes `row`'s record: the bytes `JSONWriter.write(.object(record))` writes.
+    func write(_ row: Row, to writer: inout JSONWriter) {
+        writer.appendLiteral("{")
+        keyBytes.withUnsafeBufferPointer { keyBytes in
+            var start = 0
+            for (position, column) in columns.enumerated() {
+                let end = keyEnds[position]
+                writer.writeRaw(UnsafeBufferPointer(rebasing: keyBytes[start..<end]))
+                start = end
+                RowMapping.write(row.values[column.index], type: column.type, to: &writer)
+            }
+        }
+        writer.appendLiteral("}")
     }
 }
 

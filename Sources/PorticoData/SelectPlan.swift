@@ -199,23 +199,28 @@ struct SelectPlan: Sendable {
 
     /// The records of `rows` with their appends, as many as fit the byte budget. Sizes are
     /// counted as the records are built; appends are fetched only for the records still kept.
-    func records(from rows: [Row], meter: ResultMeter) async throws -> [JSONObject] {
-        var (records, sizes) = RowMapping.measuredRecords(rows, collection: collection, columns: outputColumns)
+    func records(from rows: [Row], meter: ResultMeter) async throws -> RecordResult.Records {
+        guard let first = rows.first else { return .objects([]) }
+        let layout = RowLayout(first, collection: collection, columns: outputColumns)
+        var records = layout.records(rows)
+        var sizes = rows.map(layout.size)
         var kept = meter.fitting(sizes)
         for node in appends {
             guard kept > 0 else { break }
             try await attach(node, parentRows: rows[..<kept], records: &records, sizes: &sizes, meter: meter)
             kept = min(kept, meter.fitting(sizes))
         }
-        return Array(records[..<kept])
+        return .objects(Array(records[..<kept]))
     }
 
-    /// The records of `rows`, as many as fit the byte budget, for a plan with no appends: no
-    /// query to wait for, so no suspension (the common get and list).
-    func recordsWithoutAppends(_ rows: [Row], meter: ResultMeter) -> [JSONObject] {
-        let (records, sizes) = RowMapping.measuredRecords(rows, collection: collection, columns: outputColumns)
-        let kept = meter.fitting(sizes)
-        return kept == records.count ? records : Array(records[..<kept])
+    /// The records of `rows`, as many as fit the byte budget, for a plan with no appends (the
+    /// common get and list): kept as the rows, to be written straight from them, with no query
+    /// to wait for, so no suspension.
+    func recordsWithoutAppends(_ rows: [Row], meter: ResultMeter) -> RecordResult.Records {
+        guard let first = rows.first else { return .objects([]) }
+        let layout = RowLayout(first, collection: collection, columns: outputColumns)
+        let kept = meter.fitting(rows.map(layout.size))
+        return .rows(kept == rows.count ? rows : Array(rows[..<kept]), layout)
     }
 
     /// Loads one relation for all parents in one query and attaches it, with the relation's own

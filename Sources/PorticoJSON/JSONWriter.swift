@@ -140,6 +140,11 @@ public struct JSONWriter: ~Copyable {
         raw.withUnsafeBufferPointer { append($0) }
     }
 
+    /// Appends bytes that are already valid JSON, or a valid part of it.
+    public mutating func writeRaw(_ raw: UnsafeBufferPointer<UInt8>) {
+        append(raw)
+    }
+
     public mutating func appendLiteral(_ literal: StaticString) {
         literal.withUTF8Buffer { append($0) }
     }

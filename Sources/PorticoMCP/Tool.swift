@@ -69,7 +69,17 @@ public enum ToolAccess: Sendable {
 /// The result of a tool call: short text for the model, structured content for programs.
 public struct ToolResult: Sendable {
     public var content: [JSON]
-    public var structuredContent: JSON?
+    /// The structured content, as a value; one given already serialised is read back from its
+    /// bytes when asked for here (the response is written from the bytes).
+    public var structuredContent: JSON? {
+        get { structuredValue ?? structuredBytes.flatMap { try? JSONParser.parse($0) } }
+        set {
+            structuredValue = newValue
+            structuredBytes = nil
+        }
+    }
+    private var structuredValue: JSON?
+    private var structuredBytes: [UInt8]?
     public var isError: Bool
     /// Set when the tool needs the client's input before it can finish (2026-07-28 only).
     public var inputRequired: InputRequired?
@@ -81,7 +91,7 @@ public struct ToolResult: Sendable {
 
     public init(content: [JSON], structuredContent: JSON? = nil, isError: Bool = false) {
         self.content = content
-        self.structuredContent = structuredContent
+        self.structuredValue = structuredContent
         self.isError = isError
     }
 
@@ -89,6 +99,15 @@ public struct ToolResult: Sendable {
     /// clients that ignore `structuredContent`.
     public static func structured(_ value: JSON) -> ToolResult {
         var result = ToolResult(content: [], structuredContent: value)
+        result.mirrorsStructuredContent = true
+        return result
+    }
+
+    /// `structured(_:)` for a value already serialised (compact JSON, as `JSONWriter` writes it):
+    /// a record list written straight from its rows is never made a value tree.
+    public static func structured(serialized: [UInt8]) -> ToolResult {
+        var result = ToolResult(content: [])
+        result.structuredBytes = serialized
         result.mirrorsStructuredContent = true
         return result
     }
@@ -122,10 +141,15 @@ public struct ToolResult: Sendable {
     /// Writes the result object (as `json` with `extra`'s members after its own).
     func write(to writer: inout JSONWriter, extra: JSONObject) {
         // The structured content is serialised once, for its own member and for the text mirror.
-        var serialized = JSONWriter(capacity: structuredContent == nil ? 0 : 1024)
-        if let structuredContent { serialized.write(structuredContent) }
+        let hasStructuredContent = structuredValue != nil || structuredBytes != nil
+        var serialized = JSONWriter(capacity: hasStructuredContent ? 1024 : 0)
+        if let structuredBytes {
+            serialized.writeRaw(structuredBytes)
+        } else if let structuredValue {
+            serialized.write(structuredValue)
+        }
         writer.appendLiteral("{\"content\":[")
-        if mirrorsStructuredContent, structuredContent != nil {
+        if mirrorsStructuredContent, hasStructuredContent {
             writer.appendLiteral("{\"type\":\"text\",\"text\":")
             writer.writeAsString(serialized)
             writer.appendLiteral("}")
@@ -136,7 +160,7 @@ public struct ToolResult: Sendable {
             writer.write(block)
         }
         writer.appendLiteral("]")
-        if structuredContent != nil {
+        if hasStructuredContent {
             writer.appendLiteral(",\"structuredContent\":")
             writer.append(contentsOf: serialized)
         }

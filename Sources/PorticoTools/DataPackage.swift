@@ -33,29 +33,29 @@ public struct DataPackage: Sendable {
                     .list, "resource_list", .read,
                     "List records of a collection, paginated (page, pageSize ≤ 500) and filtered. Returns {data, meta:{count,page,pageSize,totalPage}}."
                 ) { s, request, c in
-                    try await s.records.list(app: c.app, request, access: s.access(c))
+                    .structured(serialized: try await s.records.listResult(app: c.app, request, access: s.access(c)).serialized)
                 },
                 tool(.get, "resource_get", .read, "Get one record by primary key (filterByTk) or filter. Returns {data: record or null}.") {
                     s, request, c in
-                    try await s.records.get(app: c.app, request, access: s.access(c))
+                    .structured(serialized: try await s.records.getResult(app: c.app, request, access: s.access(c)).serialized)
                 },
                 tool(
                     .create, "resource_create", ToolAnnotations(readOnly: false),
                     "Create a record from values; belongsTo fields take the target's key. Returns {data: record}."
                 ) { s, request, c in
-                    try await s.records.create(app: c.app, request, access: s.access(c))
+                    .structured(try await s.records.create(app: c.app, request, access: s.access(c)))
                 },
                 tool(
                     .update, "resource_update", ToolAnnotations(readOnly: false, idempotent: true),
                     "Update the records matched by filterByTk or filter (one is required). Returns {data: [records]}."
                 ) { s, request, c in
-                    try await s.records.update(app: c.app, request, access: s.access(c))
+                    .structured(try await s.records.update(app: c.app, request, access: s.access(c)))
                 },
                 tool(
                     .destroy, "resource_destroy", ToolAnnotations(readOnly: false, destructive: true, idempotent: true),
                     "Delete the records matched by filterByTk or filter (one is required). Returns {data: number deleted}."
                 ) { s, request, c in
-                    try await s.records.destroy(app: c.app, request, access: s.access(c))
+                    .structured(try await s.records.destroy(app: c.app, request, access: s.access(c)))
                 },
                 Tool(
                     "resource_query",
@@ -73,7 +73,7 @@ public struct DataPackage: Sendable {
     /// A record tool: its parameters and output are the action's, its arguments read into a request.
     func tool(
         _ action: RecordAction, _ name: String, _ annotations: ToolAnnotations, _ description: String,
-        _ run: @escaping @Sendable (DataPackage, RecordRequest, CallContext) async throws -> JSON
+        _ run: @escaping @Sendable (DataPackage, RecordRequest, CallContext) async throws -> ToolResult
     ) -> Tool {
         let package = self
         return Tool(
@@ -82,7 +82,7 @@ public struct DataPackage: Sendable {
         ) { input, context in
             let request = try DataParameters.record(input, action)
             context.progress("running \(name) on \(request.resource)")
-            return .structured(try await run(package, request, context))
+            return try await run(package, request, context)
         }
     }
 
