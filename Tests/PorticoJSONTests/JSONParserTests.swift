@@ -153,6 +153,18 @@ import Testing
         #expect(JSON.string(plain).serializedString == "\"" + plain + "\"")
     }
 
+    @Test func integersOfEveryLengthAreWrittenAsSwiftWritesThem() {
+        var values: [Int64] = [0, 9, 10, 99, 100, 101, Int64.max, Int64.min, Int64.min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, power * 9 / 7]
+        }
+        for value in values + values.filter { $0 != .min }.map { -$0 } {
+            #expect(JSON.int(value).serializedString == String(value))
+        }
+    }
+
     @Test func objectsThatShareTheirKeysAreWrittenAsObjectsThatDoNot() throws {
         // Records of one query share one array of keys, and the writer writes those keys once;
         // the text must be what the same objects with keys of their own give.
