@@ -109,7 +109,13 @@ public struct RecordService: Sendable {
         let limit = paginate ? pageSize : budget.maxRows + 1
         // page ≤ maxPage and pageSize ≤ maxPageSize, so this cannot overflow.
         let offset = paginate ? (page - 1) * pageSize : 0
-        let rows = try await catalog.database.query(plan.select(where: condition, limit: limit, offset: offset, flavor: flavor))
+        // Past the first page the count is needed whatever the page holds: it comes with the page.
+        let counted = paginate && page > 1
+        let statement =
+            counted
+            ? plan.countedSelect(where: condition, limit: limit, offset: offset, flavor: flavor)
+            : plan.select(where: condition, limit: limit, offset: offset, flavor: flavor)
+        let rows = try await catalog.database.query(statement)
         var truncated = false
         var shown = rows[...]
         if !paginate, rows.count > budget.maxRows {
@@ -129,10 +135,17 @@ public struct RecordService: Sendable {
         notes += meter.notes(maxBytes: budget.maxBytes)
         var meta: JSONObject?
         if paginate {
-            // A short first page already says how many match; otherwise ask (a window count
-            // would make SQLite materialise every matching row).
-            let count: Int64 =
-                page == 1 && rows.count < pageSize ? Int64(rows.count) : try await self.count(target.collection, where: condition, in: catalog)
+            // A short first page already says how many match, and a later page brought its count
+            // with it; otherwise (a first page that is full, a page past the end) ask. A window
+            // count would make SQLite materialise every matching row.
+            let count: Int64
+            if page == 1 && rows.count < pageSize {
+                count = Int64(rows.count)
+            } else if counted, case .int(let n)? = rows.first?.values.last {
+                count = n
+            } else {
+                count = try await self.count(target.collection, where: condition, in: catalog)
+            }
             var pageMeta: JSONObject = [
                 "count": .int(count), "page": JSON(page), "pageSize": JSON(pageSize),
                 "totalPage": .int((count + Int64(pageSize) - 1) / Int64(pageSize)),

@@ -12,6 +12,9 @@ struct SelectPlan: Sendable {
     let appends: [AppendNode]
     /// `SELECT <columns> FROM <the collection as the caller sees it>`, written once per plan.
     let head: SQLFragment
+    /// The two halves of `head`: `SELECT <columns>` and ` FROM <the collection ...>`.
+    let columnsPart: SQLFragment
+    let fromPart: SQLFragment
 
     /// Relations deep an append path may go (`tracks.genre.tracks` is three).
     static let maxAppendDepth = 3
@@ -88,10 +91,14 @@ struct SelectPlan: Sendable {
             if !fetch.contains(key) { fetch.append(key) }
         }
         order = try Self.order(request.sort ?? [], collection: collection, catalog: catalog, flavor: flavor)
-        var head = SQLFragment("SELECT ")
-        head.append(columns: fetch, of: RecordService.rootAlias)
-        head.append(" FROM ")
-        head.append(catalog.from(collection, as: RecordService.rootAlias))
+        var columnsPart = SQLFragment("SELECT ")
+        columnsPart.append(columns: fetch, of: RecordService.rootAlias)
+        var fromPart = SQLFragment(" FROM ")
+        fromPart.append(catalog.from(collection, as: RecordService.rootAlias))
+        self.columnsPart = columnsPart.compacted()
+        self.fromPart = fromPart.compacted()
+        var head = columnsPart
+        head.append(fromPart)
         self.head = head.compacted()
     }
 
@@ -182,6 +189,28 @@ struct SelectPlan: Sendable {
         var q = head
         // Grown once for the rest: the head is the plan's, so the first append copies it anyway.
         q.parts.reserveCapacity(head.parts.count + (condition?.parts.count ?? 0) + order.count * 2 + 6)
+        return tail(of: q, where: condition, limit: limit, offset: offset)
+    }
+
+    /// `select` with one more column, last: how many rows match in all. The page and its count
+    /// are read by one statement, so from one snapshot, and a page past the first needs no
+    /// second query. The column has no name of its own; it is read by its position.
+    func countedSelect(where condition: SQLFragment?, limit: Int, offset: Int, flavor: SQLFlavor) -> SQLFragment {
+        var q = columnsPart
+        q.parts.reserveCapacity(columnsPart.parts.count + fromPart.parts.count * 2 + (condition?.parts.count ?? 0) * 2 + order.count * 2 + 10)
+        q.append(", (SELECT COUNT(*)")
+        q.append(fromPart)
+        if let condition {
+            q.append(" WHERE ")
+            q.append(condition)
+        }
+        q.append(")")
+        q.append(fromPart)
+        return tail(of: q, where: condition, limit: limit, offset: offset)
+    }
+
+    private func tail(of select: SQLFragment, where condition: SQLFragment?, limit: Int, offset: Int) -> SQLFragment {
+        var q = select
         if let condition {
             q.append(" WHERE ")
             q.append(condition)
