@@ -1,7 +1,7 @@
 public import PorticoJSON
 
 /// The type of a collection field (NocoBase's field types).
-public enum FieldType: String, Sendable, CaseIterable, Codable {
+public enum FieldType: String, Sendable, CaseIterable {
     case string, text, integer, float, decimal, boolean, date, datetime, json, select
     case belongsTo, hasMany, belongsToMany
 
@@ -30,7 +30,7 @@ public enum FieldType: String, Sendable, CaseIterable, Codable {
 }
 
 /// How a relation field links two collections.
-public struct Relation: Sendable, Hashable, Codable {
+public struct Relation: Sendable, Hashable {
     /// The collection on the other side.
     public var target: String
     /// belongsTo: the column on this collection; hasMany: the column on the target.
