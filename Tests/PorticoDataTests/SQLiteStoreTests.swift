@@ -118,9 +118,47 @@ import Testing
         let start = ContinuousClock.now
         await #expect { _ = try await store.query(SQLFragment(Self.forever)) } throws: { ($0 as? StoreError)?.kind == .timeout }
         #expect(ContinuousClock.now - start < .seconds(10), "the statement (which never ends) was stopped at its limit")
-        #expect(store.route(of: Self.forever) == .slowRead)
+        #expect(store.route(of: Self.forever)?.isSlowRead == true)
         #expect(try await store.query("INSERT INTO t (v) VALUES ('b') RETURNING id").first?.int("id") == 2, "a write sent as a query still runs")
         await store.close()
+    }
+
+    @Test func aReadThatWasSlowOnceIsTriedOnTheCallersThreadAgain() async throws {
+        // A read past the budget goes to the reader threads, but not for good: a statement that
+        // was slow once (preempted, a cold cache, a table since emptied) comes back once it fits.
+        let (store, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+        try await store.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000) INSERT INTO t (v) SELECT printf('%040d', i) FROM n")
+        let scan = "SELECT sum(length(v)) AS n FROM t"
+        #expect(try await store.query(SQLFragment(scan)).first?.int("n") == 12_000_000)
+        #expect(store.route(of: scan)?.isSlowRead == true, "300,000 rows take longer than the 1 ms budget")
+        try await store.execute("DELETE FROM t")
+        // Each try that still misses doubles the wait (0.1 s, 0.2 s, ...): the sleeps keep pace,
+        // and a few are enough even on a loaded machine.
+        for attempt in 0..<6 where store.route(of: scan) != .read {
+            try await Task.sleep(for: .milliseconds(100 << attempt))
+            #expect(try await store.query(SQLFragment(scan)).first?["n"] == .null)
+        }
+        #expect(store.route(of: scan) == .read, "the emptied table's scan is back on the caller's thread")
+        await store.close()
+    }
+
+    @Test func aSlowReadWaitsLongerAfterEachMiss() {
+        let start: UInt64 = 1_000_000_000
+        var route = SQLiteStore.Route.read.missed(at: start)
+        #expect(route == .slowRead(retryAt: start + 100_000_000, misses: 1))
+        var waits: [UInt64] = []
+        for _ in 0..<14 {
+            route = route.missed(at: start)
+            if case .slowRead(let retryAt, _) = route { waits.append(retryAt - start) }
+        }
+        #expect(Array(waits.prefix(3)) == [200_000_000, 400_000_000, 800_000_000])
+        #expect(waits.last == 60_000_000_000, "at most a minute")
+        #expect(SQLiteStore.Route.slowRead(retryAt: 0, misses: 1).triesInline)
+        #expect(!SQLiteStore.Route.slowRead(retryAt: .max, misses: 1).triesInline)
+        #expect(!SQLiteStore.Route.write.triesInline)
     }
 
     @Test func cancellingTheCallerStopsItsStatement() async throws {

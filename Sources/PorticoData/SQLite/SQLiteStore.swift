@@ -36,12 +36,42 @@ public final class SQLiteStore: Database {
     /// Where each statement seen so far runs, so writes and slow reads go straight to their threads.
     private let routes = BoundedCache<String, Route>(limit: 4096)
 
-    enum Route {
+    enum Route: Equatable {
         /// Read on the caller's thread when a connection is free.
         case read
-        /// Read on the reader threads: it ran past the inline budget once.
-        case slowRead
+        /// Read on the reader threads: it ran past the inline budget `misses` times in a row, the
+        /// last time then. It is tried on the caller's thread again from `retryAt` (uptime
+        /// nanoseconds): a read the system preempted once, or that met a cold cache, is not sent
+        /// the slow way for good. The wait doubles with each miss, so a read that is slow by
+        /// nature costs the caller's thread one budget now and then.
+        case slowRead(retryAt: UInt64, misses: Int)
         case write
+
+        var isSlowRead: Bool {
+            if case .slowRead = self { return true }
+            return false
+        }
+
+        /// The first wait before a slow read is tried inline again, and the longest.
+        static let firstRetryNanoseconds: UInt64 = 100_000_000
+        static let longestRetryNanoseconds: UInt64 = 60_000_000_000
+
+        /// The route after one more run past the budget, at `now`.
+        func missed(at now: UInt64) -> Route {
+            var misses = 1
+            if case .slowRead(_, let earlier) = self { misses = min(earlier + 1, 30) }
+            let wait = min(Self.firstRetryNanoseconds << UInt64(min(misses - 1, 20)), Self.longestRetryNanoseconds)
+            return .slowRead(retryAt: now &+ wait, misses: misses)
+        }
+
+        /// Whether a read on this route is tried on the caller's thread.
+        var triesInline: Bool {
+            switch self {
+            case .read: true
+            case .write: false
+            case .slowRead(let retryAt, _): Uptime.nanoseconds >= retryAt
+            }
+        }
     }
 
     public struct Options: Sendable {
@@ -133,10 +163,10 @@ public final class SQLiteStore: Database {
             return try await write(sql, binds)
         }
         let maxRows = maxRowsPerStatement
-        if route != .slowRead, let inline {
+        if let inline, route?.triesInline ?? true {
             switch try inline.run(sql, binds, maxRows: maxRows) {
             case .rows(let rows):
-                if route == nil { remember(sql, .read) }
+                if route != .read { remember(sql, .read) }
                 inlineReads.increment()
                 return rows
             case .writes:
@@ -144,7 +174,7 @@ public final class SQLiteStore: Database {
                 return try await write(sql, binds)
             case .elsewhere(let slow):
                 if slow {
-                    remember(sql, .slowRead)
+                    remember(sql, (route ?? .read).missed(at: Uptime.nanoseconds))
                     movedReads.increment()
                 }
             }
@@ -152,7 +182,10 @@ public final class SQLiteStore: Database {
         let rows = try await SQLiteJob.run(on: readers, timeout: statementTimeout) { connection, _ in
             try connection.runIfReadOnly(sql, binds, maxRows: maxRows)
         }
-        if route == nil { remember(sql, rows == nil ? .write : .read) }
+        if route == nil {
+            // A read that just missed the budget was learnt as slow above; that stands.
+            routes.update(sql) { known in if rows == nil { known = .write } else if known == nil { known = .read } }
+        }
         if let rows { return rows }
         return try await write(sql, binds)
     }
@@ -258,8 +291,9 @@ public final class SQLiteStore: Database {
     }
 
     private func remember(_ sql: String, _ route: Route) {
-        // A statement seen as slow stays slow; one that writes stays a write.
-        routes.update(sql) { known in if known == nil || route != .read { known = route } }
+        // One that writes stays a write. A read's route is replaced as it is learnt: slow after a
+        // miss, quick again once a retry fits the budget.
+        routes.update(sql) { known in if known != .write { known = route } }
     }
 
     static let readOnlyError = StoreError(kind: .readOnly, message: "this database is open read-only", sql: "")
