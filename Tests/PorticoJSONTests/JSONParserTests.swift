@@ -160,7 +160,8 @@ import Testing
             power *= 10
             values += [power - 1, power, power + 1, power * 9 / 7]
         }
-        for value in values + values.filter { $0 != .min }.map { -$0 } {
+        let negatives = values.filter { $0 != .min }.map { -$0 }
+        for value in values + negatives {
             #expect(JSON.int(value).serializedString == String(value))
         }
     }
