@@ -60,10 +60,8 @@ struct RowLayout: Sendable {
     let columns: [Column]
     /// The record's keys, one array shared by every record made.
     let keys: ContiguousArray<String>
-    /// `"name":` for the first column and `,"name":` for each other, one after another, and
-    /// where each ends.
-    private let keyBytes: [UInt8]
-    private let keyEnds: [Int]
+    /// The keys serialised once, for writing records.
+    private let members: SerializedKeys
     /// The fixed part of a record's serialised size (braces, names, quotes, colons, commas).
     private let fixedSize: Int
 
@@ -72,23 +70,16 @@ struct RowLayout: Sendable {
     init(_ first: Row, collection: CollectionSchema, columns names: [String]) {
         var columns: [Column] = []
         var keys = ContiguousArray<String>()
-        var writer = JSONWriter(capacity: names.count * 16)
-        var ends: [Int] = []
         var fixedSize = 2
         for name in names {
             guard let index = first.columns.firstIndex(of: name) else { continue }
-            if !columns.isEmpty { writer.appendLiteral(",") }
-            writer.writeString(name)
-            writer.appendLiteral(":")
-            ends.append(writer.byteCount)
             columns.append(Column(index: index, type: collection.fieldType(name)))
             keys.append(name)
             fixedSize += ResultMeter.memberOverhead(name)
         }
         self.columns = columns
         self.keys = keys
-        keyBytes = writer.bytes
-        keyEnds = ends
+        members = SerializedKeys(keys)
         self.fixedSize = fixedSize
     }
 
@@ -114,14 +105,10 @@ struct RowLayout: Sendable {
     /// Writes `row`'s record: the bytes `JSONWriter.write(.object(record))` writes.
     func write(_ row: Row, to writer: inout JSONWriter) {
         writer.appendLiteral("{")
-        keyBytes.withUnsafeBufferPointer { keyBytes in
-            var start = 0
-            for (position, column) in columns.enumerated() {
-                let end = keyEnds[position]
-                writer.writeRaw(UnsafeBufferPointer(rebasing: keyBytes[start..<end]))
-                start = end
-                RowMapping.write(row.values[column.index], type: column.type, to: &writer)
-            }
+        members.forEachMember { position, name in
+            writer.writeRaw(name)
+            let column = columns[position]
+            RowMapping.write(row.values[column.index], type: column.type, to: &writer)
         }
         writer.appendLiteral("}")
     }

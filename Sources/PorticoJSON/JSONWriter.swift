@@ -20,12 +20,9 @@ public struct JSONWriter: ~Copyable {
     public var byteCount: Int { count }
 
     /// The member names of the objects last written that share one array of keys (the records of
-    /// one query do), written out once: `"name":` for the first, `,"name":` for the others, and
-    /// where each ends. Only good within one call of `write`, while the value tree it reads keeps
-    /// every array of keys alive, so that an address names one array.
-    private var sharedKeys: UnsafeRawPointer?
-    private var sharedKeyBytes: [UInt8] = []
-    private var sharedKeyEnds: [Int] = []
+    /// one query do), serialised once. Only good within one call of `write`, while the value tree
+    /// it reads keeps every array of keys alive, so that an address names one array.
+    private var sharedKeys: (address: UnsafeRawPointer, members: SerializedKeys)?
 
     public mutating func write(_ value: JSON) {
         sharedKeys = nil
@@ -63,18 +60,12 @@ public struct JSONWriter: ~Copyable {
             // always have one).
             let shared = object.keys.withContiguousStorageIfAvailable { keys -> Bool in
                 guard keys.count > 1, let address = keys.baseAddress.map(UnsafeRawPointer.init) else { return false }
-                if address != sharedKeys { serializeSharedKeys(keys, address: address) }
+                if address != sharedKeys?.address { sharedKeys = (address, SerializedKeys(keys)) }
                 // Held apart from the writer: a nested object may replace the shared keys.
-                let bytes = sharedKeyBytes
-                let ends = sharedKeyEnds
-                bytes.withUnsafeBufferPointer { bytes in
-                    var start = 0
-                    for index in keys.indices {
-                        let end = ends[index]
-                        append(UnsafeBufferPointer(rebasing: bytes[start..<end]))
-                        start = end
-                        writeValue(values[index])
-                    }
+                let members = sharedKeys!.members
+                members.forEachMember { index, prefix in
+                    append(prefix)
+                    writeValue(values[index])
                 }
                 return true
             }
@@ -87,21 +78,6 @@ public struct JSONWriter: ~Copyable {
             }
         }
         append(UInt8(ascii: "}"))
-    }
-
-    private mutating func serializeSharedKeys(_ keys: UnsafeBufferPointer<String>, address: UnsafeRawPointer) {
-        var serialized = JSONWriter(capacity: keys.count * 16)
-        var ends: [Int] = []
-        ends.reserveCapacity(keys.count)
-        for index in keys.indices {
-            if index > 0 { serialized.append(UInt8(ascii: ",")) }
-            serialized.writeString(keys[index])
-            serialized.append(UInt8(ascii: ":"))
-            ends.append(serialized.byteCount)
-        }
-        sharedKeys = address
-        sharedKeyBytes = serialized.bytes
-        sharedKeyEnds = ends
     }
 
     // MARK: The buffer
@@ -427,5 +403,39 @@ extension JSON {
         }
         write(self, "")
         return out
+    }
+}
+
+/// The member names of objects that share one list of keys, serialised once: `"name":` for the
+/// first and `,"name":` for each other, one after another, so writing such an object is a copy per
+/// member and its value.
+public struct SerializedKeys: Sendable {
+    private let bytes: [UInt8]
+    /// Where each member's name ends in `bytes`.
+    private let ends: [Int]
+
+    public init(_ keys: some Collection<String>) {
+        var writer = JSONWriter(capacity: keys.count * 16)
+        var ends: [Int] = []
+        ends.reserveCapacity(keys.count)
+        for key in keys {
+            if !ends.isEmpty { writer.append(UInt8(ascii: ",")) }
+            writer.writeString(key)
+            writer.append(UInt8(ascii: ":"))
+            ends.append(writer.byteCount)
+        }
+        bytes = writer.bytes
+        self.ends = ends
+    }
+
+    /// Calls `body` with each member's position and its serialised name, in order.
+    public func forEachMember(_ body: (_ index: Int, _ name: UnsafeBufferPointer<UInt8>) -> Void) {
+        bytes.withUnsafeBufferPointer { bytes in
+            var start = 0
+            for (index, end) in ends.enumerated() {
+                body(index, UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                start = end
+            }
+        }
     }
 }
