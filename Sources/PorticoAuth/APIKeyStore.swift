@@ -48,6 +48,10 @@ public final class APIKeyStore: Sendable {
         var digest: String
         var stamp: ChangeSignal.Stamp
         var readAt: Int64
+        /// The secret that matched `digest`, once one has: the next requests with the same key
+        /// compare against it instead of hashing again. It lives no longer than the entry, at most
+        /// `knownKeyLifetime` seconds and never past a change.
+        var verifiedSecret: String? = nil
     }
 
     public init(database: any Database, users: UserStore, clock: WallClock = .system) {
@@ -173,7 +177,14 @@ public final class APIKeyStore: Sendable {
             found = KnownKey(key: key, digest: row.string("secret_hash") ?? "", stamp: stamp, readAt: now)
             known.store(found, for: id)
         }
-        guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
+        if let verified = found.verifiedSecret, Secrets.constantTimeEqual(secret, verified) {
+            // the same secret that matched the digest before
+        } else {
+            guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
+            var verified = found
+            verified.verifiedSecret = secret
+            known.store(verified, for: id)
+        }
         guard found.key.isActive(at: now) else { return .failure(found.key.revokedAt != nil ? .revoked : .expired) }
         touch(found.key, now: now)
         return .success(found.key)
