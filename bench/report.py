@@ -122,6 +122,27 @@ print(f"- Peak resident memory (VmHWM) over the whole run: Portico {memory['port
 for s in ("toolbox", "fastmcp"):
     if r[(s, "b")] and r[(s, "b")]["non2xx"]:
         print(f"- In the session-per-call load {SERVERS[s]} answers DELETE with 405 (it keeps no sessions): {r[(s, 'b')]['non2xx']} non-2xx responses, expected.")
+
+
+def side_by_side(kind):
+    """Per round: Portico's and Toolbox's requests per CPU-second, loaded at the same time."""
+    ratios = []
+    for rnd in range(1, rounds + 1):
+        ticks = out / f"together-ticks-{kind}-{rnd}.txt"
+        if not ticks.exists():
+            return None
+        p_ticks, t_ticks = (int(v) for v in ticks.read_text().split())
+        p, t = single(f"together-portico-{kind}-{rnd}"), single(f"together-toolbox-{kind}-{rnd}")
+        if p_ticks and t_ticks and t["rps"]:
+            ratios.append((p["rps"] / p_ticks) / (t["rps"] / t_ticks))
+    return sorted(ratios) or None
+
+
+together = {kind: side_by_side(kind) for kind in ("get", "list")}
+if all(together.values()):
+    print("- Side by side: Portico and Toolbox loaded at the same time on their shared core, each by its own wrk, so both see the "
+          "same moments of the machine (whose speed swings within seconds); Portico ÷ Toolbox in requests per CPU-second of each, "
+          "median round: " + ", ".join(f"{kind} {v[len(v) // 2]:.2f}× {[round(x, 2) for x in v]}" for kind, v in together.items()) + ".")
 if cost:
     print("- Instructions per `tools/call` (callgrind, user space, whole process, 2026-07-28 era with the key check): "
           + ", ".join(f"{k} {v:,}" + (f" ({v / baseline[k] - 1:+.1%} against the baseline {baseline[k]:,})" if k in baseline else "") for k, v in cost.items())

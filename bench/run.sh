@@ -103,6 +103,22 @@ for round in $(seq "$ROUNDS"); do
   esac
   for server in $order; do run_loads "$server" "$round"; done
 done
+# Side by side: Portico and Toolbox loaded at the same time on their shared core, each by its own
+# wrk. The machine's speed swings by tens of percent within seconds (a fixed loop shows it), and a
+# round measured alone catches one moment of it; side by side both see the same moments, so the
+# ratio of requests per CPU-second of each does not depend on when each round ran.
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+for round in $(seq "$ROUNDS"); do
+  echo "side by side $round/$ROUNDS"
+  for kind in get list; do
+    p0=$(ticks $PORTICO_PID) t0=$(ticks $TOOLBOX_PID)
+    load -s bench/lua/modern.lua "$URL" -- "$kind" "$KEY" > "$OUT/together-portico-$kind-$round.txt" &
+    WRK_PID=$!
+    load -s bench/lua/modern.lua "$TOOLBOX_URL" -- "$kind" - > "$OUT/together-toolbox-$kind-$round.txt"
+    wait $WRK_PID
+    echo "$(( $(ticks $PORTICO_PID) - p0 )) $(( $(ticks $TOOLBOX_PID) - t0 ))" > "$OUT/together-ticks-$kind-$round.txt"
+  done
+done
 echo $(( $(steal) - STEAL_START )) > "$OUT/steal-jiffies.txt"
 peak_kb $PORTICO_PID > "$OUT/portico-peak-kb.txt"
 peak_kb $FASTMCP_PID > "$OUT/fastmcp-peak-kb.txt"
