@@ -177,9 +177,8 @@ public final class APIKeyStore: Sendable {
             found = KnownKey(key: key, digest: row.string("secret_hash") ?? "", stamp: stamp, readAt: now)
             known.store(found, for: id)
         }
-        if let verified = found.verifiedSecret, Secrets.constantTimeEqual(secret, verified) {
-            // the same secret that matched the digest before
-        } else {
+        let remembered = found.verifiedSecret.map { Secrets.constantTimeEqual(secret, $0) } ?? false
+        if !remembered {
             guard Secrets.constantTimeEqual(Secrets.sha256Hex(secret), found.digest) else { return .failure(.unknown) }
             var verified = found
             verified.verifiedSecret = secret
