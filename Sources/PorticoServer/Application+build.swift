@@ -26,7 +26,7 @@ public struct ServerBanner: Sendable {
 }
 
 /// The HTTP application type of both listeners.
-typealias PorticoHTTPApplication = Application<RouterResponder<PorticoRequestContext>>
+typealias PorticoHTTPApplication = Application<PorticoResponder>
 
 /// A built server: the main listener, the SQLBot listener when configured, the services that
 /// run beside them, and what to close when they stop. Tests drive `application` in process with
@@ -101,7 +101,9 @@ public func buildApplication(
         Int64(limits.idleTimeout.components.seconds) * 1_000_000_000 + Int64(limits.idleTimeout.components.attoseconds / 1_000_000_000))
     let demo = parts.demo
     let application = Application(
-        router: buildRouter(parts, configuration: configuration),
+        responder: PorticoResponder(
+            router: buildRouter(parts, configuration: configuration).buildResponder(),
+            mcp: Traces.isOn ? nil : (mcpController(parts, configuration: configuration), RequestIDMiddleware(trustedProxies: configuration.trustedProxies))),
         server: .http1(
             configuration: .init(additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)], idleTimeout: idleTimeout)),
         configuration: .init(
@@ -118,7 +120,7 @@ public func buildApplication(
     var sqlbotApplication: PorticoHTTPApplication?
     if let sqlbotPort = configuration.sqlbotPort, let router = buildSQLBotRouter(parts, configuration: configuration) {
         sqlbotApplication = Application(
-            router: router,
+            responder: PorticoResponder(router: router.buildResponder(), mcp: nil),
             server: .http1(
                 configuration: .init(additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(configuration.host, port: sqlbotPort), serverName: nil, backlog: 256),
@@ -153,10 +155,32 @@ func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Ro
         pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, throttle: parts.throttle, limiter: parts.limiter,
         secureCookies: parts.secureCookies
     ).addRoutes(to: router)
-    MCPController(
-        endpoint: parts.endpoint, authenticator: parts.authenticator, apps: parts.apps, baseURL: parts.baseURL, maxBodyBytes: configuration.maxBodyBytes
-    ).addRoutes(to: router)
+    mcpController(parts, configuration: configuration).addRoutes(to: router)
     return router
+}
+
+/// The main app's MCP endpoint.
+func mcpController(_ parts: ServerParts, configuration: ServerConfiguration) -> MCPController {
+    MCPController(
+        endpoint: parts.endpoint, authenticator: parts.authenticator, apps: parts.apps, baseURL: parts.baseURL, maxBodyBytes: configuration.maxBodyBytes)
+}
+
+/// A listener's responder: the router, except that a request to the main MCP endpoint (the path
+/// agents call for every tool) goes straight to it, through the same middleware the router
+/// would run (`RequestIDMiddleware`), without the route lookup (about 2% of a call). With
+/// tracing on, everything goes through the router and its tracing middleware.
+struct PorticoResponder: HTTPResponder {
+    let router: RouterResponder<PorticoRequestContext>
+    let mcp: (controller: MCPController, middleware: RequestIDMiddleware)?
+
+    func respond(to request: Request, context: PorticoRequestContext) async throws -> Response {
+        if let (controller, middleware) = mcp, request.uri.path == "/api/mcp", MCPController.methods.contains(request.method) {
+            return try await middleware.handle(request, context: context) { request, context in
+                try await controller.handle(request, context: context, app: "main", path: "/api/mcp")
+            }
+        }
+        return try await router.respond(to: request, context: context)
+    }
 }
 
 /// A span per HTTP request, the parent taken from its `traceparent` header; OAuth's secrets and

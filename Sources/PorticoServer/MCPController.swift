@@ -26,8 +26,11 @@ struct MCPController: Sendable {
         mainResourceMetadataURL = baseURL + "/.well-known/oauth-protected-resource/api/mcp"
     }
 
+    /// The methods of the Streamable HTTP transport.
+    static let methods: [HTTPRequest.Method] = [.post, .get, .delete]
+
     func addRoutes(to router: Router<PorticoRequestContext>) {
-        for method in [HTTPRequest.Method.post, .get, .delete] {
+        for method in Self.methods {
             router.on("api/mcp", method: method) { request, context in
                 try await handle(request, context: context, app: "main", path: "/api/mcp")
             }
