@@ -26,7 +26,7 @@ command -v taskset >/dev/null || { echo "taskset (util-linux) is needed"; exit 1
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q -r Tests/EndToEnd/requirements.txt -r bench/requirements.txt
 
-swift build -c release --product portico
+make --no-print-directory release  # the binary as it is deployed (see the Makefile)
 BIN=$ROOT/.build/release/portico
 TOOLBOX=$(.venv/bin/python -c 'import pathlib, toolbox_server; print(pathlib.Path(toolbox_server.__file__).parent / "bin" / "toolbox")')
 chmod +x "$TOOLBOX"
