@@ -12,7 +12,7 @@ BIN=$1
 OUT=$2
 CALLS=${CALLGRIND_CALLS:-1000}
 DATA=$OUT/callgrind-data
-rm -rf "$DATA" "$OUT"/callgrind.out*
+mkdir -p "$OUT" && rm -rf "$DATA" "$OUT"/callgrind.out*
 PORT=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$BIN" serve --demo --port "$PORT" --data-dir "$DATA" --log-level warning > "$OUT/callgrind-demo.banner" 2>/dev/null &
 PID=$!
