@@ -69,7 +69,10 @@ import Testing
         await #expect(throws: (any Error).self, "a NULL in a NOT NULL column fails the batch") {
             try await db.insertMany(into: "bulk", columns: ["n", "label"], rows: [[.int(1000), .text("kept?")], [.null, .text("bad")]])
         }
-        #expect(try await db.query("SELECT COUNT(*) AS c FROM bulk")[0].int("c") == 120, "the failed batch left no row behind")
+        // A bad row late in a long batch (on PostgreSQL, inside its second multi-row statement).
+        let late: [[SQLValue]] = (0..<80).map { [$0 == 70 ? .null : .int(Int64(1000 + $0)), .text("late")] }
+        await #expect(throws: (any Error).self) { try await db.insertMany(into: "bulk", columns: ["n", "label"], rows: late) }
+        #expect(try await db.query("SELECT COUNT(*) AS c FROM bulk")[0].int("c") == 120, "the failed batches left no row behind")
         await #expect(throws: (any Error).self) {
             try await db.transaction { tx in
                 try await tx.insertMany(into: "bulk", columns: ["n", "label"], rows: [[.int(2000), .null]])
@@ -81,24 +84,29 @@ import Testing
     }
 
     /// Each row's texts, bound from one buffer per row on SQLite, arrive as given: empty, short,
-    /// long, non-ASCII, beside numbers and NULLs, and never another row's.
+    /// long, non-ASCII, beside numbers and NULLs, and never another row's, in a batch of a few rows
+    /// and in one long enough for PostgreSQL's multi-row statements (fifty rows each) and a rest.
     @Test(arguments: Backend.available) func insertManyWritesEachTextAsGiven(_ backend: Backend) async throws {
         let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         let db = f.store
         try await db.execute("CREATE TABLE texts (n BIGINT NOT NULL, a TEXT, b TEXT, c TEXT)")
         let long = String(repeating: "long text ", count: 500)
-        let rows: [[SQLValue]] = [
-            [.int(1), .text(""), .text("short"), .text(long)],
-            [.int(2), .text("Ünïcødé ✓"), .null, .text("x")],
-            [.int(3), .null, .text(""), .null],
-            [.int(4), .text("a"), .text("b"), .text("c")],
+        let shapes: [(Int64) -> [SQLValue]] = [
+            { [.int($0), .text(""), .text("short \($0)"), .text(long + "\($0)")] },
+            { [.int($0), .text("Ünïcødé ✓ \($0)"), .null, .text("x")] },
+            { [.int($0), .null, .text(""), .null] },
+            { [.int($0), .text("a\($0)"), .text("b"), .text("c")] },
         ]
-        try await db.insertMany(into: "texts", columns: ["n", "a", "b", "c"], rows: rows)
-        let read = try await db.query("SELECT n, a, b, c FROM texts ORDER BY n")
-        #expect(read.count == 4)
-        for (row, given) in zip(read, rows) {
-            #expect([row["n"], row["a"], row["b"], row["c"]].map { $0 ?? .null } == given)
+        for count in [4, 103] {
+            try await db.execute("DELETE FROM texts")
+            let rows = (0..<count).map { shapes[$0 % shapes.count](Int64($0)) }
+            try await db.insertMany(into: "texts", columns: ["n", "a", "b", "c"], rows: rows)
+            let read = try await db.query("SELECT n, a, b, c FROM texts ORDER BY n")
+            #expect(read.count == count)
+            for (row, given) in zip(read, rows) {
+                #expect([row["n"], row["a"], row["b"], row["c"]].map { $0 ?? .null } == given)
+            }
         }
     }
 
