@@ -17,7 +17,7 @@ help:
 	@echo "make test   check formatting, build once, then run the Swift unit tests and the end-to-end tests"
 	@echo "make lint   swift format lint --strict over Sources and Tests (.swift-format); swift format -i -r Sources Tests fixes it"
 	@echo "make release the optimised binary to deploy: .build/release/portico"
-	@echo "make bench  release build; Portico against FastMCP and MCP Toolbox under the same loads (see bench/)"
+	@echo "make bench  release build; Portico against FastMCP and MCP Toolbox under the same loads (see bench/); not in make test: it needs a quiet machine, and fails when instructions per call rise 10% over bench/cost-baseline.json"
 	@echo "make fuzz   the libFuzzer targets, ten minutes each (FUZZ_SECONDS=N to change)"
 	@echo "make soak   the load tests for a minute each against the release build, with the latency target"
 
