@@ -133,6 +133,7 @@ public func buildApplication(
 /// The main listener's routes: health, images, metrics, OAuth, the console and ask pages, MCP.
 func buildRouter(_ parts: ServerParts, configuration: ServerConfiguration) -> Router<PorticoRequestContext> {
     let router = Router(context: PorticoRequestContext.self)
+    // `PorticoResponder` runs the same middleware for the main MCP endpoint: add a new one there too.
     router.add(middleware: RequestIDMiddleware(trustedProxies: configuration.trustedProxies))
     if Traces.isOn { router.add(middleware: tracingMiddleware) }
     HealthController(database: parts.stores.database).addRoutes(to: router)

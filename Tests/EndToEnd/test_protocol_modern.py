@@ -147,3 +147,21 @@ def test_progress_token_streams_progress_then_the_result(server):
     events = sse_events(r.text)
     assert events[0]["method"] == "notifications/progress" and events[0]["params"]["progressToken"] == 7
     assert events[-1]["result"]["resultType"] == "complete"
+
+
+def test_mcp_responses_carry_the_request_id(server):
+    """The main endpoint skips the router (PorticoResponder) but not its request-id middleware: every
+    answer names its request, a client's own sane id comes back as sent, and an insane one is replaced."""
+    body, headers = modern_request("tools/list")
+    r = call(server, body, headers)
+    assert r.status_code == 200 and len(r.headers["x-request-id"]) > 0
+    r = call(server, body, mutate(headers, X_Request_Id="trace-42"))
+    assert r.status_code == 200 and r.headers["x-request-id"] == "trace-42"
+    r = call(server, body, mutate(headers, X_Request_Id="no spaces allowed"))
+    assert r.headers["x-request-id"] not in ("", "no spaces allowed")
+    # An error answered before any tool runs carries one too.
+    r = call(server, body, mutate(headers, Mcp_Method="tools/call"))
+    assert r.status_code == 400 and r.headers["x-request-id"]
+    # Another app's endpoint still goes through the router.
+    with server.http() as c:
+        assert c.post(server.base + "/api/__app/nosuchapp/mcp", content=b"{}", headers={"Content-Type": "application/json"}).status_code == 404
