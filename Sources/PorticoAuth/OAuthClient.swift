@@ -61,7 +61,8 @@ public struct OAuthClient: Sendable, Equatable {
 
     /// Access-token lifetime in seconds (Casdoor's `expireInHours`), default one hour.
     public var accessTokenLifetime: Int64? {
-        details["expireInHours"]?.doubleValue.flatMap { $0 > 0 ? Int64($0 * 3600) : nil }
+        // Checked before it is converted: a stored value past a year (an import, say) is not used.
+        details["expireInHours"]?.doubleValue.flatMap { $0 > 0 && $0 <= 24 * 366 ? Int64($0 * 3600) : nil }
     }
 }
 

@@ -159,6 +159,6 @@ extension SchemaValidator {
     }
 
     static func format(_ number: Double) -> String {
-        number.rounded() == number ? String(Int64(number)) : String(number)
+        number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 }

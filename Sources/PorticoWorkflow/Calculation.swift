@@ -280,21 +280,22 @@ struct Evaluator {
                     if !o { return .int(r) }
                 case "%":
                     guard j != 0 else { throw WorkflowError("% by zero") }
-                    return .int(i % j)
+                    // Int64.min % -1 overflows in the machine, though its remainder is 0.
+                    let (r, o) = i.remainderReportingOverflow(dividingBy: j)
+                    return .int(o ? 0 : r)
                 default: break
                 }
             }
             switch op {
-            case "+": return Self.number(x + y)
-            case "-": return Self.number(x - y)
-            case "*": return Self.number(x * y)
+            case "+": return try Self.number(x + y)
+            case "-": return try Self.number(x - y)
+            case "*": return try Self.number(x * y)
             case "/":
                 guard y != 0 else { throw WorkflowError("division by zero") }
-                let q = x / y
-                return q == q.rounded() && abs(q) < 9e15 ? .int(Int64(q)) : .double(q)
+                return try Self.number(x / y)
             case "%":
                 guard y != 0 else { throw WorkflowError("% by zero") }
-                return .double(x.truncatingRemainder(dividingBy: y))
+                return try Self.number(x.truncatingRemainder(dividingBy: y))
             default: throw WorkflowError("unknown operator \(op)")
             }
         }
@@ -318,26 +319,51 @@ struct Evaluator {
         return result
     }
 
-    static func number(_ d: Double) -> JSON { d == d.rounded() && abs(d) < 9e15 ? .int(Int64(d)) : .double(d) }
+    /// A result as a value: whole numbers within ±9e15 (exact in a double) as integers. A result
+    /// past the doubles (1e308 * 10) is refused rather than stored as infinity.
+    static func number(_ d: Double) throws(WorkflowError) -> JSON {
+        guard d.isFinite else { throw WorkflowError("the result is too large to be a number (past ±1.8e308)") }
+        return d == d.rounded() && abs(d) < 9e15 ? .int(Int64(d)) : .double(d)
+    }
+
+    /// A whole number from an argument, within `range`: the argument is checked as a double before
+    /// it is converted, so no value (1e300, a huge integer, text) can make the conversion trap.
+    static func whole(_ value: JSON, in range: ClosedRange<Int>) -> Int? {
+        guard let d = FilterMatcher.number(value), d.isFinite, d >= Double(range.lowerBound), d <= Double(range.upperBound) else { return nil }
+        return Int(d.rounded(.towardZero))
+    }
+
+    /// A position or a length in text of `count` characters: negative ones are 0, and ones past
+    /// the end are the end.
+    static func clamped(_ value: JSON, to count: Int) -> Int? {
+        guard let d = FilterMatcher.number(value), !d.isNaN else { return nil }
+        return Int(max(0, min(Double(count), d.rounded(.towardZero))))
+    }
 
     func call(_ name: String, _ v: [JSON]) throws(WorkflowError) -> JSON {
         switch name {
         case "round":
-            let digits = v.count > 1 ? Int(FilterMatcher.number(v[1]) ?? 0) : 0
-            guard let x = FilterMatcher.number(v[0]), (0...12).contains(digits) else { throw WorkflowError("round needs a number and 0 to 12 digits") }
+            guard let x = FilterMatcher.number(v[0]), let digits = v.count > 1 ? Self.whole(v[1], in: 0...12) : 0 else {
+                throw WorkflowError("round needs a number and 0 to 12 digits")
+            }
             let scale = pow(10, Double(digits))
-            return Self.number((x * scale).rounded() / scale)
+            // x * scale may pass the doubles where x does not (1e300, 12 digits): x is whole then.
+            let scaled = x * scale
+            return try Self.number(scaled.isFinite ? scaled.rounded() / scale : x)
         case "floor", "ceil", "abs":
             guard let x = FilterMatcher.number(v[0]) else { throw WorkflowError("\(name) needs a number, got \(v[0].typeName)") }
-            return Self.number(name == "floor" ? x.rounded(.down) : name == "ceil" ? x.rounded(.up) : abs(x))
+            return try Self.number(name == "floor" ? x.rounded(.down) : name == "ceil" ? x.rounded(.up) : abs(x))
         case "min", "max", "sum", "avg":
             let xs = try numbers(name, v)
             guard !xs.isEmpty else { return .null }
             switch name {
-            case "min": return Self.number(xs.min()!)
-            case "max": return Self.number(xs.max()!)
-            case "sum": return Self.number(xs.reduce(0, +))
-            default: return .double(xs.reduce(0, +) / Double(xs.count))
+            case "min": return try Self.number(xs.min()!)
+            case "max": return try Self.number(xs.max()!)
+            case "sum": return try Self.number(xs.reduce(0, +))
+            default:
+                let total = xs.reduce(0, +)
+                guard total.isFinite else { throw WorkflowError("the result is too large to be a number (past ±1.8e308)") }
+                return .double(total / Double(xs.count))
             }
         case "concat": return try text(v.map(Variables.text).joined())
         case "upper": return .string(Variables.text(v[0]).uppercased())
@@ -348,15 +374,17 @@ struct Evaluator {
             return .int(Int64(Variables.text(v[0]).count))
         case "substring":
             let s = Array(Variables.text(v[0]))
-            let start = max(0, min(s.count, Int(FilterMatcher.number(v[1]) ?? 0)))
-            let length = v.count > 2 ? max(0, Int(FilterMatcher.number(v[2]) ?? 0)) : s.count
+            guard let start = Self.clamped(v[1], to: s.count), let length = v.count > 2 ? Self.clamped(v[2], to: s.count) : s.count else {
+                throw WorkflowError("substring(text, start, length?) needs numbers for start and length")
+            }
+            // Both are within 0...count, so their sum cannot overflow.
             return .string(String(s[start..<min(s.count, start + length)]))
         case "contains": return .bool(Variables.text(v[0]).contains(Variables.text(v[1])))
-        case "replace": return try text(Variables.text(v[0]).replacingOccurrences(of: Variables.text(v[1]), with: Variables.text(v[2])))
+        case "replace": return try replace(Variables.text(v[0]), Variables.text(v[1]), Variables.text(v[2]))
         case "coalesce": return v.first { !$0.isNull } ?? .null
         case "number":
-            guard let n = FilterMatcher.number(v[0]) else { throw WorkflowError("number cannot read '\(Variables.text(v[0]))' as a number") }
-            return Self.number(n)
+            guard let n = FilterMatcher.number(v[0]) else { throw WorkflowError("number cannot read '\(Variables.text(v[0]).prefix(80))' as a number") }
+            return try Self.number(n)
         case "string": return .string(Variables.text(v[0]))
         case "now": return .string(Self.format(variables.now))
         case "formatDate":
@@ -366,16 +394,40 @@ struct Evaluator {
             guard let date = Self.date(v[0]), let amount = FilterMatcher.number(v[1]), let unit = Self.seconds(Variables.text(v[2])) else {
                 throw WorkflowError("dateAdd(date, amount, unit) needs a date, a number and a unit: seconds, minutes, hours, days or weeks")
             }
-            return .string(Self.format(date.addingTimeInterval(amount * unit)))
+            let moved = date.timeIntervalSince1970 + amount * unit
+            guard Self.years.contains(moved) else { throw WorkflowError("dateAdd's result falls outside the years 1 to 9999") }
+            return .string(Self.format(Date(timeIntervalSince1970: moved)))
         case "dateDiff":
             guard let a = Self.date(v[0]), let b = Self.date(v[1]), let unit = Self.seconds(Variables.text(v[2])) else {
                 throw WorkflowError("dateDiff(later, earlier, unit) needs two dates and a unit: seconds, minutes, hours, days or weeks")
             }
-            return Self.number((a.timeIntervalSince(b) / unit).rounded(.towardZero))
+            return try Self.number((a.timeIntervalSince(b) / unit).rounded(.towardZero))
         default:
             throw WorkflowError("unknown function \(name)")
         }
     }
+
+    /// `replace` with its result's size known before it is made: 64 KiB of text with each of its
+    /// characters replaced by 64 KiB would otherwise take 4 GiB before the size check.
+    func replace(_ text: String, _ target: String, _ replacement: String) throws(WorkflowError) -> JSON {
+        guard !target.isEmpty else { return try self.text(text) }
+        let grows = replacement.utf8.count - target.utf8.count
+        if grows > 0 {
+            var occurrences = 0
+            var rest = text[...]
+            while let found = rest.range(of: target) {
+                occurrences += 1
+                guard text.utf8.count + occurrences * grows <= Calculation.maxTextBytes else {
+                    throw WorkflowError("a text result is longer than \(Calculation.maxTextBytes / 1024) KiB")
+                }
+                rest = rest[found.upperBound...]
+            }
+        }
+        return try self.text(text.replacingOccurrences(of: target, with: replacement))
+    }
+
+    /// Seconds since 1970 of the years 0001 to 9999, the dates a calculation makes.
+    static let years: ClosedRange<Double> = -62_135_596_800...253_402_300_799
 
     static func seconds(_ unit: String) -> Double? {
         switch unit.lowercased() {

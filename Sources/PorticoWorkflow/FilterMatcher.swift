@@ -156,14 +156,18 @@ struct FilterMatcher {
         return false
     }
 
-    /// A value's number: its own, or text that is one.
+    /// A value's number: its own, or text that is one. Text such as "nan", "inf" or "1e999" reads
+    /// as a double that is not a number or not finite; it is text here, not a number.
     static func number(_ value: JSON) -> Double? {
+        let d: Double?
         switch value {
-        case .int(let i): Double(i)
-        case .double(let d): d
-        case .string(let s): Double(s.trimmingCharacters(in: .whitespaces))
-        default: nil
+        case .int(let i): d = Double(i)
+        case .double(let x): d = x
+        case .string(let s): d = Double(s.trimmingCharacters(in: .whitespaces))
+        default: d = nil
         }
+        guard let d, d.isFinite else { return nil }
+        return d
     }
 
     /// -1, 0 or 1; numbers by value, other text in order (ISO dates compare as text).

@@ -136,20 +136,38 @@ public struct WorkflowDefinition: Sendable {
         }
     }
 
-    /// Seconds from a number or text like `-3d`, `2h`, `30m`, `45s`.
+    /// The furthest a date trigger's offset moves a date: ten years, either way.
+    static let maxOffset: Int64 = 3650 * 86400
+
+    /// Seconds from a number or text like `-3d`, `2h`, `30m`, `45s`, at most ten years either way:
+    /// checked before anything is multiplied or converted, so no offset (1e300,
+    /// "9223372036854775807d") can overflow.
     static func offset(_ value: JSON?) throws(WorkflowError) -> Int64 {
+        let tooFar = WorkflowError("trigger.offset is at most ten years (\(maxOffset) seconds, or \"3650d\") either way")
+        let seconds: Int64
         switch value {
         case nil, .null?: return 0
-        case .int(let i)?: return i
-        case .double(let d)?: return Int64(d)
+        case .int(let i)?: seconds = i
+        case .double(let d)?:
+            guard d.isFinite, d == d.rounded() else { throw WorkflowError("trigger.offset must be a whole number of seconds, or text like -3d") }
+            guard abs(d) <= Double(maxOffset) else { throw tooFar }
+            seconds = Int64(d)
         case .string(let text)?:
             let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
-            if let last = text.last, let unit = units[last], let n = Int64(text.dropLast()) { return n * unit }
-            if let n = Int64(text) { return n }
-            throw WorkflowError("trigger.offset '\(text)' is not a number of seconds or like -3d, 2h, 30m")
+            if let last = text.last, let unit = units[last], let n = Int64(text.dropLast()) {
+                let (product, overflow) = n.multipliedReportingOverflow(by: unit)
+                guard !overflow else { throw tooFar }
+                seconds = product
+            } else if let n = Int64(text) {
+                seconds = n
+            } else {
+                throw WorkflowError("trigger.offset '\(text.prefix(40))' is not a number of seconds or like -3d, 2h, 30m")
+            }
         default:
             throw WorkflowError("trigger.offset must be a number of seconds or text like -3d")
         }
+        guard seconds.magnitude <= maxOffset.magnitude else { throw tooFar }
+        return seconds
     }
 
     static func nodes(_ items: [JSON], path: String, keys: inout Set<String>, count: inout Int, depth: Int) throws(WorkflowError) -> [WorkflowNode] {

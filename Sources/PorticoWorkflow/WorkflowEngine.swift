@@ -501,9 +501,12 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         request.paginate = false
         let result = try await records.list(app: app, request, access: owner.access)
         for record in result["data"]?.arrayValue ?? [] {
-            guard let object = record.objectValue, let date = Evaluator.date(object[field] ?? .null) else { continue }
+            guard let object = record.objectValue, let date = Evaluator.date(object[field] ?? .null),
+                Evaluator.years.contains(date.timeIntervalSince1970)
+            else { continue }
             // The moment it is due names the start, so scans of other windows and replicas agree on it.
-            let due = Int64(date.timeIntervalSince1970) + offset
+            // Within the years 1 to 9999 and an offset of at most ten years, neither step overflows.
+            let due = Int64(date.timeIntervalSince1970.rounded(.down)) + offset
             let subject = (object["id"] ?? object.values.first ?? .null).serializedString
             try await startScheduled(workflow, app: app, at: due * 1000, subject: subject, context: ["data": record])
         }

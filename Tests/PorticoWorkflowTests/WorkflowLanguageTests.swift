@@ -48,6 +48,34 @@ import Testing
         }
     }
 
+    /// Numbers from a caller, a record or a stored definition that once trapped the process
+    /// (a double past Int converted, an overflowing remainder): each is a value or a refusal now.
+    @Test func noNumberEndsTheProcess() throws {
+        let hostile = Variables(
+            context: ["data": ["big": 1e300, "name": "1e300", "nan": "nan", "inf": "inf", "huge": "1e999", "long": .string(String(repeating: "a", count: 60000))]],
+            now: Date(timeIntervalSince1970: 1_795_000_000))
+        func value(_ expression: String) throws -> JSON { try Calculation(expression).evaluate(hostile) }
+        #expect(try value("substring('abc', 1, 9223372036854775807)") == "bc")
+        #expect(try value("substring('abc', -9223372036854775807, 2)") == "ab")
+        #expect(try value("substring('abc', {{$context.data.big}})") == "")
+        #expect(try value("substring('abc', 0, {{$context.data.big}})") == "abc")
+        #expect(try value("(-9223372036854775807 - 1) % -1") == 0)
+        #expect(try value("9223372036854775807 + 1") == .double(9_223_372_036_854_775_808))
+        #expect(try value("round(2.5)") == 3)
+        #expect(try value("round({{$context.data.big}})") == .double(1e300))
+        for refused in [
+            "round(1.5, 99999999999999999999)", "round(1, {{$context.data.big}})", "round(1, {{$context.data.name}})", "round(1, -1)",
+            "{{$context.data.big}} * {{$context.data.big}}", "sum({{$context.data.big}}, {{$context.data.big}}) * {{$context.data.big}}",
+            "number({{$context.data.nan}})", "number({{$context.data.inf}})", "number({{$context.data.huge}})",
+            "dateAdd('2026-01-01', {{$context.data.big}}, 'days')", "dateAdd('2026-01-01', 9000000, 'weeks')",
+            "replace({{$context.data.long}}, 'a', 'bb')", "substring('abc', {{$context.data.nan}})",
+        ] {
+            #expect(throws: WorkflowError.self, "\(refused)") { try value(refused) }
+        }
+        // Text that reads as a double past the finite ones is text, not a number.
+        #expect(try value("{{$context.data.huge}} + 1") == "1e9991")
+    }
+
     @Test func nestingAndLengthAreBounded() {
         #expect(throws: WorkflowError.self) { try Calculation(String(repeating: "(", count: 200) + "1" + String(repeating: ")", count: 200)) }
         #expect(throws: WorkflowError.self) { try Calculation(String(repeating: "1+", count: 3000) + "1") }
@@ -121,6 +149,22 @@ import Testing
             ["key": "y", "type": "calculation", "config": ["expression": "{{$jobsMapByNodeKey.x}}"]],
         ]
         #expect(throws: WorkflowError.self) { try WorkflowDefinition(trigger: ["type": "manual"], nodes: later) }
+    }
+
+    @Test func offsetsAreBoundedBeforeTheyAreConverted() throws {
+        func offset(_ value: JSON) throws -> Int64 {
+            guard case .dateField(_, _, let seconds) = try WorkflowDefinition(
+                trigger: ["type": "schedule", "collection": "Bill", "field": "due", "offset": value], nodes: []
+            ).trigger else { return .min }
+            return seconds
+        }
+        #expect(try offset("-3d") == -259_200)
+        #expect(try offset("3650d") == 315_360_000)
+        #expect(try offset(3600) == 3600)
+        #expect(try offset(-7200.0) == -7200)
+        for refused: JSON in [1e300, -1e300, "9223372036854775807d", "-9223372036854775807w", "3651d", 315_360_001, 1.5, "1e300"] {
+            #expect(throws: WorkflowError.self, "\(refused)") { try offset(refused) }
+        }
     }
 
     @Test func triggersAreRead() throws {
