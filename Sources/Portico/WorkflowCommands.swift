@@ -126,10 +126,12 @@ struct WorkflowCommand: AsyncParsableCommand {
     }
 }
 
-/// `portico execution list|show`: what the workflows did, step by step.
+/// `portico execution list|show|cancel`: what the workflows did, step by step, and a stop for
+/// one that should not go on.
 struct ExecutionCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "execution", abstract: "List workflow executions and show one with each node's job.", subcommands: [List.self, Show.self])
+        commandName: "execution", abstract: "List workflow executions, show one with each node's job, cancel one.",
+        subcommands: [List.self, Show.self, Cancel.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Recent executions, newest first: id, status, workflow, created, error.")
@@ -173,6 +175,19 @@ struct ExecutionCommand: AsyncParsableCommand {
                 return execution.json(jobs: try await store.jobs(app: app, execution: id))
             }
             print(shown.serializedString)
+        }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Cancel a queued or running execution: no replica takes it up again, and one running it stops before its next node.")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The execution's id.") var id: Int64
+        @Option(help: "The app (default main).") var app: String = "main"
+
+        func run() async throws {
+            let execution = try await common.withStores { stores in try await stores.workflowStore.cancel(app: app, id: id) }
+            print("Execution \(execution.id) is \(execution.status.rawValue).")
         }
     }
 }

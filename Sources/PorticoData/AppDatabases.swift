@@ -172,6 +172,7 @@ public final class AppDatabases: Sendable {
             }
             // Databases made before collections had descriptions gain the column.
             try await Migrator.addColumnIfMissing(db, table: "portico_collections", column: "description", type: "TEXT")
+            try await Migrator.addColumnIfMissing(db, table: "portico_executions", column: "takeovers", type: "INTEGER NOT NULL DEFAULT 0")
             try await CatalogStore.addUpdatedBy(db: db)
         }
     }

@@ -232,5 +232,8 @@ public struct Migrator: Sendable {
         Migration(version: 12, name: "workflows") { flavor in
             WorkflowTables.create(flavor: flavor)
         },
+        Migration(version: 13, name: "executions taken over after their replica died") { _ in
+            [WorkflowTables.addTakeovers]
+        },
     ]
 }

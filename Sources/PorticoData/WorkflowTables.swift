@@ -3,6 +3,12 @@
 public enum WorkflowTables {
     public static let names = ["portico_workflows", "portico_executions", "portico_jobs", "portico_workflow_ticks"]
 
+    /// How many times an execution was taken up again after the replica running it died while it
+    /// held it (its lease ran out with an owner still named): an execution that kills its replica
+    /// is failed after a few, instead of killing every replica that takes it. App main's column
+    /// comes by a migration, every other app's database gains it when opened.
+    public static let addTakeovers = "ALTER TABLE portico_executions ADD COLUMN takeovers INTEGER NOT NULL DEFAULT 0"
+
     /// `CREATE TABLE IF NOT EXISTS` for the tables, in `flavor`. Times are milliseconds since 1970.
     public static func create(flavor: SQLFlavor) -> [String] {
         [

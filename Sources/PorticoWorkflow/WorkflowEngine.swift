@@ -40,6 +40,9 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         public var allowedHosts: [String] = []
         /// Lets the request node reach private and loopback addresses (development and tests).
         public var allowPrivateHosts = false
+        /// Times an execution is taken up again after the replica running it died holding it;
+        /// the next time it is failed instead, with the reason (`WorkflowStore.claim`).
+        public var maxTakeovers = 2
 
         public init() {}
     }
@@ -347,7 +350,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
                     for app in apps where running.load(ordering: .relaxed) < configuration.concurrency {
                         guard try await store.hasRunnable(app: app) else { continue }
                         while running.load(ordering: .relaxed) < configuration.concurrency,
-                            let execution = try await store.claim(app: app, owner: replica, until: leaseEnd())
+                            let execution = try await store.claim(app: app, owner: replica, until: leaseEnd(), maxTakeovers: configuration.maxTakeovers)
                         {
                             started = true
                             running.add(1, ordering: .relaxed)
@@ -420,7 +423,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
     /// Runs every execution waiting in `app` now, in this process, until none is left (the command
     /// line's `portico workflow run`, and tests).
     public func drain(app: String) async throws {
-        while let execution = try await store.claim(app: app, owner: replica, until: leaseEnd()) {
+        while let execution = try await store.claim(app: app, owner: replica, until: leaseEnd(), maxTakeovers: configuration.maxTakeovers) {
             await execute(execution, app: app)
         }
     }

@@ -64,6 +64,8 @@ public struct Execution: Sendable {
     public let startedAt: Int64?
     public let finishedAt: Int64?
     public let leaseUntil: Int64
+    /// Times it was taken up again after the replica that held it died.
+    public let takeovers: Int
 
     init(row: Row) {
         id = row.int("id") ?? 0
@@ -84,6 +86,7 @@ public struct Execution: Sendable {
         startedAt = row.int("started_at")
         finishedAt = row.int("finished_at")
         leaseUntil = row.int("lease_until") ?? 0
+        takeovers = Int(row.int("takeovers") ?? 0)
     }
 
     public func json(jobs: [Job]? = nil) -> JSON {
@@ -94,6 +97,7 @@ public struct Execution: Sendable {
         ]
         if let error { object["error"] = .string(error) }
         if status == .running, finishedAt == nil, leaseUntil > 0 { object["waitingUntil"] = .int(leaseUntil) }
+        if takeovers > 0 { object["takeovers"] = .int(Int64(takeovers)) }
         if let jobs { object["jobs"] = .array(jobs.map(\.json)) }
         return .object(object)
     }
@@ -387,12 +391,27 @@ public struct WorkflowStore: Sendable {
 
     /// Takes the oldest runnable execution (queued, or running with its lease run out: a replica
     /// died, or a delay ended) for `owner` until `until`; each is taken by one replica only.
-    func claim(app: String, owner: String, until: Int64) async throws -> Execution? {
+    ///
+    /// An execution whose lease ran out while a replica still held it (`lease_owner` set: the
+    /// replica died, or hung, in one of its nodes) is taken over at most `maxTakeovers` times. Past
+    /// that it fails with the reason instead of being taken again: a node that kills the process
+    /// running it would otherwise kill every replica that takes it, after every restart.
+    func claim(app: String, owner: String, until: Int64, maxTakeovers: Int) async throws -> Execution? {
         let db = try await database(app)
         let now = self.now
+        var poisoned = SQLFragment("UPDATE portico_executions SET status = 'failed', lease_owner = NULL, finished_at = ")
+        poisoned.append(bind: .int(now))
+        poisoned.append(", error = ")
+        poisoned.append(bind: .text(Self.takenOverTooOften(maxTakeovers)))
+        poisoned.append(" WHERE status = 'running' AND lease_owner IS NOT NULL AND lease_until <= ")
+        poisoned.append(bind: .int(now))
+        poisoned.append(" AND takeovers >= ")
+        poisoned.append(bind: .int(Int64(maxTakeovers)))
+        poisoned.append(" RETURNING id")
         var q = SQLFragment("UPDATE portico_executions SET status = 'running', lease_owner = ")
         q.append(bind: .text(owner))
-        q.append(", lease_until = ")
+        // The SET sees the row as it was: a holder still named there died holding it.
+        q.append(", takeovers = takeovers + CASE WHEN lease_owner IS NULL THEN 0 ELSE 1 END, lease_until = ")
         q.append(bind: .int(until))
         q.append(", started_at = COALESCE(started_at, ")
         q.append(bind: .int(now))
@@ -402,7 +421,18 @@ public struct WorkflowStore: Sendable {
         if db.flavor == .postgres { q.append(" FOR UPDATE SKIP LOCKED") }
         q.append(") AND status IN ('queued', 'running') RETURNING *")
         let claim = q
-        return try await db.transaction { db in try await db.query(claim).first.map(Execution.init(row:)) }
+        let (failed, taken) = try await db.transaction { [poisoned] db in
+            (try await db.query(poisoned).count, try await db.query(claim).first.map(Execution.init(row:)))
+        }
+        if failed > 0 { Counter(label: "portico_workflow_executions_total", dimensions: [("outcome", "failed")]).increment(by: failed) }
+        return taken
+    }
+
+    /// Why an execution taken over too often was failed, in words an operator can act on.
+    static func takenOverTooOften(_ times: Int) -> String {
+        "the replica running this execution stopped without finishing a node, and so did each of the \(times) that took it over after it; "
+            + "it is not taken up again without a person: executions_get shows the last node recorded, the node after it is the likely cause "
+            + "(a request or query that outlives the replica, or a node that stops the process); correct the workflow and run it again"
     }
 
     /// Extends `owner`'s lease of the execution (in `db`); false when it is no longer theirs to
