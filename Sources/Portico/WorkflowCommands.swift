@@ -117,7 +117,7 @@ struct WorkflowCommand: AsyncParsableCommand {
                 data = parsed
             }
             let shown = try await common.withWorkflows { service in
-                let execution = try await service.trigger(app: app, id: id, context: data)
+                let execution = try await service.trigger(app: app, id: id, context: data, by: .init(userID: nil, userName: nil, scopes: nil))
                 if !queueOnly { try await service.engine.drain(app: app) }
                 return try await service.execution(app: app, id: execution.id)
             }

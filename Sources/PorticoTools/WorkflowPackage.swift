@@ -139,7 +139,8 @@ public struct WorkflowPackage: Sendable {
                     output: ["type": "object", "properties": ["execution": Self.executionOutput], "required": ["execution"]], change: Self.changes
                 ) { input, context in
                     let execution = try await service.trigger(
-                        app: context.app, id: input[Self.id], context: (try input[Self.context]).map { .object($0) } ?? [:])
+                        app: context.app, id: input[Self.id], context: (try input[Self.context]).map { .object($0) } ?? [:],
+                        by: .init(context.principal))
                     return .structured([
                         "execution": ["id": .int(execution.id), "workflow": .int(execution.workflowID), "status": .string(execution.status.rawValue)]
                     ])

@@ -17,7 +17,8 @@ public struct WorkflowService: Sendable {
 
     public var store: WorkflowStore { engine.store }
 
-    /// Who saves a workflow: the user it will run as and the scopes of their credential.
+    /// Who saves, changes or starts a workflow: the user it will run as (when saved) and the scopes
+    /// of their credential.
     public struct Saver: Sendable {
         public var userID: Int64?
         public var userName: String?
@@ -88,14 +89,24 @@ public struct WorkflowService: Sendable {
             default:
                 break
             }
-            if let needed = Self.scope(of: node.type), let scopes = saver.scopes, !scopes.contains(needed) {
-                throw DataError(
-                    .forbidden,
-                    "node '\(node.key)' (\(node.type.rawValue)) needs \(needed.name), which your credential was not granted; a workflow runs with its saver's scopes"
-                )
-            }
         }
+        try Self.requireScopes(of: definition, granted: saver.scopes, to: "save")
         return definition
+    }
+
+    /// Refuses a credential that lacks a scope some node of `definition` needs. A workflow runs
+    /// with the scopes it was saved with, so whoever saves, changes, enables or starts it must
+    /// hold them too: a key narrowed to `read:workflow write:workflow` cannot set off the writes of
+    /// a workflow a wider credential saved.
+    static func requireScopes(of definition: WorkflowDefinition, granted: ScopeSet?, to verb: String) throws {
+        guard let granted else { return }
+        for node in definition.allNodes {
+            guard let needed = scope(of: node.type), !granted.contains(needed) else { continue }
+            throw DataError(
+                .forbidden,
+                "node '\(node.key)' (\(node.type.rawValue)) needs \(needed.name), which your credential was not granted; "
+                    + "to \(verb) a workflow a credential needs every scope its nodes need (a workflow runs with its saver's scopes)")
+        }
     }
 
     /// The fields variables name, where the collection is known when the workflow is saved: the
@@ -180,6 +191,7 @@ public struct WorkflowService: Sendable {
 
     public func update(app: String, id: Int64, title: String?, trigger: JSON?, nodes: JSON?, enabled: Bool?, saver: Saver) async throws -> Workflow {
         let existing = try await store.get(app: app, id: id)
+        if trigger == nil && nodes == nil { try Self.requireScopes(of: existing.definition, granted: saver.scopes, to: "change") }
         var change = WorkflowStore.Change(title: title, enabled: enabled)
         if trigger != nil || nodes != nil {
             guard saver.userID != nil else { throw DataError(.forbidden, "a workflow runs as the user who saves it; sign in as a user to change its nodes") }
@@ -202,9 +214,11 @@ public struct WorkflowService: Sendable {
         engine.changed(app: app)
     }
 
-    /// Starts a run of the workflow with `context` as `$context.data`.
-    public func trigger(app: String, id: Int64, context: JSON) async throws -> Execution {
+    /// Starts a run of the workflow with `context` as `$context.data`, for `starter`, whose
+    /// credential must hold the scopes the workflow's nodes need.
+    public func trigger(app: String, id: Int64, context: JSON, by starter: Saver) async throws -> Execution {
         let workflow = try await store.get(app: app, id: id)
+        try Self.requireScopes(of: workflow.definition, granted: starter.scopes, to: "start")
         return try await engine.trigger(app: app, workflow: workflow, context: context)
     }
 

@@ -18,7 +18,9 @@ import Testing
         let database: any Database
     }
 
-    func fixture(_ backend: Backend, configure: (inout WorkflowEngine.Configuration) -> Void = { _ in }) async throws -> Fixture {
+    func fixture(_ backend: Backend, clock: WallClock = .system, configure: (inout WorkflowEngine.Configuration) -> Void = { _ in }) async throws
+        -> Fixture
+    {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("workflow-engine-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logger = Logger(label: "test")
@@ -37,8 +39,8 @@ import Testing
         var configuration = WorkflowEngine.Configuration()
         configure(&configuration)
         let engine = WorkflowEngine(
-            configuration: configuration, store: WorkflowStore(databases: databases, clock: .system), records: records, users: users, asker: nil,
-            audit: nil, appNames: { ["main"] }, secrets: HeaderSecrets(masterKey: nil), clock: .system, logger: logger)
+            configuration: configuration, store: WorkflowStore(databases: databases, clock: clock), records: records, users: users, asker: nil,
+            audit: nil, appNames: { ["main"] }, secrets: HeaderSecrets(masterKey: nil), clock: clock, logger: logger)
         engine.observeWrites()
         return Fixture(
             service: WorkflowService(engine: engine, catalogs: catalogs), records: records,
@@ -61,8 +63,8 @@ import Testing
         _ = try await f.service.create(
             app: "main", title: "c", trigger: ["type": "collection", "collection": "Deal", "on": "create"], nodes: copiesTitle, enabled: true,
             saver: f.owner)
-        for n in 0..<3 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))]) }
-        await #expect(throws: DataError.self) { try await f.service.trigger(app: "main", id: manual.id, context: [:]) }
+        for n in 0..<3 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))], by: f.owner) }
+        await #expect(throws: DataError.self) { try await f.service.trigger(app: "main", id: manual.id, context: [:], by: f.owner) }
         var deal = RecordRequest(resource: "Deal")
         deal.values = ["title": "refused"]
         await #expect(throws: DataError.self) { try await f.records.create(app: "main", deal, access: .unrestricted) }
@@ -81,8 +83,8 @@ import Testing
         }
         let manual = try await f.service.create(
             app: "main", title: "m", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
-        for n in 0..<3 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))]) }
-        await #expect(throws: DataError.self) { try await f.service.trigger(app: "main", id: manual.id, context: [:]) }
+        for n in 0..<3 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))], by: f.owner) }
+        await #expect(throws: DataError.self) { try await f.service.trigger(app: "main", id: manual.id, context: [:], by: f.owner) }
         let queuing = Task { await f.service.engine.run() }
         defer { queuing.cancel() }
         let runner = WorkflowEngine(
@@ -93,7 +95,7 @@ import Testing
         var admitted = false
         for _ in 0..<100 where !admitted {
             try await Task.sleep(for: .milliseconds(50))
-            admitted = (try? await f.service.trigger(app: "main", id: manual.id, context: ["n": 3])) != nil
+            admitted = (try? await f.service.trigger(app: "main", id: manual.id, context: ["n": 3], by: f.owner)) != nil
         }
         #expect(admitted, "the queue-only replica counted the executions the other ran and admits new ones")
     }
@@ -102,7 +104,7 @@ import Testing
         let f = try await fixture(backend)
         let manual = try await f.service.create(
             app: "main", title: "m", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
-        for n in 0..<40 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))]) }
+        for n in 0..<40 { _ = try await f.service.trigger(app: "main", id: manual.id, context: ["n": .int(Int64(n))], by: f.owner) }
         let other = WorkflowEngine(
             configuration: .init(), store: f.service.store, records: f.records, users: UserStore(database: f.database), asker: nil, audit: nil,
             appNames: { ["main"] }, secrets: HeaderSecrets(masterKey: nil), clock: .system, logger: Logger(label: "test"))
@@ -119,7 +121,7 @@ import Testing
         let f = try await fixture(backend)
         let nodes: [JSON] = [["key": "d", "type": "delay", "config": ["seconds": 3600]]] + (Self.createsATask.arrayValue ?? [])
         let flow = try await f.service.create(app: "main", title: "wait", trigger: ["type": "manual"], nodes: .array(nodes), enabled: true, saver: f.owner)
-        let execution = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1])
+        let execution = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1], by: f.owner)
         try await f.service.engine.drain(app: "main")  // runs the delay and lets it go for an hour
         #expect(try await f.service.store.execution(app: "main", id: execution.id).status == .running)
         _ = try await f.service.store.cancel(app: "main", id: execution.id)
@@ -161,10 +163,61 @@ import Testing
     @Test(arguments: Backend.available) func anExecutionPastItsTimeLimitFails(_ backend: Backend) async throws {
         let f = try await fixture(backend) { $0.executionTimeLimit = .zero }
         let flow = try await f.service.create(app: "main", title: "t", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
-        let execution = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1])
+        let execution = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1], by: f.owner)
         try await f.service.engine.drain(app: "main")
         let ended = try await f.service.store.execution(app: "main", id: execution.id)
         #expect(ended.status == .failed && ended.error?.contains("time limit") == true)
         #expect(try await count(f, "Task") == 0)
+    }
+
+    /// An execution whose replica died holding it (its lease ran out with the holder still named)
+    /// is taken over at most `maxTakeovers` times, then failed with the reason; one let go of on a
+    /// clean stop, or asleep on a delay, is not counted.
+    @Test(arguments: Backend.available) func anExecutionThatKeepsKillingItsReplicaIsFailedAfterItsTakeovers(_ backend: Backend) async throws {
+        let time = ManualClock()
+        let f = try await fixture(backend, clock: time.clock) { $0.maxTakeovers = 2 }
+        let store = f.service.store
+        let flow = try await f.service.create(app: "main", title: "t", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: true, saver: f.owner)
+        let execution = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1], by: f.owner)
+        func lease() -> Int64 { store.now + 60_000 }
+        // Taken, then let go of by a replica that stops cleanly: a new start, not a takeover.
+        #expect(try await store.claim(app: "main", owner: "stopping", until: lease(), maxTakeovers: 2)?.id == execution.id)
+        try await store.release(app: "main", owner: "stopping")
+        #expect(try await store.claim(app: "main", owner: "first", until: lease(), maxTakeovers: 2)?.takeovers == 0)
+        // Each holder dies: nothing is taken before the lease runs out, then one more takeover.
+        for (holder, takeovers) in [("second", 1), ("third", 2)] {
+            #expect(try await store.claim(app: "main", owner: holder, until: lease(), maxTakeovers: 2) == nil, "still leased")
+            time.advance(seconds: 61)
+            let taken = try await store.claim(app: "main", owner: holder, until: lease(), maxTakeovers: 2)
+            #expect(taken?.id == execution.id && taken?.takeovers == takeovers)
+        }
+        time.advance(seconds: 61)
+        #expect(try await store.claim(app: "main", owner: "fourth", until: lease(), maxTakeovers: 2) == nil, "not taken a third time")
+        let ended = try await store.execution(app: "main", id: execution.id)
+        #expect(ended.status == .failed)
+        #expect(ended.error?.contains("not taken up again without a person") == true, "\(ended.error ?? "")")
+        #expect(try await count(f, "Task") == 0)
+    }
+
+    /// A workflow runs with the scopes it was saved with; a credential narrowed to the workflow
+    /// scopes can read it, but cannot start, rename or enable one whose nodes write.
+    @Test func aNarrowedCredentialCannotSetOffWhatItCouldNotDo() async throws {
+        let f = try await fixture(.sqlite)
+        let flow = try await f.service.create(app: "main", title: "t", trigger: ["type": "manual"], nodes: Self.createsATask, enabled: false, saver: f.owner)
+        let narrowed = WorkflowService.Saver(userID: f.owner.userID, userName: f.owner.userName, scopes: ScopeSet.parse("read:workflow write:workflow").scopes)
+        await #expect(throws: DataError.self) { try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1], by: narrowed) }
+        for change in [(title: "renamed" as String?, enabled: nil as Bool?), (nil, true)] {
+            await #expect(throws: DataError.self) {
+                try await f.service.update(app: "main", id: flow.id, title: change.title, trigger: nil, nodes: nil, enabled: change.enabled, saver: narrowed)
+            }
+        }
+        #expect(try await f.service.store.get(app: "main", id: flow.id).enabled == false)
+        #expect(try await f.service.store.executions(app: "main", workflowKey: flow.key, status: nil).isEmpty)
+        let wide = WorkflowService.Saver(
+            userID: f.owner.userID, userName: f.owner.userName, scopes: ScopeSet.parse("read:workflow write:workflow write:data").scopes)
+        _ = try await f.service.update(app: "main", id: flow.id, title: nil, trigger: nil, nodes: nil, enabled: true, saver: wide)
+        _ = try await f.service.trigger(app: "main", id: flow.id, context: ["n": 1], by: wide)
+        try await f.service.engine.drain(app: "main")
+        #expect(try await count(f, "Task") == 1)
     }
 }
