@@ -72,6 +72,102 @@ public struct Variables: Sendable {
         }
     }
 
+    /// `filter` (a node's NocoBase filter) with its variables resolved as values only. A record's
+    /// field can hold any JSON, so a variable's value is never read as filter syntax: one that
+    /// holds an object (`{"$ne": "x"}`) is refused, a list may only hold plain values, and `$and`
+    /// / `$or` take lists written in the filter itself. Keys are not resolved (they name fields).
+    public func resolveFilter(_ filter: JSON) throws(WorkflowError) -> JSON {
+        guard case .object(let object) = filter else { return try operand(filter) }
+        var result = JSONObject()
+        for (key, value) in object {
+            if key == "$and" || key == "$or" {
+                guard case .array(let items) = value else {
+                    throw WorkflowError("a filter's \(key) is a list of filters written in the node; it cannot come from a variable")
+                }
+                var resolved: [JSON] = []
+                for item in items { resolved.append(try resolveFilter(item)) }
+                result[key] = .array(resolved)
+            } else if !key.hasPrefix("$"), case .object = value {
+                // A field's operators, or a relation's fields.
+                result[key] = try resolveFilter(value)
+            } else {
+                result[key] = try operand(value)
+            }
+        }
+        return .object(result)
+    }
+
+    /// An operand of a filter (or a key to look up), its variables resolved as plain values.
+    public func operand(_ value: JSON) throws(WorkflowError) -> JSON {
+        switch value {
+        case .string(let text):
+            guard text.contains("{{") else { return value }
+            let parts = try Template.parse(text)
+            guard parts.count == 1, case .variable(let path) = parts[0] else { return try resolve(value) }
+            return try Self.plain(try self.value(path) ?? .null, from: path)
+        case .array(let items):
+            var resolved: [JSON] = []
+            for item in items { resolved.append(try operand(item)) }
+            return .array(resolved)
+        case .object(let object):
+            var resolved = JSONObject()
+            for (key, item) in object { resolved[key] = try operand(item) }
+            return .object(resolved)
+        default:
+            return value
+        }
+    }
+
+    /// `value`, the value of the variable `path`, when it is one value or a list of them.
+    static func plain(_ value: JSON, from path: String) throws(WorkflowError) -> JSON {
+        func isPlain(_ item: JSON) -> Bool {
+            switch item {
+            case .object, .array: false
+            default: true
+            }
+        }
+        switch value {
+        case .object:
+            throw WorkflowError("{{\(path)}} holds an object; in a filter a variable stands for one value or a list of values, never for conditions")
+        case .array(let items) where !items.allSatisfy(isPlain):
+            throw WorkflowError("{{\(path)}} holds a list with objects or lists in it; in a filter a variable stands for one value or a list of values")
+        default:
+            return value
+        }
+    }
+
+    /// `url` with its variables written in: a URL that is one variable is its value; elsewhere each
+    /// value is percent-encoded, so it stays one part of the path or query and cannot add others
+    /// (`../`, `?admin=1`, `#`), nor move the request to another host.
+    public func resolveURL(_ url: String) throws(WorkflowError) -> String {
+        guard url.contains("{{") else { return url }
+        let parts = try Template.parse(url)
+        if parts.count == 1, case .variable(let path) = parts[0] { return Self.text(try value(path) ?? .null) }
+        var out = ""
+        for part in parts {
+            switch part {
+            case .text(let literal): out += literal
+            case .variable(let path): out += Self.percentEncoded(Self.text(try value(path) ?? .null))
+            }
+        }
+        return out
+    }
+
+    /// Text with everything but RFC 3986's unreserved characters percent-encoded.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+
     /// A value written into text.
     static func text(_ value: JSON) -> String {
         switch value {
@@ -178,4 +274,10 @@ public struct WorkflowError: Error, CustomStringConvertible, Sendable {
     public init(_ message: String) { self.message = message }
 
     public var description: String { message }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

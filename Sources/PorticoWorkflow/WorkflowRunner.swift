@@ -296,7 +296,7 @@ extension WorkflowEngine {
             try requireScope(owner, Scope(.read, .data))
             let limit = Int(config["limit"]?.intValue ?? 1)
             var request = RecordRequest(resource: try text("collection"))
-            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolve(filter) }
+            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
             request.sort = config["sort"].flatMap { $0.arrayValue?.compactMap(\.stringValue) ?? $0.stringValue.map { [$0] } }
             request.pageSize = limit
             let rows = try await records.list(app: app, request, access: owner.access)["data"]?.arrayValue ?? []
@@ -310,14 +310,14 @@ extension WorkflowEngine {
             try requireScope(owner, Scope(.write, .data))
             var request = RecordRequest(resource: try text("collection"))
             request.values = try variables.resolve(config["values"] ?? [:]).objectValue
-            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolve(filter) }
-            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.resolve(key) }
+            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
+            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.operand(key) }
             return try await records.update(app: app, request, access: owner.access)["data"] ?? .array([])
         case .destroy:
             try requireScope(owner, Scope(.write, .data))
             var request = RecordRequest(resource: try text("collection"))
-            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolve(filter) }
-            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.resolve(key) }
+            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
+            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.operand(key) }
             return ["count": try await records.destroy(app: app, request, access: owner.access)["data"] ?? 0]
         case .sql:
             try requireScope(owner, Scope(.read, .datasource))
@@ -340,13 +340,49 @@ extension WorkflowEngine {
             return .object(result)
         case .request:
             var headers: [String: String] = [:]
-            for (name, value) in config["headers"]?.objectValue ?? [:] { headers[name] = Variables.text(try variables.resolve(try secrets.open(value))) }
-            let body = config["body"].map { try? variables.resolve($0) } ?? nil
+            for (name, value) in config["headers"]?.objectValue ?? [:] {
+                let text = Variables.text(try variables.resolve(try secrets.open(value)))
+                // A value with a line break would start a header (or a body) of its own.
+                guard !text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                    throw WorkflowError("the header \(name) would hold a line break (from a variable's value); a header value is one line")
+                }
+                headers[name] = text
+            }
+            let body = try config["body"].map { body throws(WorkflowError) in try Self.body(body, variables: variables, headers: headers) }
+            guard let url = config["url"]?.stringValue else { throw WorkflowError("the request node has no url") }
             return try await requests.perform(
-                method: (config["method"]?.stringValue ?? "POST").uppercased(), url: try text("url"), headers: headers, body: body ?? nil)
+                method: (config["method"]?.stringValue ?? "POST").uppercased(), url: try variables.resolveURL(url), headers: headers, body: body)
         case .delay:
             return ["until": .int(nowMilliseconds + Int64((config["seconds"]?.doubleValue ?? 0) * 1000))]
         }
+    }
+
+    /// A request node's body with its variables written in as values. A body given as JSON (an
+    /// object or a list) keeps each variable a value of its own; a text body is plain text, where a
+    /// form's values are percent-encoded so none can add a field. A text body that is JSON with
+    /// variables inside its text is refused: a value with a quote in it could add members.
+    static func body(_ body: JSON, variables: Variables, headers: [String: String]) throws(WorkflowError) -> JSON {
+        guard case .string(let text) = body, text.contains("{{") else { return try variables.resolve(body) }
+        let parts = try Template.parse(text)
+        if parts.count == 1, case .variable = parts[0] { return try variables.resolve(body) }
+        if let refusal = bodyTemplateRefusal(text) { throw WorkflowError(refusal) }
+        let type = headers.first { $0.key.lowercased() == "content-type" }?.value.lowercased() ?? ""
+        guard type.contains("x-www-form-urlencoded") else { return try variables.resolve(body) }
+        var out = ""
+        for part in parts {
+            switch part {
+            case .text(let literal): out += literal
+            case .variable(let path): out += Variables.percentEncoded(Variables.text(try variables.value(path) ?? .null))
+            }
+        }
+        return .string(out)
+    }
+
+    /// Why a text body with variables cannot be sent as it is: JSON written as text. `nil` for
+    /// other text (also checked when the workflow is saved).
+    static func bodyTemplateRefusal(_ text: String) -> String? {
+        guard text.contains("{{"), let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else { return nil }
+        return "the request body is JSON written as text with variables inside it; give the body as a JSON object (body: {\"name\": \"{{$context.data.name}}\"}) so each variable stays a value"
     }
 
     /// `{columns, rows: [{column: value}], rowCount, truncated, sql}`, rows keyed so variables can name them.

@@ -86,6 +86,12 @@ public struct WorkflowService: Sendable {
                         _ = try ValueCoercion.coerce(value, to: field, at: "node '\(node.key)' values.\(name)")
                     }
                 }
+            case .request:
+                // Checked here, not with the definition's shape: a workflow stored before this
+                // check still loads (its node fails when it runs, saying the same).
+                if let text = node.config["body"]?.stringValue, let refusal = WorkflowEngine.bodyTemplateRefusal(text) {
+                    throw DataError.invalid("node '\(node.key)': \(refusal)")
+                }
             default:
                 break
             }

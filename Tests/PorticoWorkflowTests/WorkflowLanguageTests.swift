@@ -204,3 +204,48 @@ import Testing
         #expect(!node.allows("hooks.example.com.evil.test"))
     }
 }
+
+/// A variable's value lands in a node's filter, URL or body as a value, never as syntax.
+@Suite struct VariablesAsValuesTests {
+    let variables = Variables(
+        context: [
+            "data": [
+                "name": ["$ne": "zzz"], "email": ["$startsWith": ""], "ids": [1, 2, 3], "nested": [["$eq": 1]], "plain": "Rita", "id": 7,
+                "path": "../admin?role=admin#x", "host": "https://other.example/x",
+            ]
+        ], now: Date())
+
+    @Test func anObjectFromARecordNeverBecomesOperators() {
+        for filter: JSON in [
+            ["name": "{{$context.data.name}}"], ["email": ["$eq": "{{$context.data.email}}"]], ["$or": "{{$context.data.nested}}"],
+            ["id": ["$in": "{{$context.data.nested}}"]], ["owner": ["name": "{{$context.data.name}}"]], "{{$context.data.name}}",
+        ] {
+            #expect(throws: WorkflowError.self, "\(filter.serializedString)") { try variables.resolveFilter(filter) }
+        }
+        #expect(throws: WorkflowError.self) { try variables.operand("{{$context.data.name}}") }
+    }
+
+    @Test func valuesAndListsOfValuesStayValues() throws {
+        #expect(try variables.resolveFilter(["name": "{{$context.data.plain}}"]) == ["name": "Rita"])
+        #expect(try variables.resolveFilter(["id": ["$in": "{{$context.data.ids}}"]]) == ["id": ["$in": [1, 2, 3]]])
+        #expect(try variables.resolveFilter(["$and": [["id": "{{$context.data.id}}"], ["owner": ["name": ["$ne": "{{$context.data.plain}}"]]]]])
+            == ["$and": [["id": 7], ["owner": ["name": ["$ne": "Rita"]]]]])
+        #expect(try variables.resolveFilter(["name": "Dear {{$context.data.name}}"]) == ["name": "Dear {\"$ne\":\"zzz\"}"])
+        #expect(try variables.operand("{{$context.data.id}}") == 7)
+    }
+
+    @Test func aURLKeepsEachValueInItsPlace() throws {
+        #expect(try variables.resolveURL("https://hooks.example.com/u/{{$context.data.path}}") == "https://hooks.example.com/u/..%2Fadmin%3Frole%3Dadmin%23x")
+        #expect(try variables.resolveURL("https://hooks.example.com/?q={{$context.data.plain}}&n={{$context.data.id}}") == "https://hooks.example.com/?q=Rita&n=7")
+        #expect(try variables.resolveURL("{{$context.data.host}}") == "https://other.example/x")
+    }
+
+    @Test func aTextBodyIsTextAndAFormKeepsItsFields() throws {
+        let form = try WorkflowEngine.body(
+            "name={{$context.data.plain}}&path={{$context.data.path}}", variables: variables,
+            headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        #expect(form == "name=Rita&path=..%2Fadmin%3Frole%3Dadmin%23x")
+        #expect(try WorkflowEngine.body(["who": "{{$context.data.name}}"], variables: variables, headers: [:]) == ["who": ["$ne": "zzz"]])
+        #expect(throws: WorkflowError.self) { try WorkflowEngine.body("{\"who\": \"{{$context.data.plain}}\"}", variables: variables, headers: [:]) }
+    }
+}
