@@ -66,6 +66,16 @@ public struct Principal: Sendable, Hashable {
         scopes?.granted ?? []
     }
 
+    /// What the per-credential rate limits and quotas count against. A user's OAuth tokens count as
+    /// the user, whichever client holds them, as their browser session does: registering more
+    /// clients does not buy more requests. API keys and client-credentials clients count alone.
+    public var rateKey: String {
+        switch credential {
+        case .accessToken where userID != nil, .webSession: "user:\(userID.map(String.init) ?? "-")"
+        default: bindingKey
+        }
+    }
+
     /// A stable name for the credential, used to bind MCP sessions to the caller that opened them.
     public var bindingKey: String {
         switch credential {

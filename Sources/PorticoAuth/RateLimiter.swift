@@ -21,8 +21,8 @@ public struct RateRefusal: Error, Sendable, Equatable {
 /// On SQLite the same table keeps the day's counts across a restart.
 public final class RateLimiter: Sendable {
     public struct Limits: Sendable, Equatable {
-        /// Requests per minute for one credential (an API key, an OAuth client and its user, a
-        /// browser session's user), unless its API key sets its own.
+        /// Requests per minute for one credential (an API key, a client-credentials client, a user's
+        /// OAuth tokens and browser sessions together: `Principal.rateKey`), unless its API key sets its own.
         public var perCredentialPerMinute: Int?
         /// Requests per minute for one app, whoever makes them.
         public var perAppPerMinute: Int?
@@ -146,7 +146,7 @@ public final class RateLimiter: Sendable {
         let now = clock.seconds
         let minute = now / 60
         let day = now / 86_400
-        let credential = principal.bindingKey
+        let credential = principal.rateKey
         var checks: [(Key, Int, Kind)] = []
         checks.reserveCapacity(4)
         if let perCredential { checks.append((Key(.credential, credential, window: minute), perCredential, .credential)) }
@@ -326,6 +326,7 @@ extension Principal {
     var credentialNoun: String {
         switch credential {
         case .apiKey: "API key"
+        case .accessToken where userID != nil: "user (across their OAuth clients and browser sessions)"
         case .accessToken, .clientCredentials: "OAuth client"
         case .webSession: "user"
         case .anonymous: "caller"

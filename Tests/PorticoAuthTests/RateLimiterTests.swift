@@ -35,6 +35,25 @@ import Testing
         #expect(limiter.admit(.anonymous, app: "main", toolCall: true) == nil, "no credential, nothing to count")
     }
 
+    /// A user's OAuth tokens count as the user, whichever client holds them: registering more
+    /// clients buys no more requests. Client-credentials clients and keys count alone.
+    @Test func aUsersTokensFromEveryClientShareOneBudget() {
+        let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let limiter = RateLimiter(limits: .init(perCredentialPerMinute: 2), database: nil, clock: time.clock)
+        func token(_ client: String, user: Int64) -> Principal {
+            Principal(userID: user, userName: "u\(user)", credential: .accessToken(clientID: client, tokenID: client + "-t"), scopes: nil, role: nil)
+        }
+        #expect(limiter.admit(token("one", user: 1), app: "main", toolCall: false) == nil)
+        #expect(limiter.admit(token("two", user: 1), app: "main", toolCall: false) == nil)
+        let refused = limiter.admit(token("three", user: 1), app: "main", toolCall: false)
+        #expect(refused?.message.contains("at most 2 requests a minute for this user") == true, "\(refused?.message ?? "admitted")")
+        #expect(limiter.admit(token("one", user: 2), app: "main", toolCall: false) == nil, "another user has their own")
+        let signedIn = Principal.signedIn(userID: 1, userName: "u1", session: "s", role: nil)
+        #expect(limiter.admit(signedIn, app: "main", toolCall: false) != nil, "and their browser session counts with their tokens")
+        let machine = Principal(userID: nil, userName: nil, credential: .clientCredentials(clientID: "one"), scopes: nil, role: nil)
+        #expect(limiter.admit(machine, app: "main", toolCall: false) == nil)
+    }
+
     @Test func aKeysOwnRateWinsAndTheAppLimitHoldsForEveryone() {
         let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
         let limiter = RateLimiter(limits: .init(perCredentialPerMinute: 100, perAppPerMinute: 5), database: nil, clock: time.clock)
