@@ -43,6 +43,7 @@ public struct UserStore: Sendable {
         if let password { try Self.validatePassword(password) }
         guard Role.builtIn.contains(role) else { throw DataError.invalid("unknown role '\(role.name)'; built-in roles: admin, member, viewer") }
         if try await find(name: name) != nil { throw DataError(.conflict, "a user named '\(name)' already exists") }
+        try await requireDistinct(name, except: nil)
         let hash = try await password.asyncMap { try await Self.hash($0) }
         let now = clock.seconds
         let user = try await database.transaction { db in
@@ -57,6 +58,19 @@ public struct UserStore: Sendable {
         }
         database.changes.announce()
         return user
+    }
+
+    /// Refuses a name another user's could be mistaken for (`ADMIN` beside `admin`, `аdmin` with a
+    /// Cyrillic а): the same skeleton (`NameSkeleton`). The other name is not told: the one who
+    /// names an account may not see every account of the instance.
+    func requireDistinct(_ name: String, except userID: Int64?) async throws {
+        let skeleton = NameSkeleton.of(name)
+        for row in try await database.query("SELECT id, name FROM portico_users") where row.int("id") != userID {
+            guard let other = row.string("name"), NameSkeleton.of(other) == skeleton else { continue }
+            throw DataError(
+                .conflict,
+                "the name '\(name)' could be mistaken for an existing user's (the same once case, accents and look-alike letters are set aside); choose another")
+        }
     }
 
     public func find(name: String) async throws -> User? {
@@ -246,6 +260,7 @@ public struct UserStore: Sendable {
     public func rename(userID: Int64, to name: String) async throws {
         try Self.validateName(name)
         if let other = try await find(name: name), other.id != userID { throw DataError(.conflict, "a user named '\(name)' already exists") }
+        try await requireDistinct(name, except: userID)
         var q = SQLFragment("UPDATE portico_users SET name = ")
         q.append(bind: .text(name))
         q.append(" WHERE id = ")
