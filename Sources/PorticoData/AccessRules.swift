@@ -105,6 +105,16 @@ public struct RecordAccess: Sendable {
         if case .deny(let reason) = decide(collection, action) { throw DataError(.forbidden, reason) }
     }
 
+    /// Whether the caller reads every row of `collection`: its list and get rules allow it with no
+    /// row filter. Only then may a write's refusal tell of a row the write met.
+    public func readsEveryRow(of collection: String) -> Bool {
+        if allowsInFull { return true }
+        for action in [RecordAction.list, .get] {
+            guard case .allow(let rule) = decide(collection, action), rule.filter == nil || rule.filter?.isNull == true else { return false }
+        }
+        return true
+    }
+
     /// The variables row filters may name, as `{{name}}`.
     public static let variableNames = ["currentUser.id", "currentUser.name", "currentUser.username", "$user.id"]
 

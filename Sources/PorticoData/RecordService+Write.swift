@@ -47,7 +47,7 @@ extension RecordService {
             given.startedWithRow = Set(started.map(\.name))
         }
         let (write, statements) = (given, withRow)
-        let created: JSONObject = try await writing(collection) {
+        let created: JSONObject = try await writing(collection, access) {
             try await catalog.database.transaction { db in
                 _ = try await observer?.before(write, records: [], db: db)
                 // The parent must be one of the caller's rows (its role may filter them).
@@ -128,7 +128,7 @@ extension RecordService {
         let collection = target.collection
         let observer = try await hooks.observer(app: app, collection: collection.name, action: .update)
         let write = RecordWrite(app: app, collection: collection.name, action: .update, caller: access.caller, values: values)
-        let rows: [Row] = try await writing(collection) {
+        let rows: [Row] = try await writing(collection, access) {
             try await catalog.database.transaction { db in
                 // What the records were, for the observer to judge them and to tell which fields the
                 // update changed; locked on PostgreSQL, so what is judged is what is written.
@@ -173,7 +173,7 @@ extension RecordService {
         if let observer = try await hooks.observer(app: app, collection: collection.name, action: .destroy) {
             // Heard in one transaction with the records as they were, whatever the links.
             let write = RecordWrite(app: app, collection: collection.name, action: .destroy, caller: access.caller, values: nil)
-            let count: Int = try await writing(collection) {
+            let count: Int = try await writing(collection, access) {
                 try await catalog.database.transaction { db in
                     let rows = try await db.query(Self.locking(catalog.select(collection, where: condition), db))
                     let judged = try await observer.before(
@@ -191,7 +191,7 @@ extension RecordService {
             }
             return ["data": JSON(count)]
         }
-        let count: Int = try await writing(collection) {
+        let count: Int = try await writing(collection, access) {
             guard !links.isEmpty else { return try await catalog.database.query(catalog.delete(collection, where: condition)).count }
             return try await Self.destroyWithLinks(collection, where: condition, links: links, catalog: catalog)
         }
@@ -428,20 +428,25 @@ extension RecordService {
     }
 
     /// Runs a write and turns database constraint failures into messages about the collection's fields.
-    func writing<T: Sendable>(_ collection: CollectionSchema, _ body: () async throws -> T) async throws -> T {
+    func writing<T: Sendable>(_ collection: CollectionSchema, _ access: RecordAccess, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as StoreError where error.kind == .constraint {
-            throw DataError(.conflict, Self.explain(error, collection: collection))
+            throw DataError(.conflict, Self.explain(error, collection: collection, readsEveryRow: access.readsEveryRow(of: collection.name)))
         } catch let error as StoreError where error.kind == .readOnly {
             throw DataError(.forbidden, "the database is read-only: \(error.message)")
         }
     }
 
-    /// A constraint failure in the collection's words, naming the field when the database named its column.
-    static func explain(_ error: StoreError, collection: CollectionSchema) -> String {
+    /// A constraint failure in the collection's words, naming the field when the database named its
+    /// column. To a caller whose role hides some rows, a unique value taken is not said to exist:
+    /// the row that holds it may be one they cannot see, and "already exists" would tell them so.
+    static func explain(_ error: StoreError, collection: CollectionSchema, readsEveryRow: Bool = true) -> String {
         let field = error.column.flatMap { collection.field($0)?.name }
         switch error.constraint {
+        case .unique? where !readsEveryRow:
+            return
+                "the '\(collection.name)' record cannot be written with these values: the key, or a value of a field kept unique, cannot be used; choose other values"
         case .notNull?:
             return "'\(field ?? "a required field")' of '\(collection.name)' is required and cannot be null"
         case .unique?:

@@ -173,6 +173,32 @@ import Testing
         #expect(moved == [1, 4], "post 1 (Ada's, updatable) moved; post 3 (Brian's) did not")
     }
 
+    /// A key taken by a row the role cannot see is refused in the same words as one it can: never
+    /// "already exists", which would tell that the hidden row is there. A role that reads every
+    /// row is told what the value collides with.
+    @Test(arguments: Backend.available) func aHiddenRowsKeyIsNotSaidToExist(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let writer = Self.access(
+            ["Post": [.create: .everything, .list: AccessRule(filter: ["authorId": 1]), .get: AccessRule(filter: ["authorId": 1])]], userID: 1)
+        func refusal(_ id: Int64, _ access: RecordAccess) async -> String {
+            var create = RecordRequest(resource: "Post")
+            create.values = ["id": .int(id), "title": "taken?"]
+            do {
+                _ = try await f.records.create(app: "main", create, access: access)
+                return "created"
+            } catch {
+                return (error as? DataError)?.message ?? "\(error)"
+            }
+        }
+        let hidden = await refusal(3, writer)  // Brian's post
+        let visible = await refusal(1, writer)  // Ada's own
+        #expect(hidden == visible, "the same words whether the row is hidden or not")
+        #expect(!hidden.contains("exist") && hidden.contains("cannot be used"), "\(hidden)")
+        let told = await refusal(3, .unrestricted)
+        #expect(told.contains("already exists"), "a role that sees every row is told")
+    }
+
     /// A link written through the raw foreign-key column is checked as the relation is, and an
     /// update cannot move a record out of the rows the role may update.
     @Test(arguments: Backend.available) func rawKeysAndMovesStayInsideTheRole(_ backend: Backend) async throws {
