@@ -269,6 +269,9 @@ public final class DatasourceService: Sendable {
             }
             plan.fullScans = named
         }
+        // The estimates are the planner's for whole tables (their statistics), not for the rows a
+        // role may see: to a role that reads a table in part they would tell its size.
+        if statement.readsInPart { plan = plan.withoutFigures() }
         return (statement.shown, plan)
     }
 
@@ -295,6 +298,8 @@ public final class DatasourceService: Sendable {
         let runnable: String
         let scope: ReadScope
         let tables: [String]
+        /// The caller's role reads some table of the query in part (through its view).
+        var readsInPart = false
     }
 
     func prepare(app: String, datasource name: String, sql: String, caller: QueryCaller) async throws -> Prepared {
@@ -313,6 +318,7 @@ public final class DatasourceService: Sendable {
         var shown = guarded.sql
         var runnable = guarded.sql
         var scope = ReadScope(visibleTables: visible, commonTableNames: guarded.commonTableNames)
+        var readsInPart = false
         if name == "main" {
             // The caller's rights over each table, judged once (a view is rendered in the judging).
             let rights = Dictionary(tables.map { ($0.name.lowercased(), caller.rights($0.name)) }, uniquingKeysWith: { first, _ in first })
@@ -334,6 +340,7 @@ public final class DatasourceService: Sendable {
                 case .view(let view): views[table.lowercased()] = view
                 }
             }
+            readsInPart = !views.isEmpty
             if !views.isEmpty {
                 switch datasource.dialect {
                 case .sqlite:
@@ -365,7 +372,7 @@ public final class DatasourceService: Sendable {
             runnable = runnable == guarded.sql ? shown : IdentifierCase.quotingMixedCase(runnable, names: names)
         }
         scope.maxCost = source.maxCost.withLock { $0 }
-        return Prepared(source: source, shown: shown, runnable: runnable, scope: scope, tables: guarded.tables)
+        return Prepared(source: source, shown: shown, runnable: runnable, scope: scope, tables: guarded.tables, readsInPart: readsInPart)
     }
 
     func source(app: String, name: String) async throws -> OpenSource {

@@ -1,3 +1,4 @@
+import PorticoBase
 public import PorticoJSON
 
 /// A database opened for questions only, the guard's second layer: `SQLiteReadOnlySource` and
@@ -40,6 +41,33 @@ public struct PlanReport: Sendable {
                 let name = detail.dropFirst(5).prefix { $0 != " " }
                 if !name.isEmpty, !fullScans.contains(String(name)) { fullScans.append(String(name)) }
             }
+        }
+    }
+
+    /// The plan without the planner's estimates (rows, widths, costs), in the lines and the JSON.
+    public func withoutFigures() -> PlanReport {
+        var plain = self
+        plain.estimatedRows = nil
+        plain.estimatedCost = nil
+        plain.json = json.map(Self.strippingFigures)
+        // MySQL's lines end with "(~N rows)"; SQLite's carry none.
+        plain.lines = lines.map { line in
+            guard let open = line.lastIndex(of: "("), line[open...].hasPrefix("(~") else { return line }
+            return String(line[..<open]).trimmingSpaces()
+        }
+        return plain
+    }
+
+    static let figureKeys: Set<String> = ["Startup Cost", "Total Cost", "Plan Rows", "Plan Width", "Rows Removed by Filter", "Actual Rows"]
+
+    static func strippingFigures(_ json: JSON) -> JSON {
+        switch json {
+        case .object(let object):
+            var kept = JSONObject()
+            for (key, value) in object where !figureKeys.contains(key) { kept[key] = strippingFigures(value) }
+            return .object(kept)
+        case .array(let items): return .array(items.map(strippingFigures))
+        default: return json
         }
     }
 

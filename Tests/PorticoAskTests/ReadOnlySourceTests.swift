@@ -3,6 +3,7 @@ import Logging
 import PorticoAuth
 import PorticoBase
 import PorticoData
+import PorticoJSON
 import Testing
 
 @testable import PorticoAsk
@@ -133,5 +134,26 @@ import Testing
         #expect(tables[0].columns.first { $0.name == "name" }?.comment == nil)
         await service.close()
         await store.close()
+    }
+}
+
+/// A plan shown to a role that reads a table in part carries none of the planner's figures,
+/// which are the whole table's.
+@Suite struct PlanFiguresTests {
+    @Test func thePlannersEstimatesAreTakenOut() throws {
+        let document = try JSONParser.parse(
+            """
+            [{"Plan": {"Node Type": "Seq Scan", "Relation Name": "Invoice", "Startup Cost": 0.0, "Total Cost": 9.12, "Plan Rows": 412,
+              "Plan Width": 40, "Filter": "(x = 1)", "Plans": [{"Node Type": "Index Scan", "Plan Rows": 3, "Total Cost": 1.5}]}}]
+            """)
+        let plain = PlanReport(postgresJSON: document).withoutFigures()
+        #expect(plain.estimatedRows == nil && plain.estimatedCost == nil)
+        #expect(plain.fullScans == ["Invoice"])
+        let text = plain.json?.serializedString ?? ""
+        for figure in ["Cost", "Plan Rows", "Plan Width", "412", "9.12"] { #expect(!text.contains(figure), "\(figure) in \(text)") }
+        #expect(text.contains("Seq Scan") && text.contains("Index Scan") && text.contains("(x = 1)"))
+        var mysql = PlanReport()
+        mysql.lines = ["Invoice: ALL (~412 rows)", "Track: ref"]
+        #expect(mysql.withoutFigures().lines == ["Invoice: ALL", "Track: ref"])
     }
 }
