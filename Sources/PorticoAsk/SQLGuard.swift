@@ -128,6 +128,11 @@ public struct SQLGuard: Sendable {
                 {
                     throw SQLGuardError("\(keyword) is not allowed: \(refusal). Send one read-only SELECT")
                 }
+                if token.kind == .word, previous?.isPunctuation(".") != true, previous?.keyword != "AS",
+                    Self.accountWords(dialect).contains(keyword)
+                {
+                    throw SQLGuardError("\(keyword) names the database account Portico reads with, which is not part of the datasource")
+                }
                 if keyword == "FOR", let lock = next?.keyword, ["UPDATE", "SHARE", "NO", "KEY"].contains(lock) {
                     throw SQLGuardError("row locks (FOR \(lock) …) are not allowed: queries here only read")
                 }
@@ -360,6 +365,20 @@ public struct SQLGuard: Sendable {
         "OUTFILE": "it writes a file", "DUMPFILE": "it writes a file", "DO": "it runs expressions outside a query", "KILL": "it stops other sessions",
         "SHUTDOWN": "it stops the server", "FLUSH": "it changes the server's state",
     ]
+
+    /// Words that stand, unquoted and without parentheses, for the account a query runs as
+    /// (`SELECT current_user`), refused like MySQL's `USER()`. PostgreSQL reads a bare `user` so
+    /// too (a column of that name is written `"user"` there); MySQL reads it as a column.
+    static func accountWords(_ dialect: SQLDialect) -> Set<String> {
+        switch dialect {
+        case .sqlite: []
+        case .mysql: mysqlAccountWords
+        case .postgres: postgresAccountWords
+        }
+    }
+
+    static let mysqlAccountWords: Set<String> = ["CURRENT_USER", "SESSION_USER", "SYSTEM_USER", "CURRENT_ROLE"]
+    static let postgresAccountWords: Set<String> = mysqlAccountWords.union(["USER"])
 
     /// Prefixes of names that belong to the database system or to Portico itself.
     static let systemPrefixes = ["sqlite_", "portico_", "pg_", "information_schema", "performance_schema"]

@@ -43,6 +43,8 @@ import Testing
         "SELECT E'it\\'s' FROM album /* nested /* comment */ still */",
         "SELECT position('a' IN name) FROM artist",
         "SELECT * FROM (album a JOIN artist ar ON a.artist_id = ar.artist_id)",
+        // A column named user, as PostgreSQL lets it be written.
+        "SELECT \"user\", a.user, 1 AS user FROM album a",
     ])
     func postgresAcceptsReadOnlyQueries(_ sql: String) throws {
         _ = try postgres.check(sql)
@@ -124,6 +126,10 @@ import Testing
         ("SELECT 1 UNION TABLE private_table", "TABLE"),
         ("SELECT album_id FROM album WHERE album_id IN (TABLE secrets)", "TABLE"),
         ("SELECT 1secret FROM album", "neither a number"),
+        // The account the datasource is read with.
+        ("SELECT current_user", "CURRENT_USER names the database account"),
+        ("SELECT user FROM album", "USER names the database account"),
+        ("SELECT session_user, name FROM artist", "SESSION_USER names"),
     ])
     func postgresRefusesAttacks(_ sql: String, _ expected: String) {
         #expect {
@@ -212,6 +218,8 @@ import Testing
         "SELECT CAST(Total AS DECIMAL(10,2)), CONVERT(Name USING utf8mb4) FROM Invoice, Artist",
         "SELECT a.Title FROM Album a STRAIGHT_JOIN Artist ar ON a.ArtistId = ar.ArtistId",
         "SELECT 1e3, 2.5E-2, 0x1F, 0b101, .5, 1_000 FROM Album",
+        // MySQL reads a bare user as a column.
+        "SELECT user, `current_user` FROM Album",
     ])
     func acceptsReadOnlyQueries(_ sql: String) throws {
         _ = try mysql.check(sql)
@@ -244,6 +252,11 @@ import Testing
         ("SELECT * FROM information_schema.TABLES", "database's or Portico's own"),
         ("SELECT * FROM performance_schema.threads", "database's or Portico's own"),
         ("SELECT USER(), VERSION()", "function 'USER'"),
+        // The account, without parentheses.
+        ("SELECT current_user", "CURRENT_USER names the database account"),
+        ("SELECT Name, session_user FROM Artist", "SESSION_USER names"),
+        ("SELECT system_user", "SYSTEM_USER names"),
+        ("SELECT CURRENT_ROLE", "CURRENT_ROLE names"),
         ("SELECT Name FROM Artist WHERE Name = 'unterminated\\'", "unterminated"),
         // Ways to name a table where a reading by clauses does not expect one.
         ("SELECT * FROM Album STRAIGHT_JOIN mysql.user", "outside the datasource"),
