@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PorticoAsk
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoInstance
 import PorticoServer
@@ -93,6 +94,25 @@ struct Serve: AsyncParsableCommand {
             "ask runs the built-in engine's readings at once only when it is sure of them (the band right 97% of the time or more); others are shown to run with one choice (default on)."
     )
     var askSureOnly: Bool?
+
+    @Option(
+        name: .customLong("client-registration"),
+        help:
+            "Dynamic client registration (RFC 7591): open (default), token (only with the initial access token in PORTICO_REGISTRATION_TOKEN, sent as a Bearer token) or off."
+    )
+    var clientRegistration: String?
+
+    @Option(
+        name: .customLong("registrations-per-address"),
+        help: "Clients one address may register an hour (default \(defaults.clientRegistration.perAddressPerHour)).")
+    var registrationsPerAddress: Int?
+
+    @Option(
+        name: .customLong("max-unused-clients"),
+        help:
+            "Registered clients no user has authorised yet kept at once (default \(defaults.clientRegistration.maxUnusedClients)); each expires a day after it was registered."
+    )
+    var maxUnusedClients: Int?
 
     @Flag(name: .customLong("allow-private-client-metadata"), help: "Fetch client ID metadata documents from private and loopback hosts too; for development.")
     var allowPrivateClientMetadata = false
@@ -218,6 +238,23 @@ struct Serve: AsyncParsableCommand {
             appToolCallsPerDay: try Setting.rate(appToolCallQuota, "app-tool-call-quota", per: "day"))
         c.accessTokenLifetime = Int64(try Setting.int(accessTokenTTL, "access-token-ttl", in: 1...86400) ?? Int(c.accessTokenLifetime))
         c.allowPrivateClientMetadata = Setting.flag(allowPrivateClientMetadata, "allow-private-client-metadata")
+        if let mode = Setting.string(clientRegistration, "client-registration") {
+            guard let parsed = AuthorizationServer.Registration.Mode(rawValue: mode) else {
+                throw ValidationError("--client-registration is open, token or off; got '\(mode)'")
+            }
+            c.clientRegistration.mode = parsed
+        }
+        if c.clientRegistration.mode == .token {
+            guard let token = Environment.string("PORTICO_REGISTRATION_TOKEN"), token.count >= 16 else {
+                throw ValidationError(
+                    "--client-registration token needs the initial access token in PORTICO_REGISTRATION_TOKEN, at least 16 characters (e.g. openssl rand -hex 24)")
+            }
+            c.clientRegistration.tokenDigest = Secrets.sha256Hex(token)
+        }
+        c.clientRegistration.perAddressPerHour =
+            try Setting.int(registrationsPerAddress, "registrations-per-address", in: 1...100_000) ?? c.clientRegistration.perAddressPerHour
+        c.clientRegistration.maxUnusedClients =
+            try Setting.int(maxUnusedClients, "max-unused-clients", in: 1...10_000_000) ?? c.clientRegistration.maxUnusedClients
         c.askSureOnly = try askSureOnly ?? CommonOptions.askSureOnly()
         c.workflowAllowHosts =
             workflowAllowHosts

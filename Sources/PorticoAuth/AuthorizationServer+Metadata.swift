@@ -11,7 +11,6 @@ extension AuthorizationServer {
             "issuer": .string(issuer),
             "authorization_endpoint": .string("\(issuer)/oauth/authorize"),
             "token_endpoint": .string("\(issuer)/oauth/token"),
-            "registration_endpoint": .string("\(issuer)/oauth/register"),
             "revocation_endpoint": .string("\(issuer)/oauth/revoke"),
             "jwks_uri": .string("\(issuer)/oauth/jwks.json"),
             "scopes_supported": JSON(Scope.all.map(\.name)),
@@ -24,6 +23,7 @@ extension AuthorizationServer {
             "client_id_metadata_document_supported": .bool(metadataFetcher != nil),
             "authorization_response_iss_parameter_supported": true,
         ]
+        if configuration.registration.mode != .off { m["registration_endpoint"] = .string("\(issuer)/oauth/register") }
         if openID {
             m["subject_types_supported"] = ["public"]
             m["id_token_signing_alg_values_supported"] = ["ES256"]

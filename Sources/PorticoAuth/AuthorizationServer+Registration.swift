@@ -1,13 +1,17 @@
 import Crypto
 import Foundation
 import JWTKit
+import PorticoBase
 import PorticoData
 public import PorticoJSON
 
 extension AuthorizationServer {
     // MARK: Dynamic client registration (RFC 7591)
 
-    public func register(_ body: JSON) async throws(OAuthError) -> JSON {
+    /// Registers a client from its metadata, for a caller at `remoteAddress` presenting
+    /// `authorization`, within the operator's `Registration` rules.
+    public func register(_ body: JSON, authorization: String?, remoteAddress: String?) async throws(OAuthError) -> JSON {
+        try await admitRegistration(authorization: authorization, remoteAddress: remoteAddress)
         guard case .object(let metadata) = body else { throw .invalidClientMetadata("the registration request must be a JSON object") }
         func strings(_ key: String) throws(OAuthError) -> [String]? {
             guard let value = metadata[key], !value.isNull else { return nil }
@@ -49,6 +53,13 @@ extension AuthorizationServer {
         let secret: String?
         do {
             (client, secret) = try await createClient(draft)
+            if let remoteAddress {
+                var from = SQLFragment("UPDATE portico_oauth_clients SET registered_from = ")
+                from.append(bind: .text(Self.addressDigest(remoteAddress)))
+                from.append(" WHERE client_id = ")
+                from.append(bind: .text(client.clientID))
+                try await database.execute(from)
+            }
         } catch let violation as ClientRuleViolation {
             throw Self.registrationError(violation)
         } catch {
@@ -66,6 +77,75 @@ extension AuthorizationServer {
         if let scope = metadata["scope"]?.stringValue { response["scope"] = .string(scope) }
         for (key, value) in details { response[key] = value }
         return .object(response)
+    }
+
+    /// Refuses a registration the operator's rules do not allow: registration off, a missing or
+    /// wrong initial access token, too many from this address in the last hour, or too many
+    /// registered clients that no one has used. Clients unused past their lifetime are removed first.
+    func admitRegistration(authorization: String?, remoteAddress: String?) async throws(OAuthError) {
+        let rules = configuration.registration
+        switch rules.mode {
+        case .off:
+            throw OAuthError(
+                "access_denied",
+                "dynamic client registration is off on this server: use a client ID metadata document as client_id, or ask an administrator for a client (add_application)",
+                status: 403)
+        case .token:
+            let given = authorization.flatMap { header -> String? in
+                guard header.lowercased().hasPrefix("bearer ") else { return nil }
+                return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            }
+            guard let given, let digest = rules.tokenDigest, Secrets.constantTimeEqual(Secrets.sha256Hex(given), digest) else {
+                throw OAuthError(
+                    "invalid_token", "registration on this server needs the operator's initial access token as 'Authorization: Bearer <token>'", status: 401)
+            }
+        case .open:
+            break
+        }
+        let now = self.now
+        do {
+            var expired = SQLFragment("DELETE FROM portico_oauth_clients WHERE kind = 'dynamic' AND used_at IS NULL AND created_at <= ")
+            expired.append(bind: .int(now - rules.unusedLifetime))
+            try await database.execute(expired)
+            var recent = SQLFragment("SELECT COUNT(*) AS n FROM portico_oauth_clients WHERE kind = 'dynamic' AND created_at > ")
+            recent.append(bind: .int(now - 3600))
+            recent.append(" AND registered_from = ")
+            recent.append(bind: .text(Self.addressDigest(remoteAddress ?? "")))
+            if remoteAddress != nil, let count = try await database.query(recent).first?.int("n"), count >= Int64(rules.perAddressPerHour) {
+                throw OAuthError(
+                    "temporarily_unavailable",
+                    "this address registered \(rules.perAddressPerHour) clients in the last hour, the most it may; reuse one of them, or try again in an hour",
+                    status: 429)
+            }
+            let unused = try await database.query(
+                "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM portico_oauth_clients WHERE kind = 'dynamic' AND used_at IS NULL")
+            if let row = unused.first, let count = row.int("n"), count >= Int64(rules.maxUnusedClients) {
+                let wait = max(60, (row.int("oldest") ?? now) + rules.unusedLifetime - now)
+                throw OAuthError(
+                    "temporarily_unavailable",
+                    "\(count) registered clients have not been used yet, the most this server keeps; try again in \(wait / 60) min, or ask an administrator for a client",
+                    status: 429)
+            }
+        } catch let error as OAuthError {
+            throw error
+        } catch {
+            throw .serverError("the registration could not be checked; try again")
+        }
+    }
+
+    /// Marks a client used (a user authorised it, or it took a client-credentials token): it is kept.
+    static func markUsed(clientID: String, at now: Int64, db: any Database) async throws {
+        var q = SQLFragment("UPDATE portico_oauth_clients SET used_at = ")
+        q.append(bind: .int(now))
+        q.append(" WHERE client_id = ")
+        q.append(bind: .text(clientID))
+        q.append(" AND used_at IS NULL")
+        try await db.execute(q)
+    }
+
+    /// The registering address as kept with the client: a digest, enough to count by.
+    static func addressDigest(_ address: String) -> String {
+        String(Secrets.sha256Hex("registration address " + address).prefix(32))
     }
 
     /// A broken client rule in RFC 7591's words (its field names and error codes).

@@ -37,8 +37,36 @@ public final class AuthorizationServer: Sendable {
         public var accessTokenLifetime: Int64 = 3600
         public var refreshTokenLifetime: Int64 = 30 * 86400
         public var codeLifetime: Int64 = 60
+        public var registration = Registration()
 
         public init(issuer: String) { self.issuer = issuer }
+    }
+
+    /// Who may register clients dynamically (RFC 7591), and how many. Registration needs no
+    /// credential by default, as MCP clients expect; so each address may register a few an hour,
+    /// and clients no one ever authorised are few and short-lived.
+    public struct Registration: Sendable {
+        public enum Mode: String, Sendable, CaseIterable {
+            /// Anyone may register.
+            case open
+            /// Only with the operator's initial access token (RFC 7591 §3), as a Bearer token.
+            case token
+            /// Not at all: clients are made by administrators, or are client ID metadata documents.
+            case off
+        }
+
+        public var mode = Mode.open
+        /// SHA-256 (hex) of the initial access token, for `.token`.
+        public var tokenDigest: String?
+        /// Registrations from one address an hour.
+        public var perAddressPerHour = 20
+        /// Registered clients never authorised by a user (nor used for client credentials) kept at
+        /// once; more registrations are refused until some expire.
+        public var maxUnusedClients = 1000
+        /// Seconds a registered client no one authorised is kept.
+        public var unusedLifetime: Int64 = 86400
+
+        public init() {}
     }
 
     public let configuration: Configuration
@@ -265,6 +293,7 @@ public final class AuthorizationServer: Sendable {
                 ], separator: ", ")
             grant.append(")")
             try await db.execute(grant)
+            try await Self.markUsed(clientID: request.client.clientID, at: now, db: db)
             var insert = SQLFragment("INSERT INTO portico_oauth_codes (code_hash, grant_id, client_id, redirect_uri, code_challenge, expires_at) VALUES (")
             insert.append(
                 joining: [

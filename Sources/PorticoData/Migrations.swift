@@ -235,5 +235,15 @@ public struct Migrator: Sendable {
         Migration(version: 13, name: "executions taken over after their replica died") { _ in
             [WorkflowTables.addTakeovers]
         },
+        // Dynamic registration is bounded per address and by clients never used, which expire;
+        // every client made before counts as used.
+        Migration(version: 14, name: "registered clients' use and origin") { _ in
+            [
+                "ALTER TABLE portico_oauth_clients ADD COLUMN used_at BIGINT",
+                "ALTER TABLE portico_oauth_clients ADD COLUMN registered_from TEXT",
+                "UPDATE portico_oauth_clients SET used_at = created_at",
+                "CREATE INDEX portico_oauth_clients_registered ON portico_oauth_clients (kind, used_at, created_at)",
+            ]
+        },
     ]
 }

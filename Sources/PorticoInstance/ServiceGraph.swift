@@ -39,11 +39,12 @@ extension PorticoStores {
 
     /// The OAuth 2.1 authorization server of `issuer`, for every app of the instance.
     public func authorizationServer(
-        issuer: String, accessTokenLifetime: Int64, keys: TokenKeys, revocations: RevocationList, metadataFetcher: (any ClientMetadataFetcher)?,
-        logger: Logger
+        issuer: String, accessTokenLifetime: Int64, registration: AuthorizationServer.Registration = .init(), keys: TokenKeys,
+        revocations: RevocationList, metadataFetcher: (any ClientMetadataFetcher)?, logger: Logger
     ) -> AuthorizationServer {
         var configuration = AuthorizationServer.Configuration(issuer: issuer)
         configuration.accessTokenLifetime = accessTokenLifetime
+        configuration.registration = registration
         let apps = self.apps
         return AuthorizationServer(
             configuration: configuration, database: database, users: users, keys: keys, revocations: revocations, appNames: { try await apps.names() },

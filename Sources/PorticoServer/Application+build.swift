@@ -259,7 +259,8 @@ struct ServerParts {
         let keys = try await stores.tokenKeys(masterKey: masterKey, maxTokenLifetime: max(configuration.accessTokenLifetime, 86400), logger: logger)
         let httpClient = HTTPClientMetadataFetcher.makeClient()
         let authorizationServer = stores.authorizationServer(
-            issuer: baseURL, accessTokenLifetime: configuration.accessTokenLifetime, keys: keys, revocations: revocations,
+            issuer: baseURL, accessTokenLifetime: configuration.accessTokenLifetime, registration: configuration.clientRegistration, keys: keys,
+            revocations: revocations,
             metadataFetcher: HTTPClientMetadataFetcher(client: httpClient, allowPrivateHosts: configuration.allowPrivateClientMetadata), logger: logger)
         let sessions = WebSessions(database: stores.database, users: stores.users, masterKey: masterKey, clock: clock)
         let throttle = LoginThrottle(database: stores.database, clock: clock)

@@ -36,7 +36,7 @@ struct OAuthController: Sendable {
         router.post("oauth/authorize") { request, context in try await authorizeForm(request, context: context) }
         router.post("oauth/token") { request, context in try await token(request, context: context) }
         router.post("api/login/oauth/access_token") { request, context in try await token(request, context: context) }
-        router.post("oauth/register") { request, _ in try await register(request) }
+        router.post("oauth/register") { request, context in try await register(request, context: context) }
         router.post("oauth/revoke") { request, _ in try await revoke(request) }
     }
 
@@ -188,7 +188,7 @@ struct OAuthController: Sendable {
         }
     }
 
-    func register(_ request: Request) async throws -> Response {
+    func register(_ request: Request, context: PorticoRequestContext) async throws -> Response {
         let body: JSON
         do {
             let buffer = try await request.body.collect(upTo: Forms.maxBytes)
@@ -198,7 +198,11 @@ struct OAuthController: Sendable {
                 OAuthError.invalidClientMetadata("the registration request must be a JSON object: \(error)").json, status: .badRequest, noStore: true)
         }
         do {
-            return Response.json(try await server.register(body), status: .created, noStore: true)
+            // Counted per address only where the address is one client's (not loopback, nor a proxy's
+            // that is not trusted): behind such a proxy only the cap on unused clients applies.
+            return Response.json(
+                try await server.register(body, authorization: request.headers[.authorization], remoteAddress: context.throttledAddress), status: .created,
+                noStore: true)
         } catch {
             return oauthError(error, for: nil)
         }
@@ -226,6 +230,8 @@ struct OAuthController: Sendable {
         if error.code == "invalid_client", request?.headers[.authorization]?.lowercased().hasPrefix("basic ") == true {
             response.headers[.wwwAuthenticate] = "Basic realm=\"portico\", charset=\"UTF-8\""
         }
+        if error.code == "invalid_token" { response.headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\"" }
+        if error.status == 429 { response.headers[.retryAfter] = "3600" }
         return response
     }
 }

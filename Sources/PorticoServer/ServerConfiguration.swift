@@ -40,6 +40,8 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits = RateLimiter.Limits()
     /// Access-token lifetime in seconds.
     public var accessTokenLifetime: Int64 = 3600
+    /// Who may register OAuth clients dynamically, and how many (`--client-registration`).
+    public var clientRegistration = AuthorizationServer.Registration()
     /// Allow client ID metadata documents on private or loopback hosts (development only).
     public var allowPrivateClientMetadata = false
     /// Whether `ask` shows the built-in engine's less sure readings (below its sure band) to run,
