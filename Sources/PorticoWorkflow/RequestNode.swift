@@ -70,6 +70,8 @@ struct RequestNode: Sendable {
         var current = url
         var method = method
         var body = body
+        var headers = headers
+        var origin: String?
         for _ in 0...Self.maxRedirects {
             guard let parsed = URL(string: current), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 let host = parsed.host, !host.isEmpty
@@ -77,6 +79,11 @@ struct RequestNode: Sendable {
             guard allows(host) else {
                 throw RequestNodeError(message: "host '\(host)' is not among the hosts the operator allows (\(allowedHosts.joined(separator: ", ")))")
             }
+            // The headers were written for the first URL's origin and hold its secrets (sealed
+            // tokens): a redirect to another origin, even an allowed one, gets none of them.
+            let here = Self.origin(scheme: scheme, host: host, port: parsed.port)
+            if let origin, origin != here { headers = headers.filter { Self.sharedHeaders.contains($0.key.lowercased()) } }
+            origin = origin ?? here
             let address = try await resolve(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
             var configuration = HTTPClient.Configuration()
             configuration.redirectConfiguration = .disallow
@@ -103,6 +110,14 @@ struct RequestNode: Sendable {
             current = next
         }
         throw RequestNodeError(message: "more than \(Self.maxRedirects) redirects")
+    }
+
+    /// Headers that say what the body is and what is wanted back, kept across a redirect to another origin.
+    static let sharedHeaders: Set<String> = ["content-type", "accept", "accept-language", "user-agent"]
+
+    /// `scheme://host:port`, the port written out, so `https://a` and `https://a:443` are one origin.
+    static func origin(scheme: String, host: String, port: Int?) -> String {
+        "\(scheme)://\(host.lowercased()):\(port ?? (scheme == "https" ? 443 : 80))"
     }
 
     func send(_ client: HTTPClient, method: String, url: String, headers: [String: String], body: JSON?) async throws -> (UInt, String?, JSON) {
