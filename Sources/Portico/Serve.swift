@@ -247,7 +247,8 @@ struct Serve: AsyncParsableCommand {
         if c.clientRegistration.mode == .token {
             guard let token = Environment.string("PORTICO_REGISTRATION_TOKEN"), token.count >= 16 else {
                 throw ValidationError(
-                    "--client-registration token needs the initial access token in PORTICO_REGISTRATION_TOKEN, at least 16 characters (e.g. openssl rand -hex 24)")
+                    "--client-registration token needs the initial access token in PORTICO_REGISTRATION_TOKEN, at least 16 characters (e.g. openssl rand -hex 24)"
+                )
             }
             c.clientRegistration.tokenDigest = Secrets.sha256Hex(token)
         }

@@ -69,7 +69,8 @@ public struct UserStore: Sendable {
             guard let other = row.string("name"), NameSkeleton.of(other) == skeleton else { continue }
             throw DataError(
                 .conflict,
-                "the name '\(name)' could be mistaken for an existing user's (the same once case, accents and look-alike letters are set aside); choose another")
+                "the name '\(name)' could be mistaken for an existing user's (the same once case, accents and look-alike letters are set aside); choose another"
+            )
         }
     }
 

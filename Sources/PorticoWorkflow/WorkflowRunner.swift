@@ -382,7 +382,8 @@ extension WorkflowEngine {
     /// other text (also checked when the workflow is saved).
     static func bodyTemplateRefusal(_ text: String) -> String? {
         guard text.contains("{{"), let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else { return nil }
-        return "the request body is JSON written as text with variables inside it; give the body as a JSON object (body: {\"name\": \"{{$context.data.name}}\"}) so each variable stays a value"
+        return
+            "the request body is JSON written as text with variables inside it; give the body as a JSON object (body: {\"name\": \"{{$context.data.name}}\"}) so each variable stays a value"
     }
 
     /// `{columns, rows: [{column: value}], rowCount, truncated, sql}`, rows keyed so variables can name them.

@@ -52,7 +52,9 @@ import Testing
     /// (a double past Int converted, an overflowing remainder): each is a value or a refusal now.
     @Test func noNumberEndsTheProcess() throws {
         let hostile = Variables(
-            context: ["data": ["big": 1e300, "name": "1e300", "nan": "nan", "inf": "inf", "huge": "1e999", "long": .string(String(repeating: "a", count: 60000))]],
+            context: [
+                "data": ["big": 1e300, "name": "1e300", "nan": "nan", "inf": "inf", "huge": "1e999", "long": .string(String(repeating: "a", count: 60000))]
+            ],
             now: Date(timeIntervalSince1970: 1_795_000_000))
         func value(_ expression: String) throws -> JSON { try Calculation(expression).evaluate(hostile) }
         #expect(try value("substring('abc', 1, 9223372036854775807)") == "bc")
@@ -153,9 +155,11 @@ import Testing
 
     @Test func offsetsAreBoundedBeforeTheyAreConverted() throws {
         func offset(_ value: JSON) throws -> Int64 {
-            guard case .dateField(_, _, let seconds) = try WorkflowDefinition(
-                trigger: ["type": "schedule", "collection": "Bill", "field": "due", "offset": value], nodes: []
-            ).trigger else { return .min }
+            guard
+                case .dateField(_, _, let seconds) = try WorkflowDefinition(
+                    trigger: ["type": "schedule", "collection": "Bill", "field": "due", "offset": value], nodes: []
+                ).trigger
+            else { return .min }
             return seconds
         }
         #expect(try offset("-3d") == -259_200)
@@ -228,15 +232,17 @@ import Testing
     @Test func valuesAndListsOfValuesStayValues() throws {
         #expect(try variables.resolveFilter(["name": "{{$context.data.plain}}"]) == ["name": "Rita"])
         #expect(try variables.resolveFilter(["id": ["$in": "{{$context.data.ids}}"]]) == ["id": ["$in": [1, 2, 3]]])
-        #expect(try variables.resolveFilter(["$and": [["id": "{{$context.data.id}}"], ["owner": ["name": ["$ne": "{{$context.data.plain}}"]]]]])
-            == ["$and": [["id": 7], ["owner": ["name": ["$ne": "Rita"]]]]])
+        #expect(
+            try variables.resolveFilter(["$and": [["id": "{{$context.data.id}}"], ["owner": ["name": ["$ne": "{{$context.data.plain}}"]]]]])
+                == ["$and": [["id": 7], ["owner": ["name": ["$ne": "Rita"]]]]])
         #expect(try variables.resolveFilter(["name": "Dear {{$context.data.name}}"]) == ["name": "Dear {\"$ne\":\"zzz\"}"])
         #expect(try variables.operand("{{$context.data.id}}") == 7)
     }
 
     @Test func aURLKeepsEachValueInItsPlace() throws {
         #expect(try variables.resolveURL("https://hooks.example.com/u/{{$context.data.path}}") == "https://hooks.example.com/u/..%2Fadmin%3Frole%3Dadmin%23x")
-        #expect(try variables.resolveURL("https://hooks.example.com/?q={{$context.data.plain}}&n={{$context.data.id}}") == "https://hooks.example.com/?q=Rita&n=7")
+        #expect(
+            try variables.resolveURL("https://hooks.example.com/?q={{$context.data.plain}}&n={{$context.data.id}}") == "https://hooks.example.com/?q=Rita&n=7")
         #expect(try variables.resolveURL("{{$context.data.host}}") == "https://other.example/x")
     }
 

@@ -355,7 +355,10 @@ extension Interpreter.Assembly {
             // "the students who are under 20": of people, a bare number (of years) is their age.
             plan.conditions.append(.compare(.column(age), op, .number(n)))
         } else {
-            throw NotUnderstood(message: "the built-in engine could not tell what '\(word) \(n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n))' compares; name the column")
+            throw NotUnderstood(
+                message:
+                    "the built-in engine could not tell what '\(word) \(n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n))' compares; name the column"
+            )
         }
     }
 
