@@ -87,6 +87,9 @@ def test_sql_in_mysqls_own_dialect_runs_read_only(s):
     ("SELECT * FROM Artist FOR UPDATE", "row locks"),
     ("SELECT * FROM mysql.user", "outside the datasource"),
     ("SELECT * FROM information_schema.TABLES", "own"),
+    # The datasource's account, named without USER()'s parentheses (issue 54).
+    ("SELECT current_user", "names the database account"),
+    ("SELECT session_user, system_user", "names the database account"),
 ])
 def test_mysqls_attacks_are_refused_before_they_run(s, sql, expected):
     r = call(s, "sql_query", {"datasource": "shop", "sql": sql})

@@ -16,7 +16,8 @@ import time
 import httpx2
 import pytest
 
-from conftest import start_server
+from conftest import BACKEND, start_server
+from test_official_client import connect, run
 from test_workflows import HOOK_ARGS, call, crm, wait_for
 
 
@@ -321,3 +322,34 @@ def test_registration_can_need_an_initial_access_token_or_be_off():
         assert "registration_endpoint" not in httpx2.get(f"{server.base}/.well-known/oauth-authorization-server").json()
     finally:
         server.stop()
+
+
+def ask_call(server, key, tool, arguments):
+    async def go():
+        async with connect(server, "auto", key=key, url=server.mcp + "?packages=ask") as client:
+            r = await client.call_tool(tool, arguments)
+            assert not r.is_error, r.content
+            return r.structured_content
+
+    return run(go())
+
+
+def test_a_plan_shows_a_role_that_reads_part_of_a_table_no_figures_of_the_whole(s):
+    """On PostgreSQL the planner's rows and costs are the whole table's (its statistics); a role
+    that sees some of its rows gets the plan without them. (On SQLite plans carry no figures.)"""
+    key = s.api_key
+    call(s, key, "roles_create", {"name": "rep"})
+    call(s, key, "roles_set_permissions", {"role": "rep", "collection": "Invoice", "actions": {"list": {"filter": {"CustomerId": 1}}}})
+    s.cli("user", "create", "rex", "--role", "member")
+    call(s, key, "users_set_roles", {"user": "rex", "roles": ["rep"]})
+    rep = s.new_key(user="rex")
+    sql = {"datasource": "main", "sql": "SELECT InvoiceId, Total FROM Invoice WHERE Total > 1"}
+    whole = ask_call(s, key, "sql_explain", sql)
+    part = ask_call(s, rep, "sql_explain", sql)
+    if BACKEND == "postgres":
+        assert whole.get("estimatedRows") is not None and "Plan Rows" in json.dumps(whole["plan"]), whole
+    assert "estimatedRows" not in part and "estimatedCost" not in part, part
+    for figure in ("Plan Rows", "Total Cost", "Startup Cost", "Plan Width"):
+        assert figure not in json.dumps(part["plan"]), part["plan"]
+    rows = ask_call(s, rep, "sql_query", {"datasource": "main", "sql": "SELECT COUNT(*) AS n FROM Invoice"})["rows"]
+    assert rows == [[7]], rows
