@@ -251,6 +251,12 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
         .executableTarget(
             name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoDemo", "PorticoJSON", "PorticoBase", log],
             path: "Fuzz/FuzzArguments", swiftSettings: fuzzSettings),
+        .executableTarget(
+            name: "FuzzCalculation", dependencies: ["FuzzSupport", "PorticoWorkflow", "PorticoJSON"], path: "Fuzz/FuzzCalculation", swiftSettings: fuzzSettings),
+        .executableTarget(
+            name: "FuzzWorkflow", dependencies: ["FuzzSupport", "PorticoWorkflow", "PorticoJSON"], path: "Fuzz/FuzzWorkflow", swiftSettings: fuzzSettings),
     ]
-    package.products += ["FuzzJSON", "FuzzJSONRPC", "FuzzFilter", "FuzzArguments"].map { .executable(name: $0, targets: [$0]) }
+    package.products += ["FuzzJSON", "FuzzJSONRPC", "FuzzFilter", "FuzzArguments", "FuzzCalculation", "FuzzWorkflow"].map {
+        .executable(name: $0, targets: [$0])
+    }
 }

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-12}
-TARGETS=${*:-FuzzJSON FuzzJSONRPC FuzzFilter FuzzArguments}
+TARGETS=${*:-FuzzJSON FuzzJSONRPC FuzzFilter FuzzArguments FuzzCalculation FuzzWorkflow}
 SWIFT=${SWIFT:-swift}
 BUILD=.build-fuzz
 OUT=test-artifacts/fuzz
