@@ -230,15 +230,26 @@ struct NiceScale {
     let max: Double
     let ticks: [Double]
 
+    /// Values drawn, at most: past it the span, the step and the rounded bounds below pass the
+    /// finite doubles, and a stride over an infinite or empty step never ends (or traps).
+    static let limit = 1e300
+
     init(min low: Double, max high: Double, count: Int = 6) {
-        var low = low
-        var high = high
-        if high == low {
+        var low = low.isFinite ? Swift.min(Swift.max(low, -Self.limit), Self.limit) : 0
+        var high = high.isFinite ? Swift.min(Swift.max(high, -Self.limit), Self.limit) : 0
+        if high <= low {
             high = low + (low == 0 ? 1 : abs(low))
         }
         let raw = (high - low) / Double(count - 1)
         let power = pow(10, floor(log10(raw)))
         let step = [1.0, 2, 2.5, 5, 10].map { $0 * power }.first { $0 >= raw } ?? raw
+        // A span too small for a step (subnormal numbers), or too wide for its bounds: the ends alone.
+        guard step > 0, step.isFinite, (high - low) / step <= 100, (ceil(high / step) * step).isFinite else {
+            min = low
+            max = high
+            ticks = [low, high]
+            return
+        }
         low = floor(low / step) * step
         high = ceil(high / step) * step
         min = low

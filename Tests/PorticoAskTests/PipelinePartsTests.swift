@@ -105,6 +105,19 @@ import Testing
         #expect(png.count > 5000)
         #expect(ChartRenderer().png(ChartSpec(kind: .table, title: "t"), drawn) == nil)
     }
+
+    /// Values from the data at the ends of the doubles once made the axis' stride endless (an
+    /// infinite or not-a-number step) or trap (a step of 0): each draws, in every kind.
+    @Test(arguments: [
+        [1e308, 1e308], [-1.7e308, 1.7e308], [0, 5e-324], [1e-320, 2e-320], [1e300, -1e300], [1e16, 1e16 + 2], [.greatestFiniteMagnitude, 1],
+    ])
+    func valuesAtTheEndsOfTheDoublesStillDraw(_ values: [Double]) throws {
+        let data = ChartData(categories: values.indices.map { "c\($0)" }, series: [(name: "v", values: values)])
+        for kind in [ChartSpec.Kind.bar, .column, .line, .pie] {
+            let spec = ChartSpec(kind: kind, title: "ends", x: .init(name: "c", value: "c"), y: [.init(name: "v", value: "v")])
+            if let png = ChartRenderer().png(spec, data) { #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(kind) \(values)") }
+        }
+    }
 }
 
 @Suite struct EvalScorerTests {
