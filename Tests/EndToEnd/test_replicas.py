@@ -19,7 +19,7 @@ from conftest import BACKEND, BINARY, free_port, start_server
 from mcp_http import StreamListener
 
 # Portico's schema migrations (Sources/PorticoData/Migrations.swift): a new one is counted here.
-MIGRATIONS = 12
+MIGRATIONS = 14
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="replica and database-fault tests run in the PostgreSQL pass")
 
