@@ -149,7 +149,8 @@ public final class MySQLReadOnlySource: ReadOnlySource {
     ) async throws -> T {
         let connection = try await pool.acquire(within: timeout)
         let url = self.url
-        nonisolated(unsafe) var healthy = true
+        // Written only by the task group's body, which runs in this task, before the defer reads it.
+        var healthy = true
         defer {
             let keep = healthy && !connection.broken
             Task { await pool.release(connection, keep: keep) }
