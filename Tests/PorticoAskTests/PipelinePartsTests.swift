@@ -109,7 +109,8 @@ import Testing
     /// Values from the data at the ends of the doubles once made the axis' stride endless (an
     /// infinite or not-a-number step) or trap (a step of 0): each draws, in every kind.
     @Test(arguments: [
-        [1e308, 1e308], [-1.7e308, 1.7e308], [0, .leastNonzeroMagnitude], [.leastNonzeroMagnitude * 2000, .leastNonzeroMagnitude * 4000], [1e300, -1e300], [1e16, 1e16 + 2], [.greatestFiniteMagnitude, 1],
+        [1e308, 1e308], [-1.7e308, 1.7e308], [0, .leastNonzeroMagnitude], [.leastNonzeroMagnitude * 2000, .leastNonzeroMagnitude * 4000], [1e300, -1e300],
+        [1e16, 1e16 + 2], [.greatestFiniteMagnitude, 1],
     ])
     func valuesAtTheEndsOfTheDoublesStillDraw(_ values: [Double]) throws {
         let data = ChartData(categories: values.indices.map { "c\($0)" }, series: [(name: "v", values: values)])
