@@ -75,7 +75,9 @@ struct EvalCommand: AsyncParsableCommand {
             An answer is correct when its rows hold every gold column's values, in the gold row order where the gold SQL orders. \
             A line's "db" names its datasource; one not yet registered is added from <db>.sqlite in the file's folder. With more \
             than one database, a line per database follows the totals. The calibration table counts the answers in each \
-            confidence band (the built-in engine says how sure it is) and how many of them were right.
+            confidence band (the built-in engine says how sure it is) and how many of them were right. With --folds (a JSON file \
+            {"unseen": N, "folds": {"<db>": fold}}, as bench/spider-folds.json), a line per fold follows; the unseen fold's \
+            questions, outcomes and databases are never printed, only its totals, so it stays a check on databases no one studied.
             """)
     @OptionGroup var common: CommonOptions
     @Argument(help: "A JSON Lines file of questions with gold SQL.") var file: String
@@ -83,6 +85,9 @@ struct EvalCommand: AsyncParsableCommand {
     @Option(help: "The engine: the name of a configured LLM, llm or builtin.") var engine: String?
     @Option(help: "The app (default main).") var app: String = "main"
     @Flag(help: "Print each question's outcome (with the engine's confidence and risks).") var verbose = false
+    @Option(help: "A JSON file that puts each database in a fold ({\"unseen\": N, \"folds\": {\"<db>\": fold}}): totals per fold.")
+    var folds: String?
+    @Option(help: "Only the questions of these folds (comma-separated, e.g. 1,2,3,4), with --folds.") var onlyFolds: String?
 
     struct Question {
         let id: String
@@ -113,6 +118,14 @@ struct EvalCommand: AsyncParsableCommand {
             }
             questions.append(Question(id: object["id"]?.stringValue ?? "line-\(number + 1)", question: question, sql: sql, db: object["db"]?.stringValue))
         }
+        let split = try folds.map(FoldSplit.init(file:))
+        if let onlyFolds {
+            guard let split else { throw ValidationError("--only-folds needs --folds") }
+            let wanted = Set(onlyFolds.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+            questions = questions.filter { $0.db.flatMap { split.fold[$0] }.map(wanted.contains) ?? false }
+        }
+        // The unseen fold's questions and outcomes are never printed: a line that says nothing of them.
+        func hidden(_ item: Question) -> Bool { item.db.map { split?.isUnseen($0) ?? false } ?? false }
         let folder = URL(fileURLWithPath: file).deletingLastPathComponent()
         try await common.withAsker { asker in
             // Each line's database: the named datasource, else the line's db (added from the folder when missing), else main.
@@ -130,6 +143,7 @@ struct EvalCommand: AsyncParsableCommand {
 
             var all = Tally()
             var perDatabase: [String: Tally] = [:]
+            var perFold: [Int: Tally] = [:]
             var bands = [(right: Int, wrong: Int)](repeating: (0, 0), count: 10)
             var times: [Double] = []
             for item in questions {
@@ -163,9 +177,14 @@ struct EvalCommand: AsyncParsableCommand {
                     outcome = "refused  \(refusal.message)"
                 }
                 perDatabase[name] = tally
+                if let db = item.db, let fold = split?.fold[db] {
+                    var counted = perFold[fold] ?? Tally()
+                    if outcome.hasPrefix("correct") { counted.correct += 1 } else if outcome.hasPrefix("wrong") { counted.wrong += 1 } else { counted.refused += 1 }
+                    perFold[fold] = counted
+                }
                 let elapsed = ContinuousClock.now - started
                 times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
-                if verbose { print("\(item.id)\t\(outcome)") }
+                if verbose, !hidden(item) { print("\(item.id)\t\(outcome)") }
             }
             times.sort()
             let median = times.isEmpty ? 0 : times[times.count / 2]
@@ -185,7 +204,19 @@ struct EvalCommand: AsyncParsableCommand {
             }
             if perDatabase.count > 1 {
                 print("per database:")
-                for name in perDatabase.keys.sorted() { print("  \(name)\t\(perDatabase[name]!.line())") }
+                for name in perDatabase.keys.sorted() where !(split?.isUnseen(name) ?? false) { print("  \(name)\t\(perDatabase[name]!.line())") }
+            }
+            if let split, !perFold.isEmpty {
+                print("per fold:")
+                for fold in perFold.keys.sorted() {
+                    print("  fold \(fold)\(fold == split.unseen ? " (unseen)" : "")\t\(perFold[fold]!.line())")
+                }
+                let studied = perFold.filter { $0.key != split.unseen }.values.reduce(into: Tally()) { sum, tally in
+                    sum.correct += tally.correct
+                    sum.wrong += tally.wrong
+                    sum.refused += tally.refused
+                }
+                if studied.total > 0 { print("  studied folds\t\(studied.line())") }
             }
         }
     }
@@ -258,4 +289,21 @@ enum TextTable {
 struct NotAnswered: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+/// Spider train's databases in fixed folds (`bench/spider-folds.json`): one of them is the
+/// unseen check, whose questions and failures `eval` never prints.
+struct FoldSplit {
+    let unseen: Int?
+    let fold: [String: Int]
+
+    init(file: String) throws {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8), let json = try? JSONParser.parse(text),
+            let folds = json["folds"]?.objectValue
+        else { throw ValidationError("--folds: \(file) is not a JSON object with \"folds\": {\"<db>\": fold}") }
+        fold = Dictionary(uniqueKeysWithValues: folds.compactMap { name, value in value.intValue.map { (name, Int($0)) } })
+        unseen = json["unseen"]?.intValue.map { Int($0) }
+    }
+
+    func isUnseen(_ db: String) -> Bool { unseen != nil && fold[db] == unseen }
 }
