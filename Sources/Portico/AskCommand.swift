@@ -179,7 +179,13 @@ struct EvalCommand: AsyncParsableCommand {
                 perDatabase[name] = tally
                 if let db = item.db, let fold = split?.fold[db] {
                     var counted = perFold[fold] ?? Tally()
-                    if outcome.hasPrefix("correct") { counted.correct += 1 } else if outcome.hasPrefix("wrong") { counted.wrong += 1 } else { counted.refused += 1 }
+                    if outcome.hasPrefix("correct") {
+                        counted.correct += 1
+                    } else if outcome.hasPrefix("wrong") {
+                        counted.wrong += 1
+                    } else {
+                        counted.refused += 1
+                    }
                     perFold[fold] = counted
                 }
                 let elapsed = ContinuousClock.now - started
