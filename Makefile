@@ -24,8 +24,15 @@ help:
 # Debian packages the build needs, installed when missing: Cairo for chart images, with fonts
 # for Latin, Chinese and Korean labels; MariaDB Connector/C for MySQL and MariaDB datasources.
 BUILD_PACKAGES := libcairo2-dev fonts-dejavu-core fonts-wqy-microhei libmariadb-dev
-build-deps:
+LEXICON := Sources/CLexicon/wordnet.bin
+build-deps: $(LEXICON)
 	@$(call install_missing,$(BUILD_PACKAGES),the build)
+
+# The built-in engine's English: WordNet 3.0 (Debian's wordnet-base) compiled into the table the
+# binary embeds (Sources/CLexicon); made again when the script changes, never kept in git.
+$(LEXICON): scripts/make_lexicon.py
+	@$(call install_missing,wordnet-base,the English lexicon)
+	$(PYTHON) scripts/make_lexicon.py /usr/share/wordnet $@
 
 build: build-deps
 	$(SWIFT) build --build-tests

@@ -47,6 +47,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // MariaDB Connector/C (Debian's libmariadb-dev), which MySQL and MariaDB datasources are read with.
         .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
+        // WordNet 3.0 compiled by scripts/make_lexicon.py (the Makefile runs it before building) and
+        // embedded with C23's #embed, so the binary carries its English; PorticoLexicon reads it in place.
+        .target(name: "CLexicon", exclude: ["LICENSE-WordNet.txt"], cSettings: [.unsafeFlags(["-std=c23"])]),
+        .target(name: "PorticoLexicon", dependencies: ["CLexicon"], swiftSettings: upcoming),
         // What every module shares and nothing else owns: locked state, the bounded cache, hex and
         // base64url, random secrets and digests, and the master key that seals secrets at rest.
         .target(
@@ -223,6 +227,7 @@ let package = Package(
             ],
             swiftSettings: upcoming),
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth", "PorticoData", "PorticoBase"], swiftSettings: upcoming),
+        .testTarget(name: "PorticoLexiconTests", dependencies: ["PorticoLexicon"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",
             dependencies: [
