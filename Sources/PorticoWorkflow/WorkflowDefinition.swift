@@ -58,7 +58,14 @@ public struct WorkflowDefinition: Sendable {
     public let json: JSON
 
     public init(trigger triggerJSON: JSON, nodes nodesJSON: JSON) throws(WorkflowError) {
-        trigger = try Self.trigger(triggerJSON)
+        try self.init(trigger: triggerJSON, nodes: nodesJSON, stored: false)
+    }
+
+    /// `stored`: read from the database, where a rule added since it was saved must not make it
+    /// unreadable (every write of the app asks for the workflows it starts); such a value is
+    /// brought within the rule instead (an offset past ten years is ten years).
+    init(trigger triggerJSON: JSON, nodes nodesJSON: JSON, stored: Bool) throws(WorkflowError) {
+        trigger = try Self.trigger(triggerJSON, stored: stored)
         guard case .array(let items) = nodesJSON else { throw WorkflowError("nodes must be a list of {key, type, config}") }
         var keys: Set<String> = []
         var count = 0
@@ -80,7 +87,7 @@ public struct WorkflowDefinition: Sendable {
 
     /// Reads a stored definition.
     public init(stored: JSON) throws(WorkflowError) {
-        try self.init(trigger: stored["trigger"] ?? .null, nodes: stored["nodes"] ?? .array([]))
+        try self.init(trigger: stored["trigger"] ?? .null, nodes: stored["nodes"] ?? .array([]), stored: true)
     }
 
     static func actions(_ value: JSON?, path: String) throws(WorkflowError) -> [RecordAction] {
@@ -101,7 +108,7 @@ public struct WorkflowDefinition: Sendable {
         return actions
     }
 
-    static func trigger(_ json: JSON) throws(WorkflowError) -> Trigger {
+    static func trigger(_ json: JSON, stored: Bool = false) throws(WorkflowError) -> Trigger {
         guard case .object(let t) = json, let type = t["type"]?.stringValue else {
             throw WorkflowError("trigger must be {type: \"collection\" | \"schedule\" | \"manual\" | \"beforeAction\", ...}")
         }
@@ -126,7 +133,7 @@ public struct WorkflowDefinition: Sendable {
             guard let field = t["field"]?.stringValue else {
                 throw WorkflowError("a schedule trigger takes {cron, timezone?} or {collection, field, offset?} (offset in seconds, or like \"-3d\", \"2h\")")
             }
-            return .dateField(collection: try collection(), field: field, offset: try offset(t["offset"]))
+            return .dateField(collection: try collection(), field: field, offset: try offset(t["offset"], clamping: stored))
         case "manual":
             return .manual
         case "beforeAction":
@@ -142,6 +149,23 @@ public struct WorkflowDefinition: Sendable {
     /// Seconds from a number or text like `-3d`, `2h`, `30m`, `45s`, at most ten years either way:
     /// checked before anything is multiplied or converted, so no offset (1e300,
     /// "9223372036854775807d") can overflow.
+    /// `clamping`: a stored offset past the bound is the bound, and one with a fraction is cut to
+    /// whole seconds, as offsets were read before the bound.
+    static func offset(_ value: JSON?, clamping: Bool = false) throws(WorkflowError) -> Int64 {
+        do {
+            return try offset(value)
+        } catch {
+            guard clamping else { throw error }
+            switch value {
+            case .double(let d)? where d.isFinite && abs(d) <= Double(maxOffset): return Int64(d)
+            case .double(let d)? where d.isFinite: return d < 0 ? -maxOffset : maxOffset
+            case .int(let i)?: return i < 0 ? -maxOffset : maxOffset
+            case .string(let text)? where text.hasPrefix("-"): return -maxOffset
+            default: return maxOffset
+            }
+        }
+    }
+
     static func offset(_ value: JSON?) throws(WorkflowError) -> Int64 {
         let tooFar = WorkflowError("trigger.offset is at most ten years (\(maxOffset) seconds, or \"3650d\") either way")
         let seconds: Int64

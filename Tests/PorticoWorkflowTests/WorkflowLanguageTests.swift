@@ -171,6 +171,20 @@ import Testing
         }
     }
 
+    /// A workflow saved before the offset's bound still loads (every write of its app reads the
+    /// app's workflows): its offset is brought within the bound instead of refused.
+    @Test func aStoredOffsetPastTheBoundStillLoads() throws {
+        func stored(_ offset: JSON) throws -> Trigger {
+            try WorkflowDefinition(stored: ["trigger": ["type": "schedule", "collection": "Bill", "field": "due", "offset": offset], "nodes": []]).trigger
+        }
+        #expect(try stored("4000d") == .dateField(collection: "Bill", field: "due", offset: WorkflowDefinition.maxOffset))
+        #expect(try stored(-400_000_000) == .dateField(collection: "Bill", field: "due", offset: -WorkflowDefinition.maxOffset))
+        #expect(try stored(90.5) == .dateField(collection: "Bill", field: "due", offset: 90))
+        #expect(throws: WorkflowError.self) {
+            try WorkflowDefinition(trigger: ["type": "schedule", "collection": "Bill", "field": "due", "offset": "4000d"], nodes: [])
+        }
+    }
+
     @Test func triggersAreRead() throws {
         let schedule = try WorkflowDefinition(trigger: ["type": "schedule", "collection": "Bill", "field": "due", "offset": "-3d"], nodes: [])
         #expect(schedule.trigger == .dateField(collection: "Bill", field: "due", offset: -259_200))
