@@ -75,10 +75,12 @@ public struct CredentialAuthenticator: Authenticator {
         case .success(let claims):
             let scopes = ScopeSet.parse(claims.scope).scopes
             if claims.sub.value.hasPrefix("user:"), let userID = Int64(claims.sub.value.dropFirst(5)) {
-                return .authenticated(
-                    Principal(
-                        userID: userID, userName: claims.name, credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
-                        scopes: scopes, role: try await roles.role(users, app: app, userID: userID)))
+                var principal = Principal(
+                    userID: userID, userName: claims.name, credential: .accessToken(clientID: claims.client_id, tokenID: claims.jti.value),
+                    scopes: scopes, role: try await roles.role(users, app: app, userID: userID))
+                // A grant a user approved has an id; a client's own (client credentials) has none.
+                principal.userApproved = claims.gid != nil
+                return .authenticated(principal)
             }
             let client = try await server.clients.find(clientID: claims.client_id)
             let role = try await client?.createdBy.asyncMap { try await roles.role(users, app: app, userID: $0) } ?? nil

@@ -26,6 +26,9 @@ public struct Principal: Sendable, Hashable {
     /// Requests a minute the credential itself is limited to (an API key made with `--rate`),
     /// instead of the operator's limit for every credential.
     public var ratePerMinute: Int?
+    /// An OAuth access token from a grant its user approved (an authorization code and its
+    /// refreshes), not one a client took with its own credentials on its creator's behalf.
+    public var userApproved = false
 
     public init(userID: Int64?, userName: String?, credential: Credential, scopes: ScopeSet?, role: Role?) {
         self.userID = userID
@@ -66,12 +69,13 @@ public struct Principal: Sendable, Hashable {
         scopes?.granted ?? []
     }
 
-    /// What the per-credential rate limits and quotas count against. A user's OAuth tokens count as
-    /// the user, whichever client holds them, as their browser session does: registering more
-    /// clients does not buy more requests. API keys and client-credentials clients count alone.
+    /// What the per-credential rate limits and quotas count against. The tokens a user approved
+    /// count as the user, whichever client holds them, as their browser session does: registering
+    /// more clients does not buy more requests. API keys and clients with their own credentials
+    /// (whose tokens name the administrator who made them) count alone.
     public var rateKey: String {
         switch credential {
-        case .accessToken where userID != nil, .webSession: "user:\(userID.map(String.init) ?? "-")"
+        case .accessToken where userID != nil && userApproved, .webSession: "user:\(userID.map(String.init) ?? "-")"
         default: bindingKey
         }
     }

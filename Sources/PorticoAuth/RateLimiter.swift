@@ -326,7 +326,7 @@ extension Principal {
     var credentialNoun: String {
         switch credential {
         case .apiKey: "API key"
-        case .accessToken where userID != nil: "user (across their OAuth clients and browser sessions)"
+        case .accessToken where userID != nil && userApproved: "user (across their OAuth clients and browser sessions)"
         case .accessToken, .clientCredentials: "OAuth client"
         case .webSession: "user"
         case .anonymous: "caller"

@@ -40,8 +40,11 @@ import Testing
     @Test func aUsersTokensFromEveryClientShareOneBudget() {
         let time = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
         let limiter = RateLimiter(limits: .init(perCredentialPerMinute: 2), database: nil, clock: time.clock)
-        func token(_ client: String, user: Int64) -> Principal {
-            Principal(userID: user, userName: "u\(user)", credential: .accessToken(clientID: client, tokenID: client + "-t"), scopes: nil, role: nil)
+        func token(_ client: String, user: Int64, approved: Bool = true) -> Principal {
+            var principal = Principal(
+                userID: user, userName: "u\(user)", credential: .accessToken(clientID: client, tokenID: client + "-t"), scopes: nil, role: nil)
+            principal.userApproved = approved
+            return principal
         }
         #expect(limiter.admit(token("one", user: 1), app: "main", toolCall: false) == nil)
         #expect(limiter.admit(token("two", user: 1), app: "main", toolCall: false) == nil)
@@ -52,6 +55,10 @@ import Testing
         #expect(limiter.admit(signedIn, app: "main", toolCall: false) != nil, "and their browser session counts with their tokens")
         let machine = Principal(userID: nil, userName: nil, credential: .clientCredentials(clientID: "one"), scopes: nil, role: nil)
         #expect(limiter.admit(machine, app: "main", toolCall: false) == nil)
+        // A client's own token (client credentials) names the administrator who made the client,
+        // yet counts alone: a busy integration does not spend its maker's budget.
+        #expect(limiter.admit(token("service", user: 1, approved: false), app: "main", toolCall: false) == nil)
+        #expect(limiter.admit(token("service", user: 1, approved: false), app: "main", toolCall: false) == nil)
     }
 
     @Test func aKeysOwnRateWinsAndTheAppLimitHoldsForEveryone() {
