@@ -110,7 +110,7 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("max-unused-clients"),
         help:
-            "Registered clients no user has authorised yet kept at once (default \(defaults.clientRegistration.maxUnusedClients)); each expires a day after it was registered."
+            "Registered clients no user has authorised yet kept at once (default \(defaults.clientRegistration.maxUnusedClients)); past it the oldest make room, and each expires a day after it was registered."
     )
     var maxUnusedClients: Int?
 

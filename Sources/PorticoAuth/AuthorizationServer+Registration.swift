@@ -21,6 +21,13 @@ extension AuthorizationServer {
             return items
         }
         let grantTypes = try strings("grant_types") ?? ["authorization_code", "refresh_token"]
+        // A registered client has no user behind it: its own credentials would open nothing, and
+        // using them would keep it for good past the limits on unused clients.
+        guard !grantTypes.contains("client_credentials") else {
+            throw .invalidClientMetadata(
+                "client_credentials is for applications an administrator creates (add_application), which act as their creator; a registered client uses authorization_code"
+            )
+        }
         let responseTypes = try strings("response_types") ?? ["code"]
         guard responseTypes == ["code"] || (responseTypes.isEmpty && !grantTypes.contains("authorization_code")) else {
             throw .invalidClientMetadata("response_types must be [\"code\"]")
@@ -80,8 +87,8 @@ extension AuthorizationServer {
     }
 
     /// Refuses a registration the operator's rules do not allow: registration off, a missing or
-    /// wrong initial access token, too many from this address in the last hour, or too many
-    /// registered clients that no one has used. Clients unused past their lifetime are removed first.
+    /// wrong initial access token, too many from this address in the last hour. Clients no one
+    /// authorised are removed past their lifetime, and the oldest of them past the cap.
     func admitRegistration(authorization: String?, remoteAddress: String?) async throws(OAuthError) {
         let rules = configuration.registration
         switch rules.mode {
@@ -104,27 +111,35 @@ extension AuthorizationServer {
         }
         let now = self.now
         do {
-            var expired = SQLFragment("DELETE FROM portico_oauth_clients WHERE kind = 'dynamic' AND used_at IS NULL AND created_at <= ")
+            // A client some user authorised has a grant, whatever its used_at says (a client
+            // imported from before used_at was kept has none): such clients are never removed here.
+            let neverAuthorised =
+                "kind = 'dynamic' AND used_at IS NULL AND NOT EXISTS (SELECT 1 FROM portico_oauth_grants AS g WHERE g.client_id = portico_oauth_clients.client_id)"
+            var expired = SQLFragment("DELETE FROM portico_oauth_clients WHERE \(neverAuthorised) AND created_at <= ")
             expired.append(bind: .int(now - rules.unusedLifetime))
             try await database.execute(expired)
-            var recent = SQLFragment("SELECT COUNT(*) AS n FROM portico_oauth_clients WHERE kind = 'dynamic' AND created_at > ")
-            recent.append(bind: .int(now - 3600))
-            recent.append(" AND registered_from = ")
-            recent.append(bind: .text(Self.addressDigest(remoteAddress ?? "")))
-            if remoteAddress != nil, let count = try await database.query(recent).first?.int("n"), count >= Int64(rules.perAddressPerHour) {
-                throw OAuthError(
-                    "temporarily_unavailable",
-                    "this address registered \(rules.perAddressPerHour) clients in the last hour, the most it may; reuse one of them, or try again in an hour",
-                    status: 429)
+            if let remoteAddress {
+                var recent = SQLFragment("SELECT COUNT(*) AS n FROM portico_oauth_clients WHERE kind = 'dynamic' AND created_at > ")
+                recent.append(bind: .int(now - 3600))
+                recent.append(" AND registered_from = ")
+                recent.append(bind: .text(Self.addressDigest(remoteAddress)))
+                if let count = try await database.query(recent).first?.int("n"), count >= Int64(rules.perAddressPerHour) {
+                    throw OAuthError(
+                        "temporarily_unavailable",
+                        "this address registered \(rules.perAddressPerHour) clients in the last hour, the most it may; reuse one of them, or try again in an hour",
+                        status: 429)
+                }
             }
-            let unused = try await database.query(
-                "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM portico_oauth_clients WHERE kind = 'dynamic' AND used_at IS NULL")
-            if let row = unused.first, let count = row.int("n"), count >= Int64(rules.maxUnusedClients) {
-                let wait = max(60, (row.int("oldest") ?? now) + rules.unusedLifetime - now)
-                throw OAuthError(
-                    "temporarily_unavailable",
-                    "\(count) registered clients have not been used yet, the most this server keeps; try again in \(wait / 60) min, or ask an administrator for a client",
-                    status: 429)
+            // Past the cap the oldest clients no one authorised make room: the table stays bounded,
+            // and no flood of registrations can close registration to everyone else.
+            let unused = try await database.query("SELECT COUNT(*) AS n FROM portico_oauth_clients WHERE \(neverAuthorised)").first?.int("n") ?? 0
+            if unused >= Int64(rules.maxUnusedClients) {
+                var oldest = SQLFragment(
+                    "DELETE FROM portico_oauth_clients WHERE client_id IN (SELECT client_id FROM portico_oauth_clients WHERE \(neverAuthorised) ORDER BY created_at, client_id LIMIT "
+                )
+                oldest.append(bind: .int(unused - Int64(rules.maxUnusedClients) + 1))
+                oldest.append(")")
+                try await database.execute(oldest)
             }
         } catch let error as OAuthError {
             throw error
@@ -143,9 +158,12 @@ extension AuthorizationServer {
         try await db.execute(q)
     }
 
-    /// The registering address as kept with the client: a digest, enough to count by.
+    /// The registering address as kept with the client: a digest, enough to count by. An IPv6
+    /// address counts by its /64, which one subscriber holds whole.
     static func addressDigest(_ address: String) -> String {
-        String(Secrets.sha256Hex("registration address " + address).prefix(32))
+        var counted = address
+        if let bytes = IPAllowlist.parse(address), bytes.count == 16 { counted = "v6:" + bytes.prefix(8).map { String($0) }.joined(separator: ".") }
+        return String(Secrets.sha256Hex("registration address " + counted).prefix(32))
     }
 
     /// A broken client rule in RFC 7591's words (its field names and error codes).

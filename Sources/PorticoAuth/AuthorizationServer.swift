@@ -58,10 +58,10 @@ public final class AuthorizationServer: Sendable {
         public var mode = Mode.open
         /// SHA-256 (hex) of the initial access token, for `.token`.
         public var tokenDigest: String?
-        /// Registrations from one address an hour.
+        /// Registrations from one address (an IPv6 /64) an hour.
         public var perAddressPerHour = 20
-        /// Registered clients never authorised by a user (nor used for client credentials) kept at
-        /// once; more registrations are refused until some expire.
+        /// Registered clients no user has authorised kept at once; a registration past it removes
+        /// the oldest of them.
         public var maxUnusedClients = 1000
         /// Seconds a registered client no one authorised is kept.
         public var unusedLifetime: Int64 = 86400

@@ -16,7 +16,7 @@ import time
 import httpx2
 import pytest
 
-from conftest import BACKEND, start_server
+from conftest import BACKEND, start_server, store_rows
 from test_official_client import connect, run
 from test_workflows import HOOK_ARGS, call, crm, wait_for
 
@@ -268,36 +268,55 @@ def test_a_redirect_to_another_origin_gets_none_of_the_nodes_headers():
         other.close()
 
 
-def register(server, headers=None):
-    return httpx2.post(f"{server.base}/oauth/register", headers=headers or {},
-                       json={"client_name": "probe", "redirect_uris": ["http://127.0.0.1:9/cb"], "token_endpoint_auth_method": "none"})
+def register(server, headers=None, grant_types=None):
+    body = {"client_name": "probe", "redirect_uris": ["http://127.0.0.1:9/cb"], "token_endpoint_auth_method": "none"}
+    if grant_types:
+        body.update(grant_types=grant_types, token_endpoint_auth_method="client_secret_basic")
+    return httpx2.post(f"{server.base}/oauth/register", headers=headers or {}, json=body)
 
 
-def test_registration_is_bounded_per_address_and_by_unused_clients_which_expire():
+def test_registration_is_bounded_per_address_and_unused_clients_make_room_and_expire():
     data_dir = tempfile.mkdtemp(prefix="portico-round4-dcr-")
     clock = f"{data_dir}/clock"
     now = int(time.time())
     with open(clock, "w") as f:
         f.write(str(now))
-    server = start_server("--trusted-proxy", "127.0.0.1", "--registrations-per-address", "3", "--max-unused-clients", "5",
+    server = start_server("--trusted-proxy", "127.0.0.1", "--registrations-per-address", "3", "--max-unused-clients", "7",
                           data_dir=data_dir, env={"PORTICO_TEST_CLOCK_FILE": clock})
     try:
         def from_(address):
             return register(server, {"X-Forwarded-For": address})
 
-        assert [from_("203.0.113.7").status_code for _ in range(3)] == [201, 201, 201]
+        def dynamic():
+            return sorted(r[0] for r in store_rows(data_dir, "SELECT client_id FROM portico_oauth_clients WHERE kind = 'dynamic'"))
+
+        first = from_("203.0.113.7")
+        assert first.status_code == 201
+        assert [from_("203.0.113.7").status_code for _ in range(2)] == [201, 201]
         refused = from_("203.0.113.7")
         assert refused.status_code == 429 and refused.json()["error"] == "temporarily_unavailable", refused.text
         assert "in the last hour" in refused.json()["error_description"] and refused.headers.get("retry-after")
-        assert from_("203.0.113.8").status_code == 201
-        assert from_("203.0.113.8").status_code == 201
-        full = from_("203.0.113.9")
-        assert full.status_code == 429 and "have not been used" in full.json()["error_description"], full.text
-        # A day later the clients no one authorised are gone, and registration opens again.
+        # An IPv6 address counts by its /64.
+        assert [from_(f"2001:db8:1:2::{n}").status_code for n in range(1, 5)] == [201, 201, 201, 429]
+        # Past seven unused clients the oldest make room: registration never closes for everyone.
+        assert len(dynamic()) == 6
         with open(clock, "w") as f:
-            f.write(str(now + 86_401))
+            f.write(str(now + 10))
+        time.sleep(1.5)
+        seventh = from_("203.0.113.8")
+        assert seventh.status_code == 201 and len(dynamic()) == 7
+        latest = from_("203.0.113.9")
+        assert latest.status_code == 201 and len(dynamic()) == 7
+        kept = dynamic()
+        assert seventh.json()["client_id"] in kept and latest.json()["client_id"] in kept, "one of the oldest made room"
+        # A day later the clients no one authorised are gone.
+        with open(clock, "w") as f:
+            f.write(str(now + 86_500))
         time.sleep(1.5)
         assert from_("203.0.113.7").status_code == 201
+        assert len(dynamic()) == 1
+        machine = register(server, {"X-Forwarded-For": "203.0.113.10"}, grant_types=["client_credentials"])
+        assert machine.status_code == 400 and "add_application" in machine.json()["error_description"], machine.text
         assert alive(server)
     finally:
         server.stop()
