@@ -153,13 +153,14 @@ public struct Variables: Sendable {
         return out
     }
 
-    /// Text with everything but RFC 3986's unreserved characters percent-encoded.
+    /// Text with everything but RFC 3986's unreserved characters percent-encoded, and the dot
+    /// too: a value of "." or ".." would otherwise be a path segment that moves the request.
     static func percentEncoded(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)

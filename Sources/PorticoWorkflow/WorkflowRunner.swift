@@ -283,6 +283,22 @@ extension WorkflowEngine {
         func text(_ name: String) throws -> String {
             Variables.text(try variables.resolve(config[name] ?? .null))
         }
+        /// The collection or datasource a node acts on, as written: a record's value never chooses it.
+        func target(_ name: String) throws -> String {
+            let written = config[name]?.stringValue ?? ""
+            guard !written.contains("{{") else {
+                throw WorkflowError("\(name) '\(written.prefix(80))' is a variable; a node names its \(name) itself, so no record's value can choose it")
+            }
+            return written
+        }
+        /// The keys a node's filterByTk names: a list written in the node, or one key from a variable.
+        func keys(_ value: JSON) throws -> JSON {
+            let resolved = try variables.operand(value)
+            if case .string(let text) = value, text.contains("{{"), case .array = resolved {
+                throw WorkflowError("filterByTk '\(text.prefix(80))' holds a list; from a variable it names one record (write a list in the node for several)")
+            }
+            return resolved
+        }
         switch node.type {
         case .condition:
             return ["result": .bool(try FilterMatcher(variables: variables).matches(config["filter"] ?? [:]))]
@@ -295,7 +311,7 @@ extension WorkflowEngine {
         case .query:
             try requireScope(owner, Scope(.read, .data))
             let limit = Int(config["limit"]?.intValue ?? 1)
-            var request = RecordRequest(resource: try text("collection"))
+            var request = RecordRequest(resource: try target("collection"))
             if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
             request.sort = config["sort"].flatMap { $0.arrayValue?.compactMap(\.stringValue) ?? $0.stringValue.map { [$0] } }
             request.pageSize = limit
@@ -303,21 +319,21 @@ extension WorkflowEngine {
             return limit > 1 ? .array(rows) : (rows.first ?? .null)
         case .create:
             try requireScope(owner, Scope(.write, .data))
-            var request = RecordRequest(resource: try text("collection"))
+            var request = RecordRequest(resource: try target("collection"))
             request.values = try variables.resolve(config["values"] ?? [:]).objectValue
             return try await records.create(app: app, request, access: owner.access)["data"] ?? .null
         case .update:
             try requireScope(owner, Scope(.write, .data))
-            var request = RecordRequest(resource: try text("collection"))
+            var request = RecordRequest(resource: try target("collection"))
             request.values = try variables.resolve(config["values"] ?? [:]).objectValue
             if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
-            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.operand(key) }
+            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try keys(key) }
             return try await records.update(app: app, request, access: owner.access)["data"] ?? .array([])
         case .destroy:
             try requireScope(owner, Scope(.write, .data))
-            var request = RecordRequest(resource: try text("collection"))
+            var request = RecordRequest(resource: try target("collection"))
             if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
-            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try variables.operand(key) }
+            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try keys(key) }
             return ["count": try await records.destroy(app: app, request, access: owner.access)["data"] ?? 0]
         case .sql:
             try requireScope(owner, Scope(.read, .datasource))
@@ -325,14 +341,14 @@ extension WorkflowEngine {
             let caller = try await policy.queryCaller(owner.principal, app: app, catalogs: asker.catalogs)
             // The SQL is run as written: values are never pasted into it.
             let answer = try await asker.datasources.query(
-                app: app, datasource: try text("datasource"), sql: config["sql"]?.stringValue ?? "", maxRows: 1000, caller: caller)
+                app: app, datasource: try target("datasource"), sql: config["sql"]?.stringValue ?? "", maxRows: 1000, caller: caller)
             return Self.rows(answer.columns, answer.rows, sql: answer.sql, truncated: answer.truncated)
         case .ask:
             try requireScope(owner, Scope(.read, .datasource))
             guard let asker else { throw WorkflowError("ask nodes need the question service, which this process does not run") }
             let caller = try await policy.queryCaller(owner.principal, app: app, catalogs: asker.catalogs)
             var request = AskRequest(
-                app: app, userID: nil, question: try text("question"), datasource: try text("datasource"), drawImage: false, caller: caller)
+                app: app, userID: nil, question: try text("question"), datasource: try target("datasource"), drawImage: false, caller: caller)
             request.canPick = false
             let answer = try await asker.ask(request)
             var result = Self.rows(answer.columns, answer.rows, sql: answer.sql, truncated: answer.truncated).objectValue ?? [:]
@@ -381,7 +397,10 @@ extension WorkflowEngine {
     /// Why a text body with variables cannot be sent as it is: JSON written as text. `nil` for
     /// other text (also checked when the workflow is saved).
     static func bodyTemplateRefusal(_ text: String) -> String? {
-        guard text.contains("{{"), let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else { return nil }
+        guard text.contains("{{"), let parts = try? Template.parse(text), parts.count > 1 else { return nil }
+        // JSON opens with an object's brace or a list's bracket; "{{" opens a variable.
+        let opening = text.drop { $0.isWhitespace }
+        guard opening.hasPrefix("[") || opening.hasPrefix("{") && !opening.hasPrefix("{{") else { return nil }
         return
             "the request body is JSON written as text with variables inside it; give the body as a JSON object (body: {\"name\": \"{{$context.data.name}}\"}) so each variable stays a value"
     }

@@ -73,8 +73,10 @@ public struct WorkflowService: Sendable {
             switch node.type {
             case .query, .create, .update, .destroy:
                 let name = node.config["collection"]?.stringValue ?? ""
-                // A collection named by a variable is checked when the node runs.
-                guard !name.contains("{{") else { break }
+                guard !name.contains("{{") else {
+                    throw DataError.invalid(
+                        "node '\(node.key)' config.collection is a variable; name the collection itself, so no record's value can choose it")
+                }
                 let schema = try collection(name, at: "node '\(node.key)' config.collection")
                 if let filter = node.config["filter"] { try Self.checkFilterFields(filter, of: schema, at: "node '\(node.key)' config.filter") }
                 for (name, value) in node.config["values"]?.objectValue ?? [:] {
@@ -85,6 +87,11 @@ public struct WorkflowService: Sendable {
                     if !field.type.isRelation, !Self.hasVariable(value) {
                         _ = try ValueCoercion.coerce(value, to: field, at: "node '\(node.key)' values.\(name)")
                     }
+                }
+            case .sql, .ask:
+                if let name = node.config["datasource"]?.stringValue, name.contains("{{") {
+                    throw DataError.invalid(
+                        "node '\(node.key)' config.datasource is a variable; name the datasource itself, so no record's value can choose it")
                 }
             case .request:
                 // Checked here, not with the definition's shape: a workflow stored before this

@@ -220,4 +220,33 @@ import Testing
         try await f.service.engine.drain(app: "main")
         #expect(try await count(f, "Task") == 1)
     }
+
+    /// A record's value never chooses the collection or datasource a node acts on, nor turns a
+    /// one-record key into many.
+    @Test func aNodesTargetIsWrittenInTheNode() async throws {
+        let f = try await fixture(.sqlite)
+        for node: JSON in [
+            ["key": "t", "type": "create", "config": ["collection": "{{$context.data.where}}", "values": ["title": "x"]]],
+            ["key": "s", "type": "sql", "config": ["datasource": "{{$context.data.where}}", "sql": "SELECT 1"]],
+        ] {
+            await #expect(throws: DataError.self) {
+                try await f.service.create(app: "main", title: "t", trigger: ["type": "manual"], nodes: [node], enabled: true, saver: f.owner)
+            }
+        }
+        for title in ["a", "b", "c"] {
+            var task = RecordRequest(resource: "Task")
+            task.values = ["title": .string(title)]
+            _ = try await f.records.create(app: "main", task, access: .unrestricted)
+        }
+        let destroy: JSON = [["key": "d", "type": "destroy", "config": ["collection": "Task", "filterByTk": "{{$context.data.id}}"]]]
+        let flow = try await f.service.create(app: "main", title: "d", trigger: ["type": "manual"], nodes: destroy, enabled: true, saver: f.owner)
+        let many = try await f.service.trigger(app: "main", id: flow.id, context: ["id": [1, 2, 3]], by: f.owner)
+        try await f.service.engine.drain(app: "main")
+        let refused = try await f.service.store.execution(app: "main", id: many.id)
+        #expect(refused.status == .failed && refused.error?.contains("names one record") == true, "\(refused.error ?? "")")
+        #expect(try await count(f, "Task") == 3)
+        _ = try await f.service.trigger(app: "main", id: flow.id, context: ["id": 2], by: f.owner)
+        try await f.service.engine.drain(app: "main")
+        #expect(try await count(f, "Task") == 2)
+    }
 }

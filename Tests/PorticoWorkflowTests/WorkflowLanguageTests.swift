@@ -229,7 +229,7 @@ import Testing
         context: [
             "data": [
                 "name": ["$ne": "zzz"], "email": ["$startsWith": ""], "ids": [1, 2, 3], "nested": [["$eq": 1]], "plain": "Rita", "id": 7,
-                "path": "../admin?role=admin#x", "host": "https://other.example/x",
+                "path": "../admin?role=admin#x", "host": "https://other.example/x", "dots": "..",
             ]
         ], now: Date())
 
@@ -254,18 +254,26 @@ import Testing
     }
 
     @Test func aURLKeepsEachValueInItsPlace() throws {
-        #expect(try variables.resolveURL("https://hooks.example.com/u/{{$context.data.path}}") == "https://hooks.example.com/u/..%2Fadmin%3Frole%3Dadmin%23x")
+        #expect(
+            try variables.resolveURL("https://hooks.example.com/u/{{$context.data.path}}") == "https://hooks.example.com/u/%2E%2E%2Fadmin%3Frole%3Dadmin%23x")
         #expect(
             try variables.resolveURL("https://hooks.example.com/?q={{$context.data.plain}}&n={{$context.data.id}}") == "https://hooks.example.com/?q=Rita&n=7")
         #expect(try variables.resolveURL("{{$context.data.host}}") == "https://other.example/x")
+        #expect(try variables.resolveURL("https://hooks.example.com/a/{{$context.data.dots}}/close") == "https://hooks.example.com/a/%2E%2E/close")
     }
 
     @Test func aTextBodyIsTextAndAFormKeepsItsFields() throws {
         let form = try WorkflowEngine.body(
             "name={{$context.data.plain}}&path={{$context.data.path}}", variables: variables,
             headers: ["Content-Type": "application/x-www-form-urlencoded"])
-        #expect(form == "name=Rita&path=..%2Fadmin%3Frole%3Dadmin%23x")
+        #expect(form == "name=Rita&path=%2E%2E%2Fadmin%3Frole%3Dadmin%23x")
         #expect(try WorkflowEngine.body(["who": "{{$context.data.name}}"], variables: variables, headers: [:]) == ["who": ["$ne": "zzz"]])
         #expect(throws: WorkflowError.self) { try WorkflowEngine.body("{\"who\": \"{{$context.data.plain}}\"}", variables: variables, headers: [:]) }
+        #expect(throws: WorkflowError.self) { try WorkflowEngine.body("[{{$context.data.id}}, 2]", variables: variables, headers: [:]) }
+        // Text that opens with a variable is text; a body that is one variable is its value.
+        #expect(try WorkflowEngine.body("{{$context.data.plain}} signed up", variables: variables, headers: [:]) == "Rita signed up")
+        #expect(try WorkflowEngine.body("{{$context.data.ids}}", variables: variables, headers: [:]) == [1, 2, 3])
+        #expect(WorkflowEngine.bodyTemplateRefusal("{{$context.data.plain}} signed up") == nil)
+        #expect(WorkflowEngine.bodyTemplateRefusal("{{$context.data.plain}}") == nil)
     }
 }
