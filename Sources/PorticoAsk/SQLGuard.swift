@@ -378,7 +378,7 @@ public struct SQLGuard: Sendable {
     }
 
     static let mysqlAccountWords: Set<String> = ["CURRENT_USER", "SESSION_USER", "SYSTEM_USER", "CURRENT_ROLE"]
-    static let postgresAccountWords: Set<String> = mysqlAccountWords.union(["USER"])
+    static let postgresAccountWords: Set<String> = mysqlAccountWords.union(["USER", "CURRENT_CATALOG", "CURRENT_SCHEMA"])
 
     /// Prefixes of names that belong to the database system or to Portico itself.
     static let systemPrefixes = ["sqlite_", "portico_", "pg_", "information_schema", "performance_schema"]

@@ -13,6 +13,8 @@ import Testing
             #expect(NameSkeleton.of(lookalike) == admin, "\(lookalike)")
         }
         #expect(NameSkeleton.of("pau1") == NameSkeleton.of("paul"), "1 passes for l")
+        #expect(NameSkeleton.of("AIice") == NameSkeleton.of("alice"), "a capital I passes for an l")
+        #expect(NameSkeleton.of("pauI") == NameSkeleton.of("paul"))
         for other in ["admins", "adman", "root", "admin2"] {
             #expect(NameSkeleton.of(other) != admin, "\(other)")
         }
