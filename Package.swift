@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "PorticoAsk",
             dependencies: [
-                "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts",
+                "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts", "PorticoLexicon",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -123,11 +123,12 @@ public struct WordNet: Sendable {
         return out
     }
 
-    /// Whether some sense of `word` is, some steps up, a kind of some sense of `kind`.
-    public func isKind(_ word: String, of kind: String, depth: Int = 6) -> Bool {
+    /// Whether some sense of `word` is, some steps up, a kind of some sense of `kind` (of `pos`
+    /// only, when given).
+    public func isKind(_ word: String, of kind: String, pos: PartOfSpeech? = nil, depth: Int = 6) -> Bool {
         guard let start = id(of: word), let target = id(of: kind) else { return false }
-        let wanted = Set(table.senses(of: target))
-        var level = table.senses(of: start)
+        let wanted = Set(senses(target, pos: pos))
+        var level = senses(start, pos: pos)
         var seen = Set(level)
         for _ in 0..<depth where !level.isEmpty {
             var next: [Int] = []

@@ -61,6 +61,25 @@ import Testing
         return BuiltinEngine.answer(request).candidates.first
     }
 
+    /// Words the schema does not use, read through the English lexicon: a synonym, a derived
+    /// form, an attribute's value; a word that links to two schema words equally links to none.
+    @Test func wordsTheSchemaDoesNotUseAreReadThroughTheLexicon() {
+        let tables = [
+            SourceTable(
+                name: "customers", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "age", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "advisor", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        #expect(Self.sql("How many clients are there?", tables: tables) == #"SELECT COUNT(*) AS value FROM "customers" t0"#)
+        #expect(Self.sql("How many customers play?", tables: tables) == nil, "a verb is not linked: it may be a condition")
+        #expect(Self.sql("What is the average age of the customers' advisers?", tables: tables) == nil, "two words linked: not both")
+        #expect(Self.sql("How many zorbles are there?", tables: tables) == nil, "a word the lexicon does not know links to nothing")
+    }
+
     @Test func countsSumsAndGroupsAlongTheKeys() {
         #expect(Self.sql("How many players are there?") == #"SELECT COUNT(*) AS value FROM "players" t0"#)
         #expect(Self.sql("What is the average salary of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)

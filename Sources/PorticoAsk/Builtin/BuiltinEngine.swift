@@ -90,6 +90,7 @@ public struct BuiltinEngine: AskEngine {
                     of: understood.plan, items: understood.items, joined: joined, followsUp: understood.followsUp, words: understood.words,
                     unread: understood.unread)
                 if understood.respelt { risks.append(.respeltName) }
+                if understood.linked { risks.append(.lexiconWord) }
                 let (doubted, ceiling) = (Risk.confidence(understood.confidence, risks), Self.ceiling(joined: joined, risks: risks))
                 let confidence = min(doubted, ceiling)
                 if ceiling < doubted { risks.append(.joined) }  // named in a confirmation: what holds the reading below 0.9

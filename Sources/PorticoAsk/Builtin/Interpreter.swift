@@ -21,6 +21,8 @@ struct Interpreter {
         var unread: Set<String> = []
         /// Whether a word of the question was read as the schema's word one letter away ("deparment").
         var respelt = false
+        /// Whether a word of the question was read as the schema's word the lexicon links it to.
+        var linked = false
     }
 
     struct NotUnderstood: Error, Sendable {
@@ -217,6 +219,15 @@ struct Interpreter {
                 var understood = try interpret(text, previous: previous, respelling: false)
                 understood.respelt = true
                 return understood
+            }
+            // Words the schema does not use, read as the schema's words the English lexicon links them to.
+            if respelling, !unknown.contains(where: \.quoted), let linked = schemaWords(linking: unknown.map(\.lower)) {
+                var text = question
+                for (token, word) in zip(unknown, linked) { text = Self.replacingWord(token.text, with: word, in: text) }
+                if var understood = try? interpret(text, previous: previous, respelling: false) {
+                    understood.linked = true
+                    return understood
+                }
             }
             let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
             throw NotUnderstood(

@@ -93,6 +93,9 @@ enum Risk: String, Sendable, CaseIterable {
     case respelled
     /// A word of the question read as the schema's word one letter away from it ("deparment").
     case respeltName = "respelt-name"
+    /// A word of the question read as the schema's word the English lexicon links it to (a
+    /// derived form, a synonym, an attribute, a more general word, a name run together).
+    case lexiconWord = "lexicon-word"
     /// "the number of students of each allergy type": a count for every group, of rows reached through
     /// a table that only links the two, where its own rows (one per link, repeated links included) are
     /// as likely what is counted as the distinct rows at its far end (6 of 8 such answers were wrong on
@@ -117,7 +120,7 @@ extension Risk {
         case .ranked, .valueInManyColumns, .negationUnnamed: 0.8
         // Distinct values and conditions on related rows beside other doubts were right 22 times of 24
         // and 17 of 19 where 0.8 refused them (Spider train).
-        case .noTableNamed, .manyParts, .respeltName, .distinct, .semiJoin: 0.9
+        case .noTableNamed, .manyParts, .respeltName, .distinct, .semiJoin, .lexiconWord: 0.9
         // A negation is named because eval and refusals tell such readings apart, but alone they were
         // right as often as readings without any doubt (33 of 33 on Spider's training set).
         case .tableForAWord, .groupedByTime, .groupedByEntity, .groupedByColumn, .countedAcross, .having, .labelsChosen, .negation, .joined: 1
@@ -201,6 +204,7 @@ extension Risk {
         case .countsAnotherTable: "rows counted of another table than the one named"
         case .respelled: "a value spelt otherwise in the question than in the data"
         case .respeltName: "a word read as a name of the schema spelt otherwise"
+        case .lexiconWord: "a word read as a name of the schema through the lexicon (another form, a synonym)"
         case .countedThroughALink: "rows counted through a table that links them to each group"
         case .joined: "tables joined"
         }
