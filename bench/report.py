@@ -229,6 +229,15 @@ if ask_figures.exists():
         print(f"`portico eval` on `shared/datasets/spider-train/questions.jsonl` (137 databases, questions and gold SQL by others): "
               f"**{sp['correct']} right ({sp['correct'] / n:.1%}), {sp['wrong']} wrong ({sp['wrong'] / n:.1%}), {sp['refused']} refused** of {n}; "
               f"{len(over)} databases above 10% wrong; question to rows median {sp['median_ms']:.1f} ms, p99 {sp['p99_ms']:.1f} ms.")
+        if sp.get("folds"):
+            print()
+            print("By fold (`bench/spider-folds.json`): folds 1-4 are studied, the unseen fold is run but never read.")
+            print()
+            print("| fold | questions | right | wrong |")
+            print("|---|---:|---:|---:|")
+            for f in sp["folds"] + [dict(s, fold="1-4 together", unseen=False) for s in sp.get("studied", [])]:
+                label = f"{f['fold']}" + (" (unseen)" if f["unseen"] else "")
+                print(f"| {label} | {f['questions']} | {f['correct']} ({f['correct'] / f['questions']:.1%}) | {f['wrong']} ({f['wrong'] / f['questions']:.1%}) |")
         print()
         print("Calibration, the answers given by the engine's confidence:")
         print()
@@ -327,6 +336,12 @@ if ask_figures.exists():
                f"worst {worst['db']}, {worst['wrong'] / worst['questions']:.0%}")
         target("Spider train: right ≥ 40% of all questions", sp["correct"] >= 0.40 * n, f"{sp['correct'] / n:.1%}")
         target("Spider train: question to rows median ≤ 5 ms", sp["median_ms"] <= 5, f"{sp['median_ms']:.1f} ms")
+        unseen = [f for f in sp.get("folds", []) if f["unseen"]]
+        if unseen and sp.get("studied"):
+            u, s = unseen[0], sp["studied"][0]
+            gap = u["correct"] / u["questions"] - s["correct"] / s["questions"]
+            target("Spider train: the unseen fold within 5 points of the studied folds (right)", abs(gap) <= 0.05,
+                   f"unseen {u['correct'] / u['questions']:.1%}, studied {s['correct'] / s['questions']:.1%}")
         # `ask` runs at once only readings of 0.9 and up (on by default; docs/usage.md), so that band must be ≥ 97% right.
         top = next((b for b in sp.get("calibration", []) if b["band"] == "0.9-1.0"), None)
         if top:
