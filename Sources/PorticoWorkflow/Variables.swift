@@ -51,14 +51,7 @@ public struct Variables: Sendable {
             guard text.contains("{{") else { return value }
             let parts = try Template.parse(text)
             if parts.count == 1, case .variable(let path) = parts[0] { return try self.value(path) ?? .null }
-            var out = ""
-            for part in parts {
-                switch part {
-                case .text(let literal): out += literal
-                case .variable(let path): out += Self.text(try self.value(path) ?? .null)
-                }
-            }
-            return .string(out)
+            return .string(try interpolate(parts))
         case .array(let items):
             var result: [JSON] = []
             for item in items { result.append(try resolve(item)) }
@@ -143,11 +136,16 @@ public struct Variables: Sendable {
         guard url.contains("{{") else { return url }
         let parts = try Template.parse(url)
         if parts.count == 1, case .variable(let path) = parts[0] { return Self.text(try value(path) ?? .null) }
+        return try interpolate(parts, encoding: Self.percentEncoded)
+    }
+
+    /// Text with each variable's value written in (as `encoding` writes it).
+    func interpolate(_ parts: [Template.Part], encoding: (String) -> String = { $0 }) throws(WorkflowError) -> String {
         var out = ""
         for part in parts {
             switch part {
             case .text(let literal): out += literal
-            case .variable(let path): out += Self.percentEncoded(Self.text(try value(path) ?? .null))
+            case .variable(let path): out += encoding(Self.text(try value(path) ?? .null))
             }
         }
         return out
@@ -163,7 +161,7 @@ public struct Variables: Sendable {
                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                out += String(format: "%%%02X", byte)
             }
         }
         return out
@@ -275,10 +273,4 @@ public struct WorkflowError: Error, CustomStringConvertible, Sendable {
     public init(_ message: String) { self.message = message }
 
     public var description: String { message }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
 }

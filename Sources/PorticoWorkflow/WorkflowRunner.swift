@@ -384,14 +384,7 @@ extension WorkflowEngine {
         if let refusal = bodyTemplateRefusal(text) { throw WorkflowError(refusal) }
         let type = headers.first { $0.key.lowercased() == "content-type" }?.value.lowercased() ?? ""
         guard type.contains("x-www-form-urlencoded") else { return try variables.resolve(body) }
-        var out = ""
-        for part in parts {
-            switch part {
-            case .text(let literal): out += literal
-            case .variable(let path): out += Variables.percentEncoded(Variables.text(try variables.value(path) ?? .null))
-            }
-        }
-        return .string(out)
+        return .string(try variables.interpolate(parts, encoding: Variables.percentEncoded))
     }
 
     /// Why a text body with variables cannot be sent as it is: JSON written as text. `nil` for
