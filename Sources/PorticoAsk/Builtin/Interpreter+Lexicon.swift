@@ -3,8 +3,8 @@ import PorticoLexicon
 /// Words of a question the schema does not use, read through the English lexicon (WordNet): an
 /// inflected or derived form of a schema word ("employed" for employee), a synonym ("clients"
 /// for customers), a value of its attribute ("old" for age), or a name run together ("zipcode"
-/// for zip_code). Each link is a scored
-/// candidate; a word whose best candidates name different schema words links to none.
+/// for zip_code). Each link is a scored candidate; a word whose best candidates name different
+/// schema words links to none.
 extension Interpreter {
     /// How a question word links to a schema word, strongest first.
     enum LexicalLink: Int, Comparable, Sendable {
@@ -19,26 +19,26 @@ extension Interpreter {
     /// to, when every word links to one; `nil` otherwise.
     func schemaWords(linking words: [String]) -> [String]? {
         guard !words.isEmpty, words.allSatisfy({ $0.count >= 3 && $0.allSatisfy(\.isLetter) }) else { return nil }
+        let names = lexicalNames
         var out: [String] = []
         for word in words {
-            guard let linked = schemaWord(linking: word) else { return nil }
+            guard let linked = gluedName(word) ?? schemaWord(linking: word, among: names) else { return nil }
             out.append(linked)
         }
         return out
     }
 
     /// The schema word `word` links to most strongly, alone at that strength.
-    func schemaWord(linking word: String) -> String? {
-        if let glued = gluedName(word) { return glued }
+    func schemaWord(linking word: String, among names: [(word: String, bases: Set<String>)]) -> String? {
         let english = Self.english
         // Words that can only be nouns: a verb or an adjective the engine did not read ("play",
         // "old", "open", "aged") is as often a condition it cannot see as a name.
         let forms = english.baseForms(word)
         guard !forms.isEmpty, forms.allSatisfy({ english.partsOfSpeech(of: $0).allSatisfy { $0 == .noun } }) else { return nil }
-        let bases = Set(forms)
+        let question = LexicalNeighbours(of: forms)
         var best: (link: LexicalLink, words: Set<String>)?
-        for name in lexicalNames {
-            guard let link = link(bases, to: name.bases, isTable: name.isTable) else { continue }
+        for name in names {
+            guard let link = question.link(to: name.bases) else { continue }
             if best.map({ link > $0.link }) ?? true {
                 best = (link, [name.word])
             } else if best?.link == link {
@@ -49,18 +49,35 @@ extension Interpreter {
         return best.words.first
     }
 
-    /// How the base forms of a question word link to those of a schema word, at its strongest.
-    func link(_ question: Set<String>, to schema: Set<String>, isTable: Bool) -> LexicalLink? {
-        let english = Self.english
-        if !question.isDisjoint(with: schema) { return .inflected }
-        for base in question where !schema.isDisjoint(with: english.related(to: base)) { return .derived }
-        for base in schema where !question.isDisjoint(with: english.related(to: base)) { return .derived }
-        // The two most frequent senses only: rarer ones link ordinary words to anything.
-        for base in question where !schema.isDisjoint(with: english.synonyms(of: base, senses: 2)) { return .synonym }
-        for base in question where !schema.isDisjoint(with: english.attributes(of: base)) { return .attribute }
-        // A more general word ("vehicles" for automobiles) is not a link: on the studied folds such
-        // links were wrong as often as right (a word's many senses reach too far up).
-        return nil
+    /// A question word's base forms and the words the lexicon puts around them, looked up once
+    /// and compared with every schema word.
+    struct LexicalNeighbours {
+        let bases: Set<String>
+        let related: Set<String>
+        let synonyms: Set<String>
+        let attributes: Set<String>
+
+        init(of forms: [String]) {
+            let english = Interpreter.english
+            bases = Set(forms)
+            related = Set(forms.flatMap(english.related(to:)))
+            // The two most frequent senses only: rarer ones link ordinary words to anything.
+            synonyms = Set(forms.flatMap { english.synonyms(of: $0, senses: 2) })
+            attributes = Set(forms.flatMap(english.attributes(of:)))
+        }
+
+        /// How these link to a schema word's base forms, at their strongest. A more general word
+        /// ("vehicles" for automobiles) is not a link: on the studied folds such links were wrong
+        /// as often as right (a word's many senses reach too far up).
+        func link(to schema: Set<String>) -> LexicalLink? {
+            if !bases.isDisjoint(with: schema) { return .inflected }
+            if !related.isDisjoint(with: schema) || schema.contains(where: { !bases.isDisjoint(with: Interpreter.english.related(to: $0)) }) {
+                return .derived
+            }
+            if !synonyms.isDisjoint(with: schema) { return .synonym }
+            if !attributes.isDisjoint(with: schema) { return .attribute }
+            return nil
+        }
     }
 
     /// A name run together in the question ("zipcode"), as the words of the one schema name it
@@ -75,13 +92,12 @@ extension Interpreter {
     }
 
     /// The words of the schema's names, each with its base forms (and what an abbreviation stands for).
-    var lexicalNames: [(word: String, bases: Set<String>, isTable: Bool)] {
-        let tableWords = Set(schema.tables.flatMap(\.words))
-        let words = tableWords.union(schema.columnList.flatMap(\.words)).filter { $0.count >= 2 }
+    var lexicalNames: [(word: String, bases: Set<String>)] {
+        let words = Set(schema.tables.flatMap(\.words) + schema.columnList.flatMap(\.words)).filter { $0.count >= 2 }
         return words.sorted().map { word in
             var bases = Set(Self.english.baseForms(word) + [word])
             if let expansion = Lexicon.abbreviations[word] { bases.insert(expansion) }
-            return (word, bases, tableWords.contains(word))
+            return (word, bases)
         }
     }
 }
