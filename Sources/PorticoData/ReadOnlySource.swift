@@ -44,6 +44,12 @@ public struct PlanReport: Sendable {
         }
     }
 
+    /// A planner's figure as text: whole when it fits (a cost can pass Int's range: 1e19 for a
+    /// seven-way cross join), else as the double it is.
+    public static func figure(_ value: Double) -> String {
+        value.isFinite && abs(value) < 1e15 ? String(Int64(value.rounded())) : String(value)
+    }
+
     /// The plan without the planner's estimates (rows, widths, costs), in the lines and the JSON.
     public func withoutFigures() -> PlanReport {
         var plain = self

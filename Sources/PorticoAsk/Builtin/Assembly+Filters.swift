@@ -357,7 +357,7 @@ extension Interpreter.Assembly {
         } else {
             throw NotUnderstood(
                 message:
-                    "the built-in engine could not tell what '\(word) \(n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n))' compares; name the column"
+                    "the built-in engine could not tell what '\(word) \(numberText(n))' compares; name the column"
             )
         }
     }

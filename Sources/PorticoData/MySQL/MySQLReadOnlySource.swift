@@ -67,7 +67,7 @@ public final class MySQLReadOnlySource: ReadOnlySource {
                 default: nil
                 }
             if let estimate { total *= max(1, estimate) }
-            report.lines.append("\(table): \(access)" + (estimate.map { " (~\(abs($0) < 1e15 ? String(Int64($0)) : String($0)) rows)" } ?? ""))
+            report.lines.append("\(table): \(access)" + (estimate.map { " (~\(PlanReport.figure($0)) rows)" } ?? ""))
             // EXPLAIN's ALL is a read of the whole table.
             if access == "ALL", !table.isEmpty, !report.fullScans.contains(table) { report.fullScans.append(table) }
         }

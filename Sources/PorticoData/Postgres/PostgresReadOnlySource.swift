@@ -135,7 +135,8 @@ public final class PostgresReadOnlySource: ReadOnlySource {
                 if let cost = plan.estimatedCost, cost > maxCost {
                     throw StoreError(
                         kind: .tooComplex,
-                        message: "PostgreSQL estimates this query's cost at \(Self.figure(cost)), above this datasource's limit of \(Self.figure(maxCost)); "
+                        message:
+                            "PostgreSQL estimates this query's cost at \(PlanReport.figure(cost)), above this datasource's limit of \(PlanReport.figure(maxCost)); "
                             + "narrow it (filters on indexed columns, fewer joins, a LIMIT) or ask the operator to raise the limit",
                         sql: "")
                 }
@@ -278,12 +279,6 @@ public final class PostgresReadOnlySource: ReadOnlySource {
     /// written into the query, whose aliases carry `viewAliasPrefix`. The plan is read on the
     /// server, because its size is the SQL's to choose (a constant folded into it can be a billion
     /// characters); only a failure's few words come back. `nil` when the SQL holds the quoting tag.
-    /// A planner's figure as text: whole when it fits (a cost can pass Int's range: 1e19 for a
-    /// seven-way cross join), else as the double it is.
-    static func figure(_ value: Double) -> String {
-        value.isFinite && abs(value) < 1e15 ? String(Int64(value.rounded())) : String(value)
-    }
-
     static func planCheck(_ sql: String, scope: ReadScope, schema: String) -> String? {
         let tag = "$portico_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) }) + "$"
         let query = tag.dropLast() + "_q$"
