@@ -98,11 +98,9 @@ extension AuthorizationServer {
                 "dynamic client registration is off on this server: use a client ID metadata document as client_id, or ask an administrator for a client (add_application)",
                 status: 403)
         case .token:
-            let given = authorization.flatMap { header -> String? in
-                guard header.lowercased().hasPrefix("bearer ") else { return nil }
-                return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-            }
-            guard let given, let digest = rules.tokenDigest, Secrets.constantTimeEqual(Secrets.sha256Hex(given), digest) else {
+            guard let given = authorization.flatMap(CredentialAuthenticator.bearer), let digest = rules.tokenDigest,
+                Secrets.constantTimeEqual(Secrets.sha256Hex(given), digest)
+            else {
                 throw OAuthError(
                     "invalid_token", "registration on this server needs the operator's initial access token as 'Authorization: Bearer <token>'", status: 401)
             }
@@ -148,7 +146,7 @@ extension AuthorizationServer {
         }
     }
 
-    /// Marks a client used (a user authorised it, or it took a client-credentials token): it is kept.
+    /// Marks a client used (a user authorised it): it is kept.
     static func markUsed(clientID: String, at now: Int64, db: any Database) async throws {
         var q = SQLFragment("UPDATE portico_oauth_clients SET used_at = ")
         q.append(bind: .int(now))

@@ -155,7 +155,6 @@ extension AuthorizationServer {
             app = resolved
         }
         let grant = Grant(id: nil, clientID: client.clientID, userID: client.createdBy, app: app, scopes: scopes, resource: resource(app: app), revokedAt: nil)
-        try await Self.markUsed(clientID: client.clientID, at: now, db: database)
         return try await issue(grant: grant, client: client, withRefresh: false)
     }
 

@@ -243,6 +243,8 @@ public struct Migrator: Sendable {
                 "ALTER TABLE portico_oauth_clients ADD COLUMN registered_from TEXT",
                 "UPDATE portico_oauth_clients SET used_at = created_at",
                 "CREATE INDEX portico_oauth_clients_registered ON portico_oauth_clients (kind, used_at, created_at)",
+                // What tells an authorised client from an unused one, looked up for each of them.
+                "CREATE INDEX portico_oauth_grants_client ON portico_oauth_grants (client_id)",
             ]
         },
     ]
