@@ -97,9 +97,19 @@ struct EvalCommand: AsyncParsableCommand {
     }
 
     struct Tally {
+        enum Kind { case correct, wrong, refused }
+
         var correct = 0
         var wrong = 0
         var refused = 0
+
+        mutating func add(_ kind: Kind) {
+            switch kind {
+            case .correct: correct += 1
+            case .wrong: wrong += 1
+            case .refused: refused += 1
+            }
+        }
         var total: Int { correct + wrong + refused }
 
         func line() -> String {
@@ -151,7 +161,7 @@ struct EvalCommand: AsyncParsableCommand {
                 let gold = try await asker.datasources.query(app: app, datasource: name, sql: item.sql)
                 let started = ContinuousClock.now
                 let outcome: String
-                var tally = perDatabase[name] ?? Tally()
+                let kind: Tally.Kind
                 do {
                     let answer = try await asker.ask(
                         AskRequest(app: app, userID: nil, question: item.question, datasource: name, engine: engine, drawImage: false))
@@ -162,32 +172,15 @@ struct EvalCommand: AsyncParsableCommand {
                         let band = min(9, max(0, Int(confidence * 10)))
                         if right { bands[band].right += 1 } else { bands[band].wrong += 1 }
                     }
-                    if right {
-                        all.correct += 1
-                        tally.correct += 1
-                        outcome = "correct\t\(sureness)\t\(risks)\t\(answer.sql)"
-                    } else {
-                        all.wrong += 1
-                        tally.wrong += 1
-                        outcome = "wrong\t\(sureness)\t\(risks)\t\(answer.sql)"
-                    }
+                    kind = right ? .correct : .wrong
+                    outcome = "\(right ? "correct" : "wrong")\t\(sureness)\t\(risks)\t\(answer.sql)"
                 } catch let refusal as AskRefusal {
-                    all.refused += 1
-                    tally.refused += 1
+                    kind = .refused
                     outcome = "refused  \(refusal.message)"
                 }
-                perDatabase[name] = tally
-                if let db = item.db, let fold = split?.fold[db] {
-                    var counted = perFold[fold] ?? Tally()
-                    if outcome.hasPrefix("correct") {
-                        counted.correct += 1
-                    } else if outcome.hasPrefix("wrong") {
-                        counted.wrong += 1
-                    } else {
-                        counted.refused += 1
-                    }
-                    perFold[fold] = counted
-                }
+                all.add(kind)
+                perDatabase[name, default: Tally()].add(kind)
+                if let db = item.db, let fold = split?.fold[db] { perFold[fold, default: Tally()].add(kind) }
                 let elapsed = ContinuousClock.now - started
                 times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
                 if verbose, !hidden(item) { print("\(item.id)\t\(outcome)") }
