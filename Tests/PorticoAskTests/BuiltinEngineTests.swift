@@ -80,6 +80,65 @@ import Testing
         #expect(Self.sql("How many zorbles are there?", tables: tables) == nil, "a word the lexicon does not know links to nothing")
     }
 
+    /// Names as a person reads them: run together, abbreviated, or starting with an abbreviation
+    /// of their own table; a name that is a word, or that no reading covers, is left whole.
+    @Test func namesRunTogetherOrAbbreviatedAreReadAsWords() {
+        #expect(SchemaModel.readName("stockitem") == ["stock", "item"])
+        #expect(SchemaModel.readName("staffmember") == ["staff", "member"])
+        #expect(SchemaModel.readName("hourlyrate", table: ["staff", "member"]) == ["hourly", "rate"])
+        #expect(SchemaModel.readName("qtyonhand") == ["qty", "on", "hand"])
+        #expect(SchemaModel.readName("reorderlvl") == ["reorder", "lvl"])
+        #expect(SchemaModel.readName("phoneNo") == ["phone", "no"])
+        #expect(SchemaModel.readName("phoneno") == ["phone", "no"])
+        #expect(SchemaModel.readName("suppname", table: ["supplier"]) == ["supplier", "name"])
+        #expect(SchemaModel.readName("whname", table: ["warehouse"]) == ["warehouse", "name"])
+        #expect(SchemaModel.readName("DOB") == ["birth", "date"])
+        #expect(SchemaModel.readName("sqft") == ["square", "feet"])
+        #expect(SchemaModel.readName("Fname") == ["first", "name"])
+        #expect(SchemaModel.readName("zip_code") == ["zip", "code"])
+        #expect(SchemaModel.readName("warehouse") == ["warehouse"], "a word is not split")
+        #expect(SchemaModel.readName("whname", table: ["shop"]) == ["whname"], "another table's abbreviation is not guessed")
+        #expect(SchemaModel.readName("xqzvbn") == ["xqzvbn"], "no reading covers it")
+        #expect(Lexicon.matches(question: "department", schema: "dept"))
+        #expect(Lexicon.matches(question: "level", schema: "lvl"))
+        #expect(SchemaModel.readName("appelation") == ["appelation"], "a misspelt word is not split")
+        #expect(SchemaModel.readName("login") == ["login"], "a short word ends no name run together")
+    }
+
+    /// A schema named in that style, asked in everyday words: the table by the start of its name,
+    /// a thing's name by the thing, a row by its description, an inflected verb by the noun made from it.
+    @Test func aSchemaOfNamesRunTogetherAnswersEverydayWords() {
+        let tables = [
+            SourceTable(
+                name: "stockitem", isView: false,
+                columns: [
+                    .init(name: "itemno", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "itemdesc", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "categoryname", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "unitprice", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "staffmember", isView: false,
+                columns: [
+                    .init(name: "staffno", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "fullname", type: "TEXT", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "hourlyrate", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "shipment", isView: false,
+                columns: [
+                    .init(name: "shipno", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "itemno", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "qty", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "itemno", table: "stockitem", targetColumn: "itemno")]),
+        ]
+        #expect(Self.sql("What is the average hourly rate of the staff?", tables: tables) == #"SELECT AVG(t0."hourlyrate") AS value FROM "staffmember" t0"#)
+        #expect(
+            Self.sql("List the stock items that cost more than 50.", tables: tables) == #"SELECT t0."itemdesc" FROM "stockitem" t0 WHERE t0."unitprice" > 50"#)
+        #expect(Self.sql("What is the total quantity shipped?", tables: tables) == #"SELECT SUM(t0."qty") AS value FROM "shipment" t0"#)
+        #expect(Self.sql("Which category has the most stock items?", tables: tables)?.contains(#"GROUP BY t0."categoryname""#) == true)
+    }
+
     @Test func countsSumsAndGroupsAlongTheKeys() {
         #expect(Self.sql("How many players are there?") == #"SELECT COUNT(*) AS value FROM "players" t0"#)
         #expect(Self.sql("What is the average salary of players?") == #"SELECT AVG(t0."salary") AS value FROM "players" t0"#)

@@ -59,4 +59,10 @@ import Testing
         #expect(english.split("customer") == nil, "a word is not split")
         #expect(english.split("qzxvbnm") == nil)
     }
+
+    @Test func senseCountsTellCommonWordsFromRareOnes() {
+        #expect(english.senseCount(of: "rate") > english.senseCount(of: "lyrate"))
+        #expect(english.senseCount(of: "rates") >= english.senseCount(of: "rate"), "an inflection counts its lemma's senses")
+        #expect(english.senseCount(of: "qzxvbnm") == 0)
+    }
 }

@@ -15,30 +15,54 @@ extension Interpreter {
 
     static let english = WordNet.english
 
+    /// A word of the question to link, with the word after it.
+    struct LinkedWord {
+        let word: String
+        let next: String?
+    }
+
     /// For each word, the schema's word (or words, for a name run together) the lexicon links it
-    /// to, when every word links to one; `nil` otherwise.
-    func schemaWords(linking words: [String]) -> [String]? {
-        guard !words.isEmpty, words.allSatisfy({ $0.count >= 3 && $0.allSatisfy(\.isLetter) }) else { return nil }
+    /// to, when every word links to one; `nil` otherwise. `question` is every word of the question.
+    func schemaWords(linking words: [LinkedWord], in question: [String]) -> [String]? {
+        guard !words.isEmpty, words.allSatisfy({ $0.word.count >= 3 && $0.word.allSatisfy(\.isLetter) }) else { return nil }
         let names = lexicalNames
         var out: [String] = []
         for word in words {
-            guard let linked = gluedName(word) ?? schemaWord(linking: word, among: names) else { return nil }
+            guard let linked = gluedName(word.word) ?? schemaWord(linking: word, among: names, in: question) else { return nil }
             out.append(linked)
         }
         return out
     }
 
-    /// The schema word `word` links to most strongly, alone at that strength.
-    func schemaWord(linking word: String, among names: [(word: String, bases: Set<String>)]) -> String? {
+    /// The schema word `linked.word` links to most strongly, alone at that strength.
+    func schemaWord(linking linked: LinkedWord, among names: [(word: String, bases: Set<String>, numeric: Bool)], in question: [String]) -> String? {
+        let word = linked.word
         let english = Self.english
-        // Words that can only be nouns: a verb or an adjective the engine did not read ("play",
-        // "old", "open", "aged") is as often a condition it cannot see as a name.
+        // A word that can be a verb or an adjective ("play", "old", "open", "aged") is as often a
+        // condition the engine cannot see as a name. It links only to a form of itself or a word
+        // derived from it ("shipped" to shipment, "advises" to advisor), not to a synonym or an
+        // attribute; not as an adjective before the word it describes ("aged players", "open
+        // seating"); not to a number ("who play" is no count of games played, "costly" no cost);
+        // and not, ending the question, to a word it already says ("how many players play?"),
+        // where it says what they do, not which.
         let forms = english.baseForms(word)
-        guard !forms.isEmpty, forms.allSatisfy({ english.partsOfSpeech(of: $0).allSatisfy { $0 == .noun } }) else { return nil }
-        let question = LexicalNeighbours(of: forms)
+        guard !forms.isEmpty else { return nil }
+        let onlyNoun = forms.allSatisfy { english.partsOfSpeech(of: $0).allSatisfy { $0 == .noun } }
+        if !onlyNoun, english.partsOfSpeech(of: word).contains(.adjective), let next = linked.next, next.allSatisfy(\.isLetter),
+            !Lexicon.stopWords.contains(next), !Self.comparisonWords.contains(next)
+        {
+            return nil
+        }
+        let neighbours = LexicalNeighbours(of: forms)
         var best: (link: LexicalLink, words: Set<String>)?
         for name in names {
-            guard let link = question.link(to: name.bases) else { continue }
+            guard let link = neighbours.link(to: name.bases) else { continue }
+            if !onlyNoun {
+                let last = linked.next.map { !$0.contains(where: \.isLetter) } ?? true
+                guard link >= .derived, !name.numeric,
+                    !last || !question.contains(where: { $0 != word && Lexicon.matches(question: $0, schema: name.word) })
+                else { continue }
+            }
             if best.map({ link > $0.link }) ?? true {
                 best = (link, [name.word])
             } else if best?.link == link {
@@ -91,13 +115,19 @@ extension Interpreter {
         return matches.count == 1 ? matches.first : nil
     }
 
-    /// The words of the schema's names, each with its base forms (and what an abbreviation stands for).
-    var lexicalNames: [(word: String, bases: Set<String>)] {
-        let words = Set(schema.tables.flatMap(\.words) + schema.columnList.flatMap(\.words)).filter { $0.count >= 2 }
-        return words.sorted().map { word in
+    /// Words that compare, after which a word is no adjective describing the next ("written more than").
+    static let comparisonWords: Set<String> = ["more", "less", "fewer", "most", "least", "than", "over", "under", "above", "below"]
+
+    /// The words of the schema's names, each with its base forms (and what an abbreviation stands
+    /// for), and whether only number columns are named by it (no table, no other column).
+    var lexicalNames: [(word: String, bases: Set<String>, numeric: Bool)] {
+        var numeric: [String: Bool] = [:]
+        for table in schema.tables { for word in table.words { numeric[word] = false } }
+        for column in schema.columnList { for word in column.words { numeric[word] = (numeric[word] ?? true) && column.kind == .number } }
+        return numeric.keys.filter { $0.count >= 2 }.sorted().map { word in
             var bases = Set(Self.english.baseForms(word) + [word])
             if let expansion = Lexicon.abbreviations[word] { bases.insert(expansion) }
-            return (word, bases)
+            return (word, bases, numeric[word] ?? false)
         }
     }
 }

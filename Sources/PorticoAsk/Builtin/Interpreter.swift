@@ -191,7 +191,7 @@ struct Interpreter {
                 }
             })
         let tokens = reader.tokens
-        let unknown = tokens.indices.filter { i in
+        let unknownAt = tokens.indices.filter { i in
             let t = tokens[i]
             // "US" is a name written in capitals, not the word "us" (a first word is only shouted: "IN which year").
             let acronym = i > 0 && t.text.count >= 2 && t.text.allSatisfy(\.isUppercase)
@@ -205,7 +205,8 @@ struct Interpreter {
                 && !Lexicon.forms(t.lower).contains(where: valueColumnWords.contains) && !isPassiveVerb(at: i, of: tokens)
                 && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
                 && !Self.sharedByACount(at: i, of: tokens) && !namesItsColumnAgain(at: i, of: tokens)
-        }.map { tokens[$0] }
+        }
+        let unknown = unknownAt.map { tokens[$0] }
         if !unknown.isEmpty {
             // "the deparment names": a word one letter off a word of the schema's names, when every
             // word not understood is one, is read as that word.
@@ -221,7 +222,10 @@ struct Interpreter {
                 return understood
             }
             // Words the schema does not use, read as the schema's words the English lexicon links them to.
-            if respelling, !unknown.contains(where: \.quoted), let linked = schemaWords(linking: unknown.map(\.lower)) {
+            let linking = unknownAt.map { i in
+                LinkedWord(word: tokens[i].lower, next: i + 1 < tokens.count ? tokens[i + 1].lower : nil)
+            }
+            if respelling, !unknown.contains(where: \.quoted), let linked = schemaWords(linking: linking, in: tokens.map(\.lower)) {
                 var text = question
                 for (token, word) in zip(unknown, linked) { text = Self.replacingWord(token.text, with: word, in: text) }
                 if var understood = try? interpret(text, previous: previous, respelling: false) {
@@ -1428,7 +1432,10 @@ struct Interpreter {
         func same(_ q: [String], _ s: [String]) -> Bool {
             q.count == s.count && zip(q, s).allSatisfy { Lexicon.matches(question: $0, schema: $1) }
         }
-        if let table = schema.tables.indices.first(where: { same(words, schema.tables[$0].words) }) { return .table(table) }
+        if let table = schema.tables.indices.first(where: { same(words, schema.tables[$0].words) || schema.tables[$0].written.map { same(words, $0) } == true })
+        {
+            return .table(table)
+        }
         var columns: [Int] = []
         var wholeNames: [Int] = []
         for (ci, column) in schema.columnList.enumerated() {
@@ -1436,11 +1443,14 @@ struct Interpreter {
             if names.count > 1, ["id", "key", "on", "at", "no"].contains(names.last ?? "") { names.removeLast() }
             // "the city" of a student is its city_code, when no table of cities is there to point at.
             if names.count > 1, names.last == "code", !column.isKey { names.removeLast() }
+            // "the category" for category_name (`SchemaModel.Column.namesThing`).
+            if column.namesThing { names.removeLast() }
             // A yes/no column is named without its verb: "low cost" for is_low_cost.
             if column.kind == .boolean, names.count > 1, ["is", "has", "was", "can", "does"].contains(names[0]) { names.removeFirst() }
-            if same(words, names) || same(words, column.words) || column.withoutUnits.map({ same(words, $0) }) == true {
+            let whole = same(words, column.words) || column.written.map { same(words, $0) } == true
+            if whole || same(words, names) || column.withoutUnits.map({ same(words, $0) }) == true {
                 columns.append(ci)
-                if same(words, column.words) { wholeNames.append(ci) }
+                if whole { wholeNames.append(ci) }
             } else if words.count > 1, let own = column.withoutTable, same(words, own) {
                 // "first name" for customer_first_name of Customers.
                 columns.append(ci)
@@ -1510,6 +1520,14 @@ struct Interpreter {
             owners.count == 1, columns.contains(where: { schema.columnList[$0].table == owners[0] })
         {
             return .table(owners[0])
+        }
+        // "the staff" of a table staff_member whose key is staff_no: a table's key named by the
+        // start of the table's own name is the table.
+        if columns.count == 1, case let column = schema.column(columns[0]), column.isPrimary,
+            schema.tables[column.table].primaryKey == columns[0], case let table = schema.tables[column.table].words,
+            words.count < table.count, same(words, Array(table.prefix(words.count)))
+        {
+            return .table(column.table)
         }
         if !columns.isEmpty { return .columns(columns) }
         // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.

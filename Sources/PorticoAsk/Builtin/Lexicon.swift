@@ -19,8 +19,15 @@ enum Lexicon {
 
     static let irregularPlurals = ["people": "person", "men": "man", "women": "woman", "children": "child", "staff": "staff", "ids": "id"]
 
-    /// Column names that run the parts of a person's name together: Fname is a first name.
-    static let nameParts = ["fname": ["first", "name"], "lname": ["last", "name"], "mname": ["middle", "name"]]
+    /// Abbreviations in names that stand for several words: Fname is a first name, DOB a date of birth.
+    static let expansions = [
+        "fname": ["first", "name"], "lname": ["last", "name"], "mname": ["middle", "name"], "dob": ["birth", "date"], "sqft": ["square", "feet"],
+    ]
+
+    /// Words of two letters that may be inside a name run together ("qtyonhand"), and those that
+    /// may end one, as a key's name ends ("phoneno", "whid").
+    static let shortParts: Set<String> = ["on", "of", "in", "by", "to", "at"]
+    static let keyEndings: Set<String> = ["id", "no"]
     /// Other words for a first or a last name, as columns are named.
     static let namesOtherwise: [[String]: [[String]]] = [
         ["first", "name"]: [["forename"], ["given", "name"]], ["last", "name"]: [["surname"], ["family", "name"]],
@@ -67,7 +74,8 @@ enum Lexicon {
     static let abbreviations = [
         "qty": "quantity", "amt": "amount", "num": "number", "no": "number", "desc": "description", "addr": "address",
         "prod": "product", "cat": "category", "dob": "birth", "dt": "date", "pct": "percent", "tel": "phone", "org": "organization",
-        "mgr": "manager", "yr": "year", "mo": "month", "sec": "second",
+        "mgr": "manager", "yr": "year", "mo": "month", "sec": "second", "lvl": "level", "dept": "department", "acct": "account",
+        "qtr": "quarter",
     ]
 
     /// Whether `short` is a table's abbreviation of `word`, as a prefix of its columns' names: at

@@ -363,6 +363,8 @@ extension Interpreter {
             let countsKey = schema.tables[t].primaryKey.map { expressions.contains(.aggregate(.countDistinct, .column($0))) } ?? false
             if countsKey || countsRows && (r.joined == 1 || plan.counted == t) { risks.append(.countsItsOwnRows) }
         }
+        // The distinct values of the column grouped by, counted in each group: 1, always.
+        if case .column(let c)? = plan.grouping, plan.measures.contains(.aggregate(.countDistinct, .column(c))) { risks.append(.countsItsOwnRows) }
         if plan.limit != nil || !plan.order.isEmpty { risks.append(.ranked) }
         if !plan.having.isEmpty { risks.append(.having) }
         // One attribute listed as the set of its values is the engine's own reading of a plain list, not a risk.

@@ -1,4 +1,5 @@
 import PorticoData
+import PorticoLexicon
 
 /// A datasource's schema as the built-in engine reads it: tables and columns as words, the kind
 /// of value each column holds, each table's label columns, and the foreign-key graph.
@@ -9,6 +10,9 @@ struct SchemaModel: Sendable {
         let table: Int
         let name: String
         let words: [String]
+        /// The words as the name writes them, when they were read otherwise ("stockitem" read as
+        /// stock item): a question may write them so too.
+        var written: [String]? = nil
         let kind: Kind
         let isPrimary: Bool
         /// The table this column references, when it is a foreign key.
@@ -29,6 +33,8 @@ struct SchemaModel: Sendable {
         /// The name read with its table's initial spelt out ("department name" for DName), when it
         /// starts with one (`SchemaModel.initialed`).
         var initialed: [String]? = nil
+        /// A name of a thing ("category name"), which the thing's word alone names ("the category").
+        var namesThing = false
         /// The words after the table's own at the start ("first name" of customer_first_name).
         var withoutTable: [String]? = nil
         /// A number's name without the units that end it ("max temperature" of max_temperature_f).
@@ -56,6 +62,8 @@ struct SchemaModel: Sendable {
     struct Table: Sendable {
         let name: String
         let words: [String]
+        /// The words as the name writes them, when they were read otherwise.
+        var written: [String]? = nil
         var columns: [Int]
         var primaryKey: Int?
         /// The columns that name one row: `name`, else first and last name, else `title`, else the first text column.
@@ -104,7 +112,8 @@ struct SchemaModel: Sendable {
             if keys.count == 1 { keyedBy[keys[0].name.lowercased(), default: []].append(t) }
         }
         for (t, table) in source.enumerated() {
-            var entry = Table(name: table.name, words: SchemaModel.words(table.name), columns: [], primaryKey: nil, labels: [])
+            var entry = Table(name: table.name, words: SchemaModel.readName(table.name), columns: [], primaryKey: nil, labels: [])
+            if case let written = SchemaModel.words(table.name), written != entry.words { entry.written = written }
             entry.storedOrder = table.storedOrder
             var foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
             // "customer_id" in a table that declares no key to the one table keyed by customer_id: a
@@ -125,18 +134,23 @@ struct SchemaModel: Sendable {
                 foreign[name] = .init(column: column.name, table: source[owners[0]].name, targetColumn: column.name)
             }
             for column in table.columns {
-                let words = SchemaModel.words(column.name).flatMap { Lexicon.nameParts[$0] ?? [$0] }
+                let words = SchemaModel.readName(column.name, table: entry.words)
                 let key = foreign[column.name.lowercased()]
                 let reference = key.flatMap { index[$0.table.lowercased()] }
                 let named = words.last == "id" || words.last == "key" || column.name.lowercased() == "id"
                 let ci = columnList.count
                 var kind = SchemaModel.kind(column.type)
                 // Dates declared as text (SQLite has no date type): ISO strings, compared and cut as text.
-                let textDate = kind == .text && words.contains { ["date", "datetime", "timestamp"].contains($0) }
+                // (Not an abbreviation's reading: "dob" is a birth date, but text of that name may be anything.)
+                let written = SchemaModel.words(column.name)
+                let textDate =
+                    kind == .text && words.contains { ["date", "datetime", "timestamp"].contains($0) }
+                    && !written.contains { Lexicon.expansions[$0] != nil }
                 if textDate { kind = .date }
                 columnList.append(
                     Column(
-                        table: t, name: column.name, words: words, kind: kind, isPrimary: column.primaryKey,
+                        table: t, name: column.name, words: words, written: written == words ? nil : written, kind: kind,
+                        isPrimary: column.primaryKey,
                         references: reference, isKey: column.primaryKey && soleKey || reference != nil || named, storedAsText: textDate,
                         initialed: SchemaModel.initialed(column.name, table: entry.words), withoutTable: SchemaModel.withoutTable(words, entry.words),
                         withoutUnits: kind == .number ? SchemaModel.withoutUnits(words) : nil))
@@ -155,6 +169,18 @@ struct SchemaModel: Sendable {
                 tables[t].primaryKey = tables[t].columns.first { columnList[$0].words == ["id"] }
             }
             tables[t].labels = labels(of: t)
+        }
+        // "the category" of an item is its category_name: a thing's name is named by the thing (a
+        // word that is only a noun: not "first" or "full"), unless a table is named by that word
+        // ("the parties" of party_name and a table Party).
+        for c in columnList.indices {
+            let words = columnList[c].words
+            guard words.count == 2, words[1] == "name", columnList[c].kind == .text, !columnList[c].isKey,
+                case let parts = WordNet.english.partsOfSpeech(of: Lexicon.abbreviations[words[0]] ?? words[0]), !parts.isEmpty,
+                parts.allSatisfy({ $0 == .noun }),
+                !tables.contains(where: { $0.words.contains { Lexicon.matches(question: words[0], schema: $0) } })
+            else { continue }
+            columnList[c].namesThing = true
         }
     }
 
@@ -289,7 +315,21 @@ struct SchemaModel: Sendable {
         let last = cs.first { own($0) == ["last", "name"] || own($0) == ["lastname"] || own($0) == ["surname"] }
         if let first, let last { return [first, last] }
         if let title = cs.first(where: { columnList[$0].words == ["title"] }) { return [title] }
-        if let named = cs.first(where: { columnList[$0].words.last?.hasSuffix("name") == true }) { return [named] }
+        // "category name" of an item names its category, not the item: a name after a word that is
+        // only a noun and not the table's names something else.
+        func namesAnother(_ c: Int) -> Bool {
+            let words = own(c)
+            guard words.count == 2, !tables[t].words.contains(words[0]) else { return false }
+            let parts = WordNet.english.partsOfSpeech(of: Lexicon.abbreviations[words[0]] ?? words[0])
+            return !parts.isEmpty && parts.allSatisfy { $0 == .noun }
+        }
+        let named = cs.filter { columnList[$0].words.last?.hasSuffix("name") == true }
+        if let name = named.first(where: { !namesAnother($0) }) { return [name] }
+        // "item_desc" of Stock_Item: a text column named by the table's word and one more, what the row is called.
+        if let last = tables[t].words.last, let described = cs.first(where: { columnList[$0].words.count == 2 && columnList[$0].words[0] == last }) {
+            return [described]
+        }
+        if let name = named.first { return [name] }
         // A key that is itself the row's name ("dept_name", a person's "name"), or a column named as
         // its table (a player's "Player"): either tells rows apart better than the first text column
         // (a department's building).

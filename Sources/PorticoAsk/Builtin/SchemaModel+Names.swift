@@ -1,0 +1,114 @@
+import PorticoLexicon
+import Synchronization
+
+/// How the built-in engine reads a table's or column's name as words: camelCase and snake_case
+/// split, then each word that is no English word read through the lexicon, as a person reading the
+/// schema would: a name run together ("stockitem" → stock item, "qtyonhand" → qty on hand), a name
+/// that starts with an abbreviation of its own table ("suppname" of supplier → supplier name), an
+/// abbreviation that stands for several words ("dob" → birth date, "fname" → first name).
+extension SchemaModel {
+    /// The words of `name`, a name of a column of the table named `table` (its words) or of a table.
+    static func readName(_ name: String, table: [String] = []) -> [String] {
+        let key = table.isEmpty ? name : name + "\u{1F}" + table.joined(separator: " ")
+        if let known = readNames.withLock({ $0[key] }) { return known }
+        let words = words(name).flatMap { word in Lexicon.expansions[word] ?? unglued(word, table: table) ?? [word] }
+        readNames.withLock { cache in
+            if cache.count >= 20_000 { cache.removeAll(keepingCapacity: true) }
+            cache[key] = words
+        }
+        return words
+    }
+
+    /// Names already read: a schema is read again for every question, its names stay the same.
+    private static let readNames = Mutex<[String: [String]]>([:])
+
+    /// The words `word` runs together, when it is no word itself nor a word misspelt (one letter
+    /// off), and every part of one reading is a word of the lexicon of three letters or more, a
+    /// short word inside it ("on" in qtyonhand) or a key's ending ("id", "no"), an abbreviation
+    /// the engine knows, or, first, its own table's word abbreviated ("supp", "wh"). Of the
+    /// readings, the one with fewer, longer parts, then the one of commoner words (more senses:
+    /// "hourly rate", not "hour lyrate"). `nil` when none reads all of it.
+    static func unglued(_ word: String, table: [String]) -> [String]? {
+        let letters = Array(word)
+        guard letters.count >= 4, letters.count <= 40, letters.allSatisfy({ $0.isLetter && $0.isASCII }), !isWord(word), !isMisspelt(word) else {
+            return nil
+        }
+        // best[i]: the best reading of the first i letters, scored by the sum of its parts' lengths
+        // squared, then by their senses.
+        var best: [(parts: [String], score: Int, senses: Int)?] = Array(repeating: nil, count: letters.count + 1)
+        best[0] = ([], 0, 0)
+        for end in 2...letters.count {
+            for start in 0...(end - 2) {
+                guard let before = best[start] else { continue }
+                let part = String(letters[start..<end])
+                let read: [String]
+                if start == 0, end < letters.count, let own = ownTable(abbreviated: part, table) {
+                    read = [own]
+                } else if let expansion = Lexicon.expansions[part] {
+                    read = expansion
+                } else if part.count >= 3
+                    ? isWord(part)
+                    : Lexicon.keyEndings.contains(part) && end == letters.count
+                        || Lexicon.shortParts.contains(part) && start > 0 && end < letters.count
+                {
+                    read = [part]
+                } else {
+                    continue
+                }
+                let candidate = (
+                    parts: before.parts + read, score: before.score + part.count * part.count,
+                    senses: before.senses + WordNet.english.senseCount(of: part)
+                )
+                if best[end].map({ (candidate.score, candidate.senses) > ($0.score, $0.senses) }) ?? true { best[end] = candidate }
+            }
+        }
+        guard let reading = best[letters.count], reading.parts.count >= 2 else { return nil }
+        return reading.parts
+    }
+
+    /// Whether the lexicon or the engine knows `word` as it is (a word, one of its forms, or an abbreviation).
+    static func isWord(_ word: String) -> Bool {
+        Lexicon.abbreviations[word] != nil || Lexicon.expansions[word] != nil || !WordNet.english.baseForms(word).isEmpty
+    }
+
+    /// Whether `word` is a word of the lexicon with one letter dropped, added, changed or two
+    /// swapped ("appelation"): a misspelt word is not read as a name run together.
+    static func isMisspelt(_ word: String) -> Bool {
+        let letters = Array(word)
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz")
+        func known(_ candidate: [Character]) -> Bool { candidate.count >= 3 && WordNet.english.contains(String(candidate)) }
+        for i in letters.indices {
+            var dropped = letters
+            dropped.remove(at: i)
+            if known(dropped) { return true }
+            if i + 1 < letters.count {
+                var swapped = letters
+                swapped.swapAt(i, i + 1)
+                if swapped != letters, known(swapped) { return true }
+            }
+            for letter in alphabet where letter != letters[i] {
+                var changed = letters
+                changed[i] = letter
+                if known(changed) { return true }
+            }
+        }
+        for i in 0...letters.count {
+            for letter in alphabet {
+                var added = letters
+                added.insert(letter, at: i)
+                if known(added) { return true }
+            }
+        }
+        return false
+    }
+
+    /// The word of its own table that `part` abbreviates at the start of a column's name: three
+    /// letters or more as `Lexicon.abbreviates` says ("supp" of supplier, "emp" of employee), or
+    /// two, the table's one word's first letter and one after it ("wh" of warehouse).
+    private static func ownTable(abbreviated part: String, _ table: [String]) -> String? {
+        guard part.count >= 2 else { return nil }
+        if part.count >= 3 { return table.first { Lexicon.abbreviates(part, $0) } }
+        guard table.count == 1, let word = table.first, word.count >= 6, word.first == part.first, let second = part.last else { return nil }
+        return word.dropFirst().contains(second) ? word : nil
+    }
+}
