@@ -41,7 +41,7 @@ def score(output: str) -> tuple[float, float]:
 #   (WAREHOUSE_BAR): its questions use words the schema does not ("vendors", "employees") on purpose.
 DATABASES = [(university, None), (hospital, None), (airline, r"air-26\trefused .*source_airport or flight.dest_airport"),
              (shop, None), (company, r"co-26\trefused"), (warehouse, r"wh-08\trefused .*'vendors'")]
-BARS = {"warehouse": 0.65}
+BARS = {"warehouse": 0.72}
 
 
 @pytest.fixture(scope="module")

@@ -137,6 +137,9 @@ import Testing
             Self.sql("List the stock items that cost more than 50.", tables: tables) == #"SELECT t0."itemdesc" FROM "stockitem" t0 WHERE t0."unitprice" > 50"#)
         #expect(Self.sql("What is the total quantity shipped?", tables: tables) == #"SELECT SUM(t0."qty") AS value FROM "shipment" t0"#)
         #expect(Self.sql("Which category has the most stock items?", tables: tables)?.contains(#"GROUP BY t0."categoryname""#) == true)
+        #expect(
+            Self.sql("What is the most expensive item?", tables: tables)?.hasPrefix(
+                #"SELECT t0."itemdesc", t0."unitprice" FROM "stockitem" t0 ORDER BY t0."unitprice" DESC"#) == true)
     }
 
     @Test func countsSumsAndGroupsAlongTheKeys() {

@@ -1521,13 +1521,16 @@ struct Interpreter {
         {
             return .table(owners[0])
         }
-        // "the staff" of a table staff_member whose key is staff_no: a table's key named by the
-        // start of the table's own name is the table.
-        if columns.count == 1, case let column = schema.column(columns[0]), column.isPrimary,
-            schema.tables[column.table].primaryKey == columns[0], case let table = schema.tables[column.table].words,
-            words.count < table.count, same(words, Array(table.prefix(words.count)))
+        // "the staff" of a table staff_member whose key is staff_no, "the items" of stock_item keyed
+        // by item_no: the key of a table (and keys to it) named by the start or the end of the
+        // table's own name is the table. Not a key that is itself the value ("allergy" of
+        // Allergy_Type keyed by its allergy).
+        if let first = columns.first, case let column = schema.column(first), column.words.count > words.count,
+            case let t = column.references ?? column.table, let key = schema.tables[t].primaryKey,
+            columns.allSatisfy({ $0 == key || schema.column($0).references == t }), case let table = schema.tables[t].words,
+            words.count < table.count, same(words, Array(table.prefix(words.count))) || same(words, Array(table.suffix(words.count)))
         {
-            return .table(column.table)
+            return .table(t)
         }
         if !columns.isEmpty { return .columns(columns) }
         // A column named by its last words: "country" for BillingCountry, "price" for UnitPrice.
