@@ -22,6 +22,18 @@ extension SchemaModel {
     /// Names already read: a schema is read again for every question, its names stay the same.
     private static let readNames = Mutex<[String: [String]]>([:])
 
+    /// The words of `name` as written (`words`), kept as `readName` keeps its reading.
+    static func writtenName(_ name: String) -> [String] {
+        let key = "\u{1E}" + name
+        if let known = readNames.withLock({ $0[key] }) { return known }
+        let written = words(name)
+        readNames.withLock { cache in
+            if cache.count >= 20_000 { cache.removeAll(keepingCapacity: true) }
+            cache[key] = written
+        }
+        return written
+    }
+
     /// The words `word` runs together, when it is no word itself nor a word misspelt (one letter
     /// off), and every part of one reading is a word of the lexicon of three letters or more, a
     /// short word inside it ("on" in qtyonhand) or a key's ending ("id", "no"), an abbreviation

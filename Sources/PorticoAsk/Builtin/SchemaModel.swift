@@ -1,5 +1,6 @@
 import PorticoData
 import PorticoLexicon
+import Synchronization
 
 /// A datasource's schema as the built-in engine reads it: tables and columns as words, the kind
 /// of value each column holds, each table's label columns, and the foreign-key graph.
@@ -113,7 +114,7 @@ struct SchemaModel: Sendable {
         }
         for (t, table) in source.enumerated() {
             var entry = Table(name: table.name, words: SchemaModel.readName(table.name), columns: [], primaryKey: nil, labels: [])
-            if case let written = SchemaModel.words(table.name), written != entry.words { entry.written = written }
+            if case let written = SchemaModel.writtenName(table.name), written != entry.words { entry.written = written }
             entry.storedOrder = table.storedOrder
             var foreign = Dictionary(table.foreignKeys.map { ($0.column.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
             // "customer_id" in a table that declares no key to the one table keyed by customer_id: a
@@ -123,7 +124,7 @@ struct SchemaModel: Sendable {
             let soleKeyName = soleKey ? table.columns.first(where: \.primaryKey)?.name.lowercased() : nil
             for column in table.columns where foreign[column.name.lowercased()] == nil && column.name.lowercased() != soleKeyName {
                 let name = column.name.lowercased()
-                let words = SchemaModel.words(column.name)
+                let words = SchemaModel.writtenName(column.name)
                 // Named for what it keys ("customer_id", not a bare "id" or "code"), and no key declared
                 // between the two tables either way.
                 guard let owners = keyedBy[name], owners.count == 1, owners[0] != t, words.count >= 2,
@@ -142,7 +143,7 @@ struct SchemaModel: Sendable {
                 var kind = SchemaModel.kind(column.type)
                 // Dates declared as text (SQLite has no date type): ISO strings, compared and cut as text.
                 // (Not an abbreviation's reading: "dob" is a birth date, but text of that name may be anything.)
-                let written = SchemaModel.words(column.name)
+                let written = SchemaModel.writtenName(column.name)
                 let textDate =
                     kind == .text && words.contains { ["date", "datetime", "timestamp"].contains($0) }
                     && !written.contains { Lexicon.expansions[$0] != nil }
@@ -258,7 +259,20 @@ struct SchemaModel: Sendable {
         return words
     }
 
+    /// The kind of value a column of the declared type holds (types repeat: each is read once).
     static func kind(_ type: String) -> Kind {
+        if let known = kinds.withLock({ $0[type] }) { return known }
+        let kind = readKind(type)
+        kinds.withLock { cache in
+            if cache.count >= 1_000 { cache.removeAll(keepingCapacity: true) }
+            cache[type] = kind
+        }
+        return kind
+    }
+
+    private static let kinds = Mutex<[String: Kind]>([:])
+
+    private static func readKind(_ type: String) -> Kind {
         let t = type.lowercased()
         if t.contains("date") || t.contains("time") { return .date }
         if t.contains("bool") { return .boolean }
