@@ -54,13 +54,13 @@ extension Interpreter {
             return nil
         }
         let neighbours = LexicalNeighbours(of: forms)
+        let endsQuestion = linked.next.map { !$0.contains(where: \.isLetter) } ?? true
         var best: (link: LexicalLink, words: Set<String>)?
         for name in names {
             guard let link = neighbours.link(to: name.bases) else { continue }
             if !onlyNoun {
-                let last = linked.next.map { !$0.contains(where: \.isLetter) } ?? true
                 guard link >= .derived, !name.numeric,
-                    !last || !question.contains(where: { $0 != word && Lexicon.matches(question: $0, schema: name.word) })
+                    !endsQuestion || !question.contains(where: { $0 != word && Lexicon.matches(question: $0, schema: name.word) })
                 else { continue }
             }
             if best.map({ link > $0.link }) ?? true {
