@@ -49,6 +49,12 @@ public struct WordNet: Sendable {
         baseForms(form).reduce(0) { count, lemma in count + (id(of: lemma).map { table.senses(of: $0).count } ?? 0) }
     }
 
+    /// Whether every sense of the lemma `word` is a noun ("category", not "first" or "open").
+    public func isOnlyNoun(_ word: String) -> Bool {
+        let parts = partsOfSpeech(of: word)
+        return !parts.isEmpty && parts.allSatisfy { $0 == .noun }
+    }
+
     /// The lemmas `form` is an inflection of (itself included when it is one), by WordNet's own
     /// rules (morphy): its irregular forms ("geese", "sold", "better"), then the regular endings
     /// of each part of speech ("companies" → company, "hired" → hire, "oldest" → old).
@@ -155,19 +161,28 @@ public struct WordNet: Sendable {
     /// two letters: "zipcode" → zip, code; "studentenrollments" → student, enrollments. Fewer,
     /// longer parts are preferred. `nil` when no reading uses only known words.
     public func split(_ glued: String) -> [String]? {
+        split(glued) { part, _, _ in (part.count >= 3 || contains(part)) && !baseForms(part).isEmpty ? [part] : nil }
+    }
+
+    /// The words a name runs together, reading each part as `read` says: for the part that runs
+    /// from letter `start` to letter `end` (exclusive), the words it stands for, or `nil` when it is
+    /// no part. Of the readings that cover the whole name with two parts or more, the one with
+    /// fewer, longer parts, then the one of commoner words (more senses: "hourly rate", not "hour
+    /// lyrate"). `nil` when none covers it.
+    public func split(_ glued: String, reading read: (_ part: String, _ start: Int, _ end: Int) -> [String]?) -> [String]? {
         let letters = Array(Self.key(glued))
         guard letters.count >= 4, letters.count <= 64, letters.allSatisfy({ $0.isLetter }) else { return nil }
-        // best[i]: the best reading of the first i letters, as (parts, score) with the score the
-        // sum of the squares of the parts' lengths.
-        var best: [(parts: [String], score: Int)?] = Array(repeating: nil, count: letters.count + 1)
-        best[0] = ([], 0)
+        // best[i]: the best reading of the first i letters, scored by the sum of the squares of its
+        // parts' lengths, then by their senses.
+        var best: [(parts: [String], score: Int, senses: Int)?] = Array(repeating: nil, count: letters.count + 1)
+        best[0] = ([], 0, 0)
         for end in 2...letters.count {
             for start in 0...(end - 2) {
                 guard let before = best[start] else { continue }
                 let part = String(letters[start..<end])
-                guard part.count >= 3 || contains(part), !baseForms(part).isEmpty else { continue }
-                let candidate = (parts: before.parts + [part], score: before.score + part.count * part.count)
-                if best[end].map({ candidate.score > $0.score }) ?? true { best[end] = candidate }
+                guard let words = read(part, start, end) else { continue }
+                let candidate = (parts: before.parts + words, score: before.score + part.count * part.count, senses: before.senses + senseCount(of: part))
+                if best[end].map({ (candidate.score, candidate.senses) > ($0.score, $0.senses) }) ?? true { best[end] = candidate }
             }
         }
         guard let reading = best[letters.count], reading.parts.count >= 2 else { return nil }

@@ -47,7 +47,7 @@ extension Interpreter {
         // where it says what they do, not which.
         let forms = english.baseForms(word)
         guard !forms.isEmpty else { return nil }
-        let onlyNoun = forms.allSatisfy { english.partsOfSpeech(of: $0).allSatisfy { $0 == .noun } }
+        let onlyNoun = forms.allSatisfy(english.isOnlyNoun)
         if !onlyNoun, english.partsOfSpeech(of: word).contains(.adjective), let next = linked.next, next.allSatisfy(\.isLetter),
             !Lexicon.stopWords.contains(next), !Self.comparisonWords.contains(next)
         {

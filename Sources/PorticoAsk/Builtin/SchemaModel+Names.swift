@@ -1,5 +1,5 @@
+import PorticoBase
 import PorticoLexicon
-import Synchronization
 
 /// How the built-in engine reads a table's or column's name as words: camelCase and snake_case
 /// split, then each word that is no English word read through the lexicon, as a person reading the
@@ -10,72 +10,41 @@ extension SchemaModel {
     /// The words of `name`, a name of a column of the table named `table` (its words) or of a table.
     static func readName(_ name: String, table: [String] = []) -> [String] {
         let key = table.isEmpty ? name : name + "\u{1F}" + table.joined(separator: " ")
-        if let known = readNames.withLock({ $0[key] }) { return known }
+        if let known = readNames[key] { return known }
         let words = words(name).flatMap { word in Lexicon.expansions[word] ?? unglued(word, table: table) ?? [word] }
-        readNames.withLock { cache in
-            if cache.count >= 20_000 { cache.removeAll(keepingCapacity: true) }
-            cache[key] = words
-        }
+        readNames.store(words, for: key)
         return words
     }
-
-    /// Names already read: a schema is read again for every question, its names stay the same.
-    private static let readNames = Mutex<[String: [String]]>([:])
 
     /// The words of `name` as written (`words`), kept as `readName` keeps its reading.
     static func writtenName(_ name: String) -> [String] {
         let key = "\u{1E}" + name
-        if let known = readNames.withLock({ $0[key] }) { return known }
+        if let known = readNames[key] { return known }
         let written = words(name)
-        readNames.withLock { cache in
-            if cache.count >= 20_000 { cache.removeAll(keepingCapacity: true) }
-            cache[key] = written
-        }
+        readNames.store(written, for: key)
         return written
     }
 
+    /// Names already read, as read and as written: a schema is read again for every question, its
+    /// names stay the same.
+    private static let readNames = BoundedCache<String, [String]>(limit: 20_000)
+
     /// The words `word` runs together, when it is no word itself nor a word misspelt (one letter
-    /// off), and every part of one reading is a word of the lexicon of three letters or more, a
-    /// short word inside it ("on" in qtyonhand) or a key's ending ("id", "no"), an abbreviation
-    /// the engine knows, or, first, its own table's word abbreviated ("supp", "wh"). Of the
-    /// readings, the one with fewer, longer parts, then the one of commoner words (more senses:
-    /// "hourly rate", not "hour lyrate"). `nil` when none reads all of it.
+    /// off), and every part of one reading (`WordNet.split`) is a word of the lexicon of three
+    /// letters or more, a short word inside it ("on" in qtyonhand) or a key's ending ("id", "no"),
+    /// an abbreviation the engine knows, or, first, its own table's word abbreviated ("supp", "wh").
+    /// `nil` when none reads all of it.
     static func unglued(_ word: String, table: [String]) -> [String]? {
-        let letters = Array(word)
-        guard letters.count >= 4, letters.count <= 40, letters.allSatisfy({ $0.isLetter && $0.isASCII }), !isWord(word), !isMisspelt(word) else {
-            return nil
+        guard (4...40).contains(word.count), word.allSatisfy({ $0.isLetter && $0.isASCII }), !isWord(word), !isMisspelt(word) else { return nil }
+        let count = word.count
+        return WordNet.english.split(word) { part, start, end in
+            if start == 0, end < count, let own = ownTable(abbreviated: part, table) { return [own] }
+            if let expansion = Lexicon.expansions[part] { return expansion }
+            let inside = start > 0 && end < count
+            let known =
+                part.count >= 3 ? isWord(part) : Lexicon.keyEndings.contains(part) && end == count || Lexicon.shortParts.contains(part) && inside
+            return known ? [part] : nil
         }
-        // best[i]: the best reading of the first i letters, scored by the sum of its parts' lengths
-        // squared, then by their senses.
-        var best: [(parts: [String], score: Int, senses: Int)?] = Array(repeating: nil, count: letters.count + 1)
-        best[0] = ([], 0, 0)
-        for end in 2...letters.count {
-            for start in 0...(end - 2) {
-                guard let before = best[start] else { continue }
-                let part = String(letters[start..<end])
-                let read: [String]
-                if start == 0, end < letters.count, let own = ownTable(abbreviated: part, table) {
-                    read = [own]
-                } else if let expansion = Lexicon.expansions[part] {
-                    read = expansion
-                } else if part.count >= 3
-                    ? isWord(part)
-                    : Lexicon.keyEndings.contains(part) && end == letters.count
-                        || Lexicon.shortParts.contains(part) && start > 0 && end < letters.count
-                {
-                    read = [part]
-                } else {
-                    continue
-                }
-                let candidate = (
-                    parts: before.parts + read, score: before.score + part.count * part.count,
-                    senses: before.senses + WordNet.english.senseCount(of: part)
-                )
-                if best[end].map({ (candidate.score, candidate.senses) > ($0.score, $0.senses) }) ?? true { best[end] = candidate }
-            }
-        }
-        guard let reading = best[letters.count], reading.parts.count >= 2 else { return nil }
-        return reading.parts
     }
 
     /// Whether the lexicon or the engine knows `word` as it is (a word, one of its forms, or an abbreviation).

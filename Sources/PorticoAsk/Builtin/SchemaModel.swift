@@ -1,6 +1,6 @@
+import PorticoBase
 import PorticoData
 import PorticoLexicon
-import Synchronization
 
 /// A datasource's schema as the built-in engine reads it: tables and columns as words, the kind
 /// of value each column holds, each table's label columns, and the foreign-key graph.
@@ -176,9 +176,7 @@ struct SchemaModel: Sendable {
         // ("the parties" of party_name and a table Party).
         for c in columnList.indices {
             let words = columnList[c].words
-            guard words.count == 2, words[1] == "name", columnList[c].kind == .text, !columnList[c].isKey,
-                case let parts = WordNet.english.partsOfSpeech(of: Lexicon.abbreviations[words[0]] ?? words[0]), !parts.isEmpty,
-                parts.allSatisfy({ $0 == .noun }),
+            guard words.count == 2, words[1] == "name", columnList[c].kind == .text, !columnList[c].isKey, Self.isThing(words[0]),
                 !tables.contains(where: { $0.words.contains { Lexicon.matches(question: words[0], schema: $0) } })
             else { continue }
             columnList[c].namesThing = true
@@ -259,18 +257,21 @@ struct SchemaModel: Sendable {
         return words
     }
 
+    /// Whether a name's word (or what it abbreviates) is only a noun: a thing, as "category" in
+    /// category_name, not "first" or "full".
+    static func isThing(_ word: String) -> Bool {
+        WordNet.english.isOnlyNoun(Lexicon.abbreviations[word] ?? word)
+    }
+
     /// The kind of value a column of the declared type holds (types repeat: each is read once).
     static func kind(_ type: String) -> Kind {
-        if let known = kinds.withLock({ $0[type] }) { return known }
+        if let known = kinds[type] { return known }
         let kind = readKind(type)
-        kinds.withLock { cache in
-            if cache.count >= 1_000 { cache.removeAll(keepingCapacity: true) }
-            cache[type] = kind
-        }
+        kinds.store(kind, for: type)
         return kind
     }
 
-    private static let kinds = Mutex<[String: Kind]>([:])
+    private static let kinds = BoundedCache<String, Kind>(limit: 1_000)
 
     private static func readKind(_ type: String) -> Kind {
         let t = type.lowercased()
@@ -333,9 +334,7 @@ struct SchemaModel: Sendable {
         // only a noun and not the table's names something else.
         func namesAnother(_ c: Int) -> Bool {
             let words = own(c)
-            guard words.count == 2, !tables[t].words.contains(words[0]) else { return false }
-            let parts = WordNet.english.partsOfSpeech(of: Lexicon.abbreviations[words[0]] ?? words[0])
-            return !parts.isEmpty && parts.allSatisfy { $0 == .noun }
+            return words.count == 2 && !tables[t].words.contains(words[0]) && Self.isThing(words[0])
         }
         let named = cs.filter { columnList[$0].words.last?.hasSuffix("name") == true }
         if let name = named.first(where: { !namesAnother($0) }) { return [name] }
