@@ -6,6 +6,34 @@ extension StringProtocol {
         while let last = s.last, last == " " || last == "\t" { s = s.dropLast() }
         return String(s)
     }
+
+    /// Whether `other` occurs in the text, compared character by character as Swift compares
+    /// strings. Text from outside is searched with this, not Foundation's `contains(_:)` or
+    /// `range(of:)`: on Linux those trap on some text that is not ASCII (a target of
+    /// "e\u{301}\u{0}"), and a trap ends the process. Empty text occurs everywhere, as in SQL's LIKE.
+    public func includes(_ other: some StringProtocol) -> Bool {
+        firstRange(of: other) != nil
+    }
+
+    /// How many times `other` occurs, without overlaps, counting at most `limit`.
+    public func occurrences(of other: some StringProtocol, limit: Int = .max) -> Int {
+        guard !other.isEmpty else { return 0 }
+        var count = 0
+        var rest = self[...]
+        while count < limit, let found = rest.firstRange(of: other) {
+            count += 1
+            rest = rest[found.upperBound...]
+        }
+        return count
+    }
+}
+
+extension String {
+    /// The text with every occurrence of `target` replaced, found as `includes` finds it (Foundation's
+    /// `replacingOccurrences(of:with:)` traps on the same text its search does).
+    public func replacingEvery(_ target: some StringProtocol, with replacement: some StringProtocol) -> String {
+        target.isEmpty ? self : replacing(target, with: replacement)
+    }
 }
 
 /// Lowercase hexadecimal.

@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoAuth
+import PorticoBase
 public import PorticoData
 import PorticoJSON
 public import PorticoMCP
@@ -42,7 +43,7 @@ public struct SchemaPackage: Sendable {
                     let rows = catalog.names.compactMap { name -> JSON? in
                         guard let collection = catalog.collections[name], catalog.isVisible(name) else { return nil }
                         if let search, !search.isEmpty,
-                            ![collection.name, collection.title ?? "", collection.description ?? ""].contains(where: { $0.lowercased().contains(search) })
+                            ![collection.name, collection.title ?? "", collection.description ?? ""].contains(where: { $0.lowercased().includes(search) })
                         {
                             return nil
                         }

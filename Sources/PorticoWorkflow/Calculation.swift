@@ -1,5 +1,6 @@
 import Foundation
 import PorticoData
+import PorticoBase
 import PorticoJSON
 
 /// The calculation node's language: arithmetic, comparisons, `&&` `||` `!`, text in quotes,
@@ -379,7 +380,7 @@ struct Evaluator {
             }
             // Both are within 0...count, so their sum cannot overflow.
             return .string(String(s[start..<min(s.count, start + length)]))
-        case "contains": return .bool(Variables.text(v[0]).contains(Variables.text(v[1])))
+        case "contains": return .bool(Variables.text(v[0]).includes(Variables.text(v[1])))
         case "replace": return try replace(Variables.text(v[0]), Variables.text(v[1]), Variables.text(v[2]))
         case "coalesce": return v.first { !$0.isNull } ?? .null
         case "number":
@@ -408,22 +409,19 @@ struct Evaluator {
     }
 
     /// `replace` with its result's size known before it is made: 64 KiB of text with each of its
-    /// characters replaced by 64 KiB would otherwise take 4 GiB before the size check.
+    /// characters replaced by 64 KiB would otherwise take 4 GiB before the size check. Text is found
+    /// as Swift compares it (`replacingEvery`): Foundation's search traps on some text not in ASCII.
     func replace(_ text: String, _ target: String, _ replacement: String) throws(WorkflowError) -> JSON {
         guard !target.isEmpty else { return try self.text(text) }
         let grows = replacement.utf8.count - target.utf8.count
         if grows > 0 {
-            var occurrences = 0
-            var rest = text[...]
-            while let found = rest.range(of: target) {
-                occurrences += 1
-                guard text.utf8.count + occurrences * grows <= Calculation.maxTextBytes else {
-                    throw WorkflowError("a text result is longer than \(Calculation.maxTextBytes / 1024) KiB")
-                }
-                rest = rest[found.upperBound...]
+            // One occurrence past the most the limit allows is enough to refuse.
+            let most = (Calculation.maxTextBytes - text.utf8.count) / grows
+            guard most >= 0, text.occurrences(of: target, limit: most + 1) <= most else {
+                throw WorkflowError("a text result is longer than \(Calculation.maxTextBytes / 1024) KiB")
             }
         }
-        return try self.text(text.replacingOccurrences(of: target, with: replacement))
+        return try self.text(text.replacingEvery(target, with: replacement))
     }
 
     /// Seconds since 1970 of the years 0001 to 9999, the dates a calculation makes.

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoJSON
 
 /// A NocoBase filter judged in memory, over an execution's variables rather than a table: what a
@@ -110,7 +111,7 @@ struct FilterMatcher {
             let needles = (operand.arrayValue ?? [operand]).map { Variables.text($0).lowercased() }
             let found = needles.contains { needle in
                 switch op {
-                case "$includes", "$notIncludes": return text.contains(needle)
+                case "$includes", "$notIncludes": return text.includes(needle)
                 case "$startsWith", "$notStartsWith": return text.hasPrefix(needle)
                 default: return text.hasSuffix(needle)
                 }
