@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 
 /// PostgreSQL folds unquoted names to lower case, so `SELECT Title FROM Album` cannot reach a
 /// table created as `"Album"` with a column `"Title"` (Portico's collections on PostgreSQL, and
@@ -47,7 +48,7 @@ enum IdentifierCase {
             if previous?.kind == .symbol, previous?.text == "::" { continue }
             let start = sql.utf8.index(sql.utf8.startIndex, offsetBy: token.offset)
             out += sql[at..<start]
-            out += "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            out += "\"" + name.doubling("\"") + "\""
             at = sql.utf8.index(start, offsetBy: token.text.utf8.count)
             changed = true
         }

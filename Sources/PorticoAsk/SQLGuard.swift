@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoData
 
 /// Why a piece of SQL was refused, in words that say what to change.
@@ -50,7 +51,7 @@ public struct SQLGuard: Sendable {
             for reference in references.reversed() {
                 guard let replacement = try view(reference.table) else { continue }
                 var text = replacement
-                if !reference.aliased { text += " AS \"" + reference.table.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+                if !reference.aliased { text += " AS \"" + reference.table.doubling("\"") + "\"" }
                 utf8.replaceSubrange(reference.range, with: Array(text.utf8))
             }
             return String(decoding: utf8, as: UTF8.self)
@@ -245,7 +246,7 @@ public struct SQLGuard: Sendable {
         switch token.kind {
         case .word, .quotedIdentifier: return token.text
         case .string where dialect == .sqlite && token.text.hasPrefix("'") && token.text.count >= 2:
-            return String(token.text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
+            return token.text.dropFirst().dropLast().undoubling("'")
         default: return nil
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 
 /// The SQL dialects Portico reads questions' SQL in.
 public enum SQLDialect: String, Sendable {
@@ -288,7 +289,7 @@ public enum SQLTokenizer {
         return nil
     }
 
-    static func unquote(_ text: String, quote: String) -> String {
-        text.replacingOccurrences(of: quote + quote, with: quote)
+    static func unquote(_ text: String, quote: Unicode.Scalar) -> String {
+        text.undoubling(quote)
     }
 }

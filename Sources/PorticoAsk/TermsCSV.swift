@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoData
 
 /// Terms as CSV (RFC 4180), the way SQLBot's users keep them in spreadsheets: one term per row
@@ -37,7 +38,7 @@ public enum TermsCSV {
 
     static func quote(_ field: String) -> String {
         guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) || field.hasPrefix(" ") else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + field.doubling("\"") + "\""
     }
 
     /// The rows of a file; the header names the columns (in any order, `term` required).

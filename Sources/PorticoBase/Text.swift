@@ -28,6 +28,37 @@ extension StringProtocol {
     }
 }
 
+extension StringProtocol {
+    /// The text with each of `marks` doubled, one Unicode scalar at a time: how SQL writes a quote
+    /// inside quotes (`'` as `''`, `"` as `""`). Not with `replacing` or Foundation's
+    /// `replacingOccurrences`: they compare characters, and a quote followed by a combining accent
+    /// is one character with it, left single, which would end the quoted text early.
+    public func doubling(_ marks: Unicode.Scalar...) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            out.append(scalar)
+            if marks.contains(scalar) { out.append(scalar) }
+        }
+        return String(out)
+    }
+
+    /// The text with each doubled `mark` single again, one Unicode scalar at a time (what
+    /// `doubling` wrote, read back).
+    public func undoubling(_ mark: Unicode.Scalar) -> String {
+        var out = String.UnicodeScalarView()
+        var skip = false
+        for scalar in unicodeScalars {
+            if skip {
+                skip = false
+                if scalar == mark { continue }
+            }
+            out.append(scalar)
+            if scalar == mark { skip = true }
+        }
+        return String(out)
+    }
+}
+
 extension String {
     /// The text with every occurrence of `target` replaced, found as `includes` finds it (Foundation's
     /// `replacingOccurrences(of:with:)` traps on the same text its search does).

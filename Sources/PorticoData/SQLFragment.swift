@@ -1,3 +1,5 @@
+import PorticoBase
+
 /// A value bound into a statement. Values are always bound, never spliced into SQL text.
 public enum SQLValue: Sendable, Hashable {
     case null
@@ -127,12 +129,7 @@ public struct SQLFragment: Sendable {
     /// A double-quoted identifier with embedded quotes doubled: standard SQL, as SQLite and PostgreSQL read it.
     static func quote(_ name: String) -> String {
         if !name.utf8.contains(UInt8(ascii: "\"")) { return "\"" + name + "\"" }
-        var quoted = "\""
-        for c in name {
-            if c == "\"" { quoted.append("\"") }
-            quoted.append(c)
-        }
-        return quoted + "\""
+        return "\"" + name.doubling("\"") + "\""
     }
 
     /// The same SQL with its names written into the text around them (quoted as `rendered` quotes

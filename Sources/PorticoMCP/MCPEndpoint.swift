@@ -436,7 +436,9 @@ public final class MCPEndpoint: Sendable {
         var challenge = "Bearer resource_metadata=\"\(request.resourceMetadataURL)\", scope=\"mcp\""
         var detail = "Unauthorized operation: send 'Authorization: Bearer <API key or access token>'"
         if case .rejected(let reason) = request.auth {
-            challenge += ", error=\"invalid_token\", error_description=\"\(reason.replacingOccurrences(of: "\"", with: "'"))\""
+            // A quote in the reason, even one with an accent on it, may not end the quoted description.
+            let described = String(String.UnicodeScalarView(reason.unicodeScalars.map { $0 == "\"" ? "'" : $0 }))
+            challenge += ", error=\"invalid_token\", error_description=\"\(described)\""
             detail = reason
         }
         var headers = HTTPFields()

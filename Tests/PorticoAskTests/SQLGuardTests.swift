@@ -1,3 +1,4 @@
+import PorticoBase
 import Testing
 
 @testable import PorticoAsk
@@ -196,6 +197,24 @@ import Testing
         #expect(tokens.map(\.kind) == [.word, .string, .punctuation, .quotedIdentifier, .punctuation, .quotedIdentifier, .word, .word])
         #expect(tokens[3].text == "a\"b")
         #expect(tokens[5].text == "c d")
+    }
+
+    /// A quote with a combining accent on it is one character with it in Swift, and Foundation's
+    /// and Swift's replacing leave it single: SQL's quotes are doubled one scalar at a time, so
+    /// text from a question or a name can never end a quoted literal or identifier early.
+    @Test func aQuoteWithAnAccentOnItIsStillDoubled() throws {
+        let text = "O'\u{301} OR 1=1 --"
+        #expect(text.doubling("'") == "O''\u{301} OR 1=1 --")
+        #expect(text.doubling("'").undoubling("'") == text)
+        let tokens = try SQLTokenizer.tokenize("SELECT '\(text.doubling("'"))' FROM \"t\"\"\u{301}\"", dialect: .sqlite)
+        #expect(tokens.map(\.kind) == [.word, .string, .word, .quotedIdentifier])
+        let table = "t\"\u{301}"  // (swift-testing's #expect cannot carry this literal itself)
+        #expect(tokens[3].text == table)
+        let mysql = try SQLTokenizer.tokenize("SELECT '\("a\\'\u{301}".doubling("\\", "'"))'", dialect: .mysql)
+        #expect(mysql.map(\.kind) == [.word, .string])
+        let name = "x\"\u{301}y"
+        let quoted = "\"x\"\"\u{301}y\""
+        #expect(ValueIndex.quote(name, .sqlite) == quoted)
     }
 }
 

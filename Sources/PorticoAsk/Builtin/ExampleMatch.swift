@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 
 /// A question read as a pattern: its words, with the numbers, quoted texts and known values of
 /// the datasource taken out as slots. Two questions with the same words and slots of the same
@@ -105,7 +106,7 @@ struct QuestionPattern: Equatable {
         case (.number, .number(let n)): return Double(token.text) == n
         case (.string, .text(let text, _)):
             guard token.text.count >= 2, token.text.first == "'", token.text.last == "'" else { return false }
-            return String(token.text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'").lowercased() == text.lowercased()
+            return token.text.dropFirst().dropLast().undoubling("'").lowercased() == text.lowercased()
         default: return false
         }
     }
@@ -113,7 +114,7 @@ struct QuestionPattern: Equatable {
     static func literal(_ slot: Slot) -> String {
         switch slot {
         case .number(let n): return n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
-        case .text(let text, _): return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .text(let text, _): return "'" + text.doubling("'") + "'"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoData
 
 /// One plan being written as SQL, clause by clause: the tables joined along the shortest key
@@ -138,8 +139,7 @@ struct PlanWriting {
         case .number(let d): return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
         case .text(let s):
             // MySQL reads a backslash in a string as an escape.
-            let escaped = dialect == .mysql ? s.replacingOccurrences(of: "\\", with: "\\\\") : s
-            return "'" + escaped.replacingOccurrences(of: "'", with: "''") + "'"
+            return "'" + (dialect == .mysql ? s.doubling("\\", "'") : s.doubling("'")) + "'"
         }
     }
 

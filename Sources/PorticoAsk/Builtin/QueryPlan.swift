@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoData
 
 /// The built-in engine's intermediate form of a question: what is measured, grouped, filtered,
@@ -205,7 +206,7 @@ struct PlanCompiler {
 
     func q(_ name: String) -> String {
         dialect == .mysql
-            ? "`" + name.replacingOccurrences(of: "`", with: "``") + "`" : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            ? "`" + name.doubling("`") + "`" : "\"" + name.doubling("\"") + "\""
     }
 
     func bucket(_ c: Int, _ column: String, _ bucket: QueryPlan.Bucket) -> String {

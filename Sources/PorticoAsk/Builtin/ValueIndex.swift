@@ -1,4 +1,5 @@
 import Foundation
+import PorticoBase
 import PorticoData
 
 /// The distinct values of a datasource's text columns, so a question's "Brazil", "rock" or
@@ -115,7 +116,7 @@ public struct ValueIndex: Sendable {
 
     static func quote(_ name: String, _ dialect: SQLDialect) -> String {
         dialect == .mysql
-            ? "`" + name.replacingOccurrences(of: "`", with: "``") + "`" : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            ? "`" + name.doubling("`") + "`" : "\"" + name.doubling("\"") + "\""
     }
 
     mutating func add(column: Int, value: String) {

@@ -1,6 +1,7 @@
 import CMariaDB
 import Foundation
 public import Logging
+import PorticoBase
 import Synchronization
 
 /// A MySQL or MariaDB datasource: every statement runs in a session made read-only at connect
@@ -139,7 +140,7 @@ public final class MySQLReadOnlySource: ReadOnlySource {
     }
 
     static func quote(_ identifier: String) -> String {
-        "`" + identifier.replacingOccurrences(of: "`", with: "``") + "`"
+        "`" + identifier.doubling("`") + "`"
     }
 
     /// Runs `body` on a pooled connection in a read-only transaction with `limits` set, and

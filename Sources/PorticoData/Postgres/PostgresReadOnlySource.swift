@@ -283,7 +283,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
         let tag = "$portico_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) }) + "$"
         let query = tag.dropLast() + "_q$"
         guard !sql.contains(tag.dropLast()) else { return nil }
-        func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        func literal(_ text: String) -> String { "'" + text.doubling("'") + "'" }
         func array(_ names: Set<String>?) -> String {
             guard let names else { return "NULL::text[]" }
             return "ARRAY[" + names.sorted().map { literal($0.lowercased()) }.joined(separator: ", ") + "]::text[]"
@@ -331,7 +331,7 @@ public final class PostgresReadOnlySource: ReadOnlySource {
     }
 
     static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + identifier.doubling("\"") + "\""
     }
 
     /// PostgreSQL's refusals in the store's terms, with its own message.

@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import PorticoBase
 public import PostgresNIO
 
 /// A `postgres://user:password@host:port/database?sslmode=...` URL as a client configuration.
@@ -76,7 +77,7 @@ public enum PostgresURL {
         else { return nil }
         let first = path.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         if first.hasPrefix("\""), first.hasSuffix("\""), first.count >= 2 {
-            return String(first.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+            return first.dropFirst().dropLast().undoubling("\"")
         }
         return first.isEmpty ? nil : first.lowercased()
     }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import PorticoBase
 
 /// What a query on a datasource may touch, enforced by SQLite itself while it compiles the
 /// statement (its authorizer): reading tables that are not hidden, calling listed functions.
@@ -220,6 +221,6 @@ public final class SQLiteReadOnlySource: Sendable {
     }
 
     static func quoted(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + name.doubling("\"") + "\""
     }
 }
