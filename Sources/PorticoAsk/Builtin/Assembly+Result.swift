@@ -115,18 +115,7 @@ extension Interpreter.Assembly {
             if grouping == nil, let subjectColumn, subject == counted || subject == schema.column(subjectColumn).table { grouping = .column(subjectColumn) }
         }
         if let subjectColumn, grouping == nil, measure != nil, case .aggregate = measure! { grouping = .column(subjectColumn) }
-        if case .bucket(-1, let b)? = grouping {
-            guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
-                throw NotUnderstood(message: "the question asks per \(b == .year ? "year" : "month"), but its tables have no date column")
-            }
-            let hasYear = plan.conditions.contains { interpreter.isDateCondition($0, date) }
-            if schema.column(date).isYear {
-                guard b == .year else { throw NotUnderstood(message: "the tables the question is about keep years, not dates; ask per year") }
-                grouping = .column(date)
-            } else {
-                grouping = .bucket(date, b == .year ? .year : (hasYear ? .month : .yearMonth))
-            }
-        }
+        if case .bucket(-1, let b)? = grouping { try groupByDate(b) }
         if case .entity(let t)? = grouping, case .aggregate(let f, .column(let c))? = measure, f != .count, schema.column(c).table == t,
             !averageOfCount
         {
@@ -146,158 +135,184 @@ extension Interpreter.Assembly {
         if case .entity(let t)? = grouping, t != plan.root { plan.root = t }
 
         switch measure {
-        case .column(let c)?:
-            // Rows ranked by a column of their own: "the 5 longest tracks".
-            // "the customer who started a policy most recently": the subject's rows, ranked by a column of a
-            // table next to theirs.
-            // Only rows that point at the subject ("policies" of a customer): ranking the subject by a column of
-            // a row it points at ties all the rows that share it ("the cities in the county with the most officers").
-            let ranked = subject.flatMap { s in
-                s != schema.column(c).table && schema.edges.contains(where: { $0.from == schema.column(c).table && $0.to == s }) ? s : nil
-            }
-            let owner = ranked ?? schema.column(c).table
-            // "Give me the order id": a key of the rows ranked, asked for, is shown; so is "the id of the
-            // trip with the shortest duration", a word naming keys of several tables before the rows it is of.
-            let before = items.firstIndex { item in
-                switch item {
-                case .table(owner), .superlative: true
-                default: false
-                }
-            }
-            let askedKey = schema.tables[owner].primaryKey.flatMap { key in
-                items.indices.contains(where: { j in
-                    guard case .columns(let cs) = items[j], cs.contains(key) else { return false }
-                    return ranked != nil || before.map { j < $0 } ?? false
-                }) ? key : nil
-            }
-            let asked = ([askedKey].compactMap { $0 } + shown).filter { schema.column($0).table == owner && $0 != c }
-            plan.shown = (asked.isEmpty ? schema.tables[owner].labels : asked) + [c]
-            plan.order = [(.column(c), descending: superlative.map { interpreter.ranksDescending($0.word, $0.descending, column: c) } ?? true)]
-            plan.limit = limit ?? 1
-            plan.root = owner
-            if case .entity? = plan.grouping { plan.grouping = nil }
-        case let m?:
-            if averageOfCount {
-                guard grouping != nil else { throw NotUnderstood(message: "say what the average is per, e.g. \"per invoice\"") }
-                plan.measures = [m]
-                plan.averageOverGroups = true
-                // The groups need no labels; group by the key alone.
-            } else {
-                plan.measures = [m]
-                if case .aggregate(_, let measured) = m { plan.measures += moreFunctions.map { .aggregate($0, measured) } }
-                plan.measures += moreMeasured
-                // Not for "the total number of orders": one count, its "total" no sum beside it.
-                let totalNumber = functionIndex.map { $0 + 1 < items.count && items[$0 + 1] == .count } ?? false
-                if let counted, m != .countRows, !totalNumber, superlative == nil, rankedBy == nil {
-                    // "how many students live in each city and their average age": the count beside the average.
-                    guard counted == measureTable(m) else {
-                        throw NotUnderstood(message: "the built-in engine could not tell how the count fits beside the other measure; ask for one at a time")
-                    }
-                    plan.measures.insert(.countRows, at: 0)
-                    plan.counted = counted
-                }
-                if let superlative {
-                    // "most recently" ranks by a date, never by a total.
-                    if superlative.word == "recently" {
-                        throw NotUnderstood(message: "the built-in engine could not tell which date 'most recently' is of; name it")
-                    }
-                    if plan.grouping == nil, let subjectColumn { plan.grouping = .column(subjectColumn) }
-                    if plan.grouping == nil, let subject, subject != measureTable(m) { plan.grouping = .entity(subject); plan.root = subject }
-                    if plan.grouping != nil || rankedBy != nil {
-                        plan.order = [(m, descending: superlative.descending)]
-                        plan.limit = limit ?? 1
-                    }
-                } else if rankedBy != nil {
-                    if plan.grouping == nil, let subject { plan.grouping = .entity(subject); plan.root = subject }
-                    plan.order = [(m, descending: true)]
-                    plan.limit = limit
-                }
-            }
-            // Beside a grouped measure only columns of the grouped row itself can be shown.
-            plan.shown = shown.filter { c in
-                guard case .entity(let t)? = plan.grouping, schema.column(c).table == t else { return false }
-                return !covers(.entity(t), c) && !plan.hasCondition(on: c) && !isMeasured(c, m)
-            }
-            if plan.grouping == nil { plan.shown = [] }
-            // A column the question asked to see that this answer cannot show is not dropped silently.
-            if let dropped = shown.first(where: { c in
-                !plan.shown.contains(c) && !(plan.grouping.map { covers($0, c) } ?? false) && !plan.hasCondition(on: c) && !isMeasured(c, m)
-            }) {
-                throw NotUnderstood(
-                    message:
-                        "the built-in engine could not tell how \(schema.column(dropped).name) fits beside the \(plan.grouping == nil ? "total" : "groups"); rephrase it"
-                )
-            }
-        case nil:
-            // A list: the columns asked for, else the labels of what is listed.
-            if let subjectColumn, shown.isEmpty {
-                shown = [subjectColumn]
-                plan.distinct = true
-            }
-            plan.shown = shown.isEmpty ? schema.tables[root0].labels : shown
-            plan.root = shown.first.map { schema.column($0).table } ?? root0
-            if plan.root != root0, shown.contains(where: { schema.column($0).table == root0 }),
-                shown.allSatisfy({ c in
-                    let t = schema.column(c).table
-                    // Not a key (a date may be one) nor a condition's column: those are not what is listed.
-                    return !(schema.column(c).isKey && schema.column(c).kind != .date) && !plan.hasCondition(on: c)
-                        && (t == root0 || schema.edges.contains { $0.from == root0 && $0.to == t })
-                })
-            {
-                // "the day number and date of all the documents": each document once, with what it points at.
-                plan.root = root0
-            }
-            if case .entity(let t)? = plan.grouping, plan.having.isEmpty {
-                // "the revenue of each manufacturer": each one's, beside what names it.
-                let labels = schema.tables[t].labels
-                if groupedByEach, !shown.isEmpty, plan.order.isEmpty, orderColumns.isEmpty,
-                    shown.allSatisfy({ schema.column($0).table == t && !labels.contains($0) && !schema.column($0).isKey })
-                {
-                    plan.shown = labels + shown
-                }
-                plan.grouping = nil
-            }
-            if !plan.having.isEmpty, plan.grouping == nil { plan.grouping = .entity(root0) }
-            if case .entity(let t)? = plan.grouping, !plan.having.isEmpty {
-                // A row counted by itself is always one: "role codes with at least 3 employees" groups the
-                // employees by their role code, a key to another table though it is.
-                let ownRows = plan.counted == t
-                // "the names of users who have more than one tweet": rows pointing at each user counted
-                // per user, whom a name labels, not per name (two users may share one).
-                let childrenOfEach = !ownRows && plan.counted.map { counted in schema.edges.contains { $0.from == counted && $0.to == t } } ?? false
-                if let c = shown.first, schema.column(c).table == t, shown.count == 1,
-                    !schema.column(c).isKey || ownRows && schema.column(c).references != nil,
-                    !(childrenOfEach && schema.tables[t].labels.contains(c))
-                {
-                    // "the specialties that have more than 3 doctors": groups of the column's values.
-                    plan.grouping = .column(c)
-                }
-                plan.shown = []
-                plan.root = t
-            }
-            if items.contains(.distinct) {
-                plan.distinct = true
-                if let k = items.firstIndex(of: .distinct) { used.insert(k) }
-            }
-            // "Show all majors", no table named: what values the column holds, each once (a table
-            // named, "the majors of all students", lists its rows; names name rows and a row's own
-            // text, "all investor details", is the row's).
-            if plan.grouping == nil, plan.conditions.isEmpty, !shown.isEmpty,
-                !items.contains(where: { if case .table = $0 { return true } else { return false } }),
-                shown.allSatisfy({ c in
-                    let column = schema.column(c)
-                    return !column.isKey && !column.isFreeText && !column.words.contains { ["name", "names", "title"].contains($0) }
-                })
-            {
-                plan.distinct = true
-            }
-            if let limit { plan.limit = limit }
+        case .column(let c)?: rankRows(by: c)
+        case let m?: try measureRows(m)
+        case nil: listRows()
         }
         if plan.averageOverGroups, case .entity(let t)? = plan.grouping {
             // Averages over groups need no labels.
             plan.root = t
         }
         return nil
+    }
+
+    /// "per year", "each month": the date column of the measure's (or the counted) table, by its
+    /// year, or its month (of the year asked about, else of each year).
+    mutating func groupByDate(_ b: QueryPlan.Bucket) throws(NotUnderstood) {
+        guard let date = interpreter.dateColumn(for: measureTable(measure) ?? counted ?? root0, plan: plan, hint: dateHint(items)) else {
+            throw NotUnderstood(message: "the question asks per \(b == .year ? "year" : "month"), but its tables have no date column")
+        }
+        let hasYear = plan.conditions.contains { interpreter.isDateCondition($0, date) }
+        if schema.column(date).isYear {
+            guard b == .year else { throw NotUnderstood(message: "the tables the question is about keep years, not dates; ask per year") }
+            grouping = .column(date)
+        } else {
+            grouping = .bucket(date, b == .year ? .year : (hasYear ? .month : .yearMonth))
+        }
+    }
+
+    /// Rows ranked by a column of their own: "the 5 longest tracks".
+    mutating func rankRows(by c: Int) {
+        // "the customer who started a policy most recently": the subject's rows, ranked by a column of a
+        // table next to theirs.
+        // Only rows that point at the subject ("policies" of a customer): ranking the subject by a column of
+        // a row it points at ties all the rows that share it ("the cities in the county with the most officers").
+        let ranked = subject.flatMap { s in
+            s != schema.column(c).table && schema.edges.contains(where: { $0.from == schema.column(c).table && $0.to == s }) ? s : nil
+        }
+        let owner = ranked ?? schema.column(c).table
+        // "Give me the order id": a key of the rows ranked, asked for, is shown; so is "the id of the
+        // trip with the shortest duration", a word naming keys of several tables before the rows it is of.
+        let before = items.firstIndex { item in
+            switch item {
+            case .table(owner), .superlative: true
+            default: false
+            }
+        }
+        let askedKey = schema.tables[owner].primaryKey.flatMap { key in
+            items.indices.contains(where: { j in
+                guard case .columns(let cs) = items[j], cs.contains(key) else { return false }
+                return ranked != nil || before.map { j < $0 } ?? false
+            }) ? key : nil
+        }
+        let asked = ([askedKey].compactMap { $0 } + shown).filter { schema.column($0).table == owner && $0 != c }
+        plan.shown = (asked.isEmpty ? schema.tables[owner].labels : asked) + [c]
+        plan.order = [(.column(c), descending: superlative.map { interpreter.ranksDescending($0.word, $0.descending, column: c) } ?? true)]
+        plan.limit = limit ?? 1
+        plan.root = owner
+        if case .entity? = plan.grouping { plan.grouping = nil }
+    }
+
+    /// A measure (a count, a total, an average), with the measures beside it, ranked when the
+    /// question asks for the most or the least, and what can be shown beside it.
+    mutating func measureRows(_ m: QueryPlan.Expression) throws(NotUnderstood) {
+        if averageOfCount {
+            guard grouping != nil else { throw NotUnderstood(message: "say what the average is per, e.g. \"per invoice\"") }
+            plan.measures = [m]
+            plan.averageOverGroups = true
+            // The groups need no labels; group by the key alone.
+        } else {
+            plan.measures = [m]
+            if case .aggregate(_, let measured) = m { plan.measures += moreFunctions.map { .aggregate($0, measured) } }
+            plan.measures += moreMeasured
+            // Not for "the total number of orders": one count, its "total" no sum beside it.
+            let totalNumber = functionIndex.map { $0 + 1 < items.count && items[$0 + 1] == .count } ?? false
+            if let counted, m != .countRows, !totalNumber, superlative == nil, rankedBy == nil {
+                // "how many students live in each city and their average age": the count beside the average.
+                guard counted == measureTable(m) else {
+                    throw NotUnderstood(message: "the built-in engine could not tell how the count fits beside the other measure; ask for one at a time")
+                }
+                plan.measures.insert(.countRows, at: 0)
+                plan.counted = counted
+            }
+            if let superlative {
+                // "most recently" ranks by a date, never by a total.
+                if superlative.word == "recently" {
+                    throw NotUnderstood(message: "the built-in engine could not tell which date 'most recently' is of; name it")
+                }
+                if plan.grouping == nil, let subjectColumn { plan.grouping = .column(subjectColumn) }
+                if plan.grouping == nil, let subject, subject != measureTable(m) { plan.grouping = .entity(subject); plan.root = subject }
+                if plan.grouping != nil || rankedBy != nil {
+                    plan.order = [(m, descending: superlative.descending)]
+                    plan.limit = limit ?? 1
+                }
+            } else if rankedBy != nil {
+                if plan.grouping == nil, let subject { plan.grouping = .entity(subject); plan.root = subject }
+                plan.order = [(m, descending: true)]
+                plan.limit = limit
+            }
+        }
+        // Beside a grouped measure only columns of the grouped row itself can be shown.
+        plan.shown = shown.filter { c in
+            guard case .entity(let t)? = plan.grouping, schema.column(c).table == t else { return false }
+            return !covers(.entity(t), c) && !plan.hasCondition(on: c) && !isMeasured(c, m)
+        }
+        if plan.grouping == nil { plan.shown = [] }
+        // A column the question asked to see that this answer cannot show is not dropped silently.
+        if let dropped = shown.first(where: { c in
+            !plan.shown.contains(c) && !(plan.grouping.map { covers($0, c) } ?? false) && !plan.hasCondition(on: c) && !isMeasured(c, m)
+        }) {
+            throw NotUnderstood(
+                message:
+                    "the built-in engine could not tell how \(schema.column(dropped).name) fits beside the \(plan.grouping == nil ? "total" : "groups"); rephrase it"
+            )
+        }
+    }
+
+    /// A list: the columns asked for, else the labels of what is listed.
+    mutating func listRows() {
+        if let subjectColumn, shown.isEmpty {
+            shown = [subjectColumn]
+            plan.distinct = true
+        }
+        plan.shown = shown.isEmpty ? schema.tables[root0].labels : shown
+        plan.root = shown.first.map { schema.column($0).table } ?? root0
+        if plan.root != root0, shown.contains(where: { schema.column($0).table == root0 }),
+            shown.allSatisfy({ c in
+                let t = schema.column(c).table
+                // Not a key (a date may be one) nor a condition's column: those are not what is listed.
+                return !(schema.column(c).isKey && schema.column(c).kind != .date) && !plan.hasCondition(on: c)
+                    && (t == root0 || schema.edges.contains { $0.from == root0 && $0.to == t })
+            })
+        {
+            // "the day number and date of all the documents": each document once, with what it points at.
+            plan.root = root0
+        }
+        if case .entity(let t)? = plan.grouping, plan.having.isEmpty {
+            // "the revenue of each manufacturer": each one's, beside what names it.
+            let labels = schema.tables[t].labels
+            if groupedByEach, !shown.isEmpty, plan.order.isEmpty, orderColumns.isEmpty,
+                shown.allSatisfy({ schema.column($0).table == t && !labels.contains($0) && !schema.column($0).isKey })
+            {
+                plan.shown = labels + shown
+            }
+            plan.grouping = nil
+        }
+        if !plan.having.isEmpty, plan.grouping == nil { plan.grouping = .entity(root0) }
+        if case .entity(let t)? = plan.grouping, !plan.having.isEmpty {
+            // A row counted by itself is always one: "role codes with at least 3 employees" groups the
+            // employees by their role code, a key to another table though it is.
+            let ownRows = plan.counted == t
+            // "the names of users who have more than one tweet": rows pointing at each user counted
+            // per user, whom a name labels, not per name (two users may share one).
+            let childrenOfEach = !ownRows && plan.counted.map { counted in schema.edges.contains { $0.from == counted && $0.to == t } } ?? false
+            if let c = shown.first, schema.column(c).table == t, shown.count == 1,
+                !schema.column(c).isKey || ownRows && schema.column(c).references != nil,
+                !(childrenOfEach && schema.tables[t].labels.contains(c))
+            {
+                // "the specialties that have more than 3 doctors": groups of the column's values.
+                plan.grouping = .column(c)
+            }
+            plan.shown = []
+            plan.root = t
+        }
+        if items.contains(.distinct) {
+            plan.distinct = true
+            if let k = items.firstIndex(of: .distinct) { used.insert(k) }
+        }
+        // "Show all majors", no table named: what values the column holds, each once (a table
+        // named, "the majors of all students", lists its rows; names name rows and a row's own
+        // text, "all investor details", is the row's).
+        if plan.grouping == nil, plan.conditions.isEmpty, !shown.isEmpty,
+            !items.contains(where: { if case .table = $0 { return true } else { return false } }),
+            shown.allSatisfy({ c in
+                let column = schema.column(c)
+                return !column.isKey && !column.isFreeText && !column.words.contains { ["name", "names", "title"].contains($0) }
+            })
+        {
+            plan.distinct = true
+        }
+        if let limit { plan.limit = limit }
     }
 
     /// An order the question asked for: "ordered by salary", "in descending order", "alphabetically".
