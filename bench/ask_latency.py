@@ -98,7 +98,8 @@ def accuracy(binary: str, data: str) -> list[dict]:
     questions, further Chinook questions, and six databases of other styles built by the tests."""
     from datasets import airline, company, hospital, shop, university, warehouse
     sets = [("ask-dev (Chinook)", ROOT.parent / "shared" / "datasets" / "chinook" / "ask-dev.jsonl", None),
-            ("chinook-more", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-more.jsonl", None)]
+            ("chinook-more", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-more.jsonl", None),
+            ("chinook-everyday", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday.jsonl", None)]
     for name, module in [("university", university), ("hospital", hospital), ("airline", airline), ("shop", shop), ("company", company),
                          ("warehouse", warehouse)]:
         path = str(Path(data) / f"{name}.sqlite")
