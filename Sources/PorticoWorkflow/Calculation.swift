@@ -1,6 +1,6 @@
 import Foundation
-import PorticoData
 import PorticoBase
+import PorticoData
 import PorticoJSON
 
 /// The calculation node's language: arithmetic, comparisons, `&&` `||` `!`, text in quotes,
