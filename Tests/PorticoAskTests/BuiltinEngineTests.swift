@@ -82,6 +82,33 @@ import Testing
 
     /// Names as a person reads them: run together, abbreviated, or starting with an abbreviation
     /// of their own table; a name that is a word, or that no reading covers, is left whole.
+    /// Everyday ways to say an amount or a time: "over $20" is money (the table's amount, never a
+    /// year at "$2000"), "a dollar" is one, "hired first" is the earliest hire; a row without a name
+    /// is shown by its key beside its first text.
+    @Test func moneyAndFirstOrLastAreReadAsANewUserSaysThem() {
+        func column(_ name: String, _ type: String = "TEXT", key: Bool = false) -> SourceTable.Column {
+            .init(name: name, type: type, notNull: key, primaryKey: key, samples: [])
+        }
+        let tables = [
+            SourceTable(
+                name: "invoices", isView: false,
+                columns: [column("id", "INTEGER", key: true), column("billing_address"), column("invoice_date", "DATE"), column("total", "REAL")],
+                foreignKeys: []),
+            SourceTable(
+                name: "employees", isView: false,
+                columns: [column("id", "INTEGER", key: true), column("first_name"), column("last_name"), column("hire_date", "DATE")],
+                foreignKeys: []),
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        let over = ask("Show the invoices over $20")
+        #expect(over?.contains(#"t0."total" > 20"#) == true && over?.contains(#"t0."id""#) == true, "\(over ?? "refused")")
+        #expect(ask("Show the invoices over 20 €")?.contains(#"t0."total" > 20"#) == true)
+        #expect(ask("Show the invoices over $2000")?.contains(#"t0."total" > 2000"#) == true, "an amount, not a year")
+        #expect(ask("Show the invoices above a dollar")?.contains(#"t0."total" > 1"#) == true)
+        #expect(ask("Which employee was hired first?")?.contains(#"ORDER BY t0."hire_date","#) == true)
+        #expect(ask("Which employee was hired last?")?.contains(#"ORDER BY t0."hire_date" DESC"#) == true)
+    }
+
     @Test func namesRunTogetherOrAbbreviatedAreReadAsWords() {
         #expect(SchemaModel.readName("stockitem") == ["stock", "item"])
         #expect(SchemaModel.readName("staffmember") == ["staff", "member"])

@@ -144,6 +144,9 @@ extension Interpreter {
             lexicon = Lexicon.priceColumnWords
         case "paid":
             lexicon = Lexicon.payColumnWords
+        case "dollars":
+            // An amount of money ("over $20"): the table's amount, else its price.
+            lexicon = Lexicon.moneyColumnWords
         case "tallest", "taller":
             lexicon = ["height", "tall"]
         case "highest", "lowest":

@@ -192,6 +192,9 @@ enum Lexicon {
         "twelve": 12, "fifteen": 15, "twenty": 20, "fifty": 50, "hundred": 100,
     ]
 
+    /// Names of currencies, one of which is an amount ("more than a dollar"); not pounds, which weigh too.
+    static let moneyUnits: Set<String> = ["dollar", "dollars", "euro", "euros", "usd", "eur", "gbp", "bucks", "yen", "yuan"]
+
     /// Words of a money measure: what a sale brought in.
     static let moneyWords: Set<String> = [
         "revenue", "sale", "sales", "income", "spending", "spend", "spent", "earning", "earnings", "turnover", "money", "billed",

@@ -14,6 +14,8 @@ struct QuestionReader {
         var beforeComma = false
         /// A day written as YYYY-MM-DD ("before 2002-06-21").
         var day: String?
+        /// A number written with a currency sign ("$20", "20 €"): an amount of money.
+        var money = false
         var used = false
     }
 
@@ -78,9 +80,12 @@ struct QuestionReader {
         chars.append(" ")
         var i = 0
         var sentenceStart = true
+        // A currency sign read before a number, for the number's token.
+        var currency = false
         func flush() {
             guard !current.isEmpty else { return }
             var token = Token(text: current, lower: current.lowercased())
+            defer { currency = false }
             let digits = current.replacingOccurrences(of: ",", with: "")
             // Numbers a question can mean; a larger one is not read as a number (it would overflow a limit or a
             // year, or print as "inf"), so the question is refused for a word the engine did not understand.
@@ -88,6 +93,7 @@ struct QuestionReader {
                 abs(n) <= Self.largestNumber
             {
                 token.number = n
+                token.money = currency
             }
             token.capitalized = !sentenceStart && (current.first?.isUppercase ?? false)
             tokens.append(token)
@@ -150,6 +156,20 @@ struct QuestionReader {
             if current.isEmpty, "-−.".contains(c), i + 1 < chars.count, chars[i + 1].isNumber, i == 0 || !(chars[i - 1].isLetter || chars[i - 1].isNumber) {
                 // "below -5", "over .5": the sign or point is the number's, never dropped.
                 current = c == "." ? "0." : "-"
+                i += 1
+                continue
+            }
+            if "$€£¥".contains(c) {
+                // "over $20": the sign says the number is money; "20 €" says it after.
+                if current.isEmpty, i + 1 < chars.count, chars[i + 1].isNumber {
+                    flush()
+                    currency = true
+                } else if current.first?.isNumber == true, !current.contains(where: \.isLetter) {
+                    currency = true
+                    flush()
+                } else if let last = tokens.indices.last, current.isEmpty, tokens[last].number != nil {
+                    tokens[last].money = true
+                }
                 i += 1
                 continue
             }

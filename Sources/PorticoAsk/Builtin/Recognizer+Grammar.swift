@@ -63,6 +63,17 @@ extension Recognizer {
             take(i, 1, .value(entries, phrase: t[i].text, partial: false))
             return true
         }
+        if let n = t[i].number, t[i].money {
+            // "$2000", "20 €": an amount of money, never a year. ("700 dollars" is left to the names:
+            // a column may be named in dollars.)
+            take(i, 1, .number(n, unit: "dollars"))
+            return true
+        }
+        if let w = word(i), ["a", "one"].contains(w), let unit = word(i + 1), Lexicon.moneyUnits.contains(unit), !unit.hasSuffix("s") {
+            // "more than a dollar": one of the currency.
+            take(i, 2, .number(1, unit: "dollars"))
+            return true
+        }
         if let n = t[i].number {
             let next = word(i + 1)
             // "more than 2000 distance": a number before a column of numbers is not a year.

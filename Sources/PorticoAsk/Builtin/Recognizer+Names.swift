@@ -146,6 +146,18 @@ extension Recognizer {
         }
     }
 
+    /// "Which employee was hired first?", "the album released last": "first" or "last" after a
+    /// verb of a date, ending its phrase, is its earliest or latest.
+    mutating func readFirstOrLastOfADate() {
+        for i in t.indices.dropFirst() where !t[i].used && ["first", "last"].contains(t[i].lower) {
+            let dated = items.contains { at, item in
+                if case .dateVerb = item { at == i - 1 } else { false }
+            }
+            guard dated, i + 1 == t.count || t[i].beforeComma || Lexicon.stopWords.contains(t[i + 1].lower) else { continue }
+            take(i, 1, .superlative(descending: t[i].lower == "last", word: t[i].lower == "first" ? "earliest" : "latest"))
+        }
+    }
+
     /// "more than one competition", "the most records": a word after a number or a count that
     /// ends the name of one table (farm_competition, pilot_record) counts its rows.
     mutating func readCountedTables() {

@@ -31,6 +31,7 @@ struct Recognizer {
         apply(interpreter.readNamesSharingTheirLastWord)
         apply(interpreter.readColumnOfItsOwner)
         readValuesAndNames()
+        readFirstOrLastOfADate()
         readCountedTables()
         readWordsEndingATable()
         readCountedKeysAsTables()

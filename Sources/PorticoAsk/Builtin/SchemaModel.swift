@@ -349,7 +349,9 @@ struct SchemaModel: Sendable {
         let key = tables[t].primaryKey.flatMap { columnList[$0].kind == .text && columnList[$0].references == nil ? $0 : nil }
         if let key, columnList[key].words.last == "name" || columnList[key].words == tables[t].words { return [key] }
         if let same = cs.first(where: { columnList[$0].words == tables[t].words }) { return [same] }
-        return cs.first.map { [$0] } ?? tables[t].primaryKey.map { [$0] } ?? []
+        // Else the row's key beside its first text column: an invoice is told by its number, not by its
+        // billing address alone.
+        return (tables[t].primaryKey.map { [$0] } ?? []) + (cs.first.map { [$0] } ?? [])
     }
 
     /// The shortest chain of foreign keys between two tables, either direction; `[]` for the
