@@ -69,6 +69,9 @@ public struct EngineTraits: OptionSet, Sendable {
     /// Writes other SQL when told how its SQL failed; one that does not would write the same again,
     /// so its first failure is the answer.
     public static let correctsItsSQL = EngineTraits(rawValue: 1 << 3)
+    /// Reads the schema as text (`EngineRequest.schema`, ranked for the question); one that reads
+    /// the tables themselves is spared rendering it.
+    public static let readsSchemaText = EngineTraits(rawValue: 1 << 4)
 }
 
 /// Any OpenAI-compatible chat-completions API.
@@ -91,7 +94,7 @@ public struct LLMEngine: AskEngine {
     }
 
     public var name: String { "llm:" + provider.name }
-    public var traits: EngineTraits { [.correctsItsSQL] }
+    public var traits: EngineTraits { [.correctsItsSQL, .readsSchemaText] }
 
     public func reply(to request: EngineRequest) async throws -> EngineReply {
         ReplyParser.parse(try await complete(messages: Prompt.messages(for: request)))

@@ -2,6 +2,13 @@
 extension Interpreter {
     /// Tables or columns that `words` name.
     func schemaItem(_ words: [String]) -> Item? {
+        if let known = names.items[words] { return known }
+        let item = readSchemaItem(words)
+        names.items[words] = item
+        return item
+    }
+
+    func readSchemaItem(_ words: [String]) -> Item? {
         let same = Self.same
         if let table = schema.tables.indices.first(where: { same(words, schema.tables[$0].words) || schema.tables[$0].written.map { same(words, $0) } == true })
         {

@@ -4,6 +4,9 @@
 struct Interpreter {
     let schema: SchemaModel
     let values: ValueIndex
+    /// What each run of words names, read once for the question: the passes ask for the same words
+    /// many times (every word's table, for each word).
+    let names = NameMemo()
     /// Columns the asker chose when asked back: a word or value that names several columns means these.
     var chosen: Set<Int> = []
 
@@ -424,4 +427,9 @@ struct Interpreter {
         "price": Lexicon.priceColumnWords, "cost": Lexicon.priceColumnWords, "pay": Lexicon.payColumnWords, "salary": Lexicon.payColumnWords,
         "wage": Lexicon.payColumnWords, "size": Lexicon.sizeColumnWords, "quantity": Lexicon.quantityColumnWords,
     ]
+}
+
+/// The tables or columns runs of words name, for one interpreter (one schema, one question).
+final class NameMemo {
+    var items: [[String]: Interpreter.Item?] = [:]
 }
