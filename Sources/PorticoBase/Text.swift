@@ -26,9 +26,7 @@ extension StringProtocol {
         }
         return count
     }
-}
 
-extension StringProtocol {
     /// The text with each of `marks` doubled, one Unicode scalar at a time: how SQL writes a quote
     /// inside quotes (`'` as `''`, `"` as `""`). Not with `replacing` or Foundation's
     /// `replacingOccurrences`: they compare characters, and a quote followed by a combining accent
