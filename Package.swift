@@ -88,9 +88,19 @@ let package = Package(
         // The system's Cairo (Debian's libcairo2-dev), which chart images are drawn with.
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .target(name: "PorticoCharts", dependencies: ["CCairo"], swiftSettings: upcoming),
+        // What an engine is asked and answers (`AskEngine`), with the schema read as words and the
+        // datasource's values: the seam the built-in engine and the LLM engine sit behind.
+        .target(
+            name: "PorticoAskEngine", dependencies: ["PorticoData", "PorticoJSON", "PorticoBase", "PorticoLexicon"],
+            swiftSettings: upcoming),
+        // The built-in engine: English read in passes over the schema, no model and no network.
+        .target(
+            name: "PorticoBuiltinEngine", dependencies: ["PorticoAskEngine", "PorticoData", "PorticoBase", "PorticoLexicon"],
+            swiftSettings: upcoming),
         .target(
             name: "PorticoAsk",
             dependencies: [
+                "PorticoAskEngine", "PorticoBuiltinEngine",
                 "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts", "PorticoLexicon",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -131,7 +141,7 @@ let package = Package(
         .target(
             name: "PorticoWorkflow",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoAsk",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoAskEngine",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -143,7 +153,7 @@ let package = Package(
         ),
         .target(
             name: "PorticoTools",
-            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoCharts", "PorticoWorkflow"],
+            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoAskEngine", "PorticoCharts", "PorticoWorkflow"],
             swiftSettings: upcoming
         ),
         // One instance's stores, apps, export/import and the services built over them: what the
@@ -160,7 +170,7 @@ let package = Package(
         .target(
             name: "PorticoServer",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoCharts", "PorticoInstance",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoAskEngine", "PorticoCharts", "PorticoInstance",
                 "PorticoWorkflow", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -182,7 +192,7 @@ let package = Package(
         .executableTarget(
             name: "Portico",
             dependencies: [
-                "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoJSON", "PorticoBase", "PorticoCharts",
+                "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoAskEngine", "PorticoJSON", "PorticoBase", "PorticoCharts",
                 "PorticoDemo", "PorticoWorkflow", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -203,9 +213,13 @@ let package = Package(
             dependencies: ["PorticoWorkflow", "PorticoData", "PorticoJSON", "PorticoAuth", "PorticoTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming),
         .testTarget(
+            name: "PorticoBuiltinEngineTests", dependencies: ["PorticoBuiltinEngine", "PorticoAskEngine", "PorticoData"],
+            swiftSettings: upcoming),
+        .testTarget(
             name: "PorticoAskTests",
             dependencies: [
-                "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoCharts", "PorticoTestSupport", .product(name: "Logging", package: "swift-log"),
+                "PorticoAsk", "PorticoAskEngine", "PorticoBuiltinEngine", "PorticoAuth", "PorticoData", "PorticoCharts", "PorticoTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming),
         .testTarget(

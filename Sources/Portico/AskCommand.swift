@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import PorticoAsk
+import PorticoAskEngine
 import PorticoAuth
 import PorticoBase
 import PorticoCharts

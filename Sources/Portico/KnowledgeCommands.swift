@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PorticoAsk
+import PorticoAskEngine
 import PorticoData
 import PorticoJSON
 

@@ -1,7 +1,9 @@
 public import AsyncHTTPClient
 import Crypto
 public import Foundation
+public import PorticoAskEngine
 import PorticoBase
+import PorticoBuiltinEngine
 public import PorticoCharts
 public import PorticoData
 

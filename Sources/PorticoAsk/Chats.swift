@@ -1,4 +1,5 @@
 import Foundation
+public import PorticoAskEngine
 public import PorticoData
 
 /// One question of a chat and what became of it.

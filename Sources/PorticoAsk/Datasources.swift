@@ -1,4 +1,5 @@
 import Foundation
+public import PorticoAskEngine
 public import PorticoBase
 public import PorticoData
 import Synchronization

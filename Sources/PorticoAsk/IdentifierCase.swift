@@ -1,4 +1,5 @@
 import Foundation
+import PorticoAskEngine
 import PorticoBase
 
 /// PostgreSQL folds unquoted names to lower case, so `SELECT Title FROM Album` cannot reach a

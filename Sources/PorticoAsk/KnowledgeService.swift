@@ -1,4 +1,5 @@
 import Foundation
+public import PorticoAskEngine
 import PorticoBase
 public import PorticoData
 

@@ -1,21 +1,7 @@
 import Foundation
+public import PorticoAskEngine
 import PorticoBase
 import PorticoData
-
-/// Why a piece of SQL was refused, in words that say what to change.
-public struct SQLGuardError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    /// Whether the SQL is merely wrong (an unknown table) rather than not allowed: an engine may
-    /// be told and try again; SQL that is not allowed is refused outright.
-    public let isMistake: Bool
-
-    public init(_ message: String, isMistake: Bool = false) {
-        self.message = message
-        self.isMistake = isMistake
-    }
-
-    public var description: String { message }
-}
 
 /// The first of the SQL guard's two layers: reads SQL from outside (a model, an agent, a
 /// workflow) token by token and refuses anything that is not one read-only query over the
@@ -178,7 +164,7 @@ public struct SQLGuard: Sendable {
                                         || ($0.kind == .word && !Self.afterTable.contains($0.keyword))
                                 } ?? false
                             references.append(
-                                TableReference(table: table, range: start..<Self.end(of: tokens[index], in: utf8), aliased: aliased))
+                                TableReference(table: table, range: start..<tokens[index].end(in: utf8), aliased: aliased))
                         }
                         index += 1
                         continue
@@ -324,26 +310,7 @@ public struct SQLGuard: Sendable {
     static func trimmed(_ sql: String, tokens: [SQLToken]) -> String {
         guard let first = tokens.first, let last = tokens.last else { return "" }
         let utf8 = Array(sql.utf8)
-        return String(decoding: utf8[first.offset..<min(end(of: last, in: utf8), utf8.count)], as: UTF8.self)
-    }
-
-    /// The byte just past `token` in the original text.
-    static func end(of token: SQLToken, in utf8: [UInt8]) -> Int {
-        guard token.kind == .quotedIdentifier else { return token.offset + token.text.utf8.count }
-        // The token's text is unquoted; find the closing quote in the original.
-        var end = token.offset + 1
-        let quote = utf8[token.offset] == UInt8(ascii: "[") ? UInt8(ascii: "]") : utf8[token.offset]
-        while end < utf8.count {
-            if utf8[end] == quote {
-                if quote != UInt8(ascii: "]"), end + 1 < utf8.count, utf8[end + 1] == quote {
-                    end += 2
-                    continue
-                }
-                return end + 1
-            }
-            end += 1
-        }
-        return end
+        return String(decoding: utf8[first.offset..<min(last.end(in: utf8), utf8.count)], as: UTF8.self)
     }
 
     /// Words that never belong in a read-only query, with why.

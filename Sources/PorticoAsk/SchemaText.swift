@@ -1,4 +1,5 @@
 import Foundation
+import PorticoAskEngine
 public import PorticoData
 
 /// A datasource's schema as a model reads it: one line per table with its columns, keys and a

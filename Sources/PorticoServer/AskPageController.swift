@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PorticoAsk
+import PorticoAskEngine
 import PorticoAuth
 import PorticoBase
 import PorticoCharts

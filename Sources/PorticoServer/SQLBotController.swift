@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PorticoAsk
+import PorticoAskEngine
 import PorticoAuth
 import PorticoData
 import PorticoJSON

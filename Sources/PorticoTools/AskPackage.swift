@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoAsk
+import PorticoAskEngine
 public import PorticoAuth
 import PorticoCharts
 import PorticoData

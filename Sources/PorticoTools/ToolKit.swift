@@ -1,4 +1,5 @@
 import PorticoAsk
+import PorticoAskEngine
 import PorticoAuth
 import PorticoBase
 import PorticoData

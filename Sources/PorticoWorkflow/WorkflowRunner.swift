@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import PorticoAsk
+import PorticoAskEngine
 import PorticoAuth
 import PorticoBase
 import PorticoData

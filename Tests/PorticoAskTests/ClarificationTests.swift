@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import PorticoAsk
+@testable import PorticoAskEngine
+@testable import PorticoBuiltinEngine
 @testable import PorticoData
 
 /// The built-in engine asks which column is meant when that alone stands between a question and

@@ -3,6 +3,7 @@ import PorticoData
 import Testing
 
 @testable import PorticoAsk
+@testable import PorticoAskEngine
 
 @Suite struct ReplyParserTests {
     @Test func theJSONObjectThatWasAskedFor() {

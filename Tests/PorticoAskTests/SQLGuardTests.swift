@@ -2,6 +2,7 @@ import PorticoBase
 import Testing
 
 @testable import PorticoAsk
+@testable import PorticoAskEngine
 
 @Suite struct SQLGuardTests {
     let sqlite = SQLGuard(dialect: .sqlite, tables: ["Album", "Artist", "Track", "Invoice", "Customer", "Genre"])
