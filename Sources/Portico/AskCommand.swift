@@ -209,7 +209,12 @@ struct EvalCommand: AsyncParsableCommand {
             if let split, !perFold.isEmpty {
                 print("per fold:")
                 for fold in perFold.keys.sorted() {
-                    print("  fold \(fold)\(fold == split.unseen ? " (unseen)" : "")\t\(perFold[fold]!.line())")
+                    // The issue's bar is per database too (none above 10% wrong): said of each fold, the unseen one
+                    // included, as a count and a worst share that name no database.
+                    let rates = perDatabase.filter { split.fold[$0.key] == fold }.values.map { Double($0.wrong) / Double(max(1, $0.total)) }
+                    let worst = String(
+                        format: "worst database %.1f%% wrong, %d of %d above 10%%", (rates.max() ?? 0) * 100, rates.count { $0 > 0.1 }, rates.count)
+                    print("  fold \(fold)\(fold == split.unseen ? " (unseen)" : "")\t\(perFold[fold]!.line())  \(worst)")
                 }
                 let studied = perFold.filter { $0.key != split.unseen }.values.reduce(into: Tally()) { sum, tally in
                     sum.correct += tally.correct
