@@ -193,7 +193,7 @@ extension Interpreter.Assembly {
                 }
             case .table(let t) where aggregateFunction == nil && measure == nil:
                 // "the most tracks": a count of a table, unless the table is what is asked about and an adjective says the column.
-                if let superlative, !heightBesideAColumn, let column = interpreter.adjectiveColumn(superlative.word, in: t) {
+                if let superlative, !heightBesideAColumn, let column = interpreter.adjectiveColumn(superlative.word, in: t, ranked: true) {
                     if subject == nil { subject = t }
                     used.insert(j)
                     measure = .column(column)
@@ -226,7 +226,7 @@ extension Interpreter.Assembly {
             // "the longest tracks", "the 3 highest paid instructors": an adjective says the column.
             let candidates = [subject, counted].compactMap { $0 } + items.compactMap { if case .table(let t) = $0 { return t } else { return nil } }
             for t in candidates where measure == nil && !heightBesideAColumn {
-                if let column = interpreter.adjectiveColumn(superlative.word, in: t) {
+                if let column = interpreter.adjectiveColumn(superlative.word, in: t, ranked: true) {
                     measure = .column(column)
                     subject = subject ?? t
                     break

@@ -114,16 +114,23 @@ extension Interpreter {
     }
 
     /// A whole-number column of ages in `table`, for "older", "youngest".
-    func ageColumn(in table: Int) -> Int? {
+    func ageColumn(in table: Int, ranked: Bool = false) -> Int? {
         schema.tables[table].columns.first { c in
-            let column = schema.column(c)
-            return column.kind == .number && !column.isKey && column.words.contains { $0 == "age" || $0 == "ages" }
+            isMeasurable(c, ranked: ranked) && schema.column(c).words.contains { $0 == "age" || $0 == "ages" }
         }
+    }
+
+    /// Whether a column holds numbers an adjective may rank or compare: a number column, or numbers
+    /// kept as text ('43'), which comparisons read as numbers (`PlanWriting.number`) but an order
+    /// ranks as text, so only when all are of one width ("the oldest host" of a text Age).
+    func isMeasurable(_ c: Int, ranked: Bool) -> Bool {
+        let column = schema.column(c)
+        return !column.isKey && (column.kind == .number || (ranked ? column.orderedAsNumbers : column.numberKeptAsText))
     }
 
     /// Which way a superlative ranks `column`: "oldest" is the largest age but the earliest date.
     func ranksDescending(_ word: String, _ descending: Bool, column: Int) -> Bool {
-        if ["oldest", "youngest", "older", "younger"].contains(word), schema.column(column).kind == .number { return word.hasPrefix("old") }
+        if ["oldest", "youngest", "older", "younger"].contains(word), isMeasurable(column, ranked: false) { return word.hasPrefix("old") }
         // A rank counts down to the best: the highest rank is number 1.
         let rank = schema.column(column)
         if rank.kind == .number, !rank.isKey, ["rank", "ranking"].contains(rank.words.last ?? ""),
@@ -135,8 +142,9 @@ extension Interpreter {
     }
 
     /// The column an adjective or unit points at in `table`: "longest" → a duration, "most
-    /// expensive" → a price, "highest paid" → a salary, "largest" → a size or amount.
-    func adjectiveColumn(_ word: String, in table: Int) -> Int? {
+    /// expensive" → a price, "highest paid" → a salary, "largest" → a size or amount; `ranked`
+    /// when the rows are ranked by it, not compared with a number.
+    func adjectiveColumn(_ word: String, in table: Int, ranked: Bool = false) -> Int? {
         let lexicon: [String]
         switch word {
         case "longest", "shortest", "longer", "shorter", "minute", "minutes", "second", "seconds", "hour", "hours", "ms", "millisecond",
@@ -157,7 +165,7 @@ extension Interpreter {
         case "largest", "biggest", "smallest", "larger", "bigger", "smaller", "heaviest", "lightest":
             lexicon = Lexicon.sizeColumnWords + Lexicon.moneyColumnWords
         case "oldest", "youngest", "newest", "latest", "earliest", "recent", "recently", "older", "younger":
-            if ["oldest", "youngest", "older", "younger"].contains(word), let age = ageColumn(in: table) { return age }
+            if ["oldest", "youngest", "older", "younger"].contains(word), let age = ageColumn(in: table, ranked: ranked) { return age }
             if ["older", "younger"].contains(word) { return nil }
             let dates = schema.tables[table].columns.filter { schema.column($0).kind == .date }
             if ["oldest", "youngest"].contains(word),
@@ -169,7 +177,7 @@ extension Interpreter {
         default:
             return nil
         }
-        let numeric = schema.tables[table].columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
+        let numeric = schema.tables[table].columns.filter { isMeasurable($0, ranked: ranked) }
         if lexicon == Lexicon.durationColumnWords {
             // "the shortest person": of a table that keeps no duration, the height.
             let short = ["shortest", "shorter"].contains(word) ? numeric.first { schema.column($0).words.contains("height") } : nil

@@ -128,7 +128,7 @@ struct Interpreter {
     /// The age columns of the tables the question names ("students 18 years old"): never another
     /// table's ("departments 100 years old" is no head's age).
     func agesOfNamedTables(_ tokens: [QuestionReader.Token]) -> [Int] {
-        tablesNamed(by: tokens).sorted().compactMap(ageColumn(in:))
+        tablesNamed(by: tokens).sorted().compactMap { ageColumn(in: $0) }
     }
 
     /// The tables single words of the question name.

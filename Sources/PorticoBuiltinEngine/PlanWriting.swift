@@ -148,6 +148,7 @@ struct PlanWriting {
     /// the question named no key of two).
     mutating func condition(_ c: QueryPlan.Condition) -> String? {
         switch c {
+        case .compare(.column(let c), let op, .number(let n)): return "\(number(c)) \(op.rawValue) \(literal(.number(n)))"
         case .compare(let e, let op, let l): return "\(expression(e)) \(op.rawValue) \(literal(l))"
         case .oneOf(let c, let values):
             return values.count == 1
@@ -159,7 +160,7 @@ struct PlanWriting {
         case .comparedToAverage(let c, let op):
             let column = schema.column(c)
             let averaged = column.expression.map { $0.render(alias: nil) } ?? q(column.name)
-            return "\(col(c)) \(op.rawValue) (SELECT AVG(\(averaged)) FROM \(q(schema.tables[column.table].name)))"
+            return "\(number(c)) \(op.rawValue) (SELECT AVG(\(averaged)) FROM \(q(schema.tables[column.table].name)))"
         case .named(let f):
             let filter = schema.filters[f]
             return "(" + filter.sql.render(alias: alias[filter.table] ?? "t0") + ")"

@@ -2737,16 +2737,24 @@ extension BuiltinEngineTests {
                     .init(name: "age", type: "TEXT", notNull: false, primaryKey: false, samples: []),
                 ], foreignKeys: [])
         ]
-        func sql(ages: [String]) -> String? {
+        func sql(ages: [String], _ question: String = "What is the name of the host with the highest age?") -> String? {
             var values = ValueIndex()
             values.noteNumbers(column: 2, words: ["age"], values: ages, complete: true)
-            return Self.sql("What is the name of the host with the highest age?", tables: tables, values: values)
+            return Self.sql(question, tables: tables, values: values)
         }
         // '31' < '43' as text and as numbers: the database's order is the numbers'.
         #expect(sql(ages: ["31", "43", "37"]) == #"SELECT t0."name", t0."age" FROM "hosts" t0 ORDER BY t0."age" DESC, t0."host_id" LIMIT 1"#)
+        // An adjective says the same column.
+        #expect(
+            sql(ages: ["31", "43", "37"], "Show the name of the oldest host.")
+                == #"SELECT t0."name", t0."age" FROM "hosts" t0 ORDER BY t0."age" DESC, t0."host_id" LIMIT 1"#)
         // '9' > '43' as text: not ranked.
         #expect(sql(ages: ["9", "43"]) == nil)
+        #expect(sql(ages: ["9", "43"], "Show the name of the oldest host.") == nil)
         #expect(sql(ages: ["31.5", "43.0"]) == nil)
+        // Compared with a number, whatever their widths, as numbers ('9' < 30 < '43').
+        let older = sql(ages: ["9", "43"], "Show the names of hosts older than 30.")
+        #expect(older == #"SELECT t0."name" FROM "hosts" t0 WHERE CAST(t0."age" AS REAL) > 30"#, "\(older ?? "nil")")
     }
 }
 
