@@ -351,10 +351,10 @@ extension Interpreter.Assembly {
             // the column compared before the 'or' (not "longer than 3300 or higher than 100", where the
             // word may name another).
             plan.conditions.append(.compare(.column(c), op, .number(n)))
-        } else if k > 0, items[k - 1] == .who, isTable(k + 2) == nil, ["under", "over", "above", "below"].contains(word), unit == nil, n <= 120,
-            let t = tablesBefore(k, items).first, let age = interpreter.ageColumn(in: t)
+        } else if k > 0, items[k - 1] == .who || isTable(k - 1) != nil, isTable(k + 2) == nil, ["under", "over", "above", "below"].contains(word),
+            unit == nil, n <= 120, let t = tablesBefore(k, items).first, let age = interpreter.ageColumn(in: t)
         {
-            // "the students who are under 20": of people, a bare number (of years) is their age.
+            // "the students who are under 20", "students over 18": of people, a bare number (of years) is their age.
             plan.conditions.append(.compare(.column(age), op, .number(n)))
         } else {
             throw NotUnderstood(

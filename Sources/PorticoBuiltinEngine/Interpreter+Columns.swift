@@ -159,8 +159,9 @@ extension Interpreter {
             lexicon = Lexicon.moneyColumnWords
         case "tallest", "taller":
             lexicon = ["height", "tall"]
-        case "highest", "lowest":
-            // "the highest mountain": of rows ranked by no column named, a height.
+        case "highest", "lowest", "higher", "lower":
+            // "the highest mountain", "mountains higher than 5600": of rows ranked or compared by no
+            // column named, a height.
             lexicon = ["height", "elevation", "altitude"]
         case "largest", "biggest", "smallest", "larger", "bigger", "smaller", "heaviest", "lightest":
             lexicon = Lexicon.sizeColumnWords + Lexicon.moneyColumnWords

@@ -3158,3 +3158,28 @@ extension BuiltinEngineTests {
         #expect(sql?.hasSuffix(#"FROM "employees" t0 GROUP BY t0."first_name" HAVING COUNT(*) > 2"#) == true, "\(sql ?? "nil")")
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aBareNumberOfYearsAfterPeopleIsTheirAge() {
+        // "players over 30": of people with an age, a bare number is their age, as after "who are".
+        #expect(Self.sql("How many players over 30 are there?") == #"SELECT COUNT(*) AS value FROM "players" t0 WHERE t0."age" > 30"#)
+        #expect(Self.sql("How many players over 30 are there?") == Self.sql("How many players who are over 30 are there?"))
+        // Not of a table that keeps no age.
+        #expect(Self.sql("How many teams over 30 are there?") == nil)
+    }
+
+    @Test func higherAndLowerThanANumberCompareAHeight() {
+        let tables = [
+            SourceTable(
+                name: "mountains", isView: false,
+                columns: [
+                    .init(name: "mountain_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "height", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        #expect(
+            Self.sql("Which mountains are higher than 5600?", tables: tables) == #"SELECT t0."name" FROM "mountains" t0 WHERE t0."height" > 5600"#)
+        #expect(Self.sql("Which mountains are lower than 5200?", tables: tables)?.hasSuffix(#"WHERE t0."height" < 5200"#) == true)
+    }
+}
