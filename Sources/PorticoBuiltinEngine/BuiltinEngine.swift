@@ -92,6 +92,15 @@ public struct BuiltinEngine: AskEngine {
                     unread: understood.unread)
                 if understood.respelt { risks.append(.respeltName) }
                 if understood.linked { risks.append(.lexiconWord) }
+                if !understood.verbsLeftOut.isEmpty {
+                    // Left out only from a reading otherwise without doubt: beside another doubt, such
+                    // readings were wrong one time in three on the studied folds.
+                    guard !risks.contains(where: \.isDoubt) else {
+                        let words = understood.verbsLeftOut.map { "'\($0)'" }.joined(separator: ", ")
+                        return EngineReply(candidates: [], reason: "the built-in engine did not understand \(words): " + Interpreter.nameOrRephrase)
+                    }
+                    risks.append(.verbLeftOut)
+                }
                 let (doubted, ceiling) = (Risk.confidence(understood.confidence, risks), Self.ceiling(joined: joined, risks: risks))
                 let confidence = min(doubted, ceiling)
                 if ceiling < doubted { risks.append(.joined) }  // named in a confirmation: what holds the reading below 0.9

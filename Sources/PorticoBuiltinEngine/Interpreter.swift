@@ -1,4 +1,5 @@
 import PorticoAskEngine
+import PorticoLexicon
 
 /// Reads a question against a schema and its values and builds the query it asks for, with how
 /// sure it is; or says what it did not understand. Rules are about kinds of questions (counts,
@@ -28,6 +29,8 @@ struct Interpreter {
         var respelt = false
         /// Whether a word of the question was read as the schema's word the lexicon links it to.
         var linked = false
+        /// Verbs that link to nothing in the schema, left out ("papers published").
+        var verbsLeftOut: [String] = []
     }
 
     struct NotUnderstood: Error, Sendable {
@@ -279,10 +282,42 @@ struct Interpreter {
                 return understood
             }
         }
+        // Verbs that link to nothing ("How many papers are published?"): the question read without them,
+        // when the rest is read whole, and less surely (`Risk.verbLeftOut`).
+        if respelling, unknownAt.allSatisfy({ isVerbThatMayGo(at: $0, of: tokens) }) {
+            var text = question
+            for token in unknown { text = Self.replacingWord(token.text, with: "", in: text) }
+            if var understood = try? interpret(text, previous: previous, respelling: false) {
+                understood.verbsLeftOut = unknown.map(\.text)
+                return understood
+            }
+        }
         let words = unknown.map { "'\($0.text)'" }.joined(separator: ", ")
-        throw NotUnderstood(
-            message: "the built-in engine did not understand \(words): name a table or column of the datasource (datasource_describe lists them), "
-                + "rephrase, or configure an LLM with `portico llm add`")
+        throw NotUnderstood(message: "the built-in engine did not understand \(words): " + Self.nameOrRephrase)
+    }
+
+    /// What to do about words not understood.
+    static let nameOrRephrase =
+        "name a table or column of the datasource (datasource_describe lists them), rephrase, or configure an LLM with `portico llm add`"
+
+    /// A participle or a gerund of a verb the lexicon knows ("published", "using", "won"), itself no
+    /// noun, not quoted, not a name: a word that says what rows do rather than which rows. Not one
+    /// that governs a number ("never reached 70"), not an adjective in -ing ("by decreasing
+    /// number"), and not one that ends the question after "are" ("users that are logged in"),
+    /// where it is the condition itself.
+    func isVerbThatMayGo(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+        let token = tokens[i]
+        let word = token.lower
+        guard !token.quoted, !token.capitalized, token.number == nil, word.count >= 3, word.allSatisfy(\.isLetter),
+            word.hasSuffix("ed") || word.hasSuffix("ing") || Lexicon.irregularParticiples.contains(word)
+        else { return false }
+        let english = Self.english
+        let kinds = english.partsOfSpeech(of: word)
+        guard !kinds.contains(.noun), !(word.hasSuffix("ing") && kinds.contains(.adjective)) else { return false }
+        if i + 1 < tokens.count, tokens[i + 1].number != nil { return false }
+        let rest = tokens[(i + 1)...].filter { !Lexicon.stopWords.contains($0.lower) }
+        if rest.isEmpty, i > 0, ["is", "are", "was", "were", "be", "been"].contains(tokens[i - 1].lower) { return false }
+        return english.baseForms(word).contains { $0 != word && english.partsOfSpeech(of: $0).contains(.verb) }
     }
 
     /// The plan of a question that follows none, with what its words ask of the whole rows.

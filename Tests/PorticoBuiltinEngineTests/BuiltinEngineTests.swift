@@ -3183,3 +3183,18 @@ extension BuiltinEngineTests {
         #expect(Self.sql("Which mountains are lower than 5200?", tables: tables)?.hasSuffix(#"WHERE t0."height" < 5200"#) == true)
     }
 }
+
+extension BuiltinEngineTests {
+    @Test func aVerbThatNamesNothingIsLeftOutOfAnOtherwiseSureReadingAndAskedAbout() {
+        // "transferred" names nothing in the schema: the count of players, offered below the sure band.
+        let reply = BuiltinEngine.answer(Self.request("How many players are transferred in total?"))
+        #expect(reply.candidates.first == #"SELECT COUNT(*) AS value FROM "players" t0"#)
+        #expect(reply.risks.contains(Risk.verbLeftOut.rawValue) && (reply.confidence ?? 1) < BuiltinEngine.sureConfidence)
+        // Not where the verb is the condition ("players that are transferred"), nor where it governs a number.
+        let condition = BuiltinEngine.answer(Self.request("How many players are transferred?"))
+        #expect(condition.candidates.isEmpty && condition.reason?.contains("'transferred'") == true)
+        #expect(Self.sql("Which players never reached 30?") == nil)
+        // Not an adjective in -ing: "decreasing" says an order.
+        #expect(Self.sql("List the players by decreasing salary in total.")?.contains("DESC") != false)
+    }
+}
