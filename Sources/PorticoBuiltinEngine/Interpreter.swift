@@ -302,7 +302,7 @@ struct Interpreter {
 
     /// A participle or a gerund of a verb the lexicon knows ("published", "using", "won"), itself no
     /// noun, not quoted, not a name: a word that says what rows do rather than which rows. Not one
-    /// that governs a number ("never reached 70"), not an adjective in -ing ("by decreasing
+    /// that governs a number ("never reached 70", "relegated in 1990"), not an adjective in -ing ("by decreasing
     /// number"), and not one that ends the question after "are" ("users that are logged in"),
     /// where it is the condition itself.
     func isVerbThatMayGo(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
@@ -314,7 +314,8 @@ struct Interpreter {
         let english = Self.english
         let kinds = english.partsOfSpeech(of: word)
         guard !kinds.contains(.noun), !(word.hasSuffix("ing") && kinds.contains(.adjective)) else { return false }
-        if i + 1 < tokens.count, tokens[i + 1].number != nil { return false }
+        // "reached 70", "relegated in 1990": the verb says what the number is of.
+        if tokens[(i + 1)..<min(tokens.count, i + 3)].contains(where: { $0.number != nil }) { return false }
         let rest = tokens[(i + 1)...].filter { !Lexicon.stopWords.contains($0.lower) }
         if rest.isEmpty, i > 0, ["is", "are", "was", "were", "be", "been"].contains(tokens[i - 1].lower) { return false }
         return english.baseForms(word).contains { $0 != word && english.partsOfSpeech(of: $0).contains(.verb) }
