@@ -156,6 +156,9 @@ struct EvalCommand: AsyncParsableCommand {
             var perDatabase: [String: Tally] = [:]
             var perFold: [Int: Tally] = [:]
             var bands = [(right: Int, wrong: Int)](repeating: (0, 0), count: 10)
+            // Answers with each risk, right and wrong, on the studied folds and on the unseen one apart: whether the
+            // weights measured where the engine was studied hold where it was not.
+            var perRisk: [String: (studied: (right: Int, wrong: Int), unseen: (right: Int, wrong: Int))] = [:]
             var times: [Double] = []
             for item in questions {
                 let name = datasource ?? item.db ?? "main"
@@ -174,6 +177,17 @@ struct EvalCommand: AsyncParsableCommand {
                         if right { bands[band].right += 1 } else { bands[band].wrong += 1 }
                     }
                     kind = right ? .correct : .wrong
+                    if let split, let db = item.db, split.fold[db] != nil {
+                        for risk in answer.risks {
+                            var tally = perRisk[risk] ?? ((0, 0), (0, 0))
+                            if split.isUnseen(db) {
+                                if right { tally.unseen.right += 1 } else { tally.unseen.wrong += 1 }
+                            } else {
+                                if right { tally.studied.right += 1 } else { tally.studied.wrong += 1 }
+                            }
+                            perRisk[risk] = tally
+                        }
+                    }
                     outcome = "\(right ? "correct" : "wrong")\t\(sureness)\t\(risks)\t\(answer.sql)"
                 } catch let refusal as AskRefusal {
                     kind = .refused
@@ -222,6 +236,13 @@ struct EvalCommand: AsyncParsableCommand {
                     sum.refused += tally.refused
                 }
                 if studied.total > 0 { print("  studied folds\t\(studied.line())") }
+                if !perRisk.isEmpty {
+                    print("per risk (answers with it, right, on the studied folds | on the unseen fold):")
+                    func share(_ t: (right: Int, wrong: Int)) -> String {
+                        t.right + t.wrong == 0 ? "-" : String(format: "%d, %.0f%%", t.right + t.wrong, Double(t.right) * 100 / Double(t.right + t.wrong))
+                    }
+                    for (risk, tally) in perRisk.sorted(by: { $0.key < $1.key }) { print("  \(risk)\t\(share(tally.studied)) | \(share(tally.unseen))") }
+                }
             }
         }
     }
