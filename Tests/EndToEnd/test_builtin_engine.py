@@ -227,6 +227,30 @@ def test_eval_reads_each_lines_database_from_the_folder_and_prints_its_calibrati
     assert re.search(r"^questions 24 ", again, re.M), again
 
 
+def test_eval_in_folds_prints_nothing_of_the_unseen_fold_but_its_totals(demo):
+    # Two databases in two folds, the second unseen: its questions, outcomes and name are never printed;
+    # each fold's line says its worst database's share wrong, and each risk is tallied on both sides.
+    folder = Path(tempfile.mkdtemp(prefix="portico-eval-folds-"))
+    lines = []
+    for module, name in ((shop, "studieddb"), (company, "unseendb")):
+        module.build(str(folder / f"{name}.sqlite"))
+        for number, line in enumerate(module.QUESTIONS.read_text().splitlines()[:15]):
+            lines.append(json.dumps({**json.loads(line), "db": name, "id": f"{name}-{number + 1}"}))
+    questions = folder / "questions.jsonl"
+    questions.write_text("\n".join(lines) + "\n")
+    folds = folder / "folds.json"
+    folds.write_text(json.dumps({"unseen": 2, "folds": {"studieddb": 1, "unseendb": 2}}))
+    out = demo.cli("eval", str(questions), "--engine", "builtin", "--verbose", "--folds", str(folds)).stdout
+    assert re.search(r"^studieddb-1\t", out, re.M), out
+    assert "unseendb" not in out.split("added 2 datasource(s)", 1)[-1], "nothing of the unseen fold by name: " + out
+    fold_lines = re.findall(r"^  fold (\d)( \(unseen\))?\tquestions (\d+) .*worst database [\d.]+% wrong, (\d+) of 1 above 10%$", out, re.M)
+    assert [(f, u, n) for f, u, n, _ in fold_lines] == [("1", "", "15"), ("2", " (unseen)", "15")], out
+    risks = re.findall(r"^  ([a-z-]+)\t(\d+, \d+%|-) \| (\d+, \d+%|-)$", out.split("per risk", 1)[-1], re.M)
+    answered = int(re.search(r"^questions 30\s+correct (\d+) .*wrong (\d+)", out, re.M).group(1))
+    assert answered == 0 or "per risk" in out, out
+    assert all(studied != "-" or unseen != "-" for _, studied, unseen in risks), out
+
+
 def test_counts_per_entity_keep_rows_whose_key_is_missing_from_its_table(demo):
     # A student whose department code is not in the departments table is still a student of that
     # department: "each department" counts by the code the students carry, names where there are.
