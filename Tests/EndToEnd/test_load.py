@@ -19,8 +19,10 @@ from conftest import start_server
 from mcp_http import initialize, modern_request, post
 
 LOAD_SECONDS = int(os.environ.get("PORTICO_LOAD_SECONDS", "15"))
-# The debug build of `make test` is several times slower than the release build `make soak` uses.
-P99_LIMIT_MS = float(os.environ.get("PORTICO_LOAD_P99_MS", "2000"))
+# The debug build of `make test` is several times slower than the release build `make soak` uses, which
+# holds the latency target (250 ms); here the bound only catches a stall. On two cores the debug build's
+# p99 is 1.6 s alone and reached 2.0-2.2 s inside the whole suite, so the bound is 3 s.
+P99_LIMIT_MS = float(os.environ.get("PORTICO_LOAD_P99_MS", "3000"))
 MIXED = Path(__file__).resolve().parents[1] / "Load" / "mixed.lua"
 
 
