@@ -158,7 +158,7 @@ struct EvalCommand: AsyncParsableCommand {
             var bands = [(right: Int, wrong: Int)](repeating: (0, 0), count: 10)
             // Answers with each risk, right and wrong, on the studied folds and on the unseen one apart: whether the
             // weights measured where the engine was studied hold where it was not.
-            var perRisk: [String: (studied: (right: Int, wrong: Int), unseen: (right: Int, wrong: Int))] = [:]
+            var perRisk: [String: (studied: Tally, unseen: Tally)] = [:]
             var times: [Double] = []
             for item in questions {
                 let name = datasource ?? item.db ?? "main"
@@ -179,12 +179,8 @@ struct EvalCommand: AsyncParsableCommand {
                     kind = right ? .correct : .wrong
                     if let split, let db = item.db, split.fold[db] != nil {
                         for risk in answer.risks {
-                            var tally = perRisk[risk] ?? ((0, 0), (0, 0))
-                            if split.isUnseen(db) {
-                                if right { tally.unseen.right += 1 } else { tally.unseen.wrong += 1 }
-                            } else {
-                                if right { tally.studied.right += 1 } else { tally.studied.wrong += 1 }
-                            }
+                            var tally = perRisk[risk] ?? (Tally(), Tally())
+                            if split.isUnseen(db) { tally.unseen.add(kind) } else { tally.studied.add(kind) }
                             perRisk[risk] = tally
                         }
                     }
@@ -238,8 +234,8 @@ struct EvalCommand: AsyncParsableCommand {
                 if studied.total > 0 { print("  studied folds\t\(studied.line())") }
                 if !perRisk.isEmpty {
                     print("per risk (answers with it, right, on the studied folds | on the unseen fold):")
-                    func share(_ t: (right: Int, wrong: Int)) -> String {
-                        t.right + t.wrong == 0 ? "-" : String(format: "%d, %.0f%%", t.right + t.wrong, Double(t.right) * 100 / Double(t.right + t.wrong))
+                    func share(_ t: Tally) -> String {
+                        t.total == 0 ? "-" : String(format: "%d, %.0f%%", t.total, Double(t.correct) * 100 / Double(t.total))
                     }
                     for (risk, tally) in perRisk.sorted(by: { $0.key < $1.key }) { print("  \(risk)\t\(share(tally.studied)) | \(share(tally.unseen))") }
                 }
