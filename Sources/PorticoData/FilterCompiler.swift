@@ -17,15 +17,9 @@ public struct FilterCompiler: Sendable {
         self.flavor = flavor
     }
 
-    /// Operators a field condition may use.
-    public static let operators: [String] = [
-        "$eq", "$ne", "$in", "$notIn", "$gt", "$gte", "$lt", "$lte", "$between", "$notBetween",
-        "$includes", "$notIncludes", "$startsWith", "$notStartsWith", "$endWith", "$endsWith", "$notEndWith", "$notEndsWith",
-        "$like", "$notLike", "$empty", "$notEmpty", "$exists", "$notExists", "$isTruly", "$isFalsy",
-        "$dateOn", "$dateNotOn", "$dateBefore", "$dateNotBefore", "$dateAfter", "$dateNotAfter", "$dateBetween",
-    ]
+    /// Operators a field condition may use, in every spelling.
+    public static var operators: [String] { FilterOperator.names }
 
-    static let relationOperators = ["$exists", "$notExists", "$empty", "$notEmpty"]
     static let maxDepth = 8
     /// Items of one `$and`/`$or` array, or values of one `$includes`-like list.
     public static let maxItems = 100
@@ -156,15 +150,17 @@ public struct FilterCompiler: Sendable {
         }
         let operatorKeys = object.keys.filter { $0.hasPrefix("$") && $0 != "$and" && $0 != "$or" }
         if !operatorKeys.isEmpty {
-            guard operatorKeys.count == object.count, operatorKeys.allSatisfy(Self.relationOperators.contains) else {
+            guard operatorKeys.count == object.count, operatorKeys.allSatisfy({ FilterOperator(name: $0)?.appliesToRelations == true }) else {
+                let allowed = FilterOperator.allCases.filter(\.appliesToRelations).map(\.rawValue)
                 throw .invalid(
-                    "\(path): a relation takes only \(Self.relationOperators.joined(separator: ", ")) directly; other operators go on one of '\(target.name)''s fields"
+                    "\(path): a relation takes only \(allowed.joined(separator: ", ")) directly; other operators go on one of '\(target.name)''s fields"
                 )
             }
             var parts: [SQLFragment] = []
             for key in operatorKeys {
                 let exists = try relatedRows(field, target: target, alias: alias, condition: nil, scope: &scope)
-                let wantsRows = key == "$exists" || key == "$notEmpty"
+                let op = FilterOperator(name: key)
+                let wantsRows = op == .exists || op == .notEmpty
                 let flag = object[key]!
                 let positive = flag.boolValue ?? true
                 parts.append(wantsRows == positive ? exists : Self.not(exists))
@@ -241,14 +237,18 @@ public struct FilterCompiler: Sendable {
         }
     }
 
-    func apply(_ op: String, _ operand: JSON, field: Field, column: SQLFragment, path: String) throws(DataError) -> SQLFragment {
-        let where_ = "\(path).\(op)"
+    func apply(_ name: String, _ operand: JSON, field: Field, column: SQLFragment, path: String) throws(DataError) -> SQLFragment {
+        let where_ = "\(path).\(name)"
+        guard let op = FilterOperator(name: name) else {
+            throw .invalid(
+                "\(where_): unknown operator '\(name)'; supported operators: \(Self.operators.joined(separator: ", ")), and $and/$or between conditions")
+        }
         switch op {
-        case "$eq":
+        case .eq:
             if operand.isNull { return Self.suffix(column, " IS NULL") }
             if case .array = operand { return try apply("$in", operand, field: field, column: column, path: path) }
             return Self.binary(column, "=", try bindable(operand, field: field, at: where_))
-        case "$ne":
+        case .ne:
             if operand.isNull { return Self.suffix(column, " IS NOT NULL") }
             if case .array = operand { return try apply("$notIn", operand, field: field, column: column, path: path) }
             var f = SQLFragment("(")
@@ -257,20 +257,20 @@ public struct FilterCompiler: Sendable {
             f.append(column)
             f.append(" IS NULL)")
             return f
-        case "$in", "$notIn":
+        case .in, .notIn:
             let items = operand.arrayValue ?? [operand]
             guard items.count <= Self.maxInValues else { throw .invalid("\(where_): at most \(Self.maxInValues) values, got \(items.count)") }
-            if items.isEmpty { return SQLFragment(op == "$in" ? "1 = 0" : "1 = 1") }
+            if items.isEmpty { return SQLFragment(op == .in ? "1 = 0" : "1 = 1") }
             var list = SQLFragment()
             for (index, item) in items.enumerated() {
                 if index > 0 { list.append(", ") }
                 list.append(try bindable(item, field: field, at: "\(where_)[\(index)]"))
             }
             var f = column
-            f.append(op == "$in" ? " IN (" : " NOT IN (")
+            f.append(op == .in ? " IN (" : " NOT IN (")
             f.append(list)
             f.append(")")
-            if op == "$notIn" {
+            if op == .notIn {
                 var g = SQLFragment("(")
                 g.append(f)
                 g.append(" OR ")
@@ -279,26 +279,26 @@ public struct FilterCompiler: Sendable {
                 return g
             }
             return f
-        case "$gt", "$gte", "$lt", "$lte":
+        case .gt, .gte, .lt, .lte:
             guard !operand.isNull else { throw .invalid("\(where_) needs a value, got null") }
-            let sqlOp = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op]!
+            let sqlOp = [FilterOperator.gt: ">", .gte: ">=", .lt: "<", .lte: "<="][op]!
             return Self.binary(column, sqlOp, try bindable(operand, field: field, at: where_))
-        case "$between", "$notBetween":
+        case .between, .notBetween:
             guard let pair = operand.arrayValue, pair.count == 2 else {
                 throw .invalid("\(where_) needs an array of two values [low, high], got \(operand.serializedString.prefix(60))")
             }
             var f = column
-            f.append(op == "$between" ? " BETWEEN " : " NOT BETWEEN ")
+            f.append(op == .between ? " BETWEEN " : " NOT BETWEEN ")
             f.append(try bindable(pair[0], field: field, at: "\(where_)[0]"))
             f.append(" AND ")
             f.append(try bindable(pair[1], field: field, at: "\(where_)[1]"))
             return f
-        case "$includes", "$notIncludes", "$startsWith", "$notStartsWith", "$endWith", "$endsWith", "$notEndWith", "$notEndsWith":
-            if operand.isNull { return Self.suffix(column, op.hasPrefix("$not") ? " IS NOT NULL" : " IS NULL") }
+        case .includes, .notIncludes, .startsWith, .notStartsWith, .endsWith, .notEndsWith:
+            let (position, negated) = op.textMatch!
+            if operand.isNull { return Self.suffix(column, negated ? " IS NOT NULL" : " IS NULL") }
             let values = operand.arrayValue ?? [operand]
             guard !values.isEmpty else { throw .invalid("\(where_) needs a string or a non-empty array of strings") }
             guard values.count <= Self.maxItems else { throw .invalid("\(where_): at most \(Self.maxItems) values, got \(values.count)") }
-            let negated = op.hasPrefix("$not")
             let text = field.type.isTextual ? column : flavor.asText(column)
             var parts: [SQLFragment] = []
             for (index, item) in values.enumerated() {
@@ -310,36 +310,33 @@ public struct FilterCompiler: Sendable {
                 }
                 let escaped = Self.escapeLike(s)
                 let pattern: String
-                switch op {
-                case "$includes", "$notIncludes": pattern = "%\(escaped)%"
-                case "$startsWith", "$notStartsWith": pattern = "\(escaped)%"
-                default: pattern = "%\(escaped)"
+                switch position {
+                case .anywhere: pattern = "%\(escaped)%"
+                case .start: pattern = "\(escaped)%"
+                case .end: pattern = "%\(escaped)"
                 }
                 parts.append(flavor.like(text, pattern: pattern, negated: negated))
             }
             return SQLFragment.all(parts, negated ? "AND" : "OR")!
-        case "$like", "$notLike":
+        case .like, .notLike:
             guard case .string(let pattern) = operand else { throw .invalid("\(where_) needs a LIKE pattern string, got \(operand.typeName)") }
-            var f = field.type.isTextual ? column : flavor.asText(column)
-            f.append(op == "$like" ? " LIKE " : " NOT LIKE ")
-            f.append(bind: .text(pattern))
-            return f
-        case "$empty", "$notEmpty":
+            return flavor.like(field.type.isTextual ? column : flavor.asText(column), pattern: pattern, negated: op == .notLike)
+        case .empty, .notEmpty:
             if field.type.isTextual || field.type == .json {
                 var f = SQLFragment("(")
                 f.append(column)
-                f.append(op == "$empty" ? " IS NULL OR " : " IS NOT NULL AND ")
+                f.append(op == .empty ? " IS NULL OR " : " IS NOT NULL AND ")
                 f.append(column)
-                f.append(op == "$empty" ? " = '')" : " <> '')")
+                f.append(op == .empty ? " = '')" : " <> '')")
                 return f
             }
-            return Self.suffix(column, op == "$empty" ? " IS NULL" : " IS NOT NULL")
-        case "$exists", "$notExists":
-            let positive = (operand.boolValue ?? true) == (op == "$exists")
+            return Self.suffix(column, op == .empty ? " IS NULL" : " IS NOT NULL")
+        case .exists, .notExists:
+            let positive = (operand.boolValue ?? true) == (op == .exists)
             return Self.suffix(column, positive ? " IS NOT NULL" : " IS NULL")
-        case "$isTruly", "$isFalsy":
+        case .isTruly, .isFalsy:
             guard field.type == .boolean else { throw .invalid("\(where_) applies to boolean fields; '\(field.name)' is \(field.type.rawValue)") }
-            let wantTrue = (op == "$isTruly") == (operand.boolValue ?? true)
+            let wantTrue = (op == .isTruly) == (operand.boolValue ?? true)
             if wantTrue { return Self.binary(column, "=", .bind(.bool(true))) }
             var f = SQLFragment("(")
             f.append(column)
@@ -347,55 +344,19 @@ public struct FilterCompiler: Sendable {
             f.append(Self.binary(column, "=", .bind(.bool(false))))
             f.append(")")
             return f
-        case "$dateOn", "$dateNotOn", "$dateBefore", "$dateNotBefore", "$dateAfter", "$dateNotAfter", "$dateBetween":
-            return try dateCondition(op, operand, field: field, column: column, at: where_)
-        default:
-            throw .invalid(
-                "\(where_): unknown operator '\(op)'; supported operators: \(Self.operators.joined(separator: ", ")), and $and/$or between conditions")
-        }
-    }
-
-    func dateCondition(_ op: String, _ operand: JSON, field: Field, column: SQLFragment, at path: String) throws(DataError) -> SQLFragment {
-        guard field.type.isTemporal || field.type.isTextual else {
-            throw .invalid("\(path) applies to date fields; '\(field.name)' is \(field.type.rawValue)")
-        }
-        let dateOnly = field.type == .date
-        func parse(_ value: JSON, _ where_: String) throws(DataError) -> TemporalValue {
-            guard case .string(let text) = value, let parsed = TemporalValue.parse(text) else {
-                throw .invalid(
-                    "\(where_): expected a date such as \"2024\", \"2024-05\", \"2024-05-17\" or \"2024-05-17 13:45:00\", got \(value.serializedString.prefix(40))"
-                )
+        case .dateOn, .dateNotOn, .dateBefore, .dateNotBefore, .dateAfter, .dateNotAfter, .dateBetween:
+            guard field.type.isTemporal || field.type.isTextual else {
+                throw .invalid("\(where_) applies to date fields; '\(field.name)' is \(field.type.rawValue)")
             }
-            return parsed
-        }
-        func bound(_ v: TemporalValue) -> SQLFragment { flavor.temporal(v.formatted(dateOnly: dateOnly), type: field.type) }
-        let start: TemporalValue
-        let end: TemporalValue
-        if op == "$dateBetween" {
-            let items: [JSON]
-            switch operand {
-            case .array(let array) where array.count == 2: items = array
-            case .string(let s) where s.hasPrefix("[") && s.hasSuffix("]"):
-                items = s.dropFirst().dropLast().split(separator: ",").map { .string($0.trimmingSpaces()) }
-                guard items.count == 2 else { throw .invalid("\(path) needs two dates [start, end]") }
-            default:
-                throw .invalid("\(path) needs two dates [start, end], got \(operand.serializedString.prefix(60))")
+            let span = try op.dateSpan(operand, at: where_)!
+            let dateOnly = field.type == .date
+            func compare(_ sqlOp: String, _ v: TemporalValue) -> SQLFragment {
+                Self.binary(column, sqlOp, flavor.temporal(v.formatted(dateOnly: dateOnly), type: field.type))
             }
-            start = try parse(items[0], "\(path)[0]")
-            end = try parse(items[1], "\(path)[1]").end
-        } else {
-            let value = try parse(operand, path)
-            start = value
-            end = value.end
-        }
-        func compare(_ sqlOp: String, _ v: TemporalValue) -> SQLFragment { Self.binary(column, sqlOp, bound(v)) }
-        switch op {
-        case "$dateOn", "$dateBetween": return SQLFragment.all([compare(">=", start), compare("<", end)])!
-        case "$dateNotOn": return SQLFragment.all([compare("<", start), compare(">=", end)], "OR")!
-        case "$dateBefore": return compare("<", start)
-        case "$dateNotBefore": return compare(">=", start)
-        case "$dateAfter": return compare(">=", end)
-        default: return compare("<", end)  // $dateNotAfter
+            var parts: [SQLFragment] = []
+            if let from = span.from { parts.append(compare(span.outside ? "<" : ">=", from)) }
+            if let until = span.until { parts.append(compare(span.outside ? ">=" : "<", until)) }
+            return SQLFragment.all(parts, span.outside ? "OR" : "AND")!
         }
     }
 

@@ -2,7 +2,7 @@ import PorticoBase
 import PorticoJSON
 
 /// A date or date-time written by a client, with the span it denotes ("2024" is a whole year).
-struct TemporalValue: Sendable, Equatable {
+package struct TemporalValue: Sendable, Equatable {
     enum Unit: Int, Sendable { case year, month, day, hour, minute, second }
 
     var year: Int, month = 1, day = 1, hour = 0, minute = 0, second = 0
@@ -10,7 +10,7 @@ struct TemporalValue: Sendable, Equatable {
 
     /// Accepts `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, `YYYY-MM-DD HH`, `YYYY-MM-DD HH:mm`, `YYYY-MM-DD HH:mm:ss`
     /// (with `T` instead of the space, fractional seconds and a trailing `Z` ignored).
-    static func parse(_ text: String) -> TemporalValue? {
+    package static func parse(_ text: String) -> TemporalValue? {
         var s = Substring(text.trimmingSpaces())
         if s.hasSuffix("Z") { s = s.dropLast() }
         if let dot = s.firstIndex(of: "."), s.distance(from: s.startIndex, to: dot) >= 19 { s = s[..<dot] }
@@ -55,6 +55,11 @@ struct TemporalValue: Sendable, Equatable {
         return value
     }
 
+    /// Whether this span starts before `other` starts (how long each lasts does not matter).
+    package func starts(before other: TemporalValue) -> Bool {
+        (year, month, day, hour, minute, second) < (other.year, other.month, other.day, other.hour, other.minute, other.second)
+    }
+
     static func daysIn(_ year: Int, _ month: Int) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
@@ -64,7 +69,7 @@ struct TemporalValue: Sendable, Equatable {
     }
 
     /// The first instant after the span.
-    var end: TemporalValue {
+    package var end: TemporalValue {
         var v = self
         v.unit = .second
         switch unit {

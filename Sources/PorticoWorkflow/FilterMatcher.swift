@@ -1,19 +1,14 @@
 import Foundation
 import PorticoBase
+import PorticoData
 import PorticoJSON
 
 /// A NocoBase filter judged in memory, over an execution's variables rather than a table: what a
 /// condition node and a trigger's condition test. A key is a field of the triggering record
 /// (`status`, `owner.name`), or a variable path (`$jobsMapByNodeKey.q1.total`); values may be
-/// variables too. The operators are the data tools' (`$eq`, `$in`, `$gt`, `$includes`, `$empty`, …).
+/// variables too. The operators, and what each means, are the data tools' own (`FilterOperator`).
 struct FilterMatcher {
     let variables: Variables
-
-    static let operators: Set<String> = [
-        "$eq", "$ne", "$in", "$notIn", "$gt", "$gte", "$lt", "$lte", "$between", "$notBetween", "$includes", "$notIncludes", "$startsWith",
-        "$notStartsWith", "$endsWith", "$endWith", "$notEndsWith", "$notEndWith", "$empty", "$notEmpty", "$exists", "$notExists", "$isTruly",
-        "$isFalsy",
-    ]
 
     /// Checks a filter's shape and operators without judging it (when a workflow is saved).
     static func check(_ filter: JSON, at path: String) throws(WorkflowError) {
@@ -30,8 +25,8 @@ struct FilterMatcher {
                 throw WorkflowError("\(path) has '\(key)' where a field or $and/$or belongs")
             }
             if case .object(let ops) = value, let first = ops.keys.first, first.hasPrefix("$") {
-                for op in ops.keys where !operators.contains(op) {
-                    throw WorkflowError("\(path).\(key) uses unknown operator '\(op)'; use one of \(operators.sorted().joined(separator: ", "))")
+                for op in ops.keys where FilterOperator(name: op) == nil {
+                    throw WorkflowError("\(path).\(key) uses unknown operator '\(op)'; use one of \(FilterOperator.names.joined(separator: ", "))")
                 }
             }
         }
@@ -82,42 +77,51 @@ struct FilterMatcher {
         return try variables.value("$context.data." + key) ?? .null
     }
 
-    func apply(_ op: String, _ subject: JSON, _ operand: JSON) throws(WorkflowError) -> Bool {
+    /// Whether `subject` satisfies `op` with `operand`, as the same filter over a table's rows
+    /// would (the operators and their NULL rules are `FilterOperator`'s).
+    func apply(_ name: String, _ subject: JSON, _ operand: JSON) throws(WorkflowError) -> Bool {
+        guard let op = FilterOperator(name: name) else { throw WorkflowError("unknown operator '\(name)'") }
         switch op {
-        case "$eq":
+        case .eq:
             if case .array(let items) = operand { return items.contains { Self.equal(subject, $0) } }
             return Self.equal(subject, operand)
-        case "$ne":
+        case .ne:
             if case .array(let items) = operand { return !items.contains { Self.equal(subject, $0) } }
             return !Self.equal(subject, operand)
-        case "$in": return (operand.arrayValue ?? [operand]).contains { Self.equal(subject, $0) }
-        case "$notIn": return !(operand.arrayValue ?? [operand]).contains { Self.equal(subject, $0) }
-        case "$gt", "$gte", "$lt", "$lte":
+        case .in: return (operand.arrayValue ?? [operand]).contains { Self.equal(subject, $0) }
+        case .notIn: return !(operand.arrayValue ?? [operand]).contains { Self.equal(subject, $0) }
+        case .gt, .gte, .lt, .lte:
             guard let order = Self.compare(subject, operand) else { return false }
             switch op {
-            case "$gt": return order > 0
-            case "$gte": return order >= 0
-            case "$lt": return order < 0
+            case .gt: return order > 0
+            case .gte: return order >= 0
+            case .lt: return order < 0
             default: return order <= 0
             }
-        case "$between", "$notBetween":
-            guard let bounds = operand.arrayValue, bounds.count == 2 else { throw WorkflowError("\(op) takes [low, high]") }
-            let inside = (Self.compare(subject, bounds[0]).map { $0 >= 0 } ?? false) && (Self.compare(subject, bounds[1]).map { $0 <= 0 } ?? false)
-            return op == "$between" ? inside : !inside
-        case "$includes", "$notIncludes", "$startsWith", "$notStartsWith", "$endsWith", "$endWith", "$notEndsWith", "$notEndWith":
-            let negated = op.hasPrefix("$not")
-            guard !subject.isNull else { return negated }
+        case .between, .notBetween:
+            guard let bounds = operand.arrayValue, bounds.count == 2 else { throw WorkflowError("\(name) takes [low, high]") }
+            guard let low = Self.compare(subject, bounds[0]), let high = Self.compare(subject, bounds[1]) else { return false }
+            let inside = low >= 0 && high <= 0
+            return op == .between ? inside : !inside
+        case .includes, .notIncludes, .startsWith, .notStartsWith, .endsWith, .notEndsWith:
+            let (position, negated) = op.textMatch!
+            if operand.isNull { return negated != subject.isNull }
+            guard !subject.isNull else { return false }
             let text = Variables.text(subject).lowercased()
             let needles = (operand.arrayValue ?? [operand]).map { Variables.text($0).lowercased() }
             let found = needles.contains { needle in
-                switch op {
-                case "$includes", "$notIncludes": return text.includes(needle)
-                case "$startsWith", "$notStartsWith": return text.hasPrefix(needle)
-                default: return text.hasSuffix(needle)
+                switch position {
+                case .anywhere: text.includes(needle)
+                case .start: text.hasPrefix(needle)
+                case .end: text.hasSuffix(needle)
                 }
             }
             return negated ? !found : found
-        case "$empty", "$notEmpty":
+        case .like, .notLike:
+            guard case .string(let pattern) = operand else { throw WorkflowError("\(name) needs a LIKE pattern string, got \(operand.typeName)") }
+            guard !subject.isNull else { return false }
+            return FilterOperator.like(Variables.text(subject), pattern) == (op == .like)
+        case .empty, .notEmpty:
             let empty: Bool
             switch subject {
             case .null: empty = true
@@ -125,14 +129,17 @@ struct FilterMatcher {
             case .array(let a): empty = a.isEmpty
             default: empty = false
             }
-            return op == "$empty" ? empty : !empty
-        case "$exists", "$notExists":
-            return (op == "$exists") == (operand.boolValue ?? true) ? !subject.isNull : subject.isNull
-        case "$isTruly", "$isFalsy":
+            return op == .empty ? empty : !empty
+        case .exists, .notExists:
+            return (op == .exists) == (operand.boolValue ?? true) ? !subject.isNull : subject.isNull
+        case .isTruly, .isFalsy:
             let truly = Self.truthy(subject)
-            return (op == "$isTruly") == (operand.boolValue ?? true) ? truly : !truly
-        default:
-            throw WorkflowError("unknown operator '\(op)'")
+            return (op == .isTruly) == (operand.boolValue ?? true) ? truly : !truly
+        case .dateOn, .dateNotOn, .dateBefore, .dateNotBefore, .dateAfter, .dateNotAfter, .dateBetween:
+            let span: FilterOperator.DateSpan
+            do { span = try op.dateSpan(operand, at: name)! } catch { throw WorkflowError(error.message) }
+            guard !subject.isNull else { return false }
+            return span.keeps(text: Variables.text(subject))
         }
     }
 
