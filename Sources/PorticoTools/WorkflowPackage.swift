@@ -43,10 +43,7 @@ public struct WorkflowPackage: Sendable {
             "type": "object",
             "properties": [
                 "key": ["type": "string"],
-                "type": [
-                    "type": "string",
-                    "enum": ["condition", "query", "create", "update", "destroy", "sql", "ask", "calculation", "request", "delay", "end"],
-                ],
+                "type": ["type": "string", "enum": JSON(NodeType.allCases.map(\.rawValue))],
                 "config": ["type": "object"], "then": ["type": "array"], "else": ["type": "array"],
             ],
             "required": ["key", "type"],

@@ -39,7 +39,10 @@ public enum NodeType: String, Sendable, CaseIterable {
 public struct WorkflowNode: Sendable {
     public let key: String
     public let type: NodeType
+    /// The configuration as written: what is stored and shown, and where variables are found.
     public let config: JSONObject
+    /// What the node does, read from `config` once.
+    let action: NodeAction
     /// A condition's branches.
     public let then: [WorkflowNode]
     public let otherwise: [WorkflowNode]
@@ -223,78 +226,10 @@ public struct WorkflowDefinition: Sendable {
                 then = try Self.nodes(thenJSON?.arrayValue ?? [], path: "\(at).then", keys: &keys, count: &count, depth: depth + 1)
                 otherwise = try Self.nodes(elseJSON?.arrayValue ?? [], path: "\(at).else", keys: &keys, count: &count, depth: depth + 1)
             }
-            try check(type, config, at: "\(at).config")
-            nodes.append(WorkflowNode(key: key, type: type, config: config, then: then, otherwise: otherwise))
+            let action = try NodeAction.read(type, config, at: "\(at).config")
+            nodes.append(WorkflowNode(key: key, type: type, config: config, action: action, then: then, otherwise: otherwise))
         }
         return nodes
-    }
-
-    static func require(_ config: JSONObject, _ name: String, at path: String, _ example: String) throws(WorkflowError) -> JSON {
-        guard let value = config[name], !value.isNull else { throw WorkflowError("\(path).\(name) is required, e.g. \(example)") }
-        return value
-    }
-
-    static func check(_ type: NodeType, _ config: JSONObject, at path: String) throws(WorkflowError) {
-        func text(_ name: String, _ example: String) throws(WorkflowError) {
-            guard case .string(let s) = try require(config, name, at: path, example), !s.isEmpty else {
-                throw WorkflowError("\(path).\(name) must be text, e.g. \(example)")
-            }
-        }
-        switch type {
-        case .condition:
-            try FilterMatcher.check(try require(config, "filter", at: path, "{\"amount\": {\"$gt\": 1000}}"), at: "\(path).filter")
-        case .query:
-            try text("collection", "\"Deal\"")
-            if let limit = config["limit"], limit.intValue.map({ $0 < 1 || $0 > 1000 }) ?? true {
-                throw WorkflowError("\(path).limit must be a whole number from 1 to 1000")
-            }
-        case .create:
-            try text("collection", "\"Task\"")
-            guard try require(config, "values", at: path, "{\"title\": \"Onboard {{$context.data.name}}\"}").objectValue != nil else {
-                throw WorkflowError("\(path).values must be an object of field values")
-            }
-        case .update:
-            try text("collection", "\"Invoice\"")
-            guard try require(config, "values", at: path, "{\"status\": \"overdue\"}").objectValue != nil else {
-                throw WorkflowError("\(path).values must be an object of field values")
-            }
-            guard let filter = config["filter"] ?? config["filterByTk"], !filter.isNull else {
-                throw WorkflowError("\(path).filter (or filterByTk) is required, so an update cannot change every record by accident")
-            }
-        case .destroy:
-            try text("collection", "\"Task\"")
-            guard let filter = config["filter"] ?? config["filterByTk"], !filter.isNull else {
-                throw WorkflowError("\(path).filter (or filterByTk) is required, so a destroy cannot remove every record by accident")
-            }
-        case .sql:
-            try text("datasource", "\"main\"")
-            try text("sql", "\"SELECT COUNT(*) AS n FROM Deal\"")
-        case .ask:
-            try text("datasource", "\"main\"")
-            try text("question", "\"how many deals were won this month\"")
-        case .calculation:
-            try text("expression", "\"{{$context.data.amount}} * 0.2\"")
-            _ = try Calculation(config["expression"]!.stringValue!)
-        case .request:
-            try text("url", "\"https://hooks.example.com/deal\"")
-            let method = (config["method"]?.stringValue ?? "POST").uppercased()
-            guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
-                throw WorkflowError("\(path).method must be GET, POST, PUT, PATCH or DELETE")
-            }
-            // A stored header's value is sealed: {"$sealed": "..."} (`HeaderSecrets`).
-            if let headers = config["headers"], !headers.isNull,
-                headers.objectValue?.values.allSatisfy({ $0.stringValue != nil || $0["$sealed"]?.stringValue != nil }) != true
-            {
-                throw WorkflowError("\(path).headers must be an object of text values")
-            }
-        case .delay:
-            guard let seconds = try require(config, "seconds", at: path, "3600").doubleValue, seconds >= 0, seconds <= 366 * 86400 else {
-                throw WorkflowError("\(path).seconds must be a number from 0 to a year (31,622,400)")
-            }
-        case .end:
-            let status = config["status"]?.stringValue ?? "resolved"
-            guard status == "resolved" || status == "failed" else { throw WorkflowError("\(path).status is \"resolved\" or \"failed\"") }
-        }
     }
 
     static func walk(_ nodes: [WorkflowNode], _ body: (WorkflowNode) throws(WorkflowError) -> Void) throws(WorkflowError) {
@@ -309,8 +244,7 @@ public struct WorkflowDefinition: Sendable {
     static func checkVariables(_ nodes: [WorkflowNode], before: Set<String>, trigger: Trigger) throws(WorkflowError) {
         var seen = before
         for node in nodes {
-            var names = try Template.variables(in: .object(node.config))
-            if node.type == .calculation, let expression = node.config["expression"]?.stringValue { names += try Calculation(expression).variables }
+            let names = try node.variables()
             for name in names {
                 let path = try VariablePath(name)
                 if case .job(let key) = path.root, !seen.contains(key) {
@@ -329,5 +263,14 @@ public struct WorkflowDefinition: Sendable {
         var all: [WorkflowNode] = []
         try? Self.walk(nodes) { node in all.append(node) }
         return all
+    }
+}
+
+extension WorkflowNode {
+    /// The variables the node reads: in its configuration's values, and in a calculation's expression.
+    func variables() throws(WorkflowError) -> [String] {
+        var names = try Template.variables(in: .object(config))
+        if case .calculation(let calculation) = action { names += calculation.variables }
+        return names
     }
 }

@@ -189,9 +189,8 @@ extension WorkflowEngine {
         let began = ContinuousClock.now
         let result: JSON
         do {
-            switch (node.type, walk.mode) {
-            case (.delay, .durable(let execution, let db)):
-                let seconds = node.config["seconds"]?.doubleValue ?? 0
+            switch (node.action, walk.mode) {
+            case (.delay(let seconds), .durable(let execution, let db)):
                 let until = nowMilliseconds + Int64(seconds * 1000)
                 let value: JSON = ["until": .int(until)]
                 try await db.transaction { [store, replica] tx in
@@ -280,84 +279,78 @@ extension WorkflowEngine {
 
     /// What one node does; its result is the job's.
     func perform(_ node: WorkflowNode, app: String, owner: Owner, variables: Variables) async throws -> JSON {
-        let config = node.config
-        func text(_ name: String) throws -> String {
-            Variables.text(try variables.resolve(config[name] ?? .null))
-        }
-        /// The collection or datasource a node acts on, as written: a record's value never chooses it.
-        func target(_ name: String) throws -> String {
-            let written = config[name]?.stringValue ?? ""
+        /// The collection or datasource a node acts on, as written: a record's value never chooses it
+        /// (checked when the workflow is saved; a workflow stored before that check fails here).
+        func target(_ written: String, _ kind: String) throws -> String {
             guard !written.contains("{{") else {
-                throw WorkflowError("\(name) '\(written.prefix(80))' is a variable; a node names its \(name) itself, so no record's value can choose it")
+                throw WorkflowError("\(kind) '\(written.prefix(80))' is a variable; a node names its \(kind) itself, so no record's value can choose it")
             }
             return written
         }
-        /// The keys a node's filterByTk names: a list written in the node, or one key from a variable.
-        func keys(_ value: JSON) throws -> JSON {
-            let resolved = try variables.operand(value)
-            if case .string(let text) = value, text.contains("{{"), case .array = resolved {
-                throw WorkflowError("filterByTk '\(text.prefix(80))' holds a list; from a variable it names one record (write a list in the node for several)")
+        /// A request for the records a node acts on, its filter's and keys' variables resolved.
+        func request(_ records: NodeAction.RecordsNode, writing: Bool = false) throws -> RecordRequest {
+            var request = RecordRequest(resource: try target(records.collection, "collection"))
+            if writing { request.values = try variables.resolve(.object(records.values)).objectValue }
+            if let filter = records.filter { request.filter = try variables.resolveFilter(filter) }
+            if let key = records.filterByTk {
+                // The keys a node's filterByTk names: a list written in the node, or one key from a variable.
+                let resolved = try variables.operand(key)
+                if case .string(let text) = key, text.contains("{{"), case .array = resolved {
+                    throw WorkflowError(
+                        "filterByTk '\(text.prefix(80))' holds a list; from a variable it names one record (write a list in the node for several)")
+                }
+                request.filterByTk = resolved
             }
-            return resolved
+            return request
         }
-        switch node.type {
-        case .condition:
-            return ["result": .bool(try FilterMatcher(variables: variables).matches(config["filter"] ?? [:]))]
-        case .calculation:
-            return try Calculation(config["expression"]?.stringValue ?? "").evaluate(variables)
-        case .end:
-            var result: JSONObject = ["status": .string(config["status"]?.stringValue ?? "resolved")]
-            if config["message"] != nil { result["message"] = .string(try text("message")) }
+        switch node.action {
+        case .condition(let filter):
+            return ["result": .bool(try FilterMatcher(variables: variables).matches(filter))]
+        case .calculation(let calculation):
+            return try calculation.evaluate(variables)
+        case .end(let failed, let message):
+            var result: JSONObject = ["status": .string(failed ? "failed" : "resolved")]
+            if let message { result["message"] = .string(Variables.text(try variables.resolve(message))) }
             return .object(result)
-        case .query:
+        case .query(let records, let sort, let limit):
             try requireScope(owner, Scope(.read, .data))
-            let limit = Int(config["limit"]?.intValue ?? 1)
-            var request = RecordRequest(resource: try target("collection"))
-            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
-            request.sort = config["sort"].flatMap { $0.arrayValue?.compactMap(\.stringValue) ?? $0.stringValue.map { [$0] } }
-            request.pageSize = limit
-            let rows = try await records.list(app: app, request, access: owner.access)["data"]?.arrayValue ?? []
+            var query = try request(records)
+            query.sort = sort
+            query.pageSize = limit
+            let rows = try await self.records.list(app: app, query, access: owner.access)["data"]?.arrayValue ?? []
             return limit > 1 ? .array(rows) : (rows.first ?? .null)
-        case .create:
+        case .create(let records):
             try requireScope(owner, Scope(.write, .data))
-            var request = RecordRequest(resource: try target("collection"))
-            request.values = try variables.resolve(config["values"] ?? [:]).objectValue
-            return try await records.create(app: app, request, access: owner.access)["data"] ?? .null
-        case .update:
+            return try await self.records.create(app: app, try request(records, writing: true), access: owner.access)["data"] ?? .null
+        case .update(let records):
             try requireScope(owner, Scope(.write, .data))
-            var request = RecordRequest(resource: try target("collection"))
-            request.values = try variables.resolve(config["values"] ?? [:]).objectValue
-            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
-            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try keys(key) }
-            return try await records.update(app: app, request, access: owner.access)["data"] ?? .array([])
-        case .destroy:
+            return try await self.records.update(app: app, try request(records, writing: true), access: owner.access)["data"] ?? .array([])
+        case .destroy(let records):
             try requireScope(owner, Scope(.write, .data))
-            var request = RecordRequest(resource: try target("collection"))
-            if let filter = config["filter"], !filter.isNull { request.filter = try variables.resolveFilter(filter) }
-            if let key = config["filterByTk"], !key.isNull { request.filterByTk = try keys(key) }
-            return ["count": try await records.destroy(app: app, request, access: owner.access)["data"] ?? 0]
-        case .sql:
+            return ["count": try await self.records.destroy(app: app, try request(records), access: owner.access)["data"] ?? 0]
+        case .sql(let datasource, let sql):
             try requireScope(owner, Scope(.read, .datasource))
             guard let asker else { throw WorkflowError("SQL nodes need the question service, which this process does not run") }
             let caller = try await policy.queryCaller(owner.principal, app: app, catalogs: asker.catalogs)
             // The SQL is run as written: values are never pasted into it.
             let answer = try await asker.datasources.query(
-                app: app, datasource: try target("datasource"), sql: config["sql"]?.stringValue ?? "", maxRows: 1000, caller: caller)
+                app: app, datasource: try target(datasource, "datasource"), sql: sql, maxRows: 1000, caller: caller)
             return Self.rows(answer.columns, answer.rows, sql: answer.sql, truncated: answer.truncated)
-        case .ask:
+        case .ask(let datasource, let question):
             try requireScope(owner, Scope(.read, .datasource))
             guard let asker else { throw WorkflowError("ask nodes need the question service, which this process does not run") }
             let caller = try await policy.queryCaller(owner.principal, app: app, catalogs: asker.catalogs)
             var request = AskRequest(
-                app: app, userID: nil, question: try text("question"), datasource: try target("datasource"), drawImage: false, caller: caller)
+                app: app, userID: nil, question: Variables.text(try variables.resolve(question)), datasource: try target(datasource, "datasource"),
+                drawImage: false, caller: caller)
             request.canPick = false
             let answer = try await asker.ask(request)
             var result = Self.rows(answer.columns, answer.rows, sql: answer.sql, truncated: answer.truncated).objectValue ?? [:]
             result["engine"] = .string(answer.engine)
             return .object(result)
-        case .request:
+        case .request(let spec):
             var headers: [String: String] = [:]
-            for (name, value) in config["headers"]?.objectValue ?? [:] {
+            for (name, value) in spec.headers {
                 let text = Variables.text(try variables.resolve(try secrets.open(value)))
                 // A value with a line break would start a header (or a body) of its own.
                 guard !text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
@@ -365,12 +358,10 @@ extension WorkflowEngine {
                 }
                 headers[name] = text
             }
-            let body = try config["body"].map { body throws(WorkflowError) in try Self.body(body, variables: variables, headers: headers) }
-            guard let url = config["url"]?.stringValue else { throw WorkflowError("the request node has no url") }
-            return try await requests.perform(
-                method: (config["method"]?.stringValue ?? "POST").uppercased(), url: try variables.resolveURL(url), headers: headers, body: body)
-        case .delay:
-            return ["until": .int(nowMilliseconds + Int64((config["seconds"]?.doubleValue ?? 0) * 1000))]
+            let body = try spec.body.map { body throws(WorkflowError) in try Self.body(body, variables: variables, headers: headers) }
+            return try await requests.perform(method: spec.method, url: try variables.resolveURL(spec.url), headers: headers, body: body)
+        case .delay(let seconds):
+            return ["until": .int(nowMilliseconds + Int64(seconds * 1000))]
         }
     }
 

@@ -70,16 +70,15 @@ public struct WorkflowService: Sendable {
         }
         try checkFields(of: definition, in: catalog)
         for node in definition.allNodes {
-            switch node.type {
-            case .query, .create, .update, .destroy:
-                let name = node.config["collection"]?.stringValue ?? ""
-                guard !name.contains("{{") else {
+            switch node.action {
+            case .query(let target, _, _), .create(let target), .update(let target), .destroy(let target):
+                guard !target.collection.contains("{{") else {
                     throw DataError.invalid(
                         "node '\(node.key)' config.collection is a variable; name the collection itself, so no record's value can choose it")
                 }
-                let schema = try collection(name, at: "node '\(node.key)' config.collection")
-                if let filter = node.config["filter"] { try Self.checkFilterFields(filter, of: schema, at: "node '\(node.key)' config.filter") }
-                for (name, value) in node.config["values"]?.objectValue ?? [:] {
+                let schema = try collection(target.collection, at: "node '\(node.key)' config.collection")
+                if let filter = target.filter { try Self.checkFilterFields(filter, of: schema, at: "node '\(node.key)' config.filter") }
+                for (name, value) in target.values {
                     guard let field = schema.field(name) else {
                         throw DataError.invalid("node '\(node.key)' sets '\(name)', which '\(schema.name)' does not have")
                     }
@@ -88,18 +87,18 @@ public struct WorkflowService: Sendable {
                         _ = try ValueCoercion.coerce(value, to: field, at: "node '\(node.key)' values.\(name)")
                     }
                 }
-            case .sql, .ask:
-                if let name = node.config["datasource"]?.stringValue, name.contains("{{") {
+            case .sql(let name, _), .ask(let name, _):
+                if name.contains("{{") {
                     throw DataError.invalid(
                         "node '\(node.key)' config.datasource is a variable; name the datasource itself, so no record's value can choose it")
                 }
-            case .request:
+            case .request(let request):
                 // Checked here, not with the definition's shape: a workflow stored before this
                 // check still loads (its node fails when it runs, saying the same).
-                if let text = node.config["body"]?.stringValue, let refusal = WorkflowEngine.bodyTemplateRefusal(text) {
+                if let text = request.body?.stringValue, let refusal = WorkflowEngine.bodyTemplateRefusal(text) {
                     throw DataError.invalid("node '\(node.key)': \(refusal)")
                 }
-            default:
+            case .condition, .calculation, .delay, .end:
                 break
             }
         }
@@ -132,17 +131,20 @@ public struct WorkflowService: Sendable {
         default: record = nil
         }
         var produces: [String: String] = [:]
-        for node in definition.allNodes where [.query, .create].contains(node.type) && (node.config["limit"]?.intValue ?? 1) <= 1 {
-            if let name = node.config["collection"]?.stringValue, !name.contains("{{") { produces[node.key] = name }
+        for node in definition.allNodes {
+            switch node.action {
+            case .query(let target, _, 1), .create(let target):
+                if !target.collection.contains("{{") { produces[node.key] = target.collection }
+            default:
+                break
+            }
         }
         func check(_ collection: String, _ field: String, _ variable: String, _ node: String) throws {
             guard let schema = catalog.collections[collection], schema.field(field) == nil else { return }
             throw DataError.invalid("node '\(node)' reads {{\(variable)}}, but '\(collection)' has no field '\(field)'")
         }
         for node in definition.allNodes {
-            var names = try Template.variables(in: .object(node.config))
-            if node.type == .calculation, let expression = node.config["expression"]?.stringValue { names += try Calculation(expression).variables }
-            for name in names {
+            for name in try node.variables() {
                 let path = try VariablePath(name)
                 switch path.root {
                 case .context where path.steps.count >= 2 && path.steps[0] == "data":
