@@ -146,6 +146,11 @@ CALLGRIND_SERVE_ARGS="--rate-limit 100000000/min --app-rate-limit 100000000/min 
   bash bench/callgrind.sh "$BIN" "$OUT/limits" > "$OUT/callgrind-limits.txt"
 cat "$OUT/callgrind-limits.txt"
 
+echo "counting heap allocations per call (a counting malloc preloaded)"
+PORTICO_BIN="$BIN" PORTICO_ALLOCATIONS_OUT="$OUT/allocations.txt" .venv/bin/python -m pytest -q -p no:cacheprovider \
+  Tests/EndToEnd/test_allocations.py -k baseline > "$OUT/allocations-test.txt" || cat "$OUT/allocations-test.txt"
+cat "$OUT/allocations.txt"
+
 .venv/bin/python bench/report.py "$OUT" "$DURATION" "$CONNECTIONS" "$ROUNDS" > bench/RESULTS.md
 cat bench/RESULTS.md
 .venv/bin/python bench/report.py --check-cost "$OUT"
