@@ -164,13 +164,16 @@ let package = Package(
                 "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo", "PorticoWorkflow",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: upcoming
         ),
         .target(
             name: "PorticoServer",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoAskEngine", "PorticoCharts", "PorticoInstance",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoAskEngine", "PorticoCharts", "PorticoInstance",
                 "PorticoWorkflow", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -241,6 +244,14 @@ let package = Package(
             ],
             swiftSettings: upcoming),
         .testTarget(name: "PorticoMCPTests", dependencies: ["PorticoMCP", "PorticoAuth", "PorticoData", "PorticoBase"], swiftSettings: upcoming),
+        .testTarget(
+            name: "PorticoInstanceTests",
+            dependencies: [
+                "PorticoInstance", "PorticoAuth", "PorticoBase", "PorticoData", "PorticoMCP", "PorticoJSON", "PorticoTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcoming),
         .testTarget(name: "PorticoLexiconTests", dependencies: ["PorticoLexicon"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAuthTests",

@@ -260,7 +260,7 @@ extension CommonOptions {
     /// commands build their engine from).
     func withAsker<T>(_ body: (PorticoStores, MasterKey, AskService) async throws -> T) async throws -> T {
         try await withStores { stores in
-            let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
+            let masterKey = try masterKey()
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             let asker = stores.askService(masterKey: masterKey, client: client, images: nil)
             do {

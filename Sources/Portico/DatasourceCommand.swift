@@ -116,7 +116,7 @@ extension CommonOptions {
     func withDatasources<T>(app: String, _ body: (DatasourceStore) async throws -> T) async throws -> T {
         try await withStores { stores in
             guard try await stores.apps.names().contains(app) else { throw ValidationError("there is no app named '\(app)'") }
-            let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: resolvedDataDir)
+            let masterKey = try masterKey()
             do {
                 return try await body(DatasourceStore(database: stores.database, masterKey: masterKey))
             } catch let error as DatasourceError {

@@ -18,7 +18,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await common.withStores { stores in
-                let masterKey = try MasterKey.load(environment: Environment.string("PORTICO_MASTER_KEY"), dataDirectory: common.resolvedDataDir)
+                let masterKey = try common.masterKey()
                 let keys = TokenKeys(database: stores.database, masterKey: masterKey, logger: try common.makeLogger())
                 try await keys.rotate()
                 print("Rotated the token signing key.")

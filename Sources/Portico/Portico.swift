@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PorticoAuth
+import PorticoBase
 import PorticoData
 import PorticoInstance
 import Synchronization
@@ -39,6 +40,21 @@ struct CommonOptions: ParsableArguments {
     var resolvedDataDir: String { dataDir ?? Environment.string("PORTICO_DATA_DIR") ?? "./portico-data" }
 
     var resolvedDatabaseURL: String? { databaseURL ?? Environment.string("PORTICO_DATABASE_URL") }
+
+    /// The instance these options name: its data directory, its database and its master key
+    /// (`PORTICO_MASTER_KEY`, else the data directory's key file). `serve` adds its own settings.
+    var instance: InstanceConfiguration {
+        var configuration = InstanceConfiguration()
+        configuration.dataDirectory = resolvedDataDir
+        configuration.databaseURL = resolvedDatabaseURL
+        configuration.masterKey = Environment.string("PORTICO_MASTER_KEY")
+        return configuration
+    }
+
+    /// The instance's master key, loaded as the server loads it.
+    func masterKey() throws -> MasterKey {
+        try instance.loadMasterKey()
+    }
 
     func makeLogger(label: String = "portico") throws -> Logger {
         let levelName = logLevel ?? Environment.string("PORTICO_LOG_LEVEL") ?? "info"

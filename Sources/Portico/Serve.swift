@@ -7,8 +7,8 @@ import PorticoData
 import PorticoInstance
 import PorticoServer
 
-/// The defaults every option of `serve` shows and falls back to: `ServerConfiguration`'s own.
-private let defaults = ServerConfiguration()
+/// The defaults every option of `serve` shows and falls back to: `InstanceConfiguration`'s own.
+private let defaults = InstanceConfiguration()
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -202,12 +202,10 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try common.makeLogger()
-        var c = ServerConfiguration()
+        var c = common.instance
         c.host = Setting.string(host, "host") ?? c.host
         c.port = try Setting.int(port, "port", in: 0...65535) ?? c.port
         c.sqlbotPort = try Setting.int(sqlbotPort, "sqlbot-port", in: 0...65535)
-        c.dataDirectory = common.resolvedDataDir
-        c.databaseURL = common.resolvedDatabaseURL
         c.databasePoolSize = try Setting.int(databasePoolSize, "database-pool-size", in: 2...1000) ?? c.databasePoolSize
         c.publicURL = Setting.string(publicURL, "public-url")
         c.demo = Setting.flag(demo, "demo")
@@ -265,7 +263,6 @@ struct Serve: AsyncParsableCommand {
         }
         c.allowPrivateWorkflowHosts = Setting.flag(allowPrivateWorkflowHosts, "allow-private-workflow-hosts")
         c.workflowWorkers = try Setting.int(workflowWorkers, "workflow-workers", in: 0...256) ?? c.workflowWorkers
-        c.masterKey = Environment.string("PORTICO_MASTER_KEY")
         c.requestTimeout = try Setting.seconds(requestTimeout, "request-timeout", in: 1...3600) ?? c.requestTimeout
         c.maxBatchMessages = try Setting.int(maxBatchMessages, "max-batch-messages", in: 1...10_000) ?? c.maxBatchMessages
         c.maxBatchResponseBytes = try Setting.int(maxBatchResponseBytes, "max-batch-response-bytes", in: 1024...(1 << 30)) ?? c.maxBatchResponseBytes

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import NIOCore
 import NIOPosix
+import PorticoInstance
 import PorticoServer
 
 /// CPUs this process may run on (`taskset`, cpusets), which NIO's default sizing ignores:

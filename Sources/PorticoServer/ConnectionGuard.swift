@@ -3,21 +3,8 @@ import Logging
 import Metrics
 import NIOCore
 import NIOHTTPTypes
+import PorticoInstance
 import Synchronization
-
-/// Limits on connections, so idle, slow or too many connections cannot starve the server.
-public struct ConnectionLimits: Sendable {
-    /// Open connections; past it a new connection is closed at once.
-    public var maxConnections = 4096
-    /// From connecting (or finishing a response) to a complete request head.
-    public var headerTimeout: Duration = .seconds(10)
-    /// From a request's head to its last body byte.
-    public var bodyTimeout: Duration = .seconds(30)
-    /// How long a keep-alive connection may sit idle between requests.
-    public var idleTimeout: Duration = .seconds(30)
-
-    public init() {}
-}
 
 /// Counts this server's open connections for every connection's guard.
 final class ConnectionCount: Sendable {

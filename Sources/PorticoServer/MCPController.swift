@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import PorticoAuth
+import PorticoInstance
 import PorticoJSON
 import PorticoMCP
 import ServiceLifecycle

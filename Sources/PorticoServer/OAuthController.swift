@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import PorticoAuth
+import PorticoInstance
 import PorticoJSON
 
 /// The authorization server's HTTP surface: discovery documents, the sign-in and consent pages of

@@ -43,24 +43,9 @@ struct SignIn {
         return (user, session)
     }
 
-    /// The user whose password this is, throttled per user name and, when `address` is one client's own
-    /// (`PorticoRequestContext.throttledAddress`), per address; no session yet.
-    func check(username: String, password: String, address: String?) async throws -> Result<User, CheckFailure> {
-        let keys = ["user:\(username.lowercased())"] + (address.map { ["ip:\($0)"] } ?? [])
-        if let wait = try await throttle.lockedFor(keys: keys) {
-            return .failure(.locked(minutes: (wait + 59) / 60))
-        }
-        guard !username.isEmpty, !password.isEmpty, let user = try await users.verify(name: username, password: password) else {
-            try await throttle.recordFailure(keys: keys)
-            return .failure(.wrongPassword)
-        }
-        try await throttle.reset(key: keys[0])
-        return .success(user)
-    }
-
-    enum CheckFailure: Error {
-        case locked(minutes: Int64)
-        case wrongPassword
+    /// The user whose password this is (`PasswordSignIn`); no session yet.
+    func check(username: String, password: String, address: String?) async throws -> Result<User, PasswordSignIn.Failure> {
+        try await PasswordSignIn(users: users, throttle: throttle).check(username: username, password: password, address: address)
     }
 
     func attempt(username: String, password: String, address: String?) async throws -> Outcome {

@@ -11,6 +11,10 @@ public import PorticoMCP
 /// `SQLBotService`. Every tool but the sign-in ones takes SQLBot's `token` argument (from
 /// `mcp_start`, or an API key or access token, which needs no sign-in), or the request's own credentials.
 public struct SQLBotPackage: Sendable {
+    /// What SQLBot's endpoint tells a client in `initialize`/`server/discover`.
+    public static let instructions =
+        "SQLBot's tools: call mcp_start with username and password (or pass an API key as token), then mcp_question with the token and chat_id."
+
     public let service: SQLBotService
 
     public init(service: SQLBotService) {

@@ -23,7 +23,7 @@ import Testing
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portico-routes-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ServerConfiguration()
+        var configuration = InstanceConfiguration()
         configuration.dataDirectory = directory
         configuration.clock = clock
         if backend == .postgres { configuration.databaseURL = try await Backend.freshPostgresDatabase() }
@@ -88,8 +88,8 @@ import Testing
 
     @Test(arguments: Backend.available) func anAPIKeyListsTheDefaultTools(_ backend: Backend) async throws {
         try await Self.withServer(backend) { built in
-            let user = try await built.parts.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .admin)
-            let (_, token) = try await built.parts.stores.apiKeys.create(userID: user.id, name: "t", scopes: nil, expiresIn: nil)
+            let user = try await built.instance.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .admin)
+            let (_, token) = try await built.instance.stores.apiKeys.create(userID: user.id, name: "t", scopes: nil, expiresIn: nil)
             try await built.application.test(.router) { client in
                 try await client.execute(
                     uri: "/api/mcp", method: .post,
@@ -116,8 +116,8 @@ import Testing
     @Test(arguments: Backend.available) func anAPIKeyStopsWorkingWhenTheServersClockPassesItsExpiry(_ backend: Backend) async throws {
         let time = ManualClock()
         try await Self.withServer(backend, clock: time.clock) { built in
-            let user = try await built.parts.stores.users.create(name: "bo", email: nil, password: "correct horse battery", role: .admin)
-            let (_, token) = try await built.parts.stores.apiKeys.create(userID: user.id, name: "hour", scopes: nil, expiresIn: 3600)
+            let user = try await built.instance.stores.users.create(name: "bo", email: nil, password: "correct horse battery", role: .admin)
+            let (_, token) = try await built.instance.stores.apiKeys.create(userID: user.id, name: "hour", scopes: nil, expiresIn: 3600)
             try await built.application.test(.router) { client in
                 func ping() async throws -> (HTTPResponse.Status, String) {
                     try await client.execute(
@@ -139,7 +139,7 @@ import Testing
 
     @Test(arguments: Backend.available) func removingAnAppRevokesTheGrantsForItsEndpoint(_ backend: Backend) async throws {
         try await Self.withServer(backend) { built in
-            let stores = built.parts.stores
+            let stores = built.instance.stores
             try await stores.apps.create("eu")
             #expect(try await stores.apps.names() == ["eu", "main"])
             try await stores.database.execute(
@@ -160,7 +160,7 @@ import Testing
     @Test(arguments: Backend.available) func imagesAreServedByNameAndOnlyByName(_ backend: Backend) async throws {
         try await Self.withServer(backend) { built in
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
-            let name = try await built.parts.images.save(png: png)
+            let name = try await built.instance.images.save(png: png)
             try await built.application.test(.router) { client in
                 try await client.execute(uri: "/images/\(name)", method: .get) { response in
                     #expect(response.status == .ok)
@@ -179,7 +179,7 @@ import Testing
 
     @Test(arguments: Backend.available) func sqlbotStartSignsInAndRefusesAWrongPassword(_ backend: Backend) async throws {
         try await Self.withServer(backend, sqlbot: true) { built in
-            _ = try await built.parts.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .member)
+            _ = try await built.instance.stores.users.create(name: "ana", email: nil, password: "correct horse battery", role: .member)
             let sqlbot = try #require(built.sqlbotApplication)
             try await sqlbot.test(.router) { client in
                 try await client.execute(

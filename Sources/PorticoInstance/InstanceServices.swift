@@ -1,7 +1,6 @@
 import Logging
 import PorticoAuth
 import PorticoData
-import PorticoInstance
 import PorticoWorkflow
 import ServiceLifecycle
 

@@ -1,11 +1,12 @@
 import Foundation
 public import PorticoAsk
 public import PorticoAuth
+public import PorticoBase
 public import PorticoData
 
 /// How `portico serve` runs: where it listens, where its data lives, what it calls itself, and
 /// its limits. The defaults here are the only ones: the command line shows and uses them.
-public struct ServerConfiguration: Sendable {
+public struct InstanceConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     /// A second port serving SQLBot's surface (`/mcp` with package `sqlbot`, its JSON routes, images).
@@ -78,6 +79,13 @@ public struct ServerConfiguration: Sendable {
 
     public init() {}
 
+    /// The master key: `masterKey` (from `PORTICO_MASTER_KEY`) when set, else `master.key` in the
+    /// data directory, created on first use. The one place it is loaded, for the server and every
+    /// command.
+    public func loadMasterKey() throws -> MasterKey {
+        try MasterKey.load(environment: masterKey, dataDirectory: dataDirectory)
+    }
+
     /// The public base URL without a trailing slash, once the real port is known.
     public func baseURL(port actualPort: Int) -> String {
         if var url = publicURL {
@@ -103,4 +111,18 @@ public struct ServerConfiguration: Sendable {
         }
         return origins
     }
+}
+
+/// Limits on connections, so idle, slow or too many connections cannot starve the server.
+public struct ConnectionLimits: Sendable {
+    /// Open connections; past it a new connection is closed at once.
+    public var maxConnections = 4096
+    /// From connecting (or finishing a response) to a complete request head.
+    public var headerTimeout: Duration = .seconds(10)
+    /// From a request's head to its last body byte.
+    public var bodyTimeout: Duration = .seconds(30)
+    /// How long a keep-alive connection may sit idle between requests.
+    public var idleTimeout: Duration = .seconds(30)
+
+    public init() {}
 }
