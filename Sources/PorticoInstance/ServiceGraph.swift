@@ -8,9 +8,9 @@ public import PorticoMCP
 import PorticoTools
 public import PorticoWorkflow
 
-/// The services of one instance, each made by a small named builder over its stores. The server
-/// composes them with its listeners (`PorticoServer`'s `ServerParts`); nothing here speaks HTTP,
-/// so the command line and tests build the same pieces the same way.
+/// The services of one instance, each made by a small named builder over its stores.
+/// `PorticoInstance.open` composes them; nothing here speaks HTTP, so the command line and tests
+/// build the same pieces the same way.
 extension PorticoStores {
     /// The revocation list every replica mirrors, loaded.
     public func revocationList(logger: Logger) async throws -> RevocationList {
