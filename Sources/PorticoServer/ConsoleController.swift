@@ -133,6 +133,12 @@ struct ConsoleController: Sendable {
         let roles = try await users.roles(userID: user.id)
         let allowed = Set(roles.values.flatMap { policy.scopes(for: $0) })
         let invitations = try await users.invitations(userID: user.id)
+        // A key is for one app's endpoint: any app the user has a role in (`main` first).
+        let names = roles.keys.sorted()
+        let appChoices: [[String: String]] = (names.filter { $0 == "main" } + names.filter { $0 != "main" }).map { app in
+            let endpoint = app == "main" ? "/api/mcp" : "/api/__app/\(app)/mcp"
+            return ["name": app, "role": roles[app]?.name ?? "", "endpoint": endpoint]
+        }
         return pages.render(
             "console",
             [
@@ -142,13 +148,14 @@ struct ConsoleController: Sendable {
                 "hasKeys": !userKeys.isEmpty,
                 "keys": userKeys.map { key in
                     [
-                        "id": key.id, "name": key.name, "scopes": key.scopes?.text ?? "everything your roles allow",
+                        "id": key.id, "name": key.name, "app": key.app, "scopes": key.scopes?.text ?? "everything your role allows",
                         "created": WebPages.date(key.createdAt),
                         "status": key.status(at: now) + (key.isActive(at: now) ? key.expiresAt.map { " until \(WebPages.date($0))" } ?? "" : ""),
                         "active": key.isActive(at: now),
                     ] as [String: Any]
                 },
                 "scopeChoices": Scope.all.filter { allowed.contains($0) }.map { ["name": $0.name] },
+                "appChoices": appChoices,
                 "hasInvitations": !invitations.isEmpty,
                 "invitations": invitations.map { invitation in
                     [
@@ -179,7 +186,9 @@ struct ConsoleController: Sendable {
         let lifetimes: [String: Int64] = ["30d": 30 * 86400, "90d": 90 * 86400, "1y": 365 * 86400]
         let expires = Forms.first(fields, "expires").flatMap { lifetimes[$0] }
         do {
-            let (_, token) = try await keys.create(userID: user.id, name: name, scopes: chosen.isEmpty ? nil : scopes, expiresIn: expires)
+            // The store refuses an app the user has no role in, and scopes that role does not allow.
+            let app = Forms.first(fields, "app") ?? "main"
+            let (_, token) = try await keys.create(userID: user.id, name: name, scopes: chosen.isEmpty ? nil : scopes, expiresIn: expires, app: app)
             return try await console(user: user, session: session, newKey: token)
         } catch let error as DataError {
             return try await console(user: user, session: session, error: error.message)

@@ -13,18 +13,29 @@ REDIRECT = "http://127.0.0.1:3030/callback"
 
 
 class FormParser(HTMLParser):
-    """Collects the forms of a page: action, and each input's name, value, type and checked state."""
+    """Collects the forms of a page: action, each input's name, value, type and checked state, and
+    each select's option values (`selects`, by name)."""
 
     def __init__(self):
         super().__init__()
         self.forms: list[dict] = []
+        self.select: str | None = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "form":
-            self.forms.append({"action": a.get("action", ""), "inputs": []})
+            self.forms.append({"action": a.get("action", ""), "inputs": [], "selects": {}})
         elif tag in ("input", "button") and self.forms:
             self.forms[-1]["inputs"].append(a)
+        elif tag == "select" and self.forms:
+            self.select = a.get("name")
+            self.forms[-1]["selects"][self.select] = []
+        elif tag == "option" and self.forms and self.select is not None:
+            self.forms[-1]["selects"][self.select].append(a.get("value", ""))
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self.select = None
 
 
 def forms(html: str) -> list[dict]:
