@@ -31,7 +31,7 @@ struct AppCommand: AsyncParsableCommand {
                 if demo { try await DemoData.install(app: name, catalogs: stores.catalogs, logger: try common.makeLogger()) }
                 if let admin {
                     guard let user = try await stores.users.find(name: admin) else { throw ValidationError("there is no user named '\(admin)'") }
-                    try await stores.users.setRole(app: name, userID: user.id, role: .admin)
+                    try await stores.users.setRole(app: name, userID: user.id, role: .admin, by: .operator)
                 }
             }
             print("Created app \(name); its MCP endpoint is /api/__app/\(name)/mcp.")

@@ -247,8 +247,8 @@ extension AuthorizationServer {
 
     /// Removes a user from `app` (`UserStore.remove`) and revokes the OAuth grants they gave
     /// clients there: what was theirs to use in the app stops with their membership.
-    public func removeMember(userID: Int64, from app: String) async throws {
-        try await users.remove(userID: userID, from: app)
+    public func removeMember(userID: Int64, from app: String, by requester: Requester) async throws {
+        try await users.remove(userID: userID, from: app, by: requester)
         for grant in try await grants(userID: userID) where grant.app == app {
             if let id = grant.id { try await revokeGrant(id) }
         }

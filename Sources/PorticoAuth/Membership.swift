@@ -78,6 +78,7 @@ extension UserStore {
                 try await Self.invite(db, userID: userID, to: app, role: role, by: requester, at: now)
                 return .invited
             }
+            try await Self.refuseSelfDemotion(db, app: app, userID: userID, to: role, by: requester)
             if role != .admin { try await Self.keepAnAdmin(db, app: app, losing: userID) }
             try await Self.setRole(db, app: app, userID: userID, role: role)
             return .assigned

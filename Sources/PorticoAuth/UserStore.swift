@@ -170,9 +170,11 @@ public struct UserStore: Sendable {
         return Role(name: name, permissions: permissions)
     }
 
-    /// Gives the user `role` in `app`; the app's last administrator keeps the role.
-    public func setRole(app: String, userID: Int64, role: Role) async throws {
+    /// Gives the user `role` in `app`, as `requester` asks; the app's last administrator keeps the
+    /// role, and no administrator takes theirs away themselves (another admin must).
+    public func setRole(app: String, userID: Int64, role: Role, by requester: Requester) async throws {
         try await database.transaction { db in
+            try await Self.refuseSelfDemotion(db, app: app, userID: userID, to: role, by: requester)
             if role != .admin { try await Self.keepAnAdmin(db, app: app, losing: userID) }
             try await Self.setRole(db, app: app, userID: userID, role: role)
         }
@@ -270,8 +272,18 @@ public struct UserStore: Sendable {
         database.changes.announce()  // keys carry their user's name
     }
 
-    /// Removes the user from `app`; a user left in no app is deleted with their keys and sessions.
-    public func remove(userID: Int64, from app: String) async throws {
+    /// No administrator takes their own admin role away: another admin must, so an app is never
+    /// left to a slip of its only careful admin (and the last one keeps it anyway, `keepAnAdmin`).
+    static func refuseSelfDemotion(_ db: any Database, app: String, userID: Int64, to role: Role, by requester: Requester) async throws {
+        guard role != .admin, requester == .user(userID), try await Self.role(db, app: app, userID: userID) == .admin else { return }
+        throw DataError(.forbidden, "you cannot take away your own admin role in app '\(app)'; ask another admin")
+    }
+
+    /// Removes the user from `app`, as `requester` asks; a user left in no app is deleted with
+    /// their keys and sessions. No one removes themselves (another admin must), and the app's last
+    /// administrator stays.
+    public func remove(userID: Int64, from app: String, by requester: Requester) async throws {
+        guard requester != .user(userID) else { throw DataError(.forbidden, "you cannot remove yourself from app '\(app)'; ask another admin") }
         try await database.transaction { db in
             try await Self.keepAnAdmin(db, app: app, losing: userID)
             var q = SQLFragment("DELETE FROM portico_app_users WHERE app = ")

@@ -9,9 +9,9 @@ public import PorticoMCP
 /// (admin, member, viewer). Passwords are accepted, never returned.
 public struct UsersPackage: Sendable {
     let users: UserStore
-    let server: AuthorizationServer?
+    let server: AuthorizationServer
 
-    public init(users: UserStore, server: AuthorizationServer?) {
+    public init(users: UserStore, server: AuthorizationServer) {
         self.users = users
         self.server = server
     }
@@ -73,12 +73,8 @@ public struct UsersPackage: Sendable {
                     else {
                         return Casdoor.operation("delete", affected: false, resource: "user")
                     }
-                    guard user.id != context.principal.userID else { throw ToolError("you cannot delete yourself; ask another admin") }
-                    if let server {
-                        try await server.removeMember(userID: user.id, from: owner)
-                    } else {
-                        try await users.remove(userID: user.id, from: owner)
-                    }
+                    // The store refuses a self-removal; the grants given in the app go with the membership.
+                    try await server.removeMember(userID: user.id, from: owner, by: context.requester)
                     return Casdoor.operation("delete", affected: true, resource: "user")
                 },
             ])
@@ -161,10 +157,8 @@ public struct UsersPackage: Sendable {
             changed = true
         }
         if let role = try Self.role(u), role != current {
-            if user.id == context.principal.userID, role != .admin, current == .admin {
-                throw ToolError("you cannot take away your own admin role; ask another admin")
-            }
-            try await users.setRole(app: owner, userID: user.id, role: role)
+            // The store refuses an admin's demotion of themselves.
+            try await users.setRole(app: owner, userID: user.id, role: role, by: context.requester)
             changed = true
         }
         return Casdoor.operation("update", affected: changed, resource: "user")

@@ -6,6 +6,7 @@ the command line). Casdoor's tools, the acl tools, the console and the CLI, on b
 
 from __future__ import annotations
 
+import html
 import json
 from urllib.parse import urlencode
 
@@ -180,3 +181,48 @@ def test_a_key_has_at_most_its_users_rights_wherever_it_is_made(s):
         r = post(c, f"{server.mcp}?packages=apikeys", body, headers)
     result = r.json()["result"]
     assert result.get("isError") and "your own credential does not have it" in result["content"][0]["text"], result
+
+
+def test_the_console_makes_a_key_for_any_app_the_user_has_a_role_in(s):
+    """bob belongs to appa only: the console used to make keys for main alone, which he could not
+    use. Its form offers his apps; the key it makes opens appa's endpoint and no other, and a forged
+    form naming an app he has no role in makes nothing."""
+    server = s["server"]
+    keys_of_bob = lambda: [l for l in server.cli("apikey", "list", "--user", "bob").stdout.splitlines()[1:] if l.strip()]
+    before = len(keys_of_bob())
+    server.cli("user", "set-password", "bob", "--password-stdin", stdin="bob signs in to the console\n")
+    with httpx2.Client(follow_redirects=False) as browser:
+        assert console_session(server, browser, "bob", "bob signs in to the console")
+        form = next(f for f in forms(browser.get(f"{server.base}/console").text) if f.get("action") == "/console/keys")
+        offered = [o for o in form.get("selects", {}).get("app", [])]
+        assert offered == ["appa"], form
+        fields = [(k, v) for k, v in form_fields(form, checked_scopes=set()) if k not in ("name", "app")]
+        forged = browser.post(f"{server.base}/console/keys", content=urlencode(fields + [("name", "forged"), ("app", "main")]),
+                              headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert forged.status_code == 200 and "has no role in app 'main'" in html.unescape(forged.text), forged.text[:2000]
+        assert len(keys_of_bob()) == before
+        made = browser.post(f"{server.base}/console/keys", content=urlencode(fields + [("name", "bob's agent"), ("app", "appa")]),
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert made.status_code == 200
+        key = next(w for w in made.text.replace("<", " ").replace(">", " ").split() if w.startswith("pk_") and not w.endswith("…"))
+    assert len(keys_of_bob()) == before + 1
+    body, headers = modern_request("tools/list", {})
+    with httpx2.Client(headers={"Authorization": f"Bearer {key}"}, timeout=30) as c:
+        listed = post(c, f"{server.base}/api/__app/appa/mcp", body, headers)
+        assert listed.status_code == 200 and listed.json()["result"]["tools"], listed.text
+        refused = post(c, server.mcp, body, headers)
+    assert refused.status_code in (401, 403), refused.text
+
+
+def test_an_admin_neither_demotes_nor_removes_themselves(s):
+    """The rule is the user store's, so each tool that changes a role or a membership holds it."""
+    server, alice = s["server"], s["alice"]
+    for tool, arguments in [
+        ("update_user", {"id": "appa/alice", "user": {"type": "member"}}),
+        ("users_set_roles", {"user": "alice", "roles": ["viewer"]}),
+    ]:
+        is_error, _, text = call(server, alice, tool, arguments)
+        assert is_error and "own admin role" in text, (tool, text)
+    is_error, _, text = call(server, alice, "delete_user", {"user": {"name": "alice"}})
+    assert is_error and "cannot remove yourself" in text, text
+    assert "appa:admin" in memberships(server, "alice")

@@ -76,4 +76,25 @@ import Testing
         await #expect(throws: DataError.self) { try await f.users.accept(app: "main", userID: p.appAdmin.id) }
         #expect(try await f.users.role(app: "main", userID: p.appAdmin.id) == .viewer)
     }
+
+    @Test(arguments: Backend.available) func noOneDemotesOrRemovesThemselves(_ backend: Backend) async throws {
+        let f = try await AuthFixture.make(backend)
+        defer { Task { await f.close() } }
+        let p = try await Self.people(f)
+        let roles = RoleStore(database: f.store)
+        let second = try await f.users.create(name: "ada", email: nil, password: nil, app: "other", role: .admin)
+        // Another admin is there, so only the rule stops it: not by the store, nor by the role tools' path.
+        await #expect(throws: DataError.self) { try await f.users.setRole(app: "other", userID: p.appAdmin.id, role: .member, by: .user(p.appAdmin.id)) }
+        await #expect(throws: DataError.self) { try await roles.assign(app: "other", userID: p.appAdmin.id, name: "viewer", by: .user(p.appAdmin.id)) }
+        await #expect(throws: DataError.self) { try await f.users.remove(userID: p.appAdmin.id, from: "other", by: .user(p.appAdmin.id)) }
+        #expect(try await f.users.role(app: "other", userID: p.appAdmin.id) == .admin)
+        // A member leaving is an admin's decision too; an admin setting their own role to admin is no change.
+        await #expect(throws: DataError.self) { try await f.users.remove(userID: p.onlyInApp.id, from: "other", by: .user(p.onlyInApp.id)) }
+        try await f.users.setRole(app: "other", userID: p.appAdmin.id, role: .admin, by: .user(p.appAdmin.id))
+        // Another admin, and the operator, may.
+        try await f.users.setRole(app: "other", userID: p.appAdmin.id, role: .member, by: .user(second.id))
+        #expect(try await f.users.role(app: "other", userID: p.appAdmin.id) == .member)
+        try await f.users.remove(userID: p.appAdmin.id, from: "other", by: .operator)
+        #expect(try await f.users.role(app: "other", userID: p.appAdmin.id) == nil)
+    }
 }
