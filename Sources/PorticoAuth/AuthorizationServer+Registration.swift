@@ -174,6 +174,9 @@ extension AuthorizationServer {
         case .secretNeeded:
             .invalidClientMetadata("the client credentials grant needs a client secret: use client_secret_basic or client_secret_post")
         case .quotaExceeded: .invalidClientMetadata("no more clients can be registered")
+        case .name, .nameTaken: .invalidClientMetadata("client_name is not accepted")
+        case .ipAllowlist(let entry): .invalidClientMetadata("'\(entry)' is not an IP address or CIDR range")
+        case .tokenHours(let key): .invalidClientMetadata("\(key) must be a number of hours from above 0 to a year")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PorticoBase
 import PorticoData
+import PorticoJSON
 
 /// A client setting that breaks one of the rules every OAuth client meets, however it is made or
 /// changed: by an administrator (Casdoor's `add_application` / `update_application`) or by RFC
@@ -18,11 +19,20 @@ public enum ClientRuleViolation: Error, Sendable, Equatable {
     case secretNeeded
     /// The owner has as many clients as the quota allows.
     case quotaExceeded
+    /// An administrator's application named otherwise than 1 to 100 letters, digits, '.', '_' or '-'.
+    case name(String)
+    /// Another application of the owner has this name.
+    case nameTaken(String)
+    /// An entry of the IP allow-list that is neither an address nor a CIDR range.
+    case ipAllowlist(String)
+    /// A token lifetime setting (`expireInHours`, `refreshExpireInHours`) that is not a number of hours from just above 0 to a year.
+    case tokenHours(String)
 }
 
 extension OAuthClient {
     /// Refuses settings that break a rule (`ClientRuleViolation`), the first one found.
     public func requireValid() throws(ClientRuleViolation) {
+        if kind == .registered, !Self.validName(name) { throw .name(name) }
         guard !grantTypes.isEmpty, grantTypes.allSatisfy(Self.grantTypes.contains) else { throw .grantTypes }
         for uri in redirectURIs {
             if let problem = RedirectURI.validationProblem(uri) { throw .redirectURI(uri, problem: problem) }
@@ -30,7 +40,20 @@ extension OAuthClient {
         if grantTypes.contains("authorization_code"), redirectURIs.isEmpty { throw .redirectURIsMissing }
         guard Self.authMethods.contains(authMethod) else { throw .authMethod }
         if grantTypes.contains("client_credentials"), authMethod == "none" { throw .secretNeeded }
+        if let bad = IPAllowlist.invalidEntry(in: ipAllowlist) { throw .ipAllowlist(bad) }
+        for key in Self.tokenHourSettings {
+            guard let value = details[key], !value.isNull else { continue }
+            guard let hours = value.doubleValue, hours > 0, hours <= 24 * 365 else { throw .tokenHours(key) }
+        }
     }
+
+    /// Whether an administrator's application may be called `name`: 1 to 100 letters, digits, '.', '_' or '-'.
+    public static func validName(_ name: String) -> Bool {
+        (1...100).contains(name.count) && name.allSatisfy { $0.isLetter || $0.isNumber || "._-".contains($0) }
+    }
+
+    /// Casdoor's per-application token lifetimes, in hours.
+    public static let tokenHourSettings = ["expireInHours", "refreshExpireInHours"]
 }
 
 extension AuthorizationServer {
@@ -41,6 +64,7 @@ extension AuthorizationServer {
         var client = draft
         try client.requireValid()
         if let quota, quota >= 0, try await clients.count(owner: client.owner) >= quota { throw ClientRuleViolation.quotaExceeded }
+        try await requireUniqueName(client)
         switch client.kind {
         case .registered: client.clientID = "app_" + Secrets.random(20)
         case .dynamic: client.clientID = "dcr_" + Secrets.random(20)
@@ -57,7 +81,16 @@ extension AuthorizationServer {
     /// Stores changed settings of a client, after the rules.
     public func updateClient(_ client: OAuthClient) async throws {
         try client.requireValid()
+        try await requireUniqueName(client)
         try await clients.update(client)
+    }
+
+    /// An administrator's applications have names of their own within their owner.
+    func requireUniqueName(_ client: OAuthClient) async throws {
+        guard client.kind == .registered, let other = try await clients.find(owner: client.owner, name: client.name),
+            other.clientID != client.clientID
+        else { return }
+        throw ClientRuleViolation.nameTaken(client.name)
     }
 
     /// Deletes a client and revokes every grant it holds: tokens issued to it stop working.

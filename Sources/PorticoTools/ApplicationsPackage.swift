@@ -76,7 +76,7 @@ public struct ApplicationsPackage: Sendable {
 
     func add(_ application: ToolArguments, _ context: CallContext) async throws -> ToolResult {
         let owner = try Casdoor.owner(try application.optionalString("owner") ?? application.optionalString("organization"), context)
-        guard let name = try application.optionalString("name"), Self.validName(name) else {
+        guard let name = try application.optionalString("name") else {
             throw ToolError("application.name is required: 1 to 100 letters, digits, '.', '_' or '-'")
         }
         var draft = OAuthClient(
@@ -99,11 +99,7 @@ public struct ApplicationsPackage: Sendable {
         }
         let before = client
         if let newName = try application.optionalString("name"), newName != client.name {
-            guard Self.validName(newName) else { throw ToolError("application.name must be 1 to 100 letters, digits, '.', '_' or '-'") }
-            if try await server.clients.find(owner: owner, name: newName) != nil {
-                throw ToolError("an application named '\(newName)' already exists in '\(owner)'")
-            }
-            client.name = newName
+            client.name = newName  // its rules (the characters, unique in the owner) are the server's
         }
         if let newOwner = try application.optionalString("owner"), newOwner != owner {
             throw ToolError("an application cannot move to another owner ('\(newOwner)'); create it there instead")
@@ -136,7 +132,6 @@ public struct ApplicationsPackage: Sendable {
             let entries: [String] =
                 raw.stringValue.map { $0.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty } }
                 ?? (raw.arrayValue?.compactMap(\.stringValue) ?? [])
-            if let bad = IPAllowlist.invalidEntry(in: entries) { throw ToolError("ipWhitelist: '\(bad)' is not an IP address or CIDR range") }
             client.ipAllowlist = entries
         }
         for key in ["description", "homepageUrl", "logo"] {
@@ -145,11 +140,8 @@ public struct ApplicationsPackage: Sendable {
                 client.details[key] = v
             }
         }
-        for key in ["expireInHours", "refreshExpireInHours"] {
-            if let v = a[key], !v.isNull {
-                guard let hours = v.doubleValue, hours > 0, hours <= 24 * 365 else { throw ToolError("\(key) must be a positive number of hours") }
-                client.details[key] = .double(hours)
-            }
+        for key in OAuthClient.tokenHourSettings {
+            if let v = a[key], !v.isNull { client.details[key] = v.doubleValue.map(JSON.double) ?? v }
         }
     }
 
@@ -165,12 +157,12 @@ public struct ApplicationsPackage: Sendable {
                 throw ToolError("redirectUris is required for the authorization_code grant (or set grantTypes to [\"client_credentials\"])")
             case .authMethod, .secretNeeded: throw ToolError("the application's client authentication method cannot be used with its grant types")
             case .quotaExceeded: throw ToolError("application quota is exceeded")
+            case .name: throw ToolError("application.name must be 1 to 100 letters, digits, '.', '_' or '-'")
+            case .nameTaken(let name): throw ToolError("an application named '\(name)' already exists in this app; choose another name")
+            case .ipAllowlist(let entry): throw ToolError("ipWhitelist: '\(entry)' is not an IP address or CIDR range")
+            case .tokenHours(let key): throw ToolError("\(key) must be a positive number of hours, at most a year")
             }
         }
-    }
-
-    static func validName(_ name: String) -> Bool {
-        (1...100).contains(name.count) && name.allSatisfy { $0.isLetter || $0.isNumber || "._-".contains($0) }
     }
 
     /// Casdoor's application JSON; the secret appears only when given (at creation), masked otherwise.
@@ -184,7 +176,7 @@ public struct ApplicationsPackage: Sendable {
             "scopes": JSON(c.allowedScopes?.granted ?? []), "ipWhitelist": .string(c.ipAllowlist.joined(separator: ",")),
             "tokenFormat": "JWT", "tokenSigningMethod": "ES256",
         ]
-        for key in ["description", "homepageUrl", "logo", "expireInHours", "refreshExpireInHours"] { if let v = c.details[key] { o[key] = v } }
+        for key in ["description", "homepageUrl", "logo"] + OAuthClient.tokenHourSettings { if let v = c.details[key] { o[key] = v } }
         return .object(o)
     }
 }
