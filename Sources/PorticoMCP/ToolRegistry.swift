@@ -53,6 +53,13 @@ public struct ToolRegistry: Sendable {
         return principal.isGranted(tool.requiredScope) && Self.roleAllows(tool.access, principal.role, policy: policy)
     }
 
+    /// Whether `principal` may call the tool named `name` (in any package): the check `tools/list`
+    /// and `tools/call` make, for what acts as a tool outside MCP (the console's pages).
+    public func permits(_ name: String, principal: Principal, policy: AccessPolicy) -> Bool {
+        guard let tool = toolsByName[name]?.tool else { return false }
+        return isVisible(tool, to: principal, policy: policy)
+    }
+
     public static func roleAllows(_ access: ToolAccess, _ role: Role?, policy: AccessPolicy) -> Bool {
         switch access {
         case .data(let action):

@@ -130,18 +130,19 @@ func buildRouter(_ parts: WebParts, configuration: InstanceConfiguration) -> Rou
         server: parts.authorizationServer, pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, throttle: parts.throttle,
         apps: parts.apps, secureCookies: parts.secureCookies
     ).addRoutes(to: router)
+    // The console's pages: one sign-in for all of them, and each action checked as the tool it stands for.
+    let signIn = SignIn(users: parts.stores.users, throttle: parts.throttle, sessions: parts.sessions, secureCookies: parts.secureCookies)
+    let console = router.group("console").add(middleware: SignedInMiddleware(signIn: signIn))
+    let access = PageAccess(registry: parts.endpoint.registry, users: parts.stores.users)
     ConsoleController(
         pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, keys: parts.stores.apiKeys, server: parts.authorizationServer,
-        throttle: parts.throttle, secureCookies: parts.secureCookies
-    ).addRoutes(to: router)
-    WorkflowsPageController(
-        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, workflows: parts.workflows, throttle: parts.throttle,
-        secureCookies: parts.secureCookies
-    ).addRoutes(to: router)
+        throttle: parts.throttle, secureCookies: parts.secureCookies, access: access
+    ).addRoutes(to: router, console: console)
+    WorkflowsPageController(pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, workflows: parts.workflows, access: access)
+        .addRoutes(to: console)
     AskPageController(
-        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, throttle: parts.throttle, limiter: parts.limiter,
-        secureCookies: parts.secureCookies
-    ).addRoutes(to: router)
+        pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, limiter: parts.limiter, access: access
+    ).addRoutes(to: console)
     mcpController(parts, configuration: configuration).addRoutes(to: router)
     return router
 }

@@ -17,33 +17,22 @@ struct AskPageController: Sendable {
     let sessions: WebSessions
     let users: UserStore
     let asker: AskService
-    let throttle: LoginThrottle
     let limiter: RateLimiter
-    let secureCookies: Bool
-    let policy = AccessPolicy()
+    let access: PageAccess
 
-    func addRoutes(to router: Router<PorticoRequestContext>) {
-        router.get("console/ask") { request, _ in
-            try await withUser(request) { user, session in
-                let query = Forms.query(request)
-                return try await page(user: user, session: session, app: Forms.first(query, "app"), chat: Forms.first(query, "chat").flatMap { Int64($0) })
-            }
+    /// The ask page's routes on the console's signed-in group.
+    func addRoutes(to console: RouterGroup<PorticoRequestContext>) {
+        console.get("ask") { request, context in
+            let (user, session) = try context.requireSignedIn().pair
+            let query = Forms.query(request)
+            return try await page(user: user, session: session, app: Forms.first(query, "app"), chat: Forms.first(query, "chat").flatMap { Int64($0) })
         }
-        router.post("console/ask") { request, _ in
-            try await withUser(request) { user, session in try await ask(request, user: user, session: session) }
-        }
-        router.post("console/ask/example") { request, _ in
-            try await withUser(request) { user, session in try await saveExample(request, user: user, session: session) }
-        }
+        console.post("ask") { request, context in try await ask(request, signedIn: try context.requireSignedIn()) }
+        console.post("ask/example") { request, context in try await saveExample(request, signedIn: try context.requireSignedIn()) }
     }
 
-    func withUser(_ request: Request, _ body: (User, String) async throws -> Response) async throws -> Response {
-        let signIn = SignIn(users: users, throttle: throttle, sessions: sessions, secureCookies: secureCookies)
-        guard let (user, session) = try await signIn.signedIn(request) else { return Forms.redirect("/login?next=/console/ask") }
-        return try await body(user, session)
-    }
-
-    func ask(_ request: Request, user: User, session: String) async throws -> Response {
+    func ask(_ request: Request, signedIn: SignedInUser) async throws -> Response {
+        let (user, session) = signedIn.pair
         let fields = try await Forms.fields(request)
         guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else {
             return pages.error(
@@ -54,8 +43,12 @@ struct AskPageController: Sendable {
         let chat = Forms.first(fields, "chat").flatMap { Int64($0) }
         let question = (Forms.first(fields, "question") ?? "").trimmingSpaces()
         guard !question.isEmpty else { return try await page(user: user, session: session, app: app, chat: chat, error: "Type a question first.") }
-        // A question from the page counts as a tool call of the signed-in user, as one over MCP with their cookie would.
-        let principal = Principal.signedIn(userID: user.id, userName: user.name, session: session, role: roles[app])
+        // A question from the page is the ask tool called by the signed-in user, as one over MCP with their cookie would be:
+        // the registry's check, the rate limits, and the role's view of each table.
+        let principal = try await access.principal(signedIn, app: app)
+        guard access.permits("ask", principal: principal) else {
+            return try await page(user: user, session: session, app: app, chat: chat, error: "Your role in app '\(app)' does not allow asking questions.")
+        }
         if let refusal = limiter.admit(principal, app: app, toolCall: true) {
             var response = try await page(user: user, session: session, app: app, chat: chat, error: refusal.message)
             response.status = .tooManyRequests
@@ -66,10 +59,7 @@ struct AskPageController: Sendable {
         do {
             var ask = AskRequest(
                 app: app, userID: user.id, question: question, datasource: datasource, chatID: chat, lang: "en",
-                caller: QueryCaller(
-                    key: "user:\(user.id)",
-                    rights: try await policy.tableRights(
-                        role: roles[app], app: app, caller: Caller(userID: user.id, userName: user.name), catalogs: asker.catalogs)))
+                caller: try await access.policy.queryCaller(principal, app: app, catalogs: asker.catalogs))
             // A reading picked with a button under the question asked back.
             if let choice = Forms.first(fields, "choice"), !choice.isEmpty { ask.choices = [choice] }
             let answer = try await asker.ask(ask)
@@ -87,7 +77,8 @@ struct AskPageController: Sendable {
 
     /// "Save as example": an answer of the user's chat becomes an example of its datasource,
     /// verified by them; an app's administrators only (as `examples_create`).
-    func saveExample(_ request: Request, user: User, session: String) async throws -> Response {
+    func saveExample(_ request: Request, signedIn: SignedInUser) async throws -> Response {
+        let (user, session) = signedIn.pair
         let fields = try await Forms.fields(request)
         guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else {
             return pages.error(
@@ -96,17 +87,15 @@ struct AskPageController: Sendable {
         let roles = try await users.roles(userID: user.id)
         let app = Self.app(Forms.first(fields, "app"), roles: roles)
         let chat = Forms.first(fields, "chat").flatMap { Int64($0) }
-        guard policy.allows(roles[app], area: .datasources, write: true) else {
+        let principal = try await access.principal(signedIn, app: app)
+        guard access.permits("examples_create", principal: principal) else {
             return try await page(user: user, session: session, app: app, chat: chat, error: "Only an administrator of app '\(app)' saves examples.")
         }
         guard let chat, let record = Forms.first(fields, "record").flatMap({ Int64($0) }) else {
             return try await page(user: user, session: session, app: app, chat: chat, error: "Which answer? Ask a question first.")
         }
         do {
-            let caller = QueryCaller(
-                key: "user:\(user.id)",
-                rights: try await policy.tableRights(role: roles[app], app: app, caller: Caller(userID: user.id, userName: user.name), catalogs: asker.catalogs)
-            )
+            let caller = try await access.policy.queryCaller(principal, app: app, catalogs: asker.catalogs)
             let example = try await asker.knowledge.saveAnswer(app: app, chatID: chat, recordID: record, userID: user.id, caller: caller)
             return try await page(
                 user: user, session: session, app: app, chat: chat,
@@ -169,7 +158,10 @@ struct AskPageController: Sendable {
             if answer.rows.count > 200 { shown["more"] = "\(answer.rows.count - 200) more rows not shown" }
             if let image = answer.imageName { shown["chart"] = "/images/" + image }
             // An administrator may keep a good answer as an example.
-            if policy.allows(roles[app], area: .datasources, write: true), let record = answer.recordID { shown["record"] = String(record) }
+            let principal = Principal.signedIn(userID: user.id, userName: user.name, session: session, role: roles[app])
+            if access.permits("examples_create", principal: principal), let record = answer.recordID {
+                shown["record"] = String(record)
+            }
             values["answer"] = shown
         }
         return pages.render("ask", values)

@@ -16,61 +16,55 @@ struct ConsoleController: Sendable {
     let server: AuthorizationServer
     let throttle: LoginThrottle
     let secureCookies: Bool
-    let policy = AccessPolicy()
+    let access: PageAccess
     static let notices = [
         "key-revoked": "The API key is revoked.", "app-disconnected": "The application is disconnected; its tokens no longer work.",
         "invitation-accepted": "You joined the app.", "invitation-declined": "The invitation is declined.",
     ]
 
-    func addRoutes(to router: Router<PorticoRequestContext>) {
+    /// Sign-in and sign-out on `router`; the console's own routes on `console` (signed in by `SignedInMiddleware`).
+    func addRoutes(to router: Router<PorticoRequestContext>, console: RouterGroup<PorticoRequestContext>) {
         router.get("login") { request, _ in loginPage(request, error: nil) }
         router.post("login") { request, context in try await login(request, context: context) }
         router.post("logout") { request, _ in try await logout(request) }
-        router.get("console") { request, _ in
+        console.get { request, context in
+            let signedIn = try context.requireSignedIn()
             let notice = Forms.first(Forms.query(request), "message").flatMap { Self.notices[$0] }
-            return try await withUser(request) { user, session in try await console(user: user, session: session, message: notice) }
+            return try await self.console(user: signedIn.user, session: signedIn.session, message: notice)
         }
-        router.post("console/keys") { request, _ in
-            try await withUser(request) { user, session in try await createKey(request, user: user, session: session) }
+        console.post("keys") { request, context in
+            try await createKey(request, signedIn: try context.requireSignedIn())
         }
-        router.post("console/keys/{id}/revoke") { request, context in
+        console.post("keys/{id}/revoke") { request, context in
             let id = try context.parameters.require("id")
-            return try await withUser(request) { user, session in
-                guard try await checkForm(request, session: session) else { return csrfError() }
-                try await keys.revoke(id: id, userID: user.id)
-                return Forms.redirect("/console?message=key-revoked")
-            }
+            let signedIn = try context.requireSignedIn()
+            guard try await checkForm(request, session: signedIn.session) else { return csrfError() }
+            try await keys.revoke(id: id, userID: signedIn.user.id)
+            return Forms.redirect("/console?message=key-revoked")
         }
         for (action, notice) in [("accept", "invitation-accepted"), ("decline", "invitation-declined")] {
-            router.post(RouterPath("console/invitations/{app}/\(action)")) { request, context in
+            console.post(RouterPath("invitations/{app}/\(action)")) { request, context in
                 let app = try context.parameters.require("app")
-                return try await withUser(request) { user, session in
-                    guard try await checkForm(request, session: session) else { return csrfError() }
-                    do {
-                        if action == "accept" { try await users.accept(app: app, userID: user.id) } else { try await users.decline(app: app, userID: user.id) }
-                    } catch let error as DataError {
-                        return try await console(user: user, session: session, error: error.message)
-                    }
-                    return Forms.redirect("/console?message=\(notice)")
+                let (user, session) = try context.requireSignedIn().pair
+                guard try await checkForm(request, session: session) else { return csrfError() }
+                do {
+                    if action == "accept" { try await users.accept(app: app, userID: user.id) } else { try await users.decline(app: app, userID: user.id) }
+                } catch let error as DataError {
+                    return try await self.console(user: user, session: session, error: error.message)
                 }
+                return Forms.redirect("/console?message=\(notice)")
             }
         }
-        router.post("console/grants/{id}/revoke") { request, context in
+        console.post("grants/{id}/revoke") { request, context in
             let id = try context.parameters.require("id")
-            return try await withUser(request) { user, session in
-                guard try await checkForm(request, session: session) else { return csrfError() }
-                if try await server.grants(userID: user.id).contains(where: { $0.id == id }) { try await server.revokeGrant(id) }
-                return Forms.redirect("/console?message=app-disconnected")
-            }
+            let (user, session) = try context.requireSignedIn().pair
+            guard try await checkForm(request, session: session) else { return csrfError() }
+            if try await server.grants(userID: user.id).contains(where: { $0.id == id }) { try await server.revokeGrant(id) }
+            return Forms.redirect("/console?message=app-disconnected")
         }
     }
 
     var signIn: SignIn { SignIn(users: users, throttle: throttle, sessions: sessions, secureCookies: secureCookies) }
-
-    func withUser(_ request: Request, _ body: (User, String) async throws -> Response) async throws -> Response {
-        guard let (user, session) = try await signIn.signedIn(request) else { return Forms.redirect("/login?next=/console") }
-        return try await body(user, session)
-    }
 
     func checkForm(_ request: Request, session: String) async throws -> Bool {
         let fields = try await Forms.fields(request)
@@ -131,7 +125,7 @@ struct ConsoleController: Sendable {
             clientNames[grant.clientID] = (try? await server.client(id: grant.clientID))??.displayName ?? grant.clientID
         }
         let roles = try await users.roles(userID: user.id)
-        let allowed = Set(roles.values.flatMap { policy.scopes(for: $0) })
+        let allowed = Set(roles.values.flatMap { access.policy.scopes(for: $0) })
         let invitations = try await users.invitations(userID: user.id)
         // A key is for one app's endpoint: any app the user has a role in (`main` first).
         let names = roles.keys.sorted()
@@ -173,7 +167,8 @@ struct ConsoleController: Sendable {
             ])
     }
 
-    func createKey(_ request: Request, user: User, session: String) async throws -> Response {
+    func createKey(_ request: Request, signedIn: SignedInUser) async throws -> Response {
+        let (user, session) = signedIn.pair
         let fields = try await Forms.fields(request)
         guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else { return csrfError() }
         let name = (Forms.first(fields, "name") ?? "").trimmingSpaces()
@@ -186,8 +181,12 @@ struct ConsoleController: Sendable {
         let lifetimes: [String: Int64] = ["30d": 30 * 86400, "90d": 90 * 86400, "1y": 365 * 86400]
         let expires = Forms.first(fields, "expires").flatMap { lifetimes[$0] }
         do {
-            // The store refuses an app the user has no role in, and scopes that role does not allow.
+            // As api_keys_create on that app's endpoint: the registry's check, then the store's
+            // (which refuses scopes the user's role there does not allow).
             let app = Forms.first(fields, "app") ?? "main"
+            guard try await access.permits("api_keys_create", signedIn, app: app) else {
+                return try await console(user: user, session: session, error: "\(user.name) has no role in app '\(app)' that makes API keys there.")
+            }
             let (_, token) = try await keys.create(userID: user.id, name: name, scopes: chosen.isEmpty ? nil : scopes, expiresIn: expires, app: app)
             return try await console(user: user, session: session, newKey: token)
         } catch let error as DataError {

@@ -25,6 +25,8 @@ struct PorticoRequestContext: RequestContext {
     /// loopback (this machine, or a proxy on it). Only then are sign-in failures counted per
     /// address. `nil` until a trusted proxy's header says: then a peer that is not loopback is.
     var addressIsClients: Bool?
+    /// The user signed in to the console, set by `SignedInMiddleware` on its routes.
+    var signedIn: SignedInUser?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import PorticoAuth
 import PorticoBase
+import PorticoMCP
 
 /// Password sign-in, shared by the consent flow and the console: the form's CSRF protection before
 /// there is a session (a random pre-session cookie whose HMAC the form carries), throttling, and the
@@ -62,5 +63,68 @@ struct SignIn {
         var cookie = HTTPFields()
         cookie[.setCookie] = Forms.cookie(WebSessions.cookieName, session, secure: secureCookies, maxAge: sessions.lifetime)
         return .signedIn(user, cookie: cookie)
+    }
+}
+
+/// A user signed in to the console through their session cookie.
+struct SignedInUser: Sendable {
+    let user: User
+    let session: String
+
+    var pair: (User, String) { (user, session) }
+}
+
+/// Signs the console's routes in: fills `context.signedIn` from a live session cookie, and sends a
+/// request without one to the sign-in page, which comes back to the page it was on. One sign-in
+/// for every page, as hummingbird-auth's authenticator middleware fills a request's identity.
+struct SignedInMiddleware: RouterMiddleware {
+    let signIn: SignIn
+
+    func handle(_ request: Request, context: PorticoRequestContext, next: (Request, PorticoRequestContext) async throws -> Response) async throws
+        -> Response
+    {
+        guard let (user, session) = try await signIn.signedIn(request) else { return Forms.redirect("/login?next=\(Self.page(of: request.uri.path))") }
+        var context = context
+        context.signedIn = SignedInUser(user: user, session: session)
+        return try await next(request, context)
+    }
+
+    /// The page a request belongs to, to come back to: `/console`, `/console/ask` or `/console/workflows`.
+    static func page(of path: String) -> String {
+        let parts = path.split(separator: "/")
+        if parts.count >= 2, parts[1] == "ask" || parts[1] == "workflows" { return "/console/\(parts[1])" }
+        return "/console"
+    }
+}
+
+extension PorticoRequestContext {
+    /// The signed-in user of a console route (`SignedInMiddleware` ran before it).
+    func requireSignedIn() throws -> SignedInUser {
+        guard let signedIn else { throw HTTPError(.unauthorized, message: "sign in at /login first") }
+        return signedIn
+    }
+}
+
+/// What a page action may do, decided by the check the tool registry makes for the tool the action
+/// stands for (`ToolRegistry.permits`): the same scopes, the same role, the same area rights.
+struct PageAccess: Sendable {
+    let registry: ToolRegistry
+    let users: UserStore
+    let policy = AccessPolicy()
+
+    /// The signed-in user as a caller in `app`: their role there, and no narrower scopes than a session has.
+    func principal(_ signedIn: SignedInUser, app: String) async throws -> Principal {
+        .signedIn(
+            userID: signedIn.user.id, userName: signedIn.user.name, session: signedIn.session, role: try await users.role(app: app, userID: signedIn.user.id))
+    }
+
+    /// Whether `principal` may do what the tool `tool` does.
+    func permits(_ tool: String, principal: Principal) -> Bool {
+        registry.permits(tool, principal: principal, policy: policy)
+    }
+
+    /// Whether the signed-in user may do in `app` what the tool `tool` does.
+    func permits(_ tool: String, _ signedIn: SignedInUser, app: String) async throws -> Bool {
+        registry.permits(tool, principal: try await principal(signedIn, app: app), policy: policy)
     }
 }

@@ -13,72 +13,57 @@ struct WorkflowsPageController: Sendable {
     let sessions: WebSessions
     let users: UserStore
     let workflows: WorkflowService
-    let throttle: LoginThrottle
-    let secureCookies: Bool
-    let policy = AccessPolicy()
+    let access: PageAccess
 
-    var signIn: SignIn { SignIn(users: users, throttle: throttle, sessions: sessions, secureCookies: secureCookies) }
-
-    func addRoutes(to router: Router<PorticoRequestContext>) {
-        router.get("console/workflows") { request, _ in
-            try await withUser(request, next: "/console/workflows") { user, session in
-                let notice = Forms.first(Forms.query(request), "message").flatMap { ["enabled", "disabled"].contains($0) ? "The workflow is \($0)." : nil }
-                return try await page(user: user, session: session, message: notice)
-            }
+    /// The workflows page's routes on the console's signed-in group. Each action is the workflow
+    /// tool it stands for, allowed by the registry's check for the user's role in that app.
+    func addRoutes(to console: RouterGroup<PorticoRequestContext>) {
+        console.get("workflows") { request, context in
+            let signedIn = try context.requireSignedIn()
+            let notice = Forms.first(Forms.query(request), "message").flatMap { ["enabled", "disabled"].contains($0) ? "The workflow is \($0)." : nil }
+            return try await page(signedIn, message: notice)
         }
         for action in ["enable", "disable"] {
-            router.post(RouterPath("console/workflows/{app}/{id}/\(action)")) { request, context in
+            console.post(RouterPath("workflows/{app}/{id}/\(action)")) { request, context in
                 let app = try context.parameters.require("app")
                 let id = try context.parameters.require("id", as: Int64.self)
-                return try await withUser(request, next: "/console/workflows") { user, session in
-                    let fields = try await Forms.fields(request)
-                    guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: session) else {
-                        return pages.error(
-                            "Form expired", "The form's security token is missing or wrong (CSRF); nothing was changed.", code: "csrf", status: .forbidden)
-                    }
-                    guard try await administers(user, app: app) else { return forbidden(app) }
-                    do {
-                        _ = try await workflows.update(
-                            app: app, id: id, title: nil, trigger: nil, nodes: nil, enabled: action == "enable",
-                            saver: .init(userID: user.id, userName: user.name, scopes: nil))
-                    } catch let error as DataError {
-                        return try await page(user: user, session: session, error: error.message)
-                    }
-                    return Forms.redirect("/console/workflows?message=\(action)d")
+                let signedIn = try context.requireSignedIn()
+                let fields = try await Forms.fields(request)
+                guard sessions.checkCSRF(Forms.first(fields, "csrf"), session: signedIn.session) else {
+                    return pages.error(
+                        "Form expired", "The form's security token is missing or wrong (CSRF); nothing was changed.", code: "csrf", status: .forbidden)
                 }
+                guard try await access.permits("workflows_update", signedIn, app: app) else { return forbidden(app) }
+                do {
+                    _ = try await workflows.update(
+                        app: app, id: id, title: nil, trigger: nil, nodes: nil, enabled: action == "enable",
+                        saver: .init(userID: signedIn.user.id, userName: signedIn.user.name, scopes: nil))
+                } catch let error as DataError {
+                    return try await page(signedIn, error: error.message)
+                }
+                return Forms.redirect("/console/workflows?message=\(action)d")
             }
         }
-        router.get("console/workflows/{app}/executions/{id}") { request, context in
+        console.get("workflows/{app}/executions/{id}") { request, context in
             let app = try context.parameters.require("app")
             let id = try context.parameters.require("id", as: Int64.self)
-            return try await withUser(request, next: "/console/workflows") { user, _ in
-                guard try await administers(user, app: app) else { return forbidden(app) }
-                let execution = try await workflows.store.execution(app: app, id: id)
-                let jobs = try await workflows.store.jobs(app: app, execution: id)
-                return pages.render(
-                    "workflow-execution",
-                    [
-                        "app": app, "id": execution.id, "workflow": execution.workflowID, "status": execution.status.rawValue,
-                        "failed": execution.status == .failed, "error": execution.error ?? "",
-                        "context": execution.context.serializedString, "created": WebPages.date(execution.createdAt / 1000),
-                        "jobs": jobs.map { job in
-                            [
-                                "node": job.node, "type": job.type, "status": job.status, "failed": job.status == "failed",
-                                "result": Self.short(job.status == "failed" ? job.result["error"] ?? job.result : job.result),
-                            ] as [String: Any]
-                        },
-                    ])
-            }
+            guard try await access.permits("executions_get", try context.requireSignedIn(), app: app) else { return forbidden(app) }
+            let execution = try await workflows.store.execution(app: app, id: id)
+            let jobs = try await workflows.store.jobs(app: app, execution: id)
+            return pages.render(
+                "workflow-execution",
+                [
+                    "app": app, "id": execution.id, "workflow": execution.workflowID, "status": execution.status.rawValue,
+                    "failed": execution.status == .failed, "error": execution.error ?? "",
+                    "context": execution.context.serializedString, "created": WebPages.date(execution.createdAt / 1000),
+                    "jobs": jobs.map { job in
+                        [
+                            "node": job.node, "type": job.type, "status": job.status, "failed": job.status == "failed",
+                            "result": Self.short(job.status == "failed" ? job.result["error"] ?? job.result : job.result),
+                        ] as [String: Any]
+                    },
+                ])
         }
-    }
-
-    func withUser(_ request: Request, next: String, _ body: (User, String) async throws -> Response) async throws -> Response {
-        guard let (user, session) = try await signIn.signedIn(request) else { return Forms.redirect("/login?next=\(next)") }
-        return try await body(user, session)
-    }
-
-    func administers(_ user: User, app: String) async throws -> Bool {
-        policy.allows(try await users.role(app: app, userID: user.id), area: .workflows, write: true)
     }
 
     func forbidden(_ app: String) -> Response {
@@ -91,10 +76,11 @@ struct WorkflowsPageController: Sendable {
         return text.count > 300 ? String(text.prefix(300)) + "…" : text
     }
 
-    func page(user: User, session: String, message: String? = nil, error: String? = nil) async throws -> Response {
+    func page(_ signedIn: SignedInUser, message: String? = nil, error: String? = nil) async throws -> Response {
+        let (user, session) = signedIn.pair
         var apps: [[String: Any]] = []
         for (app, role) in try await users.roles(userID: user.id).sorted(by: { $0.key < $1.key })
-        where policy.allows(role, area: .workflows, write: true) {
+        where access.permits("workflows_update", principal: .signedIn(userID: user.id, userName: user.name, session: session, role: role)) {
             let list = try await workflows.store.list(app: app)
             let executions = try await workflows.store.executions(app: app, workflowKey: nil, status: nil, limit: 20)
             let titles = Dictionary(list.map { ($0.key, $0.title) }, uniquingKeysWith: { a, _ in a })
