@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "PorticoData",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "CSQLite", "CMariaDB",
+                "PorticoJSON", "PorticoBase", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -97,11 +97,23 @@ let package = Package(
         .target(
             name: "PorticoBuiltinEngine", dependencies: ["PorticoAskEngine", "PorticoData", "PorticoBase", "PorticoLexicon"],
             swiftSettings: upcoming),
+        // The databases questions and SQL read, always read-only: SQLite (with the bounded
+        // functions), PostgreSQL and MySQL/MariaDB (a C client): only what asks questions links them.
+        .target(
+            name: "PorticoSources",
+            dependencies: [
+                "PorticoJSON", "PorticoBase", "PorticoData", "CSQLite", "CMariaDB",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: upcoming),
         .target(
             name: "PorticoAsk",
             dependencies: [
                 "PorticoAskEngine", "PorticoBuiltinEngine",
-                "PorticoData", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts", "PorticoLexicon",
+                "PorticoData", "PorticoSources", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts", "PorticoLexicon",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -153,7 +165,7 @@ let package = Package(
         ),
         .target(
             name: "PorticoTools",
-            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoAskEngine", "PorticoCharts", "PorticoWorkflow"],
+            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoSources", "PorticoAskEngine", "PorticoCharts", "PorticoWorkflow"],
             swiftSettings: upcoming
         ),
         // One instance's stores, apps, export/import and the services built over them: what the
@@ -221,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "PorticoAskTests",
             dependencies: [
-                "PorticoAsk", "PorticoAskEngine", "PorticoBuiltinEngine", "PorticoAuth", "PorticoData", "PorticoCharts", "PorticoTestSupport",
+                "PorticoAsk", "PorticoAskEngine", "PorticoBuiltinEngine", "PorticoAuth", "PorticoData", "PorticoSources", "PorticoCharts", "PorticoTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming),

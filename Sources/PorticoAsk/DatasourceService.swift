@@ -3,6 +3,7 @@ public import PorticoAskEngine
 import PorticoBase
 public import PorticoData
 import PorticoJSON
+public import PorticoSources
 import Synchronization
 import Tracing
 

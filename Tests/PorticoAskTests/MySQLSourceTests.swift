@@ -3,6 +3,7 @@ import PorticoData
 import Testing
 
 @testable import PorticoAsk
+@testable import PorticoSources
 
 /// The guard's second layer on a real MariaDB (the server `make test` starts; these tests need
 /// `PORTICO_TEST_MYSQL_WRITER_URL`, a user that may write): SQL sent straight to the source, past

@@ -3,6 +3,7 @@ import PorticoData
 import Testing
 
 @testable import PorticoAsk
+@testable import PorticoSources
 
 /// The guard's second layer on a real PostgreSQL (the cluster `make test` starts; these tests
 /// need `PORTICO_TEST_POSTGRES_URL`): SQL sent straight to the source, past the first layer,

@@ -7,6 +7,7 @@ import PorticoJSON
 import Testing
 
 @testable import PorticoAsk
+@testable import PorticoSources
 
 /// The guard's second layer on its own: SQL that the first layer would have refused is sent
 /// straight to the read-only source, which must refuse it and leave the file as it was.

@@ -10,6 +10,7 @@ import Testing
 @testable import PorticoAsk
 @testable import PorticoAskEngine
 @testable import PorticoBuiltinEngine
+@testable import PorticoSources
 
 /// A role that sees part of a table reads it only through its view, however the SQL names the
 /// table, on SQLite (the authorizer) and PostgreSQL (the plan); a refused table is not read at all.

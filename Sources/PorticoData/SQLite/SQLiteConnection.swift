@@ -7,8 +7,8 @@ import Synchronization
 /// One SQLite connection, used by one thread at a time (its worker), with a cache of prepared
 /// statements and an interrupt check that ties cancellation and deadlines to the statement that
 /// is running.
-final class SQLiteConnection {
-    enum Mode: Sendable {
+package final class SQLiteConnection {
+    package enum Mode: Sendable {
         /// The single writer: may create the file, changes the schema and data.
         case write
         /// A WAL reader: opened read-only and `query_only`, so a misrouted write cannot run.
@@ -23,7 +23,7 @@ final class SQLiteConnection {
     private(set) var current: SQLiteJob?
     /// What statements prepared now may touch, checked by SQLite's authorizer as it compiles them;
     /// `nil` lets everything through. Set only on datasource connections (`prepareForQueries`).
-    var queryPolicy: SQLiteQueryPolicy?
+    package var queryPolicy: SQLiteQueryPolicy?
     /// Why the authorizer refused the statement being prepared, for the error it becomes.
     var denial: String?
     /// The temporary views this (datasource) connection has made, by name.
@@ -40,10 +40,10 @@ final class SQLiteConnection {
     /// SQLite calls the interrupt check every this many virtual-machine steps.
     static let interruptCheckInterval: Int32 = 1000
 
-    final class CachedStatement {
-        let pointer: OpaquePointer
-        let columns: [String]
-        let readOnly: Bool
+    package final class CachedStatement {
+        package let pointer: OpaquePointer
+        package let columns: [String]
+        package let readOnly: Bool
 
         init(pointer: OpaquePointer) {
             self.pointer = pointer
@@ -53,7 +53,7 @@ final class SQLiteConnection {
         }
     }
 
-    init(path: String, mode: Mode, limits: SQLiteLimits) throws(StoreError) {
+    package init(path: String, mode: Mode, limits: SQLiteLimits) throws(StoreError) {
         var db: OpaquePointer?
         // NOMUTEX: the connection is confined to its worker thread, so SQLite's own locking is waste.
         let flags = (mode == .write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX
@@ -102,7 +102,7 @@ final class SQLiteConnection {
     /// function call while it compiles a statement and refuses everything else (writes, pragmas,
     /// attaching) outright; the functions whose work outgrows their input are replaced by bounded
     /// ones; sorts and temporary results stay in memory, where the query's memory cap sees them.
-    func prepareForQueries() throws(StoreError) {
+    package func prepareForQueries() throws(StoreError) {
         sqlite3_set_authorizer(
             handle,
             { context, action, first, second, _, source in
@@ -129,7 +129,7 @@ final class SQLiteConnection {
     /// Creates the temporary views a query reads in place of the tables its caller may not read
     /// whole (`name` → SELECT), unless this connection made them before. They live in SQLite's
     /// `temp` schema of this connection only, so `query_only` is lifted while they are made.
-    func ensureViews(_ views: [String: String]) throws(StoreError) {
+    package func ensureViews(_ views: [String: String]) throws(StoreError) {
         let missing = views.filter { !temporaryViews.contains($0.key) }
         guard !missing.isEmpty else { return }
         let policy = queryPolicy
@@ -186,7 +186,7 @@ final class SQLiteConnection {
         }
     }
 
-    func close() {
+    package func close() {
         for statement in statements.values { sqlite3_finalize(statement.pointer) }
         statements = [:]
         statementAges = []
@@ -214,7 +214,7 @@ final class SQLiteConnection {
     // MARK: Statements
 
     /// A prepared statement for `sql`, from the cache when it was prepared before.
-    func statement(_ sql: String, cache: Bool = true) throws(StoreError) -> (CachedStatement, cached: Bool) {
+    package func statement(_ sql: String, cache: Bool = true) throws(StoreError) -> (CachedStatement, cached: Bool) {
         if let cached = statements[sql] { return (cached, true) }
         denial = nil
         var pointer: OpaquePointer?
@@ -242,7 +242,7 @@ final class SQLiteConnection {
     }
 
     /// Runs one statement with its bound values and returns every row.
-    func run(_ sql: String, _ binds: [SQLValue], cache: Bool = true, maxRows: Int = .max) throws(StoreError) -> [Row] {
+    package func run(_ sql: String, _ binds: [SQLValue], cache: Bool = true, maxRows: Int = .max) throws(StoreError) -> [Row] {
         let (statement, cached) = try statement(sql, cache: cache)
         return try execute(statement, cached: cached, sql: sql, binds, maxRows: maxRows)
     }
@@ -375,7 +375,7 @@ final class SQLiteConnection {
         }
     }
 
-    static func value(_ statement: OpaquePointer, _ column: Int32) -> SQLValue {
+    package static func value(_ statement: OpaquePointer, _ column: Int32) -> SQLValue {
         switch sqlite3_column_type(statement, column) {
         case SQLITE_INTEGER:
             return .int(sqlite3_column_int64(statement, column))
@@ -395,7 +395,7 @@ final class SQLiteConnection {
 
     // MARK: Errors
 
-    func error(_ status: Int32, sql: String) -> StoreError {
+    package func error(_ status: Int32, sql: String) -> StoreError {
         let message = status & 0xFF == SQLITE_AUTH ? denial ?? String(cString: sqlite3_errmsg(handle)) : String(cString: sqlite3_errmsg(handle))
         return StoreError(sqliteCode: status, message: message, sql: sql, interruptedBy: current?.stopReason)
     }

@@ -7,7 +7,7 @@ import Synchronization
 /// of `queued` first (the worker starting it, or the caller cancelling it) resumes the caller, so
 /// a cancelled caller never waits for a busy worker.
 // Unchecked: `work` and `fail` are set before the job is queued and read by the one worker that takes it (`state` orders them).
-final class SQLiteJob: @unchecked Sendable {
+package final class SQLiteJob: @unchecked Sendable {
     enum StopReason: Sendable {
         case cancelled, deadline
         /// SQLite's memory grew by more than the limit (in bytes) while the job ran.
@@ -36,7 +36,7 @@ final class SQLiteJob: @unchecked Sendable {
     let cancellable: Bool
     let enqueuedAt: UInt64
 
-    init(deadline: UInt64, cancellable: Bool, memoryLimit: Int64 = 0) {
+    package init(deadline: UInt64, cancellable: Bool, memoryLimit: Int64 = 0) {
         self.deadline = deadline
         self.cancellable = cancellable
         self.memoryLimit = memoryLimit
@@ -44,7 +44,7 @@ final class SQLiteJob: @unchecked Sendable {
     }
 
     /// Runs `body` on a worker of `workers` and returns its result to the calling task.
-    static func run<T: Sendable>(
+    package static func run<T: Sendable>(
         on workers: SQLiteWorkers, timeout: Duration?, cancellable: Bool = true, memoryLimit: Int64 = 0,
         _ body: @escaping @Sendable (SQLiteConnection, SQLiteJob) throws -> T
     ) async throws -> T {
@@ -147,7 +147,7 @@ final class SQLiteJob: @unchecked Sendable {
 /// Threads of its own, each owning one connection, taking jobs from one queue in arrival order.
 /// SQLite's calls block; here they block these threads only, never an event loop or the
 /// concurrency pool.
-final class SQLiteWorkers: Sendable {
+package final class SQLiteWorkers: Sendable {
     private struct Queue {
         var jobs: [SQLiteJob] = []
         var head = 0
@@ -180,7 +180,7 @@ final class SQLiteWorkers: Sendable {
     private let wait: Metrics.Timer
 
     /// Starts one thread per connection. The connections move to their threads and are closed there.
-    init(name: String, connections: [SQLiteConnection]) {
+    package init(name: String, connections: [SQLiteConnection]) {
         self.name = name
         depth = Gauge(label: "portico_db_queue_depth", dimensions: [("pool", name)])
         wait = Metrics.Timer(label: "portico_db_queue_wait_seconds", dimensions: [("pool", name)], preferredDisplayUnit: .seconds)
@@ -254,7 +254,7 @@ final class SQLiteWorkers: Sendable {
     /// Fails queued jobs, lets running ones finish (or stops them, with `interruptingRunning`: a
     /// datasource's queries are answers nobody will read once the server stops), and waits for
     /// every thread to close its connection.
-    func shutdown(interruptingRunning: Bool = false) async {
+    package func shutdown(interruptingRunning: Bool = false) async {
         let (abandoned, busy) = closeQueue()
         for job in abandoned { job.abandon(StoreError(kind: .unavailable, message: "the database is shutting down", sql: "")) }
         if interruptingRunning { for job in busy where job.cancellable { job.cancel() } }

@@ -1,5 +1,6 @@
 import CMariaDB
 import Foundation
+public import PorticoData
 import Synchronization
 
 /// Where a MySQL or MariaDB datasource is: `mysql://user:password@host:port/database`.

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import PorticoBase
+public import PorticoData
 import PorticoJSON
 import PostgresNIO
 
