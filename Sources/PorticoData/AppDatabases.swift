@@ -53,7 +53,7 @@ public final class AppDatabases: Sendable {
         var exists = SQLFragment("SELECT 1 AS present FROM portico_apps WHERE name = ")
         exists.append(bind: .text(app))
         guard try await !primary.query(exists).isEmpty else {
-            throw StoreError(kind: .other, message: "there is no app named '\(app)'; `portico app list` shows the apps", sql: "")
+            throw DataError.notFound("there is no app named '\(app)'; `portico app list` shows the apps")
         }
         let database = try open(app: app)
         do {
@@ -75,7 +75,7 @@ public final class AppDatabases: Sendable {
 
     /// Closes and deletes the app's database: its file, or its schema with every table in it.
     public func remove(app: String) async throws {
-        guard app != Self.mainApp else { throw StoreError(kind: .other, message: "app 'main' always exists", sql: "") }
+        guard app != Self.mainApp else { throw DataError.invalid("app 'main' always exists; it cannot be removed") }
         let open = opened.withLock { $0.removeValue(forKey: app) }
         await open?.database.close()
         switch layout {

@@ -103,13 +103,13 @@ import Testing
         do {
             _ = try await apps.database(app: "nowhere")
             Issue.record("an app that does not exist got a database")
-        } catch let error as StoreError {
-            #expect(error.message.contains("there is no app named 'nowhere'"), "\(error)")
+        } catch let error as DataError {
+            #expect(error.kind == .notFound && error.message.contains("there is no app named 'nowhere'"), "\(error)")
         }
         if backend == .sqlite {
             #expect(!FileManager.default.fileExists(atPath: AppDatabases.filePath(directory: directory.path, app: "nowhere")))
         }
-        await #expect(throws: StoreError.self) { try await apps.remove(app: "main") }
+        await #expect(throws: DataError.self) { try await apps.remove(app: "main") }
         await apps.close()
         await apps.primary.close()
     }
