@@ -2,7 +2,7 @@ import Foundation
 public import PorticoAskEngine
 public import PorticoBase
 public import PorticoData
-public import PorticoSources
+import PorticoSources
 import Synchronization
 
 /// A database questions are asked of: the app's own (`main`), or a registered external one.
