@@ -78,8 +78,9 @@ extension UserStore {
                 try await Self.invite(db, userID: userID, to: app, role: role, by: requester, at: now)
                 return .invited
             }
-            try await Self.refuseSelfDemotion(db, app: app, userID: userID, to: role, by: requester)
+            // The app's last admin is told so first (what users_set_roles always said); then the self rule.
             if role != .admin { try await Self.keepAnAdmin(db, app: app, losing: userID) }
+            try await Self.refuseSelfDemotion(db, app: app, userID: userID, to: role, by: requester)
             try await Self.setRole(db, app: app, userID: userID, role: role)
             return .assigned
         }
