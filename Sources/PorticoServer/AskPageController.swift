@@ -158,7 +158,7 @@ struct AskPageController: Sendable {
             if answer.rows.count > 200 { shown["more"] = "\(answer.rows.count - 200) more rows not shown" }
             if let image = answer.imageName { shown["chart"] = "/images/" + image }
             // An administrator may keep a good answer as an example.
-            let principal = Principal.signedIn(userID: user.id, userName: user.name, session: session, role: roles[app])
+            let principal = access.principal(SignedInUser(user: user, session: session), role: roles[app])
             if access.permits("examples_create", principal: principal), let record = answer.recordID {
                 shown["record"] = String(record)
             }

@@ -114,8 +114,12 @@ struct PageAccess: Sendable {
 
     /// The signed-in user as a caller in `app`: their role there, and no narrower scopes than a session has.
     func principal(_ signedIn: SignedInUser, app: String) async throws -> Principal {
-        .signedIn(
-            userID: signedIn.user.id, userName: signedIn.user.name, session: signedIn.session, role: try await users.role(app: app, userID: signedIn.user.id))
+        principal(signedIn, role: try await users.role(app: app, userID: signedIn.user.id))
+    }
+
+    /// The signed-in user as a caller with `role` (already read).
+    func principal(_ signedIn: SignedInUser, role: Role?) -> Principal {
+        .signedIn(userID: signedIn.user.id, userName: signedIn.user.name, session: signedIn.session, role: role)
     }
 
     /// Whether `principal` may do what the tool `tool` does.

@@ -80,7 +80,7 @@ struct WorkflowsPageController: Sendable {
         let (user, session) = signedIn.pair
         var apps: [[String: Any]] = []
         for (app, role) in try await users.roles(userID: user.id).sorted(by: { $0.key < $1.key })
-        where access.permits("workflows_update", principal: .signedIn(userID: user.id, userName: user.name, session: session, role: role)) {
+        where access.permits("workflows_update", principal: access.principal(signedIn, role: role)) {
             let list = try await workflows.store.list(app: app)
             let executions = try await workflows.store.executions(app: app, workflowKey: nil, status: nil, limit: 20)
             let titles = Dictionary(list.map { ($0.key, $0.title) }, uniquingKeysWith: { a, _ in a })
