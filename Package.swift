@@ -63,8 +63,11 @@ let package = Package(
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")],
             swiftSettings: upcoming
         ),
+        // Where Portico keeps its own state: the `Database` seam over SQLite and PostgreSQL, SQL
+        // built as fragments, migrations, the change signal between replicas, the clock and tracing.
+        // It names no collection, workflow, tool or MCP concept.
         .target(
-            name: "PorticoData",
+            name: "PorticoStore",
             dependencies: [
                 "PorticoJSON", "PorticoBase", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
@@ -77,11 +80,22 @@ let package = Package(
             ],
             swiftSettings: upcoming
         ),
+        // The collections domain: collections and fields, records read and written through the
+        // scoped catalog, filters, roles' rules, and the tables of Portico's own state.
+        .target(
+            name: "PorticoData",
+            dependencies: [
+                "PorticoStore", "PorticoJSON", "PorticoBase",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: upcoming
+        ),
         // The Chinook sample that `--demo` and `portico app create --demo` load: its script is a
         // resource of its own target, so the data layer does not ship it.
         .target(
             name: "PorticoDemo",
-            dependencies: ["PorticoData", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["PorticoData", "PorticoStore", "PorticoBase", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("chinook")],
             swiftSettings: upcoming
         ),
@@ -91,18 +105,18 @@ let package = Package(
         // What an engine is asked and answers (`AskEngine`), with the schema read as words and the
         // datasource's values: the seam the built-in engine and the LLM engine sit behind.
         .target(
-            name: "PorticoAskEngine", dependencies: ["PorticoData", "PorticoJSON", "PorticoBase", "PorticoLexicon"],
+            name: "PorticoAskEngine", dependencies: ["PorticoStore", "PorticoJSON", "PorticoBase", "PorticoLexicon"],
             swiftSettings: upcoming),
         // The built-in engine: English read in passes over the schema, no model and no network.
         .target(
-            name: "PorticoBuiltinEngine", dependencies: ["PorticoAskEngine", "PorticoData", "PorticoBase", "PorticoLexicon"],
+            name: "PorticoBuiltinEngine", dependencies: ["PorticoAskEngine", "PorticoStore", "PorticoBase", "PorticoLexicon"],
             swiftSettings: upcoming),
         // The databases questions and SQL read, always read-only: SQLite (with the bounded
         // functions), PostgreSQL and MySQL/MariaDB (a C client): only what asks questions links them.
         .target(
             name: "PorticoSources",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "CSQLite", "CMariaDB",
+                "PorticoJSON", "PorticoBase", "PorticoStore", "CSQLite", "CMariaDB",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -113,7 +127,7 @@ let package = Package(
             name: "PorticoAsk",
             dependencies: [
                 "PorticoAskEngine", "PorticoBuiltinEngine",
-                "PorticoData", "PorticoSources", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts", "PorticoLexicon",
+                "PorticoData", "PorticoStore", "PorticoSources", "PorticoAuth", "PorticoJSON", "PorticoBase", "PorticoCharts", "PorticoLexicon",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -126,7 +140,7 @@ let package = Package(
         .target(
             name: "PorticoAuth",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
@@ -138,7 +152,7 @@ let package = Package(
         .target(
             name: "PorticoMCP",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoAuth", "PorticoData",
+                "PorticoJSON", "PorticoBase", "PorticoAuth", "PorticoData", "PorticoStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -153,7 +167,7 @@ let package = Package(
         .target(
             name: "PorticoWorkflow",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoAskEngine",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoStore", "PorticoAuth", "PorticoAsk", "PorticoAskEngine",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -165,7 +179,10 @@ let package = Package(
         ),
         .target(
             name: "PorticoTools",
-            dependencies: ["PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoSources", "PorticoAskEngine", "PorticoCharts", "PorticoWorkflow"],
+            dependencies: [
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoStore", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoSources", "PorticoAskEngine",
+                "PorticoCharts", "PorticoWorkflow",
+            ],
             swiftSettings: upcoming
         ),
         // One instance's stores, apps, export/import and the services built over them: what the
@@ -173,7 +190,8 @@ let package = Package(
         .target(
             name: "PorticoInstance",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo", "PorticoWorkflow",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoStore", "PorticoAuth", "PorticoMCP", "PorticoTools", "PorticoAsk", "PorticoDemo",
+                "PorticoWorkflow",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -185,7 +203,8 @@ let package = Package(
         .target(
             name: "PorticoServer",
             dependencies: [
-                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoAskEngine", "PorticoCharts", "PorticoInstance",
+                "PorticoJSON", "PorticoBase", "PorticoData", "PorticoStore", "PorticoAuth", "PorticoMCP", "PorticoAsk", "PorticoAskEngine", "PorticoCharts",
+                "PorticoInstance",
                 "PorticoWorkflow", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -207,7 +226,8 @@ let package = Package(
         .executableTarget(
             name: "Portico",
             dependencies: [
-                "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoAuth", "PorticoAsk", "PorticoAskEngine", "PorticoJSON", "PorticoBase", "PorticoCharts",
+                "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoStore", "PorticoAuth", "PorticoAsk", "PorticoAskEngine",
+                "PorticoJSON", "PorticoBase", "PorticoCharts",
                 "PorticoDemo", "PorticoWorkflow", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -220,20 +240,25 @@ let package = Package(
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON", "PorticoBase"], swiftSettings: upcoming),
         // What the store tests of several targets share: the databases they run on.
         .target(
-            name: "PorticoTestSupport", dependencies: ["PorticoData", .product(name: "Logging", package: "swift-log")], path: "Tests/Support",
+            name: "PorticoTestSupport", dependencies: ["PorticoData", "PorticoStore", .product(name: "Logging", package: "swift-log")], path: "Tests/Support",
             swiftSettings: upcoming),
-        .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData", "PorticoTestSupport"], swiftSettings: upcoming),
+        .testTarget(name: "PorticoStoreTests", dependencies: ["PorticoStore", "PorticoTestSupport"], swiftSettings: upcoming),
+        .testTarget(name: "PorticoDataTests", dependencies: ["PorticoData", "PorticoStore", "PorticoTestSupport"], swiftSettings: upcoming),
         .testTarget(
             name: "PorticoWorkflowTests",
-            dependencies: ["PorticoWorkflow", "PorticoData", "PorticoJSON", "PorticoAuth", "PorticoTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "PorticoWorkflow", "PorticoData", "PorticoStore", "PorticoJSON", "PorticoAuth", "PorticoTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: upcoming),
         .testTarget(
-            name: "PorticoBuiltinEngineTests", dependencies: ["PorticoBuiltinEngine", "PorticoAskEngine", "PorticoData"],
+            name: "PorticoBuiltinEngineTests", dependencies: ["PorticoBuiltinEngine", "PorticoAskEngine", "PorticoStore"],
             swiftSettings: upcoming),
         .testTarget(
             name: "PorticoAskTests",
             dependencies: [
-                "PorticoAsk", "PorticoAskEngine", "PorticoBuiltinEngine", "PorticoAuth", "PorticoData", "PorticoSources", "PorticoCharts", "PorticoTestSupport",
+                "PorticoAsk", "PorticoAskEngine", "PorticoBuiltinEngine", "PorticoAuth", "PorticoData", "PorticoStore", "PorticoSources", "PorticoCharts",
+                "PorticoTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming),
@@ -247,7 +272,7 @@ let package = Package(
         .testTarget(
             name: "PorticoServerTests",
             dependencies: [
-                "PorticoServer", "PorticoInstance", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoTestSupport",
+                "PorticoServer", "PorticoInstance", "PorticoAsk", "PorticoAuth", "PorticoData", "PorticoStore", "PorticoTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -259,7 +284,8 @@ let package = Package(
         .testTarget(
             name: "PorticoInstanceTests",
             dependencies: [
-                "PorticoInstance", "PorticoAuth", "PorticoBase", "PorticoData", "PorticoMCP", "PorticoJSON", "PorticoTestSupport", .product(name: "Logging", package: "swift-log"),
+                "PorticoInstance", "PorticoAuth", "PorticoBase", "PorticoData", "PorticoMCP", "PorticoJSON", "PorticoTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -268,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "PorticoAuthTests",
             dependencies: [
-                "PorticoAuth", "PorticoData", "PorticoTestSupport", .product(name: "JWTKit", package: "jwt-kit"),
+                "PorticoAuth", "PorticoData", "PorticoStore", "PorticoTestSupport", .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming
@@ -283,15 +309,19 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
     let log = Target.Dependency.product(name: "Logging", package: "swift-log")
     let http = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
     package.targets += [
-        .target(name: "FuzzSupport", dependencies: ["PorticoData", "PorticoDemo", "PorticoJSON", "PorticoBase", log], path: "Fuzz/Support", swiftSettings: upcoming),
+        .target(
+            name: "FuzzSupport", dependencies: ["PorticoData", "PorticoStore", "PorticoDemo", "PorticoJSON", "PorticoBase", log], path: "Fuzz/Support", swiftSettings: upcoming),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", "PorticoBase", log, http], path: "Fuzz/FuzzJSONRPC",
+            name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", "PorticoBase", log, http],
+            path: "Fuzz/FuzzJSONRPC",
             swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings),
+            name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoStore", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings
+        ),
         .executableTarget(
-            name: "FuzzArguments", dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoDemo", "PorticoJSON", "PorticoBase", log],
+            name: "FuzzArguments",
+            dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoStore", "PorticoDemo", "PorticoJSON", "PorticoBase", log],
             path: "Fuzz/FuzzArguments", swiftSettings: fuzzSettings),
         .executableTarget(
             name: "FuzzCalculation", dependencies: ["FuzzSupport", "PorticoWorkflow", "PorticoJSON"], path: "Fuzz/FuzzCalculation", swiftSettings: fuzzSettings),

@@ -5,6 +5,7 @@ import PorticoAuth
 import PorticoDemo
 import PorticoJSON
 import PorticoMCP
+import PorticoStore
 
 @testable import PorticoData
 @testable import PorticoTools

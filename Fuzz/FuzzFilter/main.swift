@@ -1,5 +1,6 @@
 import FuzzSupport
 import PorticoJSON
+import PorticoStore
 
 @testable import PorticoData
 

@@ -4,6 +4,7 @@ public import PorticoJSON
 
 @testable public import PorticoData
 @testable import PorticoDemo
+@testable public import PorticoStore
 
 /// What every fuzz target shares: running async code from libFuzzer's synchronous callback, and
 /// the Chinook sample (plus one collection with every other field type) as a catalog and a database.

@@ -1,4 +1,4 @@
-// The system's SQLite (Debian: libsqlite3-dev), for Portico's own driver in PorticoData/SQLite.
+// The system's SQLite (Debian: libsqlite3-dev), for Portico's own driver in PorticoStore/SQLite (and the read-only source in PorticoSources).
 #define _GNU_SOURCE 1
 #include <sqlite3.h>
 #include <string.h>

@@ -9,6 +9,7 @@ import PorticoCharts
 import PorticoData
 import PorticoInstance
 import PorticoJSON
+import PorticoStore
 
 /// `portico ask "question"`: one question answered on this data directory, printed as SQL and a table.
 struct AskCommand: AsyncParsableCommand {

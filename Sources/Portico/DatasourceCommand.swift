@@ -4,6 +4,7 @@ import PorticoAuth
 import PorticoBase
 import PorticoData
 import PorticoInstance
+import PorticoStore
 
 /// `portico datasource add|list|remove`: the external databases an app's questions and SQL can
 /// read, besides its own (`main`).

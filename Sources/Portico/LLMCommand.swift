@@ -2,6 +2,7 @@ import ArgumentParser
 import PorticoAsk
 import PorticoData
 import PorticoInstance
+import PorticoStore
 
 /// `portico llm add|list|remove`: the OpenAI-compatible chat APIs questions are answered with.
 struct LLMCommand: AsyncParsableCommand {

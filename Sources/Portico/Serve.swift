@@ -6,6 +6,7 @@ import PorticoBase
 import PorticoData
 import PorticoInstance
 import PorticoServer
+import PorticoStore
 
 /// The defaults every option of `serve` shows and falls back to: `InstanceConfiguration`'s own.
 private let defaults = InstanceConfiguration()

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PorticoData
 import PorticoInstance
+import PorticoStore
 
 /// `portico migrate`: shows (by default) or applies the schema migrations a database lacks.
 /// `serve` applies them at start anyway, once, under a lock; this is for upgrades done by hand.

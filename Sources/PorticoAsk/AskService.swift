@@ -6,6 +6,7 @@ import PorticoBase
 import PorticoBuiltinEngine
 public import PorticoCharts
 public import PorticoData
+public import PorticoStore
 
 /// One question to answer.
 public struct AskRequest: Sendable {

@@ -1,6 +1,7 @@
 public import PorticoCharts
-public import PorticoData
+import PorticoData
 public import PorticoJSON
+public import PorticoStore
 
 /// Picks the chart a result calls for, from the shape of its columns (or the engine's hint when
 /// the data fits it): one category and numbers → bars, a date or time bucket → a line, a few

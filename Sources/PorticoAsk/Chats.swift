@@ -1,6 +1,7 @@
 import Foundation
 public import PorticoAskEngine
-public import PorticoData
+import PorticoData
+public import PorticoStore
 
 /// One question of a chat and what became of it.
 public struct ChatRecord: Sendable {

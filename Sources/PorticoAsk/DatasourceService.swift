@@ -4,6 +4,7 @@ import PorticoBase
 public import PorticoData
 import PorticoJSON
 public import PorticoSources
+public import PorticoStore
 import Synchronization
 import Tracing
 

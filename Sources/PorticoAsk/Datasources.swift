@@ -1,8 +1,9 @@
 import Foundation
 public import PorticoAskEngine
 public import PorticoBase
-public import PorticoData
+import PorticoData
 import PorticoSources
+public import PorticoStore
 import Synchronization
 
 /// A database questions are asked of: the app's own (`main`), or a registered external one.

@@ -1,4 +1,5 @@
-public import PorticoData
+import PorticoData
+public import PorticoStore
 
 /// Scores an answer against a gold query's rows, by the rule of `ask-dev.jsonl`: the answer's
 /// rows hold every gold column's values, in the gold row order where the gold SQL orders.

@@ -1,6 +1,7 @@
 public import Foundation
 import PorticoBase
-public import PorticoData
+import PorticoData
+public import PorticoStore
 import Synchronization
 
 /// Chart images under names nobody can guess (32 random letters and digits, 190 bits), each

@@ -1,7 +1,8 @@
 import Foundation
 public import PorticoAskEngine
-public import PorticoData
+import PorticoData
 import PorticoJSON
+public import PorticoStore
 
 /// The terms, examples and instructions of each app, in the app's own database (`KnowledgeTables`).
 public struct KnowledgeStore: Sendable {

@@ -1,7 +1,8 @@
 import Foundation
 public import PorticoAskEngine
 import PorticoBase
-public import PorticoData
+import PorticoData
+public import PorticoStore
 
 /// The one place terms and examples are checked, saved and shown: the tools, the command line
 /// and the engines go through it, so each rule is written once. A term's names are checked

@@ -6,6 +6,7 @@ public import PorticoAskEngine
 import PorticoBuiltinEngine
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import Tracing
 
 /// Any OpenAI-compatible chat-completions API.

@@ -1,5 +1,6 @@
 import Foundation
-public import PorticoData
+import PorticoData
+public import PorticoStore
 
 /// An OpenAI-compatible chat-completions API Portico can ask for SQL (OpenAI, DeepSeek, Qwen,
 /// Ollama, vLLM, llama.cpp): `baseURL/chat/completions` with `model`, its key read from the

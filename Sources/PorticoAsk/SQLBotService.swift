@@ -4,6 +4,7 @@ import PorticoBase
 import PorticoCharts
 import PorticoData
 public import PorticoJSON
+import PorticoStore
 
 /// A refusal in SQLBot's terms: the HTTP status its JSON routes answer with, and a message.
 public struct SQLBotError: Error, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import PorticoAskEngine
-public import PorticoData
+import PorticoData
+public import PorticoStore
 
 /// A datasource's schema as a model reads it: one line per table with its columns, keys and a
 /// few sample values; tables ranked by relevance to the question so a large schema stays within

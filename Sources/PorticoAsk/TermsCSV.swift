@@ -2,6 +2,7 @@ import Foundation
 public import PorticoAskEngine
 import PorticoBase
 import PorticoData
+import PorticoStore
 
 /// Terms as CSV (RFC 4180), the way SQLBot's users keep them in spreadsheets: one term per row
 /// under the header `term,synonyms,description,column,table,expression,condition`; synonyms are

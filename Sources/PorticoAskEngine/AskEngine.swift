@@ -1,5 +1,5 @@
 import Foundation
-public import PorticoData
+public import PorticoStore
 
 /// Everything an engine is given to write SQL for one question.
 public struct EngineRequest: Sendable {

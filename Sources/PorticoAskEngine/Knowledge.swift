@@ -1,5 +1,4 @@
 import Foundation
-import PorticoData
 public import PorticoJSON
 
 /// A word of the business and what it means in a datasource: SQLBot's terminology, WrenAI's

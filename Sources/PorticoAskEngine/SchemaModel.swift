@@ -1,6 +1,6 @@
 import PorticoBase
-package import PorticoData
 import PorticoLexicon
+package import PorticoStore
 
 /// A datasource's schema as the built-in engine reads it: tables and columns as words, the kind
 /// of value each column holds, each table's label columns, and the foreign-key graph.

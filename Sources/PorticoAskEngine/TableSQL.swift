@@ -1,6 +1,6 @@
 import Foundation
 import PorticoBase
-public import PorticoData
+public import PorticoStore
 
 /// An SQL expression or condition over one table's columns, as a term defines it: checked to be
 /// one value-level piece of SQL (no statement, no subquery, no aggregate), and split so that

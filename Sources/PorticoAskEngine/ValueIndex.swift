@@ -1,6 +1,6 @@
 import Foundation
 import PorticoBase
-package import PorticoData
+package import PorticoStore
 
 /// The distinct values of a datasource's text columns, so a question's "Brazil", "rock" or
 /// "Led Zeppelin" finds the column that holds it. Built once per datasource, on first use.

@@ -1,7 +1,8 @@
 import Foundation
 import PorticoBase
-public import PorticoData
+import PorticoData
 import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// An API key as stored: never its secret, only the secret's digest.

@@ -4,6 +4,7 @@ import JWTKit
 import PorticoBase
 import PorticoData
 public import PorticoJSON
+import PorticoStore
 
 extension AuthorizationServer {
     // MARK: Dynamic client registration (RFC 7591)

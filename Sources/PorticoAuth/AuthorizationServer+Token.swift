@@ -3,8 +3,9 @@ import Foundation
 import JWTKit
 import Logging
 import PorticoBase
-public import PorticoData
+import PorticoData
 public import PorticoJSON
+public import PorticoStore
 
 extension AuthorizationServer {
     /// The token endpoint: `authorization_code`, `refresh_token` and `client_credentials`.

@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 public import Logging
 import PorticoBase
-public import PorticoData
+import PorticoData
 import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// An authorization request that passed every check, ready for sign-in and consent.

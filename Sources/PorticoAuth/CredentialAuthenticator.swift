@@ -3,6 +3,7 @@ import JWTKit
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import Synchronization
 
 /// Portico's credentials on one place: `Bearer <API key>`, `Bearer <access token>` (a JWT for

@@ -1,6 +1,7 @@
 import Foundation
-public import PorticoData
+import PorticoData
 import PorticoJSON
+public import PorticoStore
 
 /// Slows password guessing: after `limit` failures within `window` seconds for a user name (or
 /// `addressLimit` from one address, which many people may share behind NAT), sign-in is refused for

@@ -1,4 +1,5 @@
 import PorticoData
+import PorticoStore
 
 /// Who asks for a change to a user's account or memberships.
 public enum Requester: Sendable, Equatable {

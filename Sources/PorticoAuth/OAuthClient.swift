@@ -1,7 +1,8 @@
 import Foundation
 import PorticoBase
-public import PorticoData
+import PorticoData
 public import PorticoJSON
+public import PorticoStore
 
 /// An OAuth client registration (Casdoor's "application"): who it is, where it may redirect,
 /// which grants and scopes it may use, and from which addresses.

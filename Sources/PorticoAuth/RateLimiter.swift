@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import Metrics
 public import PorticoData
+public import PorticoStore
 import Synchronization
 
 /// Why a request was not admitted, in words the caller can act on, and when to try again.

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
-public import PorticoData
+import PorticoData
+public import PorticoStore
 import Synchronization
 
 /// Things that stopped being valid before they expired: ended MCP sessions, revoked token

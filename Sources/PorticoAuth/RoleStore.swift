@@ -1,6 +1,7 @@
 import Foundation
 public import PorticoData
 public import PorticoJSON
+public import PorticoStore
 
 /// A role as an app lists it: built in or defined there, with what it grants and who holds it.
 public struct RoleDefinition: Sendable, Equatable {

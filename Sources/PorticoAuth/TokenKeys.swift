@@ -3,8 +3,9 @@ import Foundation
 public import JWTKit
 public import Logging
 public import PorticoBase
-public import PorticoData
+import PorticoData
 public import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// The claims of a Portico access token (a JWT signed with ES256).
@@ -96,7 +97,7 @@ public final class TokenKeys: Sendable {
             keys.append(try JSONParser.parse(jwk))
             if activeKid == nil, row.int("retired_at") == nil { activeKid = kid }
         }
-        guard let activeKid else { throw StoreError(kind: .other, message: "no active signing key", sql: "") }
+        guard let activeKid else { throw StateError("no token signing key is active") }
         // No default key: a token must name its key, and an unknown kid fails rather than trying another key.
         await collection.clearDefault()
         loaded.withLock { $0 = Loaded(collection: collection, activeKid: activeKid, jwks: ["keys": .array(keys)], loadedAt: .now) }
@@ -116,7 +117,7 @@ public final class TokenKeys: Sendable {
         let signing = P256.Signing.PrivateKey()
         let key = try ES256PrivateKey(backing: signing)
         let kid = Secrets.random(16)
-        guard let parameters = key.publicKey.parameters else { throw StoreError(kind: .other, message: "could not export the public key", sql: "") }
+        guard let parameters = key.publicKey.parameters else { throw StateError("the signing key's public key could not be exported") }
         let jwk: JSON = [
             "kty": "EC", "crv": "P-256", "x": .string(parameters.x), "y": .string(parameters.y), "kid": .string(kid), "use": "sig", "alg": "ES256",
         ]

@@ -3,6 +3,7 @@ import HummingbirdBcrypt
 import NIOPosix
 public import PorticoData
 import PorticoJSON
+public import PorticoStore
 
 /// A person who signs in, with a role in each app they belong to.
 public struct User: Sendable, Hashable {

@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 public import PorticoBase
-public import PorticoData
+import PorticoData
 import PorticoJSON
+public import PorticoStore
 
 /// Browser sign-in sessions for the consent and console pages. The cookie holds a random id; the
 /// database holds only its digest. Forms carry a CSRF token derived from the session id.

@@ -1,5 +1,4 @@
 public import PorticoAskEngine
-import PorticoData
 
 /// The offline engine: reads the question against the datasource's own schema and values and
 /// writes one SELECT, deterministically, in milliseconds; refuses, saying why, when unsure.

@@ -1,7 +1,7 @@
 import Foundation
 import PorticoAskEngine
 import PorticoBase
-import PorticoData
+import PorticoStore
 
 /// One plan being written as SQL, clause by clause: the tables joined along the shortest key
 /// paths from the root (each with its alias), then the select list and its grouping, the FROM, the

@@ -1,7 +1,6 @@
 import Foundation
 import PorticoAskEngine
 import PorticoBase
-import PorticoData
 
 /// The built-in engine's intermediate form of a question: what is measured, grouped, filtered,
 /// ordered and limited, over which tables. Compiled to SQL per dialect; the joins follow the

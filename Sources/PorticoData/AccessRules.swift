@@ -1,5 +1,6 @@
 import PorticoBase
 public import PorticoJSON
+import PorticoStore
 
 /// The record actions, by NocoBase's names: what a role is granted per collection.
 public enum RecordAction: String, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,5 @@
 public import PorticoJSON
+import PorticoStore
 
 /// Arguments of NocoBase's `query` action: measures, dimensions, orders, filter, having.
 public struct AggregateRequest: Sendable {

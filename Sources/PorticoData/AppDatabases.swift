@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+public import PorticoStore
 import Synchronization
 
 /// Where each app's collections live: the app → database provider. App `main` keeps its

@@ -1,5 +1,6 @@
 import Foundation
 import PorticoJSON
+import PorticoStore
 
 /// The column values and relation links of a create or update.
 struct Assignment: Sendable {

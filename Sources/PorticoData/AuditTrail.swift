@@ -3,6 +3,7 @@ public import Foundation
 public import Logging
 import PorticoBase
 public import PorticoJSON
+import PorticoStore
 import Synchronization
 
 /// One `tools/call` as the audit trail keeps it: who called which tool of which app, from

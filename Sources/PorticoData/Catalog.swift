@@ -1,6 +1,7 @@
 import Crypto
 import PorticoBase
 import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// The collections of one app at one moment, as the data layer resolves names against them.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PorticoBase
 import PorticoJSON
+public import PorticoStore
 
 /// Reads and writes collection definitions, each app's in its own database, and keeps each
 /// app's catalog in memory until a change is announced (`ChangeSignal`: a schema change or an
@@ -197,7 +198,7 @@ enum FieldCodec {
     static func decode(name: String, definition: String) throws -> Field {
         let json = try JSONParser.parse(definition)
         guard let typeName = json["type"]?.stringValue, let type = FieldType(rawValue: typeName) else {
-            throw StoreError(kind: .other, message: "field \(name) has an unreadable definition", sql: "")
+            throw StateError("the stored definition of field \(name) cannot be read")
         }
         var relation: Relation?
         if let r = json["relation"], let target = r["target"]?.stringValue, let fk = r["foreignKey"]?.stringValue,

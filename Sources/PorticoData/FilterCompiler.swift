@@ -1,6 +1,7 @@
 import Foundation
 import PorticoBase
 public import PorticoJSON
+public import PorticoStore
 
 /// Compiles NocoBase's JSON filter language into a parameterised SQL condition.
 ///

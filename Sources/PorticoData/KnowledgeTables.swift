@@ -1,3 +1,5 @@
+public import PorticoStore
+
 /// What an app teaches its question engines about each datasource, kept in the app's own
 /// database beside its collections: terms (a word, its synonyms, and optionally the column,
 /// expression or condition it means), question → SQL examples, and free-text instructions.

@@ -1,3 +1,5 @@
+public import PorticoStore
+
 /// What one replica tells every replica sharing its database (PostgreSQL's `NOTIFY`, or within
 /// the process on SQLite), through `ChangeSignal.broadcast`: the things that must reach a client
 /// or a cache whichever replica holds it. Encoded as text here, and only here.
@@ -63,5 +65,25 @@ public enum PeerMessage: Sendable, Hashable {
         default:
             return nil
         }
+    }
+}
+
+extension ChangeSignal {
+    /// Sends `message` to every process that shares the database, this one included; each hears
+    /// it through `onMessage`. Used for what must reach a client whichever replica holds its stream.
+    public func broadcast(_ message: PeerMessage) {
+        broadcast(encoded: message.encoded)
+    }
+
+    /// Registers a listener for the messages this version knows (a newer replica's are passed over).
+    public func onMessage(_ listener: @escaping @Sendable (PeerMessage) -> Void) {
+        onMessage(encoded: { text in
+            if let message = PeerMessage(encoded: text) { listener(message) }
+        })
+    }
+
+    /// A message heard: passed to every listener.
+    public func deliver(_ message: PeerMessage) {
+        deliver(encoded: message.encoded)
     }
 }

@@ -1,4 +1,5 @@
 public import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// One write of records, as an observer of writes hears of it.

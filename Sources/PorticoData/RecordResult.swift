@@ -1,4 +1,5 @@
 public import PorticoJSON
+import PorticoStore
 
 /// What a list or get returns, `{data, meta}`. The records of a plan without appends (most
 /// reads) are kept as the rows they were read from and written from those rows straight to

@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoJSON
+import PorticoStore
 
 extension RecordService {
     /// Inserts one record (`values`), linking relations given by key; returns `{data: record}`.

@@ -1,6 +1,7 @@
 import Foundation
 import PorticoBase
 public import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// Caps on what one call returns, so an agent's context is never flooded.

@@ -1,4 +1,5 @@
 import PorticoJSON
+import PorticoStore
 
 /// Counts what a result holds while it is built, so no request grows past its budget: bytes of
 /// the records (as estimated from the stored values, before any JSON is written) and related

@@ -1,4 +1,5 @@
 public import PorticoJSON
+public import PorticoStore
 
 /// Turns stored values into the JSON a client sees, by field type.
 public enum RowMapping {

@@ -1,6 +1,7 @@
 import Foundation
 import PorticoBase
 public import PorticoJSON
+import PorticoStore
 
 /// A field as `collections_create` and `fields_create` describe it (NocoBase's field options).
 public struct FieldSpec: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import PorticoBase
 import PorticoJSON
+import PorticoStore
 
 /// What a list or get reads: which columns, in what order, and which relations to attach.
 struct SelectPlan: Sendable {

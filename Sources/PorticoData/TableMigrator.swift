@@ -1,3 +1,5 @@
+import PorticoStore
+
 /// How a collection's table changes on one database: SQLite rebuilds a table to change a column,
 /// PostgreSQL alters it in place. `SchemaService` decides what changes; this says how.
 protocol TableMigrator: Sendable {
@@ -7,22 +9,6 @@ protocol TableMigrator: Sendable {
     func change(from old: CollectionSchema, to schema: CollectionSchema, renames: [String: String], db: any Database) async throws
     /// Drops a collection's table, with what depends on it.
     func dropTable(_ table: String, db: any Database) async throws
-    /// The declared type of each column of `table` (in the current schema), by lower-cased
-    /// name, lower-cased; empty when there is no such table.
-    func columnTypes(of table: String, db: any Database) async throws -> [String: String]
-}
-
-extension Database {
-    /// The declared type of each column of `table`, by lower-cased name, lower-cased; empty
-    /// when there is no such table.
-    public func columnTypes(of table: String) async throws -> [String: String] {
-        try await flavor.tableMigrator.columnTypes(of: table, db: self)
-    }
-}
-
-/// Rows of `name` and `type` as a dictionary of lower-cased names to lower-cased types.
-private func typesByColumn(_ rows: [Row]) -> [String: String] {
-    Dictionary(rows.compactMap { row in row.string("name").map { ($0.lowercased(), (row.string("type") ?? "").lowercased()) } }) { a, _ in a }
 }
 
 extension SQLFlavor {
@@ -56,13 +42,6 @@ struct SQLiteTableMigrator: TableMigrator {
         try await db.execute("DROP TABLE \(q(old.tableName))")
         try await db.execute("ALTER TABLE \(q(temporary)) RENAME TO \(q(old.tableName))")
         for statement in DDL.createTable(schema, flavor: .sqlite).dropFirst() { try await db.execute(statement) }
-    }
-
-    func columnTypes(of table: String, db: any Database) async throws -> [String: String] {
-        var q = SQLFragment("SELECT name, type FROM pragma_table_info(")
-        q.append(bind: .text(table))
-        q.append(")")
-        return typesByColumn(try await db.query(q))
     }
 
     func dropTable(_ table: String, db: any Database) async throws {
@@ -113,14 +92,6 @@ struct PostgresTableMigrator: TableMigrator {
             guard !stillLinked, schema.field(column)?.isColumn == true else { continue }
             try await Self.dropForeignKeys(table: old.tableName, column: column, db: db)
         }
-    }
-
-    func columnTypes(of table: String, db: any Database) async throws -> [String: String] {
-        var q = SQLFragment(
-            "SELECT column_name::text AS name, data_type::text AS type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = "
-        )
-        q.append(bind: .text(table))
-        return typesByColumn(try await db.query(q))
     }
 
     func dropTable(_ table: String, db: any Database) async throws {

@@ -1,5 +1,7 @@
+public import Foundation
 import PorticoBase
 import PorticoJSON
+public import PorticoStore
 
 /// A date or date-time written by a client, with the span it denotes ("2024" is a whole year).
 package struct TemporalValue: Sendable, Equatable {
@@ -104,5 +106,21 @@ package struct TemporalValue: Sendable, Equatable {
         }
         let date = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
         return dateOnly ? date : "\(date) \(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
+    }
+}
+
+extension UTCText {
+    /// The moment text as Portico stores it names (`2026-11-23 15:04:05`, the day alone, or
+    /// shorter, read as UTC), as the data tools read dates; `nil` for other text.
+    public static func date(_ text: String) -> Date? {
+        guard let value = TemporalValue.parse(text) else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(value.year - 1900)
+        parts.tm_mon = Int32(value.month - 1)
+        parts.tm_mday = Int32(value.day)
+        parts.tm_hour = Int32(value.hour)
+        parts.tm_min = Int32(value.minute)
+        parts.tm_sec = Int32(value.second)
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoJSON
+public import PorticoStore
 
 /// Converts client JSON into values of a field's type, refusing what does not fit.
 public enum ValueCoercion {

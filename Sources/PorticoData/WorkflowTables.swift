@@ -1,3 +1,5 @@
+public import PorticoStore
+
 /// An app's workflows and their executions, kept in the app's own database beside the collections
 /// they act on, so an execution's step and the write it made commit in one transaction.
 public enum WorkflowTables {

@@ -1,5 +1,6 @@
 import Foundation
 import PorticoData
+import PorticoStore
 
 /// Reads the Chinook SQLite script: its tables (columns, keys, foreign keys) and the rows of
 /// its INSERT statements, so the sample can be loaded into any database flavor.

@@ -1,6 +1,8 @@
 public import Foundation
 public import Logging
+import PorticoBase
 public import PorticoData
+import PorticoStore
 
 /// The Chinook sample (MIT licence, `chinook/LICENSE.md` beside this file) as collections of the `main` app,
 /// keeping its table and column names so questions about it read naturally.
@@ -32,7 +34,7 @@ public enum DemoData {
 
     /// Creates the Chinook collections in the app and loads their rows in one transaction.
     public static func install(app: String = "main", catalogs: CatalogStore, logger: Logger) async throws {
-        guard let url = scriptURL() else { throw StoreError(kind: .other, message: "the Chinook script is missing from the resource bundle", sql: "") }
+        guard let url = scriptURL() else { throw StateError("the Chinook script is missing from the resource bundle") }
         let script = try ChinookScript(text: String(contentsOf: url, encoding: .utf8))
         let collections = schemas(from: script)
         try await catalogs.create(app: app, collections: collections)

@@ -1,5 +1,6 @@
 import PorticoAuth
 public import PorticoData
+public import PorticoStore
 
 /// The apps that exist (`portico_apps`, in the instance's database), each made with its own
 /// database and removed with it.

@@ -3,6 +3,7 @@ import PorticoAuth
 import PorticoBase
 import PorticoData
 import PorticoDemo
+import PorticoStore
 
 /// What a first demo start created; the password and key are shown once.
 public struct DemoCredentials: Sendable {

@@ -2,7 +2,8 @@ import Foundation
 public import PorticoAsk
 public import PorticoAuth
 public import PorticoBase
-public import PorticoData
+import PorticoData
+public import PorticoStore
 
 /// How `portico serve` runs: where it listens, where its data lives, what it calls itself, and
 /// its limits. The defaults here are the only ones: the command line shows and uses them.

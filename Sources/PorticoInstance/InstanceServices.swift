@@ -1,6 +1,7 @@
 import Logging
 import PorticoAuth
 import PorticoData
+import PorticoStore
 import PorticoWorkflow
 import ServiceLifecycle
 

@@ -2,6 +2,7 @@ import Foundation
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 
 /// Moves a whole instance from one database to another (a laptop's SQLite file to PostgreSQL,
 /// or back): `export` writes every row Portico keeps — its own tables and the collections'

@@ -6,6 +6,7 @@ public import PorticoAuth
 public import PorticoBase
 public import PorticoData
 public import PorticoMCP
+import PorticoStore
 import PorticoTools
 public import PorticoWorkflow
 public import ServiceLifecycle

@@ -5,6 +5,7 @@ public import PorticoAsk
 public import PorticoAuth
 public import PorticoBase
 public import PorticoData
+public import PorticoStore
 
 /// Portico's stores over one database, shared by the server and the command line.
 public struct PorticoStores: Sendable {

@@ -6,6 +6,7 @@ import PorticoAuth
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import Synchronization
 import Tracing
 

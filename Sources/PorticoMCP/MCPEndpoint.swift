@@ -5,6 +5,7 @@ public import PorticoAuth
 import PorticoBase
 public import PorticoData
 import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// Name, version and guidance the server reports about itself.

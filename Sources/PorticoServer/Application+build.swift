@@ -10,6 +10,7 @@ import PorticoData
 public import PorticoInstance
 import PorticoJSON
 import PorticoMCP
+import PorticoStore
 import PorticoWorkflow
 import ServiceLifecycle
 import UnixSignals

@@ -8,6 +8,7 @@ import PorticoBase
 import PorticoCharts
 import PorticoData
 import PorticoJSON
+import PorticoStore
 
 /// `/console/ask`: a signed-in user asks questions of an app's datasources and sees the answer,
 /// the engine, the SQL, the rows and the chart; follow-ups stay in the same chat. Plain forms,

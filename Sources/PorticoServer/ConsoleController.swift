@@ -6,6 +6,7 @@ import PorticoAuth
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 
 /// The signed-in user's console: their API keys (create, revoke) and connected applications (disconnect).
 struct ConsoleController: Sendable {

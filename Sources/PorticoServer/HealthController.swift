@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import PorticoData
+import PorticoStore
 
 /// `GET /healthz` (the process is up) and `GET /readyz` (it can reach its database).
 struct HealthController {

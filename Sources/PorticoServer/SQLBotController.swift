@@ -8,6 +8,7 @@ import PorticoAuth
 import PorticoData
 import PorticoJSON
 import PorticoMCP
+import PorticoStore
 
 /// The SQLBot-compatible listener (`--sqlbot-port`): MCP at `/mcp` with package `sqlbot` only,
 /// the same operations as plain JSON routes (`POST /mcp/mcp_start`, `/mcp/mcp_question`, …) for

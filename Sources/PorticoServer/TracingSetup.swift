@@ -2,6 +2,7 @@ import Logging
 import OTel
 import PorticoData
 import PorticoInstance
+import PorticoStore
 import ServiceLifecycle
 import Tracing
 

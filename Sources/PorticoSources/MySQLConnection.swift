@@ -1,6 +1,6 @@
 import CMariaDB
 import Foundation
-public import PorticoData
+public import PorticoStore
 import Synchronization
 
 /// Where a MySQL or MariaDB datasource is: `mysql://user:password@host:port/database`.

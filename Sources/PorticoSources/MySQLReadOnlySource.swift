@@ -2,7 +2,7 @@ import CMariaDB
 import Foundation
 public import Logging
 import PorticoBase
-public import PorticoData
+public import PorticoStore
 import Synchronization
 
 /// A MySQL or MariaDB datasource: every statement runs in a session made read-only at connect

@@ -1,8 +1,8 @@
 import Foundation
 public import Logging
 import PorticoBase
-public import PorticoData
 import PorticoJSON
+public import PorticoStore
 import PostgresNIO
 
 /// A PostgreSQL datasource: every statement runs inside `BEGIN READ ONLY` with a

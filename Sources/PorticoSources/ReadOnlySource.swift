@@ -1,6 +1,6 @@
 import PorticoBase
-public import PorticoData
 public import PorticoJSON
+public import PorticoStore
 
 /// A database opened for questions only, the guard's second layer: `SQLiteReadOnlySource` and
 /// `PostgresReadOnlySource`.

@@ -1,7 +1,7 @@
 import CSQLite
 import Foundation
 import PorticoBase
-public import PorticoData
+public import PorticoStore
 
 /// An SQLite file opened for questions: read-only connections (`SQLITE_OPEN_READONLY` and
 /// `query_only`) on their own threads, an authorizer that allows only reads of the file's own

@@ -3,6 +3,7 @@ public import PorticoAuth
 public import PorticoData
 import PorticoJSON
 public import PorticoMCP
+import PorticoStore
 
 /// Package `acl`: an app's roles (NocoBase's ACL): the built-in `admin`, `member` and `viewer`,
 /// custom roles with permissions per collection and action (fields, row filter), and who holds

@@ -3,6 +3,7 @@ public import PorticoAuth
 import PorticoData
 import PorticoJSON
 public import PorticoMCP
+import PorticoStore
 
 /// Package `apikeys`: the caller's own API keys. A new key can have at most the caller's scopes.
 public struct APIKeysPackage: Sendable {

@@ -7,6 +7,7 @@ import PorticoData
 import PorticoJSON
 public import PorticoMCP
 import PorticoSources
+import PorticoStore
 
 /// Package `ask`: the datasources of an app and read-only SQL on them. An agent that is itself a
 /// model writes SQL from `datasource_describe` and runs it with `sql_query`, through the same

@@ -5,6 +5,7 @@ import PorticoBase
 import PorticoData
 import PorticoJSON
 import PorticoMCP
+import PorticoStore
 
 /// Typed readers for a tool's arguments. The arguments were already checked against the tool's
 /// input schema; these read them, and say which argument is wrong when one is.
@@ -115,6 +116,8 @@ enum ToolErrors {
             return error.kind == .forbidden ? ToolError("Permission denied: \(error.message)") : ToolError(error.message)
         case let error as SQLGuardError: return ToolError("The SQL was refused: \(error.message)")
         case let error as DatasourceError: return ToolError(error.message)
+        case let error as StateError:
+            return ToolError("Portico could not do this: \(error.message). The fault is in Portico's stored state, not in the request; tell its administrator.")
         case let error as StoreError where error.kind == .unavailable:
             // Not the caller's mistake and not a tool result: the request is refused with 503 to be retried.
             return RPCError.unavailable(error.guidance + "; try again shortly")

@@ -2,6 +2,7 @@ import Foundation
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 
 /// The calculation node's language: arithmetic, comparisons, `&&` `||` `!`, text in quotes,
 /// `{{variables}}`, and a fixed list of functions over numbers, text and dates. It is parsed into

@@ -6,6 +6,7 @@ public import PorticoAuth
 import PorticoBase
 public import PorticoData
 public import PorticoJSON
+public import PorticoStore
 import Synchronization
 
 /// Runs an app's workflows: hears record writes (the collection and before-action triggers),

@@ -7,6 +7,7 @@ import PorticoAuth
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 
 /// The execution's replica lost it between two nodes: it was canceled, or its lease ran out and
 /// another replica took it. The node's result is not recorded; whoever holds it now goes on.

@@ -3,6 +3,7 @@ import Metrics
 import PorticoBase
 public import PorticoData
 public import PorticoJSON
+public import PorticoStore
 
 /// A saved version of a workflow.
 public struct Workflow: Sendable {

@@ -18,7 +18,7 @@ import pytest
 from conftest import BACKEND, BINARY, free_port, start_server
 from mcp_http import StreamListener
 
-# Portico's schema migrations (Sources/PorticoData/Migrations.swift): a new one is counted here.
+# Portico's schema migrations (Sources/PorticoData/CoreMigrations.swift): a new one is counted here.
 MIGRATIONS = 14
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="replica and database-fault tests run in the PostgreSQL pass")

@@ -1,4 +1,5 @@
 import Foundation
+import PorticoStore
 import Testing
 
 @testable import PorticoAsk

@@ -1,5 +1,6 @@
 import Foundation
 import PorticoData
+import PorticoStore
 import Testing
 
 @testable import PorticoAsk

@@ -1,5 +1,6 @@
 import PorticoCharts
 import PorticoData
+import PorticoStore
 import Testing
 
 @testable import PorticoAsk

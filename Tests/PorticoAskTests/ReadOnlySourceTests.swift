@@ -4,6 +4,7 @@ import PorticoAuth
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import Testing
 
 @testable import PorticoAsk

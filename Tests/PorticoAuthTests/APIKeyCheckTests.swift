@@ -1,5 +1,6 @@
 import PorticoBase
 import PorticoData
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

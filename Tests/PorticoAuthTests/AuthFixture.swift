@@ -4,6 +4,7 @@ import Logging
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 
 @testable import PorticoAuth

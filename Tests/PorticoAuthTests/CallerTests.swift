@@ -1,6 +1,7 @@
 import Foundation
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

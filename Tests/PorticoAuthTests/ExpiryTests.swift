@@ -3,6 +3,7 @@ import Logging
 import PorticoBase
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

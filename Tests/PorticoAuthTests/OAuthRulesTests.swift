@@ -1,6 +1,7 @@
 import Foundation
 import PorticoBase
 import PorticoJSON
+import PorticoStore
 import Testing
 
 @testable import PorticoAuth

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PorticoData
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

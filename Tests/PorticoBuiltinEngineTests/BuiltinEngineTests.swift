@@ -1,9 +1,9 @@
 import Foundation
+import PorticoStore
 import Testing
 
 @testable import PorticoAskEngine
 @testable import PorticoBuiltinEngine
-@testable import PorticoData
 
 /// The built-in engine on a small schema of its own (snake_case, plural tables), without a database.
 @Suite struct BuiltinEngineTests {

@@ -1,9 +1,9 @@
 import Foundation
+import PorticoStore
 import Testing
 
 @testable import PorticoAskEngine
 @testable import PorticoBuiltinEngine
-@testable import PorticoData
 
 /// Terms and examples as the built-in engine reads them, without a database: each kind of term,
 /// the SQL a term may hold, an example adapted to new values.

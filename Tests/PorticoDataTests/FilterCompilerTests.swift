@@ -1,4 +1,5 @@
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

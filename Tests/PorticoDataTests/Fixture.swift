@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 
 @testable import PorticoData

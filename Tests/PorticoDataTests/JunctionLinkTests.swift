@@ -1,5 +1,6 @@
 import Foundation
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OrderedCollections
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 import Synchronization
 import Testing

@@ -8,6 +8,7 @@ import PorticoAsk
 import PorticoAuth
 import PorticoData
 import PorticoInstance
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

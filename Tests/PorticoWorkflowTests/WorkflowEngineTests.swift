@@ -3,6 +3,7 @@ import Logging
 import PorticoAuth
 import PorticoData
 import PorticoJSON
+import PorticoStore
 import PorticoTestSupport
 import Testing
 

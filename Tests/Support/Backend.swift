@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
-public import PorticoData
+import PorticoData
+public import PorticoStore
 
 /// The databases the store tests run on: SQLite always, PostgreSQL when the cluster `make test`
 /// starts is there (`PORTICO_TEST_POSTGRES_URL`).

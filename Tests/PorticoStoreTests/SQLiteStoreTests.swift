@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 import Testing
 
-@testable import PorticoData
+@testable import PorticoStore
 
 /// The storage path: writers queue for one writer, readers never wait behind them, and a
 /// statement stops when its caller is cancelled or its time is up.

@@ -14,19 +14,3 @@ public enum UTCText {
         return dateOnly ? day : "\(day) \(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))"
     }
 }
-
-extension UTCText {
-    /// The moment text as Portico stores it names (`2026-11-23 15:04:05`, the day alone, or
-    /// shorter, read as UTC), as the data tools read dates; `nil` for other text.
-    public static func date(_ text: String) -> Date? {
-        guard let value = TemporalValue.parse(text) else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(value.year - 1900)
-        parts.tm_mon = Int32(value.month - 1)
-        parts.tm_mday = Int32(value.day)
-        parts.tm_hour = Int32(value.hour)
-        parts.tm_min = Int32(value.minute)
-        parts.tm_sec = Int32(value.second)
-        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
-    }
-}

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PorticoData
+@testable import PorticoStore
 
 @Suite struct TracesTests {
     @Test func aStatementIsNamedByItsFirstKeywordOnly() {

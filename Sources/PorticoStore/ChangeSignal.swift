@@ -27,7 +27,7 @@ public final class ChangeSignal: Sendable {
     /// Tells the other processes of a change announced here (nil message) or sends them a message.
     private let publish: (@Sendable (String?) -> Void)?
     /// Who hears messages (`broadcast`): every replica's, this one's included.
-    private let listeners = Mutex<[@Sendable (PeerMessage) -> Void]>([])
+    private let listeners = Mutex<[@Sendable (String) -> Void]>([])
     /// The file other processes announce through; nil for a signal within this process only.
     public let path: String?
     /// Past this size the file is replaced by a new one (a new inode), so it stays small.
@@ -99,31 +99,26 @@ public final class ChangeSignal: Sendable {
 }
 
 extension ChangeSignal {
-    /// Sends `message` to every process that shares the database, this one included (through
+    /// Sends `text` to every process that shares the database, this one included (through
     /// PostgreSQL's `NOTIFY` when there is one, else within this process only); each hears it
-    /// through `onMessage`. Used for what must reach a client whichever replica holds its stream.
-    public func broadcast(_ message: PeerMessage) {
+    /// through `onMessage`. What the text means is its sender's and listeners' business: the
+    /// modules above the store encode their own messages (`PeerMessage`).
+    public func broadcast(encoded text: String) {
         if let publish {
-            publish(message.encoded)
+            publish(text)
         } else {
-            deliver(message)
+            deliver(encoded: text)
         }
     }
 
-    /// Registers a listener for broadcast messages.
-    public func onMessage(_ listener: @escaping @Sendable (PeerMessage) -> Void) {
+    /// Registers a listener for broadcast messages, as they were sent.
+    public func onMessage(encoded listener: @escaping @Sendable (String) -> Void) {
         listeners.withLock { $0.append(listener) }
     }
 
-    /// A message heard as text (from another replica): passed on when it is one this version knows.
+    /// A message heard (from another replica, or sent here): passed to every listener.
     public func deliver(encoded text: String) {
-        guard let message = PeerMessage(encoded: text) else { return }
-        deliver(message)
-    }
-
-    /// A message heard: passed to every listener.
-    public func deliver(_ message: PeerMessage) {
-        for listener in listeners.withLock({ $0 }) { listener(message) }
+        for listener in listeners.withLock({ $0 }) { listener(text) }
     }
 }
 

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PorticoData
+@testable import PorticoStore
 
 /// The text a fragment renders to, with `?` placeholders (SQLite) and `$n` (PostgreSQL).
 @Suite struct SQLFragmentTests {

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The right to use the single writer connection: writers queue here, first come first served,
 /// suspended as tasks (no thread sleeps), and a cancelled writer leaves the queue at once.
-final class WriteLease: Sendable {
+package final class WriteLease: Sendable {
     private struct State {
         var held = false
         var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
@@ -19,12 +19,12 @@ final class WriteLease: Sendable {
     private let depth: Gauge
     private let wait: Metrics.Timer
 
-    init(queueDepth: String = "portico_db_write_queue_depth", waitSeconds: String = "portico_db_write_wait_seconds") {
+    package init(queueDepth: String = "portico_db_write_queue_depth", waitSeconds: String = "portico_db_write_wait_seconds") {
         depth = Gauge(label: queueDepth)
         wait = Metrics.Timer(label: waitSeconds, preferredDisplayUnit: .seconds)
     }
 
-    func acquire() async throws {
+    package func acquire() async throws {
         let id: UInt64? = state.withLock { s in
             if !s.held {
                 s.held = true
@@ -71,7 +71,7 @@ final class WriteLease: Sendable {
     }
 
     /// Hands the lease to the next writer, or frees it.
-    func release() {
+    package func release() {
         let next: CheckedContinuation<Void, any Error>? = state.withLock { s in
             guard !s.waiters.isEmpty else {
                 s.held = false

@@ -133,6 +133,25 @@ extension Database {
     public func execute(_ sql: String) async throws {
         _ = try await query(SQLFragment(sql))
     }
+
+    /// The declared type of each column of `table` (in the current schema on PostgreSQL), by
+    /// lower-cased name, lower-cased; empty when there is no such table.
+    public func columnTypes(of table: String) async throws -> [String: String] {
+        var q: SQLFragment
+        switch flavor {
+        case .sqlite:
+            q = SQLFragment("SELECT name, type FROM pragma_table_info(")
+            q.append(bind: .text(table))
+            q.append(")")
+        case .postgres:
+            q = SQLFragment(
+                "SELECT column_name::text AS name, data_type::text AS type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = "
+            )
+            q.append(bind: .text(table))
+        }
+        let rows = try await query(q)
+        return Dictionary(rows.compactMap { row in row.string("name").map { ($0.lowercased(), (row.string("type") ?? "").lowercased()) } }) { a, _ in a }
+    }
 }
 
 /// A database failure, classified so callers can explain it without reading the driver's text.

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import PorticoData
+@testable import PorticoStore
 
 /// Changes announced in one process are seen by another sharing the file, at once when the
 /// file is looked at on every stamp, and within the recheck interval otherwise.
@@ -64,19 +64,5 @@ import Testing
         let before = signal.stamp()
         signal.announce()
         #expect(signal.stamp() != before)
-    }
-}
-
-/// Every message between replicas reads back as itself from its text, and noise reads as none.
-@Suite struct PeerMessageTests {
-    @Test func eachMessageRoundTripsThroughItsText() {
-        let messages: [PeerMessage] = [
-            .cancel(key: "nonce|7"), .logLevel(session: "n=1", level: "debug"), .resourcesChanged(app: "sales"), .toolsListChanged(userID: 42),
-            .signingKeysRotated, .inputResponse(key: "abc|portico-x1", body: #"{"action":"accept","content":{"choice":"a b"}}"#),
-        ]
-        for message in messages { #expect(PeerMessage(encoded: message.encoded) == message, "\(message)") }
-        #expect(PeerMessage(encoded: "input_response:no-space") == nil)
-        #expect(PeerMessage(encoded: "future_kind:x") == nil)
-        #expect(PeerMessage(encoded: "garbage") == nil)
     }
 }

@@ -13,7 +13,7 @@ public enum SQLValue: Sendable, Hashable {
 /// quoted by the database's dialect and values become placeholders, so a fragment carries no
 /// user input as SQL text.
 public struct SQLFragment: Sendable {
-    enum Part: Sendable {
+    package enum Part: Sendable {
         case text(String)
         case identifier(String)
         /// A table alias: quoted as an identifier, and renamed where a caller's SQL must not be
@@ -25,7 +25,7 @@ public struct SQLFragment: Sendable {
         case bind(SQLValue)
     }
 
-    var parts: [Part] = []
+    package var parts: [Part] = []
 
     /// Set for a statement whose text repeats call after call (a collection's create): PostgreSQL
     /// then parses and plans it once per connection and runs it by name after. It holds what the
@@ -127,7 +127,7 @@ public struct SQLFragment: Sendable {
     }
 
     /// A double-quoted identifier with embedded quotes doubled: standard SQL, as SQLite and PostgreSQL read it.
-    static func quote(_ name: String) -> String {
+    package static func quote(_ name: String) -> String {
         if !name.utf8.contains(UInt8(ascii: "\"")) { return "\"" + name + "\"" }
         return "\"" + name.doubling("\"") + "\""
     }
@@ -136,7 +136,7 @@ public struct SQLFragment: Sendable {
     /// them) and its values still bound: fewer parts to render each time, for a fragment made once
     /// and used in every statement of a kind (a cached plan's head). Only for fragments that are
     /// rendered with placeholders: the names are no longer told apart from the text.
-    func compacted() -> SQLFragment {
+    package func compacted() -> SQLFragment {
         var compact = SQLFragment()
         var text = ""
         for part in parts {
