@@ -246,35 +246,25 @@ struct EvalCommand: AsyncParsableCommand {
 }
 
 extension CommonOptions {
-    /// The Ask pipeline over this data directory, with its own HTTP client for the LLMs.
     /// Whether `ask` runs the built-in engine's less sure readings only when picked: as
     /// `PORTICO_ASK_SURE_ONLY` says, else the default; `portico serve` reads the same.
     static func askSureOnly() throws -> Bool {
         try Environment.optionalBool(Setting.variable("ask-sure-only")) ?? AskService.sureOnlyByDefault
     }
 
+    /// The instance's question service (`withInstance`), keeping no chart images and running every
+    /// reading (`ask` sets `sureOnly` itself; `eval` measures them all), with a datasource's failure
+    /// said as a command's error.
     func withAsker<T>(_ body: (AskService) async throws -> T) async throws -> T {
-        try await withAsker { _, _, asker in try await body(asker) }
-    }
-
-    /// The Ask pipeline with the stores it was built over and the master key (what the workflow
-    /// commands build their engine from).
-    func withAsker<T>(_ body: (PorticoStores, MasterKey, AskService) async throws -> T) async throws -> T {
-        try await withStores { stores in
-            let masterKey = try masterKey()
-            let client = HTTPClient(eventLoopGroupProvider: .singleton)
-            let asker = stores.askService(masterKey: masterKey, client: client, images: nil)
-            do {
-                let result = try await body(stores, masterKey, asker)
-                await asker.datasources.close()
-                try await client.shutdown()
-                return result
-            } catch {
-                await asker.datasources.close()
-                try? await client.shutdown()
-                if let error = error as? DatasourceError { throw ValidationError(error.message) }
-                throw error
+        do {
+            return try await withInstance { instance in
+                var asker = instance.asker
+                asker.images = nil
+                asker.sureOnly = false
+                return try await body(asker)
             }
+        } catch let error as DatasourceError {
+            throw ValidationError(error.message)
         }
     }
 }

@@ -67,16 +67,36 @@ struct CommonOptions: ParsableArguments {
         return logger
     }
 
-    /// Opens the data directory, runs `body`, and closes the database whether or not it threw.
+    /// Opens the instance's stores as the instance opens them, runs `body`, and closes the
+    /// database whether or not it threw: for commands that read or change stored state only.
     func withStores<T>(migrate: Bool = true, _ body: (PorticoStores) async throws -> T) async throws -> T {
         let logger = try makeLogger()
-        let stores = try await PorticoStores.open(dataDirectory: resolvedDataDir, databaseURL: resolvedDatabaseURL, migrate: migrate, logger: logger)
+        let stores = try await PorticoStores.open(instance, migrate: migrate, logger: logger)
         do {
             let result = try await body(stores)
             await stores.close()
             return result
         } catch {
             await stores.close()
+            throw error
+        }
+    }
+
+    /// Opens the instance these options name, as `serve` opens it but without listeners or
+    /// background work, runs `body` with its services (questions, workflows), and closes it
+    /// whether or not `body` threw. Tool calls are audited, a command's work is not.
+    func withInstance<T>(_ body: (PorticoInstance) async throws -> T) async throws -> T {
+        let logger = try makeLogger()
+        var configuration = instance
+        configuration.askSureOnly = try Self.askSureOnly()
+        configuration.auditRetentionDays = 0
+        let opened = try await PorticoInstance.open(configuration, logger: logger)
+        do {
+            let result = try await body(opened)
+            await opened.close()
+            return result
+        } catch {
+            await opened.close()
             throw error
         }
     }

@@ -7,17 +7,10 @@ import PorticoJSON
 import PorticoWorkflow
 
 extension CommonOptions {
-    /// The workflows of the instance, with the question service their sql and ask nodes use.
+    /// The workflows of the instance (`withInstance`), with the question service their sql and ask
+    /// nodes use: a less sure reading is refused where no one can pick it, as the server runs them.
     func withWorkflows<T>(_ body: (WorkflowService) async throws -> T) async throws -> T {
-        let logger = try makeLogger()
-        let sureOnly = try Self.askSureOnly()
-        return try await withAsker { stores, masterKey, given in
-            // The ask node as the server runs it: a less sure reading is refused where no one can pick it.
-            var asker = given
-            asker.sureOnly = sureOnly
-            return try await body(
-                stores.workflows(configuration: WorkflowEngine.Configuration(), masterKey: masterKey, asker: asker, audit: nil, logger: logger))
-        }
+        try await withInstance { try await body($0.workflows) }
     }
 }
 

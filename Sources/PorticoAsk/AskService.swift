@@ -97,7 +97,9 @@ public struct AskService: Sendable {
     public let chats: ChatStore
     /// The terms, examples and instructions that teach the engines, per app and datasource.
     public let knowledge: KnowledgeService
-    let images: ImageStore?
+    /// Where chart images are kept for their addresses; `nil` keeps none (the command line writes a
+    /// chart where it is told).
+    public var images: ImageStore?
     let client: HTTPClient
     let renderer = ChartRenderer()
     let environment: [String: String]

@@ -47,13 +47,7 @@ public final class PorticoInstance: Sendable {
     /// builds every service. `views` are the MCP Apps views the main endpoint offers (the server's
     /// pages). Nothing runs in the background until `services` are run.
     public static func open(_ configuration: InstanceConfiguration, views: [UIView] = [], logger: Logger) async throws -> PorticoInstance {
-        var storeOptions = SQLiteStore.Options()
-        storeOptions.inlineReadBudget = configuration.inlineReadBudget
-        var postgresOptions = PostgresStore.Options()
-        postgresOptions.poolSize = configuration.databasePoolSize
-        let stores = try await PorticoStores.open(
-            dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL, options: storeOptions, postgresOptions: postgresOptions,
-            clock: configuration.clock, logger: logger)
+        let stores = try await PorticoStores.open(configuration, logger: logger)
         do {
             return try await PorticoInstance(configuration, stores: stores, views: views, logger: logger)
         } catch {

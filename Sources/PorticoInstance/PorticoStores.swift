@@ -56,6 +56,18 @@ public struct PorticoStores: Sendable {
         return PorticoStores(database: store, apps: AppDatabases(primary: store, layout: layout, logger: logger), clock: clock)
     }
 
+    /// The stores of the instance `configuration` names, with its database options and clock: how
+    /// the instance and the command line's admin commands both open them.
+    public static func open(_ configuration: InstanceConfiguration, migrate: Bool = true, logger: Logger) async throws -> PorticoStores {
+        var options = SQLiteStore.Options()
+        options.inlineReadBudget = configuration.inlineReadBudget
+        var postgresOptions = PostgresStore.Options()
+        postgresOptions.poolSize = configuration.databasePoolSize
+        return try await open(
+            dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL, options: options, postgresOptions: postgresOptions,
+            migrate: migrate, clock: configuration.clock, logger: logger)
+    }
+
     /// Where an app's `main` datasource reads its own collections: the app's file, or the
     /// PostgreSQL database with the app's schema as its search path.
     func mainDatabase(app: String) -> MainDatabase {
