@@ -72,14 +72,7 @@ struct CommonOptions: ParsableArguments {
     func withStores<T>(migrate: Bool = true, _ body: (PorticoStores) async throws -> T) async throws -> T {
         let logger = try makeLogger()
         let stores = try await PorticoStores.open(instance, migrate: migrate, logger: logger)
-        do {
-            let result = try await body(stores)
-            await stores.close()
-            return result
-        } catch {
-            await stores.close()
-            throw error
-        }
+        return try await Self.closing(stores, close: { await $0.close() }, body)
     }
 
     /// Opens the instance these options name, as `serve` opens it but without listeners or
@@ -91,12 +84,19 @@ struct CommonOptions: ParsableArguments {
         configuration.askSureOnly = try Self.askSureOnly()
         configuration.auditRetentionDays = 0
         let opened = try await PorticoInstance.open(configuration, logger: logger)
+        return try await Self.closing(opened, close: { await $0.close() }, body)
+    }
+
+    /// Runs `body` with `resource` and closes it afterwards, whether or not `body` threw.
+    private static func closing<Resource, T>(
+        _ resource: Resource, close: (Resource) async -> Void, _ body: (Resource) async throws -> T
+    ) async throws -> T {
         do {
-            let result = try await body(opened)
-            await opened.close()
+            let result = try await body(resource)
+            await close(resource)
             return result
         } catch {
-            await opened.close()
+            await close(resource)
             throw error
         }
     }
