@@ -42,8 +42,12 @@ package struct SchemaModel: Sendable {
         package var withoutUnits: [String]? = nil
         /// Text written for each row ("details", "description", "summary"), not a category.
         package var isFreeText: Bool { kind == .text && words.contains { SchemaModel.freeTextWords.contains($0) } }
-        /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date.
-        package var isYear: Bool { kind == .number && words.contains { SchemaModel.yearWords.contains($0) } }
+        /// A whole number named "…year" ("Hire_Year", "release_yr"): a year without a date; or
+        /// such numbers kept as text of one width ('2001').
+        package var isYear: Bool { (kind == .number || orderedAsNumbers) && words.contains { SchemaModel.yearWords.contains($0) } }
+        /// A year, or a whole number named "…date" ("Open_Date" of 1838), which a year before or
+        /// after it compares as one.
+        package var mayBeYear: Bool { isYear || kind == .number && !isKey && words.contains("date") }
     }
 
     /// Which rows of a table a term means ("active customers").

@@ -304,7 +304,7 @@ extension Interpreter.Assembly {
             let year = Int(exactly: n)
             guard let year, (1000...2999).contains(year),
                 let date = interpreter.dateColumn(for: timedTable, plan: plan, hint: dateHint(items)),
-                schema.column(date).isYear
+                schema.column(date).mayBeYear
             else {
                 throw NotUnderstood(
                     message: "the built-in engine could not tell what '\(word) \(year.map(String.init) ?? "the number")' compares; name the date column")

@@ -230,8 +230,9 @@ extension Recognizer {
             else { continue }
             let named = Set(items.compactMap { if case .table(let table) = $0.1 { table } else { nil } })
             let dated = schema.columnList.indices.filter { c in
-                (named.isEmpty || named.contains(schema.column(c).table)) && (schema.column(c).isYear || schema.column(c).kind == .date)
-                    && !schema.column(c).words.contains(where: { ["birth", "born", "death", "died", "dob"].contains($0) })
+                let column = schema.column(c)
+                return (named.isEmpty || named.contains(column.table)) && (column.mayBeYear || column.kind == .date)
+                    && !column.words.contains(where: { ["birth", "born", "death", "died", "dob"].contains($0) })
             }
             if dated.count == 1 { take(i, 1, .dateVerb(dated)) }
         }

@@ -256,6 +256,29 @@ import Testing
         #expect(Self.sql("How many players had a contract date per year?", dialect: .postgres)?.contains(#"substr(t0."contract_date", 1, 4) AS year"#) == true)
     }
 
+    /// A year kept as text ('2001', all of one width) or in a whole-number column named "…date"
+    /// is compared with the year a verb of beginning names ("opened before 2010").
+    @Test func yearsKeptAsTextOrInADateNumberAreComparedAsYears() {
+        func column(_ name: String, _ type: String = "TEXT", key: Bool = false) -> SourceTable.Column {
+            .init(name: name, type: type, notNull: key, primaryKey: key, samples: [])
+        }
+        let branches = [
+            SourceTable(name: "branch", isView: false, columns: [column("id", "INTEGER", key: true), column("name"), column("open_year")], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        values.noteNumbers(column: 2, words: ["open", "year"], values: ["2001", "2009", "2013"], complete: true)
+        let opened = Self.sql("How many branches opened before 2010?", tables: branches, values: values)
+        #expect(opened == #"SELECT COUNT(*) AS value FROM "branch" t0 WHERE CAST(t0."open_year" AS REAL) < 2010"#, "\(opened ?? "refused")")
+        #expect(Self.sql("How many branches opened before 2010?", tables: branches) == nil, "text that is not known to hold years")
+        let churches = [
+            SourceTable(
+                name: "church", isView: false, columns: [column("id", "INTEGER", key: true), column("name"), column("open_date", "INT")], foreignKeys: [])
+        ]
+        #expect(
+            Self.sql("How many churches opened before 1850?", tables: churches)
+                == #"SELECT COUNT(*) AS value FROM "church" t0 WHERE t0."open_date" < 1850"#)
+    }
+
     @Test func aPartOfTheQuestionThatWouldBeIgnoredIsRefused() {
         // Teams have no age and no date: "youngest" cannot rank them, and is not dropped.
         let youngest = BuiltinEngine.answer(Self.request("What is the name of the youngest team?"))
