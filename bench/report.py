@@ -306,6 +306,23 @@ if pg_rounds_file.exists():
     print("  machines each replica brings its own cores; the database's CPU is then the shared limit.")
 workflow_section()
 
+tool_bytes = out / "tool-bytes.json"
+if tool_bytes.exists():
+    b = json.loads(tool_bytes.read_text())
+    print()
+    print("## What the tool list costs an agent's context")
+    print()
+    print("`tools/list` in the 2026-07-28 era, the bytes of the whole response (`bench/tool_bytes.py`; about 4 bytes a token). A")
+    print("connection that names no packages gets the first list; naming packages lists them whole.")
+    print()
+    print("| list | tools | bytes |")
+    print("|---|---:|---:|")
+    rows = [("first list, admin", b["first_list_admin"]), ("first list, viewer", b["first_list_viewer"]),
+            ("`data,schema,ask` named (the default list before the first list)", b["old_default_admin"]),
+            ("every package named, admin", b["all_packages_admin"])] + [(f"`{p}` alone, admin", v) for p, v in b["packages"].items()]
+    for label, (size, count) in rows:
+        print(f"| {label} | {count} | {size:,} |")
+
 print()
 print("## Targets")
 print()
@@ -321,6 +338,10 @@ target("get ≥ 50% of `/healthz`", get["rps"] >= 0.5 * healthz["rps"], f"{get['
 target("list ≥ 30% of `/healthz`", lst["rps"] >= 0.3 * healthz["rps"], f"{lst['rps'] / healthz['rps']:.0%}")
 target(f"p99 ≤ 10 ms on get at {connections} connections", get["p99_us"] <= 10_000, f"{ms(get['p99_us'])} ms")
 target("peak RSS ≤ 50 MB", memory["portico"] * 1024 <= 50_000_000, f"{memory['portico'] * 1024 / 1e6:.1f} MB")
+if tool_bytes.exists():
+    for who, label in (("admin", "an admin"), ("viewer", "a viewer")):
+        size = json.loads(tool_bytes.read_text())[f"first_list_{who}"][0]
+        target(f"the first tool list of {label} ≤ 8,000 bytes", size <= 8000, f"{size:,} bytes")
 for kind in ("get", "list"):
     if kind in cost and kind in limited_cost:
         target(f"rate limits and quotas on: instructions per {kind} within 3% of the same build without them", limited_cost[kind] <= cost[kind] * 1.03,

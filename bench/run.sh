@@ -130,6 +130,9 @@ PORTICO_PID= FASTMCP_PID= TOOLBOX_PID=
 echo "PostgreSQL: one replica, one behind nginx, two behind nginx"
 bash bench/postgres.sh "$BIN" "$OUT"
 
+echo "the tool lists' bytes: the first list, and each package named alone"
+.venv/bin/python bench/tool_bytes.py "$BIN" "$OUT" > "$OUT/tool-bytes.txt"
+
 echo "question tools: sql_query, ask (LLM engine against a scripted server) and chart drawing"
 taskset -c "$SERVER_CPU" .venv/bin/python bench/ask_latency.py "$BIN" "$OUT" > "$OUT/ask-latency.txt"
 

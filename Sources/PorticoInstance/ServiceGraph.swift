@@ -102,7 +102,8 @@ extension PorticoStores {
             AskPackage(asker: asker, imageBaseURL: imageBaseURL).package,
             WorkflowPackage(service: workflows).package,
         ].map { $0.withIcon(baseURL: iconBaseURL) }
-        let registry = ToolRegistry(packages: ToolInventory.ordered(packages), defaultPackages: ToolInventory.defaults, pageSize: pageSize)
+        let registry = ToolRegistry(
+            packages: ToolInventory.ordered(packages), defaultPackages: ToolInventory.defaults, firstList: ToolInventory.firstList, pageSize: pageSize)
         return (registry, schemaPackage.resources)
     }
 

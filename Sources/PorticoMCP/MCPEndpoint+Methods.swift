@@ -178,10 +178,19 @@ extension MCPEndpoint {
             guard let text = raw.stringValue else { throw .invalidParams("'cursor' must be a string") }
             cursor = text
         }
-        let visible = registry.visibleTools(in: exchange.selection, for: exchange.principal, policy: policy)
-        let page = try registry.page(of: visible, cursor: cursor)
         // A client that renders MCP Apps views learns which view shows each tool's results.
         let views = rendersViews(exchange) ? viewDefinitions : [:]
+        if exchange.selection.isFirstList, let firstList = registry.firstList {
+            // One page: the few tools an agent starts with, and the search that reaches the rest.
+            if let cursor {
+                throw .invalidParams("invalid cursor '\(cursor)': this list has one page; call tools/list without a cursor")
+            }
+            let visible = registry.reachableTools(in: exchange.selection, for: exchange.principal, policy: policy).map(\.tool)
+            let search = toolSearch(exchange).definition
+            return ["tools": .array(firstList.pick(visible, search: search) { views[$0.name] ?? $0.definition })]
+        }
+        let visible = registry.visibleTools(in: exchange.selection, for: exchange.principal, policy: policy)
+        let page = try registry.page(of: visible, cursor: cursor)
         var result: JSONObject = ["tools": .array(page.tools.map { views[$0.name] ?? $0.definition })]
         if let next = page.nextCursor { result["nextCursor"] = .string(next) }
         return .object(result)
@@ -232,7 +241,8 @@ extension MCPEndpoint {
         case .object(let a)?: arguments = a
         case let other?: throw RPCError.invalidParams("'arguments' must be an object, got \(other.typeName)")
         }
-        guard let tool = registry.tool(named: name, in: exchange.selection) else {
+        let searching = exchange.selection.isFirstList && name == ToolSearch.name
+        guard let tool = searching ? toolSearch(exchange) : registry.tool(named: name, in: exchange.selection) else {
             if let package = registry.packageOf(tool: name) {
                 throw RPCError.invalidParams(
                     "Tool '\(name)' belongs to package '\(package)', which this request did not select: add it with the x-mcp-packages header or ?packages=")
@@ -364,5 +374,27 @@ extension MCPEndpoint {
             client: ToolCallRecord.clipped(client), tool: ToolCallRecord.clipped(message.params?["name"]?.stringValue ?? "", 100),
             argumentsDigest: ToolCallRecord.digest(message.params?["arguments"]?.objectValue ?? [:]), outcome: outcome.rawValue,
             durationMilliseconds: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// `tools_search` for this request: over the tools of the packages it may call that its caller
+    /// may use, answered with their definitions as `tools/list` would list them.
+    func toolSearch(_ exchange: Exchange) -> Tool {
+        let selection = exchange.selection
+        let reached = registry.packages.filter { selection.reachable.contains($0.name) }
+        let views = rendersViews(exchange) ? viewDefinitions : [:]
+        let (registry, policy) = (registry, policy)
+        let search = ToolSearch.tool(packages: reached) { arguments, context in
+            let limit = arguments["limit"]?.intValue.map { Int($0) } ?? ToolSearch.defaultLimit
+            let query = arguments["query"]?.stringValue ?? ""
+            let candidates = registry.reachableTools(in: selection, for: context.principal, policy: policy)
+            let found = ToolSearch.search(query, limit: limit, in: candidates)
+            guard !found.isEmpty else {
+                return .error(
+                    "No tool you may use matches '\(query)'. Search by what to do (\"update a record\", \"add a field\") or by package: "
+                        + reached.map(\.name).joined(separator: ", "))
+            }
+            return .structured(["tools": .array(found.map { views[$0.name] ?? $0.definition })])
+        }
+        return search.presented(title: search.title ?? ToolSearch.name, icons: configuration.identity.icons)
     }
 }

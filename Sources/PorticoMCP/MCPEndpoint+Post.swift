@@ -65,18 +65,22 @@ extension MCPEndpoint {
     func packageSelection(_ request: MCPHTTPRequest) throws(RPCError) -> PackageSelection {
         let header = request.known.packages == nil ? [] : request.headers[values: .mcpPackages]
         let text = header.isEmpty ? request.packagesQuery : header.joined(separator: ",")
+        if text == nil, request.offeredPackages == nil { return registry.everyPackageSelection }
         let selection: PackageSelection
         do {
             selection = try registry.selection(from: text)
         } catch {
             throw RPCError.invalidParams("x-mcp-packages: \(error.message)")
         }
-        guard let offered = request.offeredPackages else { return selection }
         // The app's administrator chose what its endpoint offers; a request only narrows that.
+        let offered = request.offeredPackages ?? registry.packageNames
         guard let text else {
             let defaults = selection.names.filter(offered.contains)
-            return PackageSelection(names: defaults.isEmpty ? registry.packageNames.filter(offered.contains) : defaults)
+            let listed = defaults.isEmpty ? registry.packageNames.filter(offered.contains) : defaults
+            guard registry.firstList != nil else { return PackageSelection(names: listed) }
+            return PackageSelection(firstList: listed, reachable: registry.packageNames.filter(offered.contains))
         }
+        guard request.offeredPackages != nil else { return selection }
         let kept = selection.names.filter(offered.contains)
         if !text.contains("*"), let refused = selection.names.first(where: { !offered.contains($0) }) {
             throw RPCError.invalidParams(

@@ -3,9 +3,27 @@ import PorticoJSON
 
 /// Which tool packages a request asked for (`x-mcp-packages: data,ask`, `?packages=...`).
 public struct PackageSelection: Sendable, Hashable {
+    /// The packages listed (and whose resources are offered).
     public let names: [String]
+    /// The packages whose tools may be called: `names`, or every package the app offers when the
+    /// request named none and gets the first list.
+    public let reachable: [String]
+    /// The request named no packages: `tools/list` is the lean first list with `tools_search`.
+    public let isFirstList: Bool
 
-    public init(names: [String]) { self.names = names }
+    public init(names: [String]) {
+        self.names = names
+        reachable = names
+        isFirstList = false
+    }
+
+    /// The selection of a request that named no packages: `names` listed as before, every package
+    /// in `reachable` found by `tools_search` and callable by name.
+    public init(firstList names: [String], reachable: [String]) {
+        self.names = names
+        self.reachable = reachable
+        isFirstList = true
+    }
 
     /// Resolves a comma list against the known package names. Entries may carry the optional
     /// `@portico/` scope and `*` wildcards; an entry that matches nothing is an error naming

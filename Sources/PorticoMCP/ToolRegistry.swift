@@ -9,10 +9,13 @@ public struct ToolRegistry: Sendable {
     public let missingDefaultPackages: [String]
     /// How many tools one `tools/list` page carries.
     public let pageSize: Int
+    /// What a request that names no packages is listed (`nil`: the default packages' tools).
+    public let firstList: FirstList?
     private let toolsByName: [String: (package: String, tool: Tool)]
 
-    public init(packages: [ToolPackage], defaultPackages: [String], pageSize: Int = 50) {
+    public init(packages: [ToolPackage], defaultPackages: [String], firstList: FirstList? = nil, pageSize: Int = 50) {
         self.packages = packages
+        self.firstList = firstList
         self.defaultPackages = defaultPackages.filter { name in packages.contains { $0.name == name } }
         missingDefaultPackages = defaultPackages.filter { name in !packages.contains { $0.name == name } }
         self.pageSize = max(1, pageSize)
@@ -24,11 +27,18 @@ public struct ToolRegistry: Sendable {
             }
         }
         toolsByName = byName
+        let listed = self.defaultPackages
+        everyPackageSelection =
+            firstList == nil ? PackageSelection(names: listed) : PackageSelection(firstList: listed, reachable: packages.map(\.name))
     }
 
     public var packageNames: [String] { packages.map(\.name) }
 
     public var defaultSelection: PackageSelection { PackageSelection(names: defaultPackages) }
+
+    /// The selection of a request that names no packages on an endpoint that offers every package,
+    /// made once (it is most requests').
+    public let everyPackageSelection: PackageSelection
 
     public func selection(from text: String?) throws(SelectionError) -> PackageSelection {
         guard let text else { return defaultSelection }
@@ -71,9 +81,9 @@ public struct ToolRegistry: Sendable {
         }
     }
 
-    /// Finds a tool by name within the selection.
+    /// Finds a tool by name among the packages the selection may call.
     public func tool(named name: String, in selection: PackageSelection) -> Tool? {
-        guard let entry = toolsByName[name], selection.names.contains(entry.package) else { return nil }
+        guard let entry = toolsByName[name], selection.reachable.contains(entry.package) else { return nil }
         return entry.tool
     }
 

@@ -29,6 +29,11 @@ public enum ToolInventory {
     /// What a client that names no packages gets.
     public static let defaults = entries.filter(\.byDefault).map(\.name)
 
+    /// The tools a request that names no packages is listed, most useful first, beside
+    /// `tools_search` (which finds the rest): a question in plain language, the records of a
+    /// collection, and what there is to ask about.
+    public static let firstList = FirstList(order: ["ask", "resource_list", "resource_get", "collections_list", "datasources_list"])
+
     /// SQLBot's package, alone on its listener.
     public static let sqlbot = "sqlbot"
 

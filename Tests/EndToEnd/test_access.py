@@ -15,7 +15,8 @@ def tool_names(server, key="default", headers=None, url=None):
 
 
 def test_packages_by_header_and_query(server):
-    assert len(tool_names(server)) == 26, "the default packages data, schema and ask"
+    assert tool_names(server) == ["tools_search", "ask", "resource_list", "resource_get", "collections_list"], "the first list"
+    assert len(tool_names(server, headers={"x-mcp-packages": "data,schema,ask"})) == 26, "the packages the first list draws on"
     assert len(tool_names(server, headers={"x-mcp-packages": "data"})) == 6
     assert len(tool_names(server, headers={"x-mcp-packages": "@portico/data"})) == 6
     assert len(tool_names(server, headers={"x-mcp-packages": "d*"})) == 6
@@ -30,7 +31,8 @@ def test_packages_by_header_and_query(server):
 
 def test_scoped_keys_see_and_call_only_what_they_were_granted(server):
     reader = server.new_key(scopes="read:data")
-    assert sorted(tool_names(server, key=reader)) == ["resource_get", "resource_list", "resource_query"]
+    assert sorted(tool_names(server, key=reader, headers={"x-mcp-packages": "data,schema,ask"})) == ["resource_get", "resource_list", "resource_query"]
+    assert tool_names(server, key=reader) == ["tools_search", "resource_list", "resource_get"], "the first list, as scoped"
     with server.http(key=reader) as c:
         r = post(c, server.mcp, {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "resource_create", "arguments": {"resource": "Genre", "values": {"Name": "x"}}}})
         assert r.status_code == 403
@@ -42,7 +44,7 @@ def test_scoped_keys_see_and_call_only_what_they_were_granted(server):
 def test_viewer_role_reads_but_does_not_write(server):
     server.cli("user", "create", "vera", "--role", "viewer")
     key = server.new_key(user="vera")
-    assert sorted(tool_names(server, key=key)) == [
+    assert sorted(tool_names(server, key=key, headers={"x-mcp-packages": "data,schema,ask"})) == [
         "ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "resource_get", "resource_list",
         "resource_query", "sql_explain", "sql_query", "terms_list",
     ]
@@ -75,20 +77,24 @@ def test_revoked_and_expired_keys_stop_working(server):
 def test_tools_list_pagination():
     from conftest import start_server
     s = start_server("--tools-page-size", "5")
+    named = {"x-mcp-packages": "data,schema,ask"}
     try:
         with s.http() as c:
-            r = post(c, s.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            r = post(c, s.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, named)
             first = r.json()["result"]
             assert len(first["tools"]) == 5 and "nextCursor" in first
-            r = post(c, s.mcp, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": first["nextCursor"]}})
+            r = post(c, s.mcp, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": first["nextCursor"]}}, named)
             second = r.json()["result"]
             names = [t["name"] for t in first["tools"] + second["tools"]]
             while "nextCursor" in second:
-                r = post(c, s.mcp, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": second["nextCursor"]}})
+                r = post(c, s.mcp, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": second["nextCursor"]}}, named)
                 second = r.json()["result"]
                 assert 1 <= len(second["tools"]) <= 5
                 names += [t["name"] for t in second["tools"]]
             assert len(names) == len(set(names)) == 26
+            # The first list is one page, whatever the page size.
+            first_list = post(c, s.mcp, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).json()["result"]
+            assert len(first_list["tools"]) == 5 and "nextCursor" not in first_list
     finally:
         s.stop()
 

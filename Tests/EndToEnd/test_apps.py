@@ -177,6 +177,9 @@ def test_an_apps_administrator_restricts_the_packages_its_endpoint_offers(instan
     instance.cli("app", "create", "kiosk", "--packages", "data,ask", "--admin", "admin")
     kiosk, key = f"{instance.base}/api/__app/kiosk/mcp", instance.new_key(app="kiosk")
     status, body = tools(kiosk, key)
+    search = next(t for t in body["result"]["tools"] if t["name"] == "tools_search")
+    assert "data:" in search["description"] and "ask:" in search["description"] and "schema:" not in search["description"]
+    status, body = tools(kiosk, key, "data,ask")
     names = {t["name"] for t in body["result"]["tools"]}
     assert "resource_list" in names and "sql_query" in names and not any(n.startswith("collections_") for n in names)
     status, body = tools(kiosk, key, "schema")

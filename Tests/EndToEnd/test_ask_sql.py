@@ -29,7 +29,7 @@ def direct(server, sql: str, postgres_sql: str | None = None) -> list[tuple]:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_describe_and_query_the_apps_own_data(server, mode):
     async def go():
-        async with connect(server, mode) as client:
+        async with connect(server, mode, url=server.mcp + "?packages=data,schema,ask") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert ASK_TOOLS <= names
 
@@ -210,7 +210,7 @@ def test_a_key_without_read_datasource_does_not_see_the_ask_tools(server):
     key = server.new_key(scopes="read:data")
 
     async def go():
-        async with connect(server, "auto", key=key) as client:
+        async with connect(server, "auto", key=key, url=server.mcp + "?packages=data,schema,ask") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert not (ASK_TOOLS & names)
             assert "resource_list" in names

@@ -91,7 +91,8 @@ def test_sign_in_and_approve_in_a_real_browser(s, callback, browser, artifacts):
     assert r.status_code == 200, r.text
     token = r.json()
     assert "read:data" in token["scope"] and "write:data" not in token["scope"], "the unticked scope was not granted"
-    r = httpx2.post(s.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"Authorization": f"Bearer {token['access_token']}"})
+    r = httpx2.post(s.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers={"Authorization": f"Bearer {token['access_token']}", "x-mcp-packages": "data,schema,ask"})
     assert sorted(t["name"] for t in r.json()["result"]["tools"]) == ["ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "resource_get", "resource_list", "resource_query", "sql_explain", "sql_query", "terms_list"]
 
     # The connected application appears in the console and can be disconnected.
@@ -117,7 +118,7 @@ def test_console_creates_and_revokes_api_keys(s, browser, artifacts):
     key = page.inner_text("#new-key").strip()
     assert key.startswith("pk_")
     page.screenshot(path=str(artifacts / "console-2-new-key.png"), full_page=True)
-    r = httpx2.post(s.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"Authorization": f"Bearer {key}"})
+    r = httpx2.post(s.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"Authorization": f"Bearer {key}", "x-mcp-packages": "data,schema,ask"})
     assert sorted(t["name"] for t in r.json()["result"]["tools"]) == ["resource_get", "resource_list", "resource_query"]
     page.goto(f"{s.base}/console")
     assert key not in page.content(), "the key is shown once"

@@ -52,7 +52,7 @@ window.start = (html, input, result) => {
 
 def declared(server, mode: str):
     async def go():
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}"}, timeout=30)
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.api_key}", "x-mcp-packages": "data,schema,ask"}, timeout=30)
         extensions = [advertise(UI, {"mimeTypes": [MIME]})] if mode != "plain" else None
         async with Client(streamable_http_client(server.mcp, http_client=http), mode="legacy" if mode != "modern" else "auto", extensions=extensions) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}

@@ -43,8 +43,11 @@ def test_the_whole_flow_then_refresh(oauth_server, mode):
         async with httpx2.AsyncClient(auth=provider(oauth_server, user, storage), timeout=30) as http:
             async with Client(streamable_http_client(oauth_server.mcp, http_client=http), mode=mode) as client:
                 tools = {t.name for t in (await client.list_tools()).tools}
-                assert {"resource_list", "resource_create"} <= tools, tools
-                assert "get_applications" not in tools, "a member sees no admin tools"
+                assert {"tools_search", "resource_list"} <= tools, tools
+                found = await client.call_tool("tools_search", {"query": "create a record"})
+                assert found.structured_content["tools"][0]["name"] == "resource_create", found
+                admin = await client.call_tool("tools_search", {"query": "applications", "limit": 20})
+                assert not any("application" in t["name"] for t in (admin.structured_content or {}).get("tools", [])), "a member sees no admin tools"
                 r = await client.call_tool("resource_get", {"resource": "Genre", "filterByTk": 3})
                 assert r.structured_content == {"data": {"GenreId": 3, "Name": "Metal"}}
                 first = storage.tokens
@@ -91,7 +94,7 @@ def test_insufficient_scope_triggers_step_up(oauth_server):
         async with httpx2.AsyncClient(auth=provider(oauth_server, user, storage), timeout=30) as http:
             async with Client(streamable_http_client(oauth_server.mcp, http_client=http), mode="auto") as client:
                 tools = {t.name for t in (await client.list_tools()).tools}
-                assert tools == {"resource_list", "resource_get", "resource_query"}, tools
+                assert tools == {"tools_search", "resource_list", "resource_get"}, tools
                 assert "write:data" not in storage.tokens.scope
                 r = await client.call_tool("resource_create", {"resource": "Genre", "values": {"Name": "Step-up"}})
                 assert not r.is_error, r.content

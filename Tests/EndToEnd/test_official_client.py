@@ -29,7 +29,7 @@ def run(coro):
 @pytest.mark.parametrize("mode,version", [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 def test_negotiates_the_era_and_lists_the_crud_tools(server, mode, version):
     async def go():
-        async with connect(server, mode) as client:
+        async with connect(server, mode, url=server.mcp + "?packages=data,schema,ask") as client:
             assert client.protocol_version == version
             tools = (await client.list_tools()).tools
             names = {t.name for t in tools}

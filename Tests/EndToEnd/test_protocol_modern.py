@@ -28,11 +28,14 @@ def test_discover_reports_versions_capabilities_and_caching(server):
 
 def test_tools_list_and_call_carry_result_type_and_cache_hints(server):
     body, headers = modern_request("tools/list")
-    r = call(server, body, headers)
+    r = call(server, body, {**headers, "x-mcp-packages": "data,schema,ask"})
     result = r.json()["result"]
     assert result["resultType"] == "complete"
     assert result["cacheScope"] == "private" and result["ttlMs"] > 0
     assert len(result["tools"]) == 26
+    first = call(server, body, headers).json()["result"]
+    assert first["resultType"] == "complete" and first["cacheScope"] == "private" and first["ttlMs"] > 0
+    assert [t["name"] for t in first["tools"]][0] == "tools_search" and len(first["tools"]) < 26
     body, headers = modern_request("tools/call", {"name": "resource_get", "arguments": {"resource": "MediaType", "filterByTk": 1}})
     r = call(server, body, headers)
     result = r.json()["result"]

@@ -9,6 +9,8 @@ import httpx2
 from mcp_http import StreamListener, initialize, post
 from test_client_credentials import ALL, call
 
+DATA = {"x-mcp-packages": "data"}
+
 
 def test_user_tools_manage_members_without_ever_returning_passwords(server):
     with server.http() as c:
@@ -41,7 +43,7 @@ def test_role_change_is_announced_with_tools_list_changed(server):
     rita_key = server.new_key(user="rita")
     with server.http(key=rita_key) as c:
         session, _ = initialize(c, server.mcp)
-        names = [t["name"] for t in post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"Mcp-Session-Id": session}).json()["result"]["tools"]]
+        names = [t["name"] for t in post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"Mcp-Session-Id": session, **DATA}).json()["result"]["tools"]]
         assert "resource_create" not in names
     stream = StreamListener(server.mcp, {"Authorization": f"Bearer {rita_key}", "Mcp-Session-Id": session}, b"list_changed")
     assert stream.opened.wait(10)
@@ -51,7 +53,7 @@ def test_role_change_is_announced_with_tools_list_changed(server):
     assert b"notifications/tools/list_changed" in stream.wait()
     time.sleep(5.5)  # roles are cached for five seconds
     with server.http(key=rita_key) as c:
-        names = [t["name"] for t in post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()["result"]["tools"]]
+        names = [t["name"] for t in post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, DATA).json()["result"]["tools"]]
         assert "resource_create" in names
 
 
