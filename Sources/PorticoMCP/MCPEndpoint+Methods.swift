@@ -232,80 +232,15 @@ extension MCPEndpoint {
             metrics.record(method: "tools/call", tool: toolLabel, outcome: outcome, since: start)
             if let audit = configuration.audit { audit(auditRecord(message, exchange: exchange, outcome: outcome, since: start)) }
         }
-        guard let name = message.params?["name"]?.stringValue else {
-            throw RPCError.invalidParams("'name' is required: the name of the tool to call")
-        }
-        var arguments: JSONObject = [:]
-        switch message.params?["arguments"] {
-        case .none, .null?: break
-        case .object(let a)?: arguments = a
-        case let other?: throw RPCError.invalidParams("'arguments' must be an object, got \(other.typeName)")
-        }
-        let searching = exchange.selection.isFirstList && name == ToolSearch.name
-        guard let tool = searching ? toolSearch(exchange) : registry.tool(named: name, in: exchange.selection) else {
-            if let package = registry.packageOf(tool: name) {
-                throw RPCError.invalidParams(
-                    "Tool '\(name)' belongs to package '\(package)', which this request did not select: add it with the x-mcp-packages header or ?packages=")
-            }
-            throw RPCError.invalidParams("Unknown tool: \(name)")
-        }
-        guard let principal = exchange.principal else {
-            throw RPCError.unauthorized("Unauthorized operation: calling a tool needs credentials")
-        }
-        let checksItself: Bool = if case .open = tool.access { true } else { false }
-        guard checksItself || principal.isGranted(tool.requiredScope) else {
-            throw RPCError(
-                code: RPCError.unauthorizedCode, message: "insufficient_scope",
-                data: [
-                    "tool": .string(tool.name),
-                    "granted_scopes": JSON(principal.grantedScopes),
-                    "required_scope": .string(tool.requiredScope.name),
-                ])
-        }
-        guard ToolRegistry.roleAllows(tool.access, principal.role, policy: policy) else {
-            let role = principal.role?.name ?? "none"
+        let (tool, arguments, principal) = try resolveCall(message, exchange: exchange)
+        if let refusal = refusal(of: tool, to: principal, exchange: exchange) {
             outcome = .toolError
-            return .error(
-                "Permission denied: your role '\(role)' in app '\(exchange.request.app)' does not allow \(tool.name). Ask an admin of the app for a role that does."
-            )
-        }
-        if configuration.demoMode, !tool.annotations.readOnly {
-            outcome = .toolError
-            return .error("This Portico runs in demo mode: \(tool.name) and every other change are disabled. Reading works as usual.")
+            return .error(refusal)
         }
         if let problem = tool.argumentSchema.validate(.object(arguments)) {
             throw RPCError.invalidParams(problem, data: ["tool": .string(tool.name), "problem": .string(problem)])
         }
-
-        let logger = exchange.request.logger
-        var context = CallContext(
-            app: exchange.request.app, principal: principal, requestID: message.id,
-            protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: logger,
-            progressToken: message.meta?[MetaKey.progressToken], logLevel: exchange.logLevel, sink: sink)
-        // In the handshake era a streamed call may ask its client directly, when the client declared elicitation.
-        if !ProtocolVersion.modern.contains(exchange.protocolVersion), let nonce = exchange.session?.nonce,
-            exchange.session?.clientCapabilities.contains(.elicitation) == true, let send = sink?.send
-        {
-            let pending = pendingInputs
-            let deadline = exchange.deadline
-            context.elicitor = Elicitor { params in
-                let id = "portico-" + Base64URL.encode(Secrets.randomBytes(12))
-                return try await pending.ask(key: nonce + "|" + id, deadline: deadline - .seconds(1)) {
-                    send(["jsonrpc": "2.0", "id": .string(id), "method": "elicitation/create", "params": params])
-                }
-            }
-        }
-        // A retried call: the answers count only with the state this server sealed for this call and caller.
-        if let state = message.params?["requestState"] {
-            guard let text = state.stringValue else { throw RPCError.invalidParams("'requestState' must be the string the server gave") }
-            switch signer.openState(text, tool: tool.name, arguments: arguments, bindingKey: principal.bindingKey, now: clock.seconds) {
-            case .success(let opened):
-                let responses = message.params?["inputResponses"]?.objectValue ?? [:]
-                context.input = CallInput(responses: responses, state: opened)
-            case .failure(let problem):
-                throw RPCError.invalidParams(problem.message)
-            }
-        }
+        let context = try callContext(message, exchange: exchange, tool: tool, arguments: arguments, principal: principal, sink: sink)
         toolLabel = tool.name
         // Only the handshake era cancels a call by its id (`notifications/cancelled`).
         let key = exchange.modern ? nil : inflightKey(exchange, message.id)
@@ -353,9 +288,96 @@ extension MCPEndpoint {
             let mapped = tool.mapError?(error)
             if let mapped = mapped as? ToolError { return .error(mapped.message) }
             if let mapped = mapped as? RPCError { throw mapped }
-            logger.error("tool failed", metadata: ["tool": "\(tool.name)", "error": "\(error)"])
+            exchange.request.logger.error("tool failed", metadata: ["tool": "\(tool.name)", "error": "\(error)"])
             return .error("\(tool.name) failed: \(error)")
         }
+    }
+
+    /// The tool a `tools/call` names, its arguments and its caller; or the protocol error that
+    /// refuses it (no name, arguments that are no object, a tool not selected, no credentials, a
+    /// scope the credential lacks).
+    func resolveCall(_ message: RequestMessage, exchange: Exchange) throws(RPCError) -> (Tool, JSONObject, Principal) {
+        guard let name = message.params?["name"]?.stringValue else {
+            throw RPCError.invalidParams("'name' is required: the name of the tool to call")
+        }
+        var arguments: JSONObject = [:]
+        switch message.params?["arguments"] {
+        case .none, .null?: break
+        case .object(let a)?: arguments = a
+        case let other?: throw RPCError.invalidParams("'arguments' must be an object, got \(other.typeName)")
+        }
+        let searching = exchange.selection.isFirstList && name == ToolSearch.name
+        guard let tool = searching ? toolSearch(exchange) : registry.tool(named: name, in: exchange.selection) else {
+            if let package = registry.packageOf(tool: name) {
+                throw RPCError.invalidParams(
+                    "Tool '\(name)' belongs to package '\(package)', which this request did not select: add it with the x-mcp-packages header or ?packages=")
+            }
+            throw RPCError.invalidParams("Unknown tool: \(name)")
+        }
+        guard let principal = exchange.principal else {
+            throw RPCError.unauthorized("Unauthorized operation: calling a tool needs credentials")
+        }
+        let checksItself: Bool = if case .open = tool.access { true } else { false }
+        guard checksItself || principal.isGranted(tool.requiredScope) else {
+            throw RPCError(
+                code: RPCError.unauthorizedCode, message: "insufficient_scope",
+                data: [
+                    "tool": .string(tool.name),
+                    "granted_scopes": JSON(principal.grantedScopes),
+                    "required_scope": .string(tool.requiredScope.name),
+                ])
+        }
+        return (tool, arguments, principal)
+    }
+
+    /// Why `principal` may not run `tool` here, as a tool error's text: a role that does not allow
+    /// it, or a change on a demo server; `nil` when it may.
+    func refusal(of tool: Tool, to principal: Principal, exchange: Exchange) -> String? {
+        guard ToolRegistry.roleAllows(tool.access, principal.role, policy: policy) else {
+            let role = principal.role?.name ?? "none"
+            return
+                "Permission denied: your role '\(role)' in app '\(exchange.request.app)' does not allow \(tool.name). Ask an admin of the app for a role that does."
+        }
+        if configuration.demoMode, !tool.annotations.readOnly {
+            return "This Portico runs in demo mode: \(tool.name) and every other change are disabled. Reading works as usual."
+        }
+        return nil
+    }
+
+    /// What the tool's handler is given: the caller, the request's era and capabilities, a way to
+    /// ask the client in the handshake era, and a retried call's answers (valid only with the state
+    /// this server sealed for this call and caller).
+    func callContext(
+        _ message: RequestMessage, exchange: Exchange, tool: Tool, arguments: JSONObject, principal: Principal, sink: NotificationSink?
+    ) throws(RPCError) -> CallContext {
+        var context = CallContext(
+            app: exchange.request.app, principal: principal, requestID: message.id,
+            protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: exchange.request.logger,
+            progressToken: message.meta?[MetaKey.progressToken], logLevel: exchange.logLevel, sink: sink)
+        // In the handshake era a streamed call may ask its client directly, when the client declared elicitation.
+        if !ProtocolVersion.modern.contains(exchange.protocolVersion), let nonce = exchange.session?.nonce,
+            exchange.session?.clientCapabilities.contains(.elicitation) == true, let send = sink?.send
+        {
+            let pending = pendingInputs
+            let deadline = exchange.deadline
+            context.elicitor = Elicitor { params in
+                let id = "portico-" + Base64URL.encode(Secrets.randomBytes(12))
+                return try await pending.ask(key: nonce + "|" + id, deadline: deadline - .seconds(1)) {
+                    send(["jsonrpc": "2.0", "id": .string(id), "method": "elicitation/create", "params": params])
+                }
+            }
+        }
+        if let state = message.params?["requestState"] {
+            guard let text = state.stringValue else { throw RPCError.invalidParams("'requestState' must be the string the server gave") }
+            switch signer.openState(text, tool: tool.name, arguments: arguments, bindingKey: principal.bindingKey, now: clock.seconds) {
+            case .success(let opened):
+                let responses = message.params?["inputResponses"]?.objectValue ?? [:]
+                context.input = CallInput(responses: responses, state: opened)
+            case .failure(let problem):
+                throw RPCError.invalidParams(problem.message)
+            }
+        }
+        return context
     }
 
     /// The audit trail's record of a `tools/call`.
