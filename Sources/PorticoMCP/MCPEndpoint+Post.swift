@@ -91,48 +91,51 @@ extension MCPEndpoint {
 
     // MARK: Handshake era (initialize, sessions, batches)
 
-    func handleHandshakePost(_ request: MCPHTTPRequest, body: JSON, headerVersion: String?) async -> MCPHTTPResponse {
-        let items: [JSON]
-        let isBatch: Bool
+    /// The messages of a handshake-era body: one object, or a batch array of at most
+    /// `maxBatchEntries`; else the response that refuses the whole body.
+    func handshakeMessages(_ body: JSON) -> (items: [JSON], isBatch: Bool, refusal: MCPHTTPResponse?) {
         switch body {
         case .array(let array):
             guard !array.isEmpty else {
-                return Self.errorResponse(.badRequest, id: nil, .invalidRequest("an empty batch: send at least one JSON-RPC message in the array"))
+                return ([], true, Self.errorResponse(.badRequest, id: nil, .invalidRequest("an empty batch: send at least one JSON-RPC message in the array")))
             }
             guard array.count <= configuration.maxBatchEntries else {
-                return Self.errorResponse(
-                    .contentTooLarge, id: nil,
-                    .invalidRequest(
-                        "this batch has \(array.count) messages; at most \(configuration.maxBatchEntries) are accepted per batch. None was run: send them in smaller batches"
-                    ))
+                let error = RPCError.invalidRequest(
+                    "this batch has \(array.count) messages; at most \(configuration.maxBatchEntries) are accepted per batch. None was run: send them in smaller batches"
+                )
+                return ([], true, Self.errorResponse(.contentTooLarge, id: nil, error))
             }
-            items = array
-            isBatch = true
+            return (array, true, nil)
         case .object:
-            items = [body]
-            isBatch = false
+            return ([body], false, nil)
         default:
-            return Self.errorResponse(
-                .badRequest, id: nil, .invalidRequest("the body must be a JSON-RPC message object or a batch array, got \(body.typeName)"))
+            let error = RPCError.invalidRequest("the body must be a JSON-RPC message object or a batch array, got \(body.typeName)")
+            return ([], false, Self.errorResponse(.badRequest, id: nil, error))
         }
-        let decoded = items.map(IncomingMessage.decode)
-        let requests: [RequestMessage] = decoded.compactMap { if case .success(.request(let r)) = $0 { return r } else { return nil } }
+    }
 
-        // Credentials: everything needs them unless public discovery covers every request here.
-        var principal: Principal?
+    /// The caller of a handshake-era body: everything needs credentials unless public discovery
+    /// covers every request in it (`nil` then); or the response that refuses it.
+    func handshakeCaller(_ request: MCPHTTPRequest, _ requests: [RequestMessage], isBatch: Bool) -> (Principal?, refusal: MCPHTTPResponse?) {
         switch request.auth {
         case .authenticated(let p):
-            if let refusal = mcpScopeRefusal(p, request, id: isBatch ? nil : requests.first?.id) { return refusal }
-            principal = p
+            return (p, mcpScopeRefusal(p, request, id: isBatch ? nil : requests.first?.id))
         case .anonymous, .rejected, .unavailable:
             let discoveryOnly =
                 configuration.publicDiscovery
                 && requests.allSatisfy { ["initialize", "tools/list", "ping"].contains($0.method) }
                 && { if case .anonymous = request.auth { return true } else { return false } }()
-            if !discoveryOnly {
-                return unauthorized(request, id: isBatch ? nil : requests.first?.id)
-            }
+            return (nil, discoveryOnly ? nil : unauthorized(request, id: isBatch ? nil : requests.first?.id))
         }
+    }
+
+    func handleHandshakePost(_ request: MCPHTTPRequest, body: JSON, headerVersion: String?) async -> MCPHTTPResponse {
+        let (items, isBatch, malformed) = handshakeMessages(body)
+        if let malformed { return malformed }
+        let decoded = items.map(IncomingMessage.decode)
+        let requests: [RequestMessage] = decoded.compactMap { if case .success(.request(let r)) = $0 { return r } else { return nil } }
+        let (principal, refused) = handshakeCaller(request, requests, isBatch: isBatch)
+        if let refused { return refused }
 
         var session: MCPSession?
         switch resolveSession(request, principal: principal) {
@@ -194,29 +197,11 @@ extension MCPEndpoint {
             case .failure(let failure):
                 add(.error(id: failure.id, failure.error))
             case .success(.response(let id, let answer)):
-                // The answer to a request this server sent on a call's stream, for whichever replica holds the call.
-                if let nonce = session?.nonce, let id {
-                    let key: String =
-                        switch id {
-                        case .string(let text): nonce + "|" + text
-                        case .int(let number): nonce + "|" + String(number)
-                        }
-                    if !pendingInputs.deliver(key: key, answer) {
-                        let body = answer.serializedString
-                        if body.utf8.count <= PeerMessage.maxInputResponseBytes { peerRelay.withLock { $0 }?(.inputResponse(key: key, body: body)) }
-                    }
-                }
+                deliver(answer, to: id, session: session)
             case .success(.notification(let method, let params)):
                 handleNotification(method: method, params: params, exchange: exchange)
             case .success(.request(let message)) where spent:
-                add(
-                    .error(
-                        id: message.id,
-                        RPCError(
-                            code: RPCError.batchBudgetCode, message: "Batch response budget exhausted",
-                            data: .string(
-                                "the responses before this one reached \(configuration.maxBatchResponseBytes / 1024) KiB, so this request was not run; send it again in another batch or ask for smaller results"
-                            ))))
+                add(.error(id: message.id, batchBudgetSpent()))
             case .success(.request(let message)):
                 if isBatch, let refused = refusal(principal, app: request.app, method: message.method) {
                     // In a batch, a call over a limit is a tool error the model reads; other requests a JSON-RPC error.
@@ -231,21 +216,51 @@ extension MCPEndpoint {
             }
         }
 
+        if isBatch, !responses.isEmpty { batchBody.append(UInt8(ascii: "]")) }
+        return handshakeReply(request, responses, batchBody: isBatch ? batchBody : nil, issuedSession: issuedSession, id: requests.first?.id)
+    }
+
+    /// The answer to a request this server sent on a call's stream (an elicitation), for whichever
+    /// replica holds the call: delivered here, else relayed to the peers.
+    func deliver(_ answer: JSON, to id: RequestID?, session: MCPSession?) {
+        guard let nonce = session?.nonce, let id else { return }
+        let key: String =
+            switch id {
+            case .string(let text): nonce + "|" + text
+            case .int(let number): nonce + "|" + String(number)
+            }
+        if !pendingInputs.deliver(key: key, answer) {
+            let body = answer.serializedString
+            if body.utf8.count <= PeerMessage.maxInputResponseBytes { peerRelay.withLock { $0 }?(.inputResponse(key: key, body: body)) }
+        }
+    }
+
+    /// The error of a batch entry not run because the responses before it spent the batch's budget.
+    func batchBudgetSpent() -> RPCError {
+        RPCError(
+            code: RPCError.batchBudgetCode, message: "Batch response budget exhausted",
+            data: .string(
+                "the responses before this one reached \(configuration.maxBatchResponseBytes / 1024) KiB, so this request was not run; send it again in another batch or ask for smaller results"
+            ))
+    }
+
+    /// The HTTP response of a handshake-era body: `202` when it held only notifications and
+    /// answers, the batch's array, or the one response with the status its error calls for.
+    func handshakeReply(_ request: MCPHTTPRequest, _ responses: [RPCResponse], batchBody: [UInt8]?, issuedSession: String?, id: RequestID?)
+        -> MCPHTTPResponse
+    {
         var headers = Self.jsonHeaders()
         if let issuedSession { headers[.mcpSessionID] = issuedSession }
         if responses.isEmpty {
             headers[.contentType] = nil
             return .empty(status: .accepted, headers: headers)
         }
-        if isBatch {
-            batchBody.append(UInt8(ascii: "]"))
-            return .json(status: .ok, headers: headers, body: batchBody)
-        }
+        if let batchBody { return .json(status: .ok, headers: headers, body: batchBody) }
         let response = responses[0]
         var status = HTTPResponse.Status.ok
         if let error = response.error {
             status = Self.status(for: error, modern: false)
-            if status == .unauthorized { return unauthorized(request, id: requests.first?.id) }
+            if status == .unauthorized { return unauthorized(request, id: id) }
             if status == .serviceUnavailable { headers[.retryAfter] = Self.retryAfterSeconds }
             if status == .forbidden { headers[.wwwAuthenticate] = insufficientScopeChallenge(error, request) }
         }
