@@ -6,12 +6,13 @@ import PorticoData
 import PorticoDemo
 import PorticoInstance
 import PorticoJSON
+import PorticoStore
 import PorticoTools
 
 struct AppCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app", abstract: "Manage apps (isolated tenants; `main` always exists).",
-        subcommands: [Create.self, List.self, Remove.self, Packages.self])
+        subcommands: [Create.self, List.self, Remove.self, Packages.self, Confirmations.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an app, served at /api/__app/<name>/mcp.")
@@ -93,6 +94,26 @@ struct AppCommand: AsyncParsableCommand {
                 return try await stores.apps.offeredPackages()[name] ?? nil
             }
             print("App \(name) offers: \((offered ?? ToolInventory.names).joined(separator: ", "))\(offered == nil ? " (all)" : "")")
+        }
+    }
+
+    struct Confirmations: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show, or turn off or on, the question an app's destructive tools ask before they act (off: for trusted automation).")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The app.") var name: String
+        @Flag(help: "Destroy without asking (a client's confirm argument is then not needed).") var off = false
+        @Flag(help: "Ask again before destroying (the default).") var on = false
+
+        func run() async throws {
+            guard !(off && on) else { throw ValidationError("give --off or --on, not both") }
+            let asks: Bool = try await common.withStores { stores in
+                guard try await stores.apps.names().contains(name) else { throw ValidationError("there is no app named '\(name)'") }
+                let key = AppRegistry.confirmationsKey(name)
+                if off { try await stores.settings.set(key, "off") } else if on { try await stores.settings.set(key, nil) }
+                return try await stores.settings.value(key) != "off"
+            }
+            print("App \(name): destructive tools \(asks ? "ask before they act" : "act without asking")")
         }
     }
 }

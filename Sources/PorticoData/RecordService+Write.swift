@@ -162,6 +162,16 @@ extension RecordService {
         return .object(result)
     }
 
+    /// How many records a destroy of `request` would delete now, as the caller may see them (what a
+    /// confirmation names before the destroy runs).
+    public func destroyCount(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> Int64 {
+        let (catalog, target) = try await resolve(app: app, request, access: access, for: .destroy)
+        guard Self.hasSelector(request) else {
+            throw DataError.invalid("a destroy needs filterByTk or a non-empty filter; Portico refuses to delete every record of '\(target.collection.name)'")
+        }
+        return try await count(target.collection, where: try conditions(request, target: target, catalog: catalog), in: catalog)
+    }
+
     /// Deletes the records named by `filterByTk` and/or `filter`; returns `{data: count}`.
     public func destroy(app: String, _ request: RecordRequest, access: RecordAccess) async throws -> JSON {
         let (catalog, target) = try await resolve(app: app, request, access: access, for: .destroy)

@@ -43,6 +43,9 @@ public struct AppRegistry: Sendable {
         database.changes.announce()
     }
 
+    /// The setting that turns an app's confirmations off (`"off"`; absent: destructive tools ask).
+    public static func confirmationsKey(_ app: String) -> String { "app." + app + ".confirm_destroy" }
+
     /// An app's name: it is a path segment of its endpoint, a file name and a PostgreSQL schema, so
     /// 1 to 64 lower-case ASCII letters, digits, '-' and '_', starting with a letter or digit.
     public static func validateName(_ name: String) throws(DataError) {
@@ -79,6 +82,7 @@ public struct AppRegistry: Sendable {
         var delete = SQLFragment("DELETE FROM portico_apps WHERE name = ")
         delete.append(bind: .text(name))
         try await database.execute(delete)
+        try await Settings(database: database).set(Self.confirmationsKey(name), nil)
         try await databases.remove(app: name)
         database.changes.announce()
     }

@@ -41,6 +41,8 @@ public struct CallContext: Sendable {
     public internal(set) var input: CallInput?
     /// How to ask the client directly (handshake era, a client that declared elicitation, a streamed call).
     var elicitor: Elicitor?
+    /// Whether the app's destructive tools ask first (`MCPEndpoint.Configuration.confirmsDestroy`).
+    var confirmsDestroy: @Sendable (_ app: String) async -> Bool = { _ in true }
     let progressToken: JSON?
     let logLevel: LogLevel?
     let sink: NotificationSink?
@@ -67,6 +69,9 @@ public struct CallContext: Sendable {
         guard ProtocolVersion.modern.contains(protocolVersion), let elicitation = clientCapabilities["elicitation"]?.objectValue else { return false }
         return elicitation.isEmpty || elicitation["form"] != nil
     }
+
+    /// Whether a destructive call of this app asks before it acts.
+    public func asksBeforeDestroying() async -> Bool { await confirmsDestroy(app) }
 
     /// Asks the client with an `elicitation/create` request and returns its result (`{action,
     /// content}`); `nil` when this call cannot ask (see `canElicit` for the stateless era) or the

@@ -354,6 +354,7 @@ extension MCPEndpoint {
             app: exchange.request.app, principal: principal, requestID: message.id,
             protocolVersion: exchange.protocolVersion, clientCapabilities: exchange.clientCapabilities, logger: exchange.request.logger,
             progressToken: message.meta?[MetaKey.progressToken], logLevel: exchange.logLevel, sink: sink)
+        context.confirmsDestroy = configuration.confirmsDestroy
         // In the handshake era a streamed call may ask its client directly, when the client declared elicitation.
         if !ProtocolVersion.modern.contains(exchange.protocolVersion), let nonce = exchange.session?.nonce,
             exchange.session?.clientCapabilities.contains(.elicitation) == true, let send = sink?.send

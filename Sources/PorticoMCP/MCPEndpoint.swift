@@ -55,6 +55,9 @@ public final class MCPEndpoint: Sendable {
         public var instructions: @Sendable (_ app: String) async -> String
         /// Refuse every tool that changes something (Casdoor's demo mode).
         public var demoMode = false
+        /// Whether destructive tools of an app ask before they act (an app's administrator may turn
+        /// this off for trusted automation).
+        public var confirmsDestroy: @Sendable (_ app: String) async -> Bool = { _ in true }
         /// The longest the tool calls of one request (or one batch) may run before they are cancelled.
         public var requestTimeout: Duration = .seconds(30)
         /// JSON-RPC messages one batch may carry.

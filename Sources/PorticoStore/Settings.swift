@@ -12,6 +12,20 @@ public struct Settings: Sendable {
         return try await database.query(q).first?.string("value")
     }
 
+    /// Stores `value` under `key`, or removes the key when `value` is `nil`.
+    public func set(_ key: String, _ value: String?) async throws {
+        guard let value else {
+            var delete = SQLFragment("DELETE FROM portico_settings WHERE key = ")
+            delete.append(bind: .text(key))
+            try await database.execute(delete)
+            return
+        }
+        var upsert = SQLFragment("INSERT INTO portico_settings (key, value) VALUES (")
+        upsert.append(joining: [.bind(.text(key)), .bind(.text(value))], separator: ", ")
+        upsert.append(") ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        try await database.execute(upsert)
+    }
+
     /// Returns the stored value, or stores `make()` if there is none. Replicas racing to create
     /// the same value all end up with the first one written.
     public func valueOrCreate(_ key: String, _ make: () throws -> String) async throws -> String {

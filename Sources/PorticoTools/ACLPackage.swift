@@ -108,9 +108,9 @@ public struct ACLPackage: Sendable {
                 ) { input, context in
                     .structured(["data": try await roles.update(app: context.app, name: try input[Self.name], title: try input[Self.title]).json])
                 },
-                Tool.admin(
-                    .acl, .acl, "roles_destroy", "Remove a custom role that no user holds.", [Self.name], output: ["type": "object"],
-                    change: ToolAnnotations(readOnly: false, destructive: true)
+                Tool.destroying(
+                    .acl, .acl, "roles_destroy", "Remove a custom role that no user holds.", [Self.name],
+                    loss: { input, context in "This removes role '\(try input[Self.name])' of app '\(context.app)' and its permissions." }
                 ) { input, context in
                     let name = try input[Self.name]
                     try await roles.destroy(app: context.app, name: name)

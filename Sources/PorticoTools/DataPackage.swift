@@ -51,12 +51,7 @@ public struct DataPackage: Sendable {
                 ) { s, request, c in
                     .structured(try await s.records.update(app: c.app, request, access: s.access(c)))
                 },
-                tool(
-                    .destroy, "resource_destroy", ToolAnnotations(readOnly: false, destructive: true, idempotent: true),
-                    "Delete the records matched by filterByTk or filter (one is required). Returns {data: number deleted}."
-                ) { s, request, c in
-                    .structured(try await s.records.destroy(app: c.app, request, access: s.access(c)))
-                },
+                destroyTool,
                 Tool(
                     "resource_query",
                     "Aggregate a collection: measures (sum|count|avg|min|max, distinct), dimensions (date format like \"YYYY-MM\"), orders, filter, having, limit, offset. Returns {data: rows keyed by alias}.",
@@ -84,6 +79,28 @@ public struct DataPackage: Sendable {
             context.progress("running \(name) on \(request.resource)")
             return try await run(package, request, context)
         }
+    }
+
+    /// `resource_destroy`: it asks first, naming how many records of which collection it would delete.
+    var destroyTool: Tool {
+        var tool = Tool(
+            "resource_destroy",
+            "Delete the records matched by filterByTk or filter (one is required); the user is asked first. Returns {data: number deleted}.",
+            parameters: DataParameters.declared(for: .destroy), closed: true, output: DataParameters.output(for: .destroy),
+            annotations: ToolAnnotations(readOnly: false, destructive: true, idempotent: true), scope: Scope(.write, .data), access: .data(.destroy)
+        ) { [self] input, context in
+            let request = try DataParameters.record(input, .destroy)
+            context.progress("running resource_destroy on \(request.resource)")
+            let access = access(context)
+            let count = try await records.destroyCount(app: context.app, request, access: access)
+            let loss = count == 0 ? nil : "This deletes \(Confirmation.count(count, "record")) of collection '\(request.resource)'."
+            if let asked = await Confirmation.ask(loss, tool: "resource_destroy", confirmed: try input[Confirmation.parameter] == true, context: context) {
+                return asked
+            }
+            return .structured(try await records.destroy(app: context.app, request, access: access))
+        }
+        tool.asksBack = true
+        return tool
     }
 
     /// The caller's rights over this app's records, from their role in it.

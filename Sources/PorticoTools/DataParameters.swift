@@ -76,7 +76,7 @@ enum DataParameters {
         case .get: return target + [filterByTk, shortFilter, fields, appends, except]
         case .create: return target + [values, describedWhitelist, describedBlacklist]
         case .update: return target + [filterByTk, shortFilter, values, whitelist, blacklist]
-        case .destroy: return target + [filterByTk, shortFilter]
+        case .destroy: return target + [filterByTk, shortFilter, Confirmation.parameter]
         case .query: return [resource, dataSource, measures, dimensions, orders, shortFilter, having, limit, offset]
         }
     }

@@ -79,10 +79,16 @@ public struct SchemaPackage: Sendable {
                         app: c.app, name: try input[Self.name], title: try input[Self.newTitle], description: try input[Self.newDescription])
                     return ["data": Self.json(collection)]
                 },
-                tool(
+                destroying(
                     "collections_destroy",
                     "Remove a collection with all its records. Refused while other collections' relations point at it, unless cascade: true, which removes those relation fields too.",
-                    [Self.name, Self.cascade], write: true, destructive: true
+                    [Self.name, Self.cascade],
+                    loss: { s, input, c in
+                        let name = try input[Self.name]
+                        guard try await s.visibleCatalog(c).names.contains(name) else { return nil }
+                        return
+                            "This removes collection '\(name)' and every record in it\(try input[Self.cascade] ? ", and the relation fields of other collections that point at it" : "")."
+                    }
                 ) { s, input, c in
                     let name = try input[Self.name]
                     let removed = try await s.schema.destroyCollection(app: c.app, name: name, cascade: try input[Self.cascade])
@@ -106,8 +112,12 @@ public struct SchemaPackage: Sendable {
                         app: c.app, collection: try input[Self.collection], field: try input[Self.name], changes: try input[Self.changes] ?? [:])
                     return ["data": Self.json(field)]
                 },
-                tool("fields_destroy", "Remove a field and its column's data.", [Self.collection, Self.name], write: true, destructive: true) {
-                    s, input, c in
+                destroying(
+                    "fields_destroy", "Remove a field and its column's data.", [Self.collection, Self.name],
+                    loss: { _, input, _ in
+                        "This removes field '\(try input[Self.name])' of collection '\(try input[Self.collection])' and its value in every record."
+                    }
+                ) { s, input, c in
                     let collection = try input[Self.collection]
                     let name = try input[Self.name]
                     try await s.schema.destroyField(app: c.app, collection: collection, field: name)
@@ -132,6 +142,20 @@ public struct SchemaPackage: Sendable {
         return Tool.admin(
             .schema, .schema, name, description, parameters, output: Self.dataOutput,
             change: write ? ToolAnnotations(readOnly: false, destructive: destructive, idempotent: idempotent) : nil
+        ) { input, context in
+            .structured(try await run(package, input, context))
+        }
+    }
+
+    /// A destructive schema tool that asks first (`Tool.destroying`).
+    func destroying(
+        _ name: String, _ description: String, _ parameters: [any DeclaredParameter],
+        loss: @escaping @Sendable (SchemaPackage, ToolInput, CallContext) async throws -> String?,
+        _ run: @escaping @Sendable (SchemaPackage, ToolInput, CallContext) async throws -> JSON
+    ) -> Tool {
+        let package = self
+        return Tool.destroying(
+            .schema, .schema, name, description, parameters, output: Self.dataOutput, loss: { input, context in try await loss(package, input, context) }
         ) { input, context in
             .structured(try await run(package, input, context))
         }

@@ -62,9 +62,17 @@ public struct UsersPackage: Sendable {
                 ) { input, context in
                     try await update(id: try input[Self.userID], try input[Self.user], context)
                 },
-                Tool.admin(
+                Tool.destroying(
                     .users, .user, "delete_user", "Remove a user from the owner app (a user left in no app is deleted).", [Self.userName],
-                    change: ToolAnnotations(readOnly: false, destructive: true, idempotent: true)
+                    idempotent: true,
+                    loss: { input, context in
+                        let u = try input[Self.userName]
+                        let owner = try Casdoor.owner(try u.optionalString("owner"), context)
+                        guard let name = try u.optionalString("name"), let user = try await users.find(name: name),
+                            try await users.role(app: owner, userID: user.id) != nil
+                        else { return nil }
+                        return "This removes user '\(name)' from app '\(owner)', with the access it gave them there (a user left in no app is deleted)."
+                    }
                 ) { input, context in
                     let u = try input[Self.userName]
                     let owner = try Casdoor.owner(try u.optionalString("owner"), context)

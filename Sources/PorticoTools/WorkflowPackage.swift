@@ -120,10 +120,10 @@ public struct WorkflowPackage: Sendable {
                         enabled: input[Self.enabled], saver: .init(context.principal))
                     return .structured(workflow.json)
                 },
-                Tool.admin(
+                Tool.destroying(
                     .workflows, .workflow, "workflows_destroy", "Remove a workflow, every version and its executions.", [Self.id],
-                    output: ["type": "object", "properties": ["id": ["type": "integer"]], "required": ["id"]],
-                    change: ToolAnnotations(readOnly: false, destructive: true, idempotent: true)
+                    output: ["type": "object", "properties": ["id": ["type": "integer"]], "required": ["id"]], idempotent: true,
+                    loss: { input, _ in "This removes workflow \(try input[Self.id]), every version of it and all its executions." }
                 ) { input, context in
                     let id = try input[Self.id]
                     try await service.destroy(app: context.app, id: id)

@@ -225,6 +225,6 @@ def test_an_admin_neither_demotes_nor_removes_themselves(s):
     ]:
         is_error, _, text = call(server, alice, tool, arguments)
         assert is_error and "own admin role" in text, (tool, text)
-    is_error, _, text = call(server, alice, "delete_user", {"user": {"name": "alice"}})
+    is_error, _, text = call(server, alice, "delete_user", {"confirm": True, "user": {"name": "alice"}})
     assert is_error and "cannot remove yourself" in text, text
     assert "appa:admin" in memberships(server, "alice")

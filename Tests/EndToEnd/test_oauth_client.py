@@ -100,7 +100,7 @@ def test_insufficient_scope_triggers_step_up(oauth_server):
                 assert not r.is_error, r.content
                 assert r.structured_content["data"]["Name"] == "Step-up"
                 assert "write:data" in storage.tokens.scope
-                await client.call_tool("resource_destroy", {"resource": "Genre", "filter": {"Name": "Step-up"}})
+                await client.call_tool("resource_destroy", {"confirm": True, "resource": "Genre", "filter": {"Name": "Step-up"}})
 
     asyncio.run(go())
     assert user.consents == 2

@@ -186,13 +186,13 @@ def test_create_update_destroy_round_trip(server, mode):
             r = await client.call_tool("resource_update", {"resource": "Album", "filterByTk": album["AlbumId"], "values": {"Title": "Renamed"}})
             assert r.structured_content["data"][0]["Title"] == "Renamed"
 
-            r = await client.call_tool("resource_destroy", {"resource": "Artist", "filterByTk": artist_id})
+            r = await client.call_tool("resource_destroy", {"confirm": True, "resource": "Artist", "filterByTk": artist_id})
             assert r.is_error, "an artist with albums cannot be deleted"
             assert "link" in r.content[0].text
 
-            r = await client.call_tool("resource_destroy", {"resource": "Album", "filter": {"ArtistId": artist_id}})
+            r = await client.call_tool("resource_destroy", {"confirm": True, "resource": "Album", "filter": {"ArtistId": artist_id}})
             assert r.structured_content == {"data": 1}
-            r = await client.call_tool("resource_destroy", {"resource": "Artist", "filterByTk": artist_id})
+            r = await client.call_tool("resource_destroy", {"confirm": True, "resource": "Artist", "filterByTk": artist_id})
             assert r.structured_content == {"data": 1}
             r = await client.call_tool("resource_get", {"resource": "Artist", "filterByTk": artist_id})
             assert r.structured_content == {"data": None}

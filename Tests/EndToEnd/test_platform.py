@@ -225,12 +225,12 @@ def test_the_schema_changes_and_the_data_survives(crm):
     assert ok(s, admin, "resource_get", {"resource": "deals", "filterByTk": 1})["data"]["title"] == "Admin deal A"
     # A new field, then removing one: the others keep their data; relations still work.
     ok(s, admin, "fields_create", {"collection": "deals", "field": {"name": "closed", "type": "boolean", "required": True, "default": False}})
-    ok(s, admin, "fields_destroy", {"collection": "deals", "name": "margin"})
+    ok(s, admin, "fields_destroy", {"confirm": True, "collection": "deals", "name": "margin"})
     deal = ok(s, admin, "resource_get", {"resource": "deals", "filterByTk": 3, "appends": ["account", "tags"]})["data"]
     assert deal["title"] == "Sam deal 1" and deal["closed"] is False and "margin" not in deal
     assert deal["account"]["name"] == "Acme" and [t["label"] for t in deal["tags"]] == ["red"]
     # Referenced collections are not dropped by accident.
-    assert "cascade" in refused(s, admin, "collections_destroy", {"name": "accounts"})
+    assert "cascade" in refused(s, admin, "collections_destroy", {"confirm": True, "name": "accounts"})
     assert len(ok(s, admin, "resource_list", {"resource": "accounts"})["data"]) == 2
 
 
@@ -247,7 +247,7 @@ def test_bad_schema_and_role_input_is_refused_precisely(crm):
     assert "unknown variable" in refused(s, admin, "roles_set_permissions", {"role": "sales", "collection": "deals", "actions": {"list": {"filter": {"title": "{{currentUser.secret}}"}}}})
     assert "not a field of 'deals'" in refused(s, admin, "roles_set_permissions", {"role": "sales", "collection": "deals", "actions": {"list": {"fields": ["ghost"]}}})
     assert "built-in" in refused(s, admin, "roles_create", {"name": "admin"})
-    assert "held by 1 user" in refused(s, admin, "roles_destroy", {"name": "sales"})
+    assert "held by 1 user" in refused(s, admin, "roles_destroy", {"confirm": True, "name": "sales"})
     assert "last admin" in refused(s, admin, "users_set_roles", {"user": "admin", "roles": ["viewer"]})
     assert "has no role 'ghost'" in refused(s, admin, "users_set_roles", {"user": "sam", "roles": ["ghost"]})
     # Nothing of it changed anything: sales still sees its two deals.
@@ -295,18 +295,18 @@ def test_a_destroyed_record_takes_its_links_with_it(crm):
     temp = ok(s, admin, "resource_create", {"resource": "tags", "values": {"label": "temp"}})["data"]["id"]
     deal = ok(s, admin, "resource_create", {"resource": "deals", "values": {"title": "Linked deal", "tags": [temp]}})["data"]["id"]
     assert tags_of(deal) == ["temp"]
-    assert ok(s, admin, "resource_destroy", {"resource": "tags", "filterByTk": temp})["data"] == 1
+    assert ok(s, admin, "resource_destroy", {"confirm": True, "resource": "tags", "filterByTk": temp})["data"] == 1
     assert tags_of(deal) == []
     # The next tag may be given the freed id (SQLite reuses the highest); no old link makes it the deal's.
     fresh = ok(s, admin, "resource_create", {"resource": "tags", "values": {"label": "fresh"}})["data"]["id"]
     assert tags_of(deal) == []
     # Destroying a deal removes its links, and only its: deal 3 keeps its red tag.
     ok(s, admin, "resource_update", {"resource": "deals", "filterByTk": deal, "values": {"tags": [fresh]}})
-    assert ok(s, admin, "resource_destroy", {"resource": "deals", "filterByTk": deal})["data"] == 1
+    assert ok(s, admin, "resource_destroy", {"confirm": True, "resource": "deals", "filterByTk": deal})["data"] == 1
     links = ok(s, admin, "resource_list", {"resource": "deals_tags", "pageSize": 100})["data"]
     assert links and all(link["tagsId"] != fresh for link in links) and all(link["dealsId"] != deal for link in links)
     assert tags_of(3) == ["red"]
-    ok(s, admin, "resource_destroy", {"resource": "tags", "filterByTk": fresh})
+    ok(s, admin, "resource_destroy", {"confirm": True, "resource": "tags", "filterByTk": fresh})
 
 
 def test_a_removed_relation_leaves_its_column_without_a_foreign_key(crm):
@@ -316,14 +316,14 @@ def test_a_removed_relation_leaves_its_column_without_a_foreign_key(crm):
         {"name": "name", "type": "string"}, {"name": "owner", "type": "belongsTo", "target": "owners"}]})
     owner = ok(s, admin, "resource_create", {"resource": "owners", "values": {"name": "Ann"}})["data"]["id"]
     ok(s, admin, "resource_create", {"resource": "pets", "values": {"name": "Rex", "owner": owner}})
-    assert "link" in refused(s, admin, "resource_destroy", {"resource": "owners", "filterByTk": owner})
+    assert "link" in refused(s, admin, "resource_destroy", {"confirm": True, "resource": "owners", "filterByTk": owner})
     # Without the relation the key column is an ordinary one on both databases: it keeps its value and refuses nothing.
-    ok(s, admin, "fields_destroy", {"collection": "pets", "name": "owner"})
-    assert ok(s, admin, "resource_destroy", {"resource": "owners", "filterByTk": owner})["data"] == 1
+    ok(s, admin, "fields_destroy", {"confirm": True, "collection": "pets", "name": "owner"})
+    assert ok(s, admin, "resource_destroy", {"confirm": True, "resource": "owners", "filterByTk": owner})["data"] == 1
     [pet] = ok(s, admin, "resource_list", {"resource": "pets"})["data"]
     assert pet["name"] == "Rex" and pet["ownerId"] == owner and "owner" not in pet
-    ok(s, admin, "collections_destroy", {"name": "pets"})
-    ok(s, admin, "collections_destroy", {"name": "owners"})
+    ok(s, admin, "collections_destroy", {"confirm": True, "name": "pets"})
+    ok(s, admin, "collections_destroy", {"confirm": True, "name": "owners"})
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

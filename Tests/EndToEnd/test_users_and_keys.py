@@ -31,9 +31,9 @@ def test_user_tools_manage_members_without_ever_returning_passwords(server):
         assert r.json()["result"]["isError"] and "admin, member or viewer" in r.json()["result"]["content"][0]["text"]
         r = call(c, server.mcp, "add_user", {"user": {"name": "gen"}}, headers=ALL)
         assert len(r.json()["result"]["structuredContent"]["data"]["password"]) >= 16, "a generated password is shown once"
-        r = call(c, server.mcp, "delete_user", {"user": {"owner": "main", "name": "gen"}}, headers=ALL)
+        r = call(c, server.mcp, "delete_user", {"confirm": True, "user": {"owner": "main", "name": "gen"}}, headers=ALL)
         assert r.json()["result"]["content"][0]["text"] == "Successfully deleted user"
-        r = call(c, server.mcp, "delete_user", {"user": {"owner": "main", "name": "admin"}}, headers=ALL)
+        r = call(c, server.mcp, "delete_user", {"confirm": True, "user": {"owner": "main", "name": "admin"}}, headers=ALL)
         assert r.json()["result"]["isError"], "no one deletes themselves"
 
 

@@ -335,11 +335,11 @@ def test_a_destroy_starts_its_workflow_with_the_record_as_it_was(story):
             "title": "Gone: {{$context.data.title}}", "dealId": "{{$context.data.id}}"}}}],
     })
     deal = call(server, key, "resource_create", {"resource": "Deal", "values": {"title": "Umbrella", "amount": 5}})["data"]
-    assert call(server, key, "resource_destroy", {"resource": "Deal", "filterByTk": deal["id"]})["data"] == 1
+    assert call(server, key, "resource_destroy", {"confirm": True, "resource": "Deal", "filterByTk": deal["id"]})["data"] == 1
     notes = wait_for(lambda: [t for t in call(server, key, "resource_list", {"resource": "Task", "pageSize": 500})["data"]
                               if t["title"] == "Gone: Umbrella"], what="the note of the removed deal")
     assert [n["dealId"] for n in notes] == [deal["id"]]
-    call(server, key, "workflows_destroy", {"id": flow["id"]})
+    call(server, key, "workflows_destroy", {"confirm": True, "id": flow["id"]})
     assert "no workflow" in call(server, key, "workflows_get", {"id": flow["id"]}, expect_error=True).lower()
 
 
@@ -451,8 +451,8 @@ def test_a_restricted_owners_workflow_reaches_no_hidden_row_or_field_by_any_node
         wait_for(lambda: "Fresh/" in tasks(), what="the run the visible deal started")
         # Removing deals: the visible one starts the destroy workflow, the lost ones (made earlier) do not.
         for deal in (secret, fresh):
-            call(server, key, "resource_destroy", {"resource": "Deal", "filterByTk": deal["id"]})
-        call(server, key, "resource_destroy", {"resource": "Deal", "filter": {"title": "Hidden"}})
+            call(server, key, "resource_destroy", {"confirm": True, "resource": "Deal", "filterByTk": deal["id"]})
+        call(server, key, "resource_destroy", {"confirm": True, "resource": "Deal", "filter": {"title": "Hidden"}})
         wait_for(lambda: "gone Fresh" in tasks(), what="the run the removed visible deal started")
         time.sleep(1.5)  # what a lost deal would have started has had time to run
         assert tasks() == ["Fresh/", "gone Fresh"], tasks()

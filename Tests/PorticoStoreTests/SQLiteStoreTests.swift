@@ -19,6 +19,22 @@ import Testing
         return (store, directory)
     }
 
+    /// Settings are set, replaced and removed (an app's confirmations turned off and on again).
+    @Test func settingsAreSetReplacedAndRemoved() async throws {
+        let (store, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await store.execute("CREATE TABLE portico_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        let settings = Settings(database: store)
+        #expect(try await settings.value("app.x.confirm_destroy") == nil)
+        try await settings.set("app.x.confirm_destroy", "off")
+        #expect(try await settings.value("app.x.confirm_destroy") == "off")
+        try await settings.set("app.x.confirm_destroy", "on")
+        #expect(try await settings.value("app.x.confirm_destroy") == "on")
+        try await settings.set("app.x.confirm_destroy", nil)
+        #expect(try await settings.value("app.x.confirm_destroy") == nil)
+        try await settings.set("app.x.confirm_destroy", nil)
+    }
+
     @Test func concurrentWritersAllSucceedInOrderOfArrival() async throws {
         let (store, directory) = try store()
         defer { try? FileManager.default.removeItem(at: directory) }
