@@ -545,6 +545,40 @@ def test_a_clients_answer_to_a_question_back_reaches_the_replica_that_asked(repl
     assert answered["result"]["structuredContent"]["rows"] == [[gold]]
 
 
+def test_a_destroy_confirmed_at_another_replica_destroys_once(demo_replicas):
+    """2026-07-28: replica 0 asks before a destroy (input_required, its state sealed with the shared key); the
+    answer goes to replica 1, which acts on it. An app's confirmations turned off by the command line hold on every
+    replica."""
+    from mcp_http import modern_request
+
+    replicas = demo_replicas
+    key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
+    can_ask = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+
+    def send(base: str, name: str, arguments: dict, **params) -> dict:
+        body, headers = modern_request("tools/call", {"name": name, "arguments": arguments, **params}, meta_extra=can_ask)
+        with httpx2.Client(timeout=30) as c:
+            return c.post(f"{base}/api/mcp", headers={**headers, **bearer(key)}, json=body).json()
+
+    doomed = {"resource": "Genre", "filter": {"Name": {"$startsWith": "Replica doomed"}}}
+    for i in range(2):
+        assert "error" not in send(replicas.replica(i), "resource_create", {"resource": "Genre", "values": {"Name": f"Replica doomed {i}"}})
+    asked = send(replicas.replica(0), "resource_destroy", doomed)["result"]
+    assert asked["resultType"] == "input_required" and "2 records of collection 'Genre'" in asked["inputRequests"]["confirm"]["params"]["message"]
+    yes = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+    done = send(replicas.replica(1), "resource_destroy", doomed, requestState=asked["requestState"], inputResponses=yes)["result"]
+    assert done["structuredContent"]["data"] == 2, done
+    assert send(replicas.replica(2), "resource_destroy", doomed)["result"]["structuredContent"]["data"] == 0, "destroyed once, nothing left"
+
+    replicas.cli("app", "confirmations", "main", "--off")
+    for i in range(3):
+        assert "error" not in send(replicas.replica(0), "resource_create", {"resource": "Genre", "values": {"Name": f"Replica kept {i}"}})
+    for i in range(3):
+        result = send(replicas.replica(i), "resource_destroy", {"resource": "Genre", "filter": {"Name": f"Replica kept {i}"}})["result"]
+        assert result.get("resultType") == "complete" and result["structuredContent"]["data"] == 1, (i, result)
+    replicas.cli("app", "confirmations", "main", "--on")
+
+
 def test_replicas_share_one_rate_budget(cluster):
     """Each replica decides in memory and shares its counts through PostgreSQL once a second: 12 requests a minute
     for one key is 12 across both replicas, not 12 on each."""
