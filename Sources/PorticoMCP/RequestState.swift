@@ -25,7 +25,9 @@ public struct CallInput: Sendable {
 }
 
 /// Seals a tool's state into an opaque `requestState` bound to the tool, a digest of its
-/// arguments and the caller, with an expiry, and opens it again only for the same.
+/// arguments and the caller, with an expiry, and opens it again only for the same. Sealed is
+/// encrypted and authenticated (AES-GCM under a key derived from the instance's session secret):
+/// a client can neither read what a tool keeps in it nor change it, and any replica opens it.
 extension SessionSigner {
     /// How long a client has to answer.
     static let requestStateLifetime: Int64 = 600
@@ -35,16 +37,22 @@ extension SessionSigner {
             "t": .string(tool), "a": .string(Self.digest(arguments)), "p": .string(binding(of: bindingKey)),
             "e": .int(now + Self.requestStateLifetime), "s": state,
         ]
-        let bytes = Array(payload.serializedString.utf8)
-        return "s1." + Base64URL.encode(bytes) + "." + Base64URL.encode(stateMAC(bytes))
+        guard let sealed = try? AES.GCM.seal(Array(payload.serializedString.utf8), using: stateKey, authenticating: Self.stateVersion),
+            let combined = sealed.combined
+        else { preconditionFailure("AES-GCM seals any payload with a 256-bit key and a random nonce") }
+        return "s2." + Base64URL.encode(Array(combined))
     }
+
+    /// The format's version, authenticated with each state.
+    static let stateVersion = Array("s2".utf8)
 
     /// The state, or why it cannot be used.
     public func openState(_ text: String, tool: String, arguments: JSONObject, bindingKey: String, now: Int64) -> Result<JSON, StateProblem> {
         guard text.utf8.count < 65_536 else { return .failure(.malformed) }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "s1", let payload = Base64URL.decode(String(parts[1])), let mac = Base64URL.decode(String(parts[2])),
-            constantTimeEqual(stateMAC(payload), mac), let json = try? JSONParser.parse(payload, maxDepth: 32)
+        guard parts.count == 2, parts[0] == "s2", let combined = Base64URL.decode(String(parts[1])),
+            let box = try? AES.GCM.SealedBox(combined: combined), let payload = try? AES.GCM.open(box, using: stateKey, authenticating: Self.stateVersion),
+            let json = try? JSONParser.parse(Array(payload), maxDepth: 32)
         else { return .failure(.malformed) }
         guard json["t"]?.stringValue == tool, json["a"]?.stringValue == Self.digest(arguments) else { return .failure(.otherRequest) }
         guard json["p"]?.stringValue == binding(of: bindingKey) else { return .failure(.otherCaller) }

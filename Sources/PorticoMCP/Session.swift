@@ -41,6 +41,8 @@ public struct SessionSigner: Sendable {
     private let key: SymmetricKey
     /// HMAC keyed once; each id is authenticated by a copy of it.
     private let keyed: HMAC<SHA256>
+    /// The key request states are sealed with (AES-GCM): the same secret, another purpose.
+    let stateKey: SymmetricKey
     /// How long a session id stays valid after `initialize`.
     public let lifetime: Int64
     /// Binding hashes of the credentials seen lately (a credential makes many requests).
@@ -49,6 +51,7 @@ public struct SessionSigner: Sendable {
     public init(secret: [UInt8], lifetime: Int64 = 24 * 3600) {
         key = SymmetricKey(data: SHA256.hash(data: secret + Array("portico.mcp-session".utf8)))
         keyed = HMAC<SHA256>(key: key)
+        stateKey = SymmetricKey(data: SHA256.hash(data: secret + Array("portico.request-state".utf8)))
         self.lifetime = lifetime
     }
 
@@ -60,14 +63,6 @@ public struct SessionSigner: Sendable {
     /// `bindingHash`, remembered for the credentials seen lately.
     public func binding(of bindingKey: String) -> String {
         bindings.hash(of: bindingKey)
-    }
-
-    /// The MAC of a request state: the same key, another purpose.
-    func stateMAC(_ payload: [UInt8]) -> [UInt8] {
-        var hmac = keyed
-        hmac.update(data: Array("portico.request-state|".utf8))
-        hmac.update(data: payload)
-        return Array(hmac.finalize())
     }
 
     private func mac(_ payload: [UInt8]) -> [UInt8] {

@@ -1,3 +1,4 @@
+import PorticoBase
 import PorticoJSON
 import Testing
 
@@ -49,6 +50,15 @@ import Testing
                 == .malformed)
         #expect(problem(signer.openState(state + "x", tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
         #expect(problem(signer.openState("s1..", tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
+        #expect(problem(signer.openState("s2.", tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed)
+        // Sealed, not only signed: what the tool keeps is not readable in the state.
+        let sealed = Base64URL.decode(String(state.dropFirst(3))) ?? []
+        #expect(state.hasPrefix("s2.") && !String(decoding: sealed, as: UTF8.self).contains("options"))
+        var flipped = sealed
+        flipped[flipped.count / 2] ^= 1
+        #expect(
+            problem(signer.openState("s2." + Base64URL.encode(flipped), tool: "ask", arguments: arguments, bindingKey: "key:abc", now: 1100)) == .malformed,
+            "a changed byte is refused")
     }
 
     @Test func sessionsAreUniqueAndBoundToTheirCredential() {
