@@ -6,7 +6,6 @@ import PorticoData
 import PorticoDemo
 import PorticoInstance
 import PorticoJSON
-import PorticoStore
 import PorticoTools
 
 struct AppCommand: AsyncParsableCommand {
@@ -109,9 +108,8 @@ struct AppCommand: AsyncParsableCommand {
             guard !(off && on) else { throw ValidationError("give --off or --on, not both") }
             let asks: Bool = try await common.withStores { stores in
                 guard try await stores.apps.names().contains(name) else { throw ValidationError("there is no app named '\(name)'") }
-                let key = AppRegistry.confirmationsKey(name)
-                if off { try await stores.settings.set(key, "off") } else if on { try await stores.settings.set(key, nil) }
-                return try await stores.settings.value(key) != "off"
+                if off || on { try await stores.apps.setConfirmsDestroy(name, on) }
+                return try await stores.apps.confirmsDestroy(name)
             }
             print("App \(name): destructive tools \(asks ? "ask before they act" : "act without asking")")
         }

@@ -46,6 +46,18 @@ public struct AppRegistry: Sendable {
     /// The setting that turns an app's confirmations off (`"off"`; absent: destructive tools ask).
     public static func confirmationsKey(_ app: String) -> String { "app." + app + ".confirm_destroy" }
 
+    /// Whether `app`'s destructive tools ask before they act (the default), read by every replica
+    /// on each destructive call.
+    public func confirmsDestroy(_ app: String) async throws -> Bool {
+        try await Settings(database: database).value(Self.confirmationsKey(app)) != "off"
+    }
+
+    /// Turns `app`'s confirmations on or off (off: for trusted automation).
+    public func setConfirmsDestroy(_ app: String, _ confirms: Bool) async throws {
+        guard try await names().contains(app) else { throw DataError.notFound("there is no app '\(app)'") }
+        try await Settings(database: database).set(Self.confirmationsKey(app), confirms ? nil : "off")
+    }
+
     /// An app's name: it is a path segment of its endpoint, a file name and a PostgreSQL schema, so
     /// 1 to 64 lower-case ASCII letters, digits, '-' and '_', starting with a letter or digit.
     public static func validateName(_ name: String) throws(DataError) {

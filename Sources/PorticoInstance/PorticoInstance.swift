@@ -90,7 +90,7 @@ public final class PorticoInstance: Sendable {
         let limiter = RateLimiter(limits: configuration.rateLimits, database: stores.database, clock: clock, logger: logger)
         try await limiter.restore()
         var endpointConfiguration = Self.endpointConfiguration(
-            configuration, baseURL: baseURL, catalogs: stores.catalogs, settings: stores.settings, audit: audit, limiter: limiter)
+            configuration, baseURL: baseURL, catalogs: stores.catalogs, apps: stores.apps, audit: audit, limiter: limiter)
         endpointConfiguration.resources = tools.resources
         endpointConfiguration.views = views
         let authenticator = CredentialAuthenticator(keys: stores.apiKeys, users: stores.users, authorizationServer: authorizationServer, sessions: sessions)
@@ -138,7 +138,7 @@ public final class PorticoInstance: Sendable {
 
     /// The main endpoint's settings: who it says it is, its limits, its audit and admission.
     static func endpointConfiguration(
-        _ configuration: InstanceConfiguration, baseURL: String, catalogs: CatalogStore, settings: Settings, audit: AuditTrail?, limiter: RateLimiter
+        _ configuration: InstanceConfiguration, baseURL: String, catalogs: CatalogStore, apps: AppRegistry, audit: AuditTrail?, limiter: RateLimiter
     ) -> MCPEndpoint.Configuration {
         var endpoint = MCPEndpoint.Configuration(
             identity: ServerIdentity(
@@ -149,7 +149,8 @@ public final class PorticoInstance: Sendable {
             allowedOrigins: configuration.allowedOrigins(port: configuration.port),
             instructions: { app in await DataPackage.instructions(app: app, catalogs: catalogs) })
         endpoint.demoMode = configuration.demoMode
-        endpoint.confirmsDestroy = { app in (try? await settings.value(AppRegistry.confirmationsKey(app))) != "off" }
+        // A database that cannot say asks: a question too many is safer than a destroy unasked.
+        endpoint.confirmsDestroy = { app in (try? await apps.confirmsDestroy(app)) ?? true }
         endpoint.requestTimeout = configuration.requestTimeout
         endpoint.maxBatchEntries = configuration.maxBatchMessages
         endpoint.maxBatchResponseBytes = configuration.maxBatchResponseBytes

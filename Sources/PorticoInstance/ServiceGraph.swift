@@ -97,7 +97,8 @@ extension PorticoStores {
             ACLPackage(
                 roles: roles, users: users, catalogs: catalogs, audit: audit,
                 packages: ACLPackage.AppPackages(
-                    offered: { app in try await apps.offeredPackages()[app] ?? nil }, set: { app, names in try await apps.setOfferedPackages(app, names) })
+                    offered: { app in try await apps.offeredPackages()[app] ?? nil }, set: { app, names in try await apps.setOfferedPackages(app, names) },
+                    setConfirmations: { app, confirms in try await apps.setConfirmsDestroy(app, confirms) })
             ).package,
             AskPackage(asker: asker, imageBaseURL: imageBaseURL).package,
             WorkflowPackage(service: workflows).package,

@@ -22,13 +22,17 @@ public struct ACLPackage: Sendable {
         public var offered: @Sendable (_ app: String) async throws -> [String]?
         /// Stores what the app now offers (`nil`: every package), names checked against `ToolInventory`.
         public var set: @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
+        /// Turns the app's confirmations before a destroy on or off, read by `app_confirmations_set`.
+        public var setConfirmations: (@Sendable (_ app: String, _ confirms: Bool) async throws -> Void)?
 
         public init(
             offered: @escaping @Sendable (_ app: String) async throws -> [String]?,
-            set: @escaping @Sendable (_ app: String, _ packages: [String]?) async throws -> Void
+            set: @escaping @Sendable (_ app: String, _ packages: [String]?) async throws -> Void,
+            setConfirmations: (@Sendable (_ app: String, _ confirms: Bool) async throws -> Void)? = nil
         ) {
             self.offered = offered
             self.set = set
+            self.setConfirmations = setConfirmations
         }
     }
     public init(roles: RoleStore, users: UserStore, catalogs: CatalogStore, audit: AuditTrail? = nil, packages: AppPackages? = nil) {
@@ -63,6 +67,7 @@ public struct ACLPackage: Sendable {
     static let user = Param.string("user")
     static let roles = Param.strings("roles", required: true, minItems: 1)
     static let packageNames = Param.strings("packages", required: true, nullable: true)
+    static let confirm = Param.requiredBool("confirm", "true: destructive tools ask first (the default); false: they act at once")
     static let since = Param.json("since", schema: ["type": ["string", "integer"]])
     static let principal = Param.optionalString("principal")
     static let tool = Param.optionalString("tool")
@@ -169,6 +174,16 @@ public struct ACLPackage: Sendable {
                     try await packages.set(context.app, chosen)
                     return .structured(
                         ["data": ["app": .string(context.app), "packages": JSON(chosen ?? ToolInventory.names), "restricted": .bool(chosen != nil)]])
+                },
+                Tool.admin(
+                    .acl, .acl, "app_confirmations_set",
+                    "Whether this app's destructive tools ask the user before they act (confirm: true, the default) or act at once (confirm: false, for trusted automation).",
+                    [Self.confirm], output: Self.dataOutput, change: ToolAnnotations(readOnly: false, idempotent: true)
+                ) { input, context in
+                    guard let set = packages?.setConfirmations else { throw ToolError("this server does not set confirmations per app") }
+                    let confirm = try input[Self.confirm]
+                    try await set(context.app, confirm)
+                    return .structured(["data": ["app": .string(context.app), "confirm": .bool(confirm)]])
                 },
                 Tool.admin(
                     .acl, .acl, "audit_list",

@@ -92,6 +92,14 @@ enum Param {
         Parameter(name: name, schema: property("boolean", description), isRequired: false) { arguments, name in try arguments.optionalBool(name) }
     }
 
+    /// A boolean the caller must give.
+    static func requiredBool(_ name: String, _ description: String? = nil) -> Parameter<Bool> {
+        Parameter(name: name, schema: property("boolean", description), isRequired: true) { arguments, name in
+            guard let value = try arguments.optionalBool(name) else { throw ToolError("\(arguments.label(name)) is required: true or false") }
+            return value
+        }
+    }
+
     /// A nested object, read with its own path (`user.email`); an empty one when absent.
     static func object(_ name: String, _ description: String? = nil, schema extra: JSONObject = [:], required: Bool = false) -> Parameter<ToolArguments> {
         Parameter(name: name, schema: property("object", description, extra), isRequired: required) { arguments, name in try arguments.object(name) }

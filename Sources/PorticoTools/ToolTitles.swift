@@ -47,6 +47,7 @@ enum ToolTitles {
         "users_set_roles": "Set a user's role",
         "app_packages_get": "Show the app's tool packages",
         "app_packages_set": "Choose the app's tool packages",
+        "app_confirmations_set": "Ask before destroying, or not",
         "audit_list": "Read the audit trail",
         // ask
         "ask": "Ask a question about the data",

@@ -158,4 +158,11 @@ def test_an_app_administrator_turns_the_question_off(server):
     add_genres(server, ["Doomed elsewhere"])
     assert modern_call(server, "resource_destroy", FILTER)["result"]["isError"] is True
     assert "ask before they act" in server.cli("app", "confirmations", "trusted", "--on").stdout
+    assert call("resource_create", {"resource": "batch", "values": {"n": 2}}).get("isError") is not True
+    assert call("resource_destroy", {"resource": "batch", "filter": {"n": 2}})["isError"] is True
+    # The app's own administrator, through the acl package.
+    assert call("app_confirmations_set", {"confirm": False})["structuredContent"]["data"] == {"app": "trusted", "confirm": False}
+    assert "act without asking" in server.cli("app", "confirmations", "trusted").stdout
+    assert call("resource_destroy", {"resource": "batch", "filter": {"n": 2}})["structuredContent"]["data"] == 1
+    assert call("app_confirmations_set", {"confirm": True})["structuredContent"]["data"]["confirm"] is True
     assert "no app named 'nope'" in server.cli("app", "confirmations", "nope", check=False).stderr

@@ -53,7 +53,11 @@ def test_every_tool_has_a_title_and_its_package_icon(server, mode):
         async with Client(streamable_http_client(server.mcp, http_client=http), mode=mode) as client:
             info = client.server_info
             assert info is not None and info.title == "Portico"
-            tools = (await client.list_tools()).tools
+            page = await client.list_tools()
+            tools = list(page.tools)
+            while page.next_cursor:  # more than one page of 50
+                page = await client.list_tools(cursor=page.next_cursor)
+                tools += page.tools
             return info, tools
 
     info, tools = run(go())
