@@ -323,6 +323,22 @@ if tool_bytes.exists():
     for label, (size, count) in rows:
         print(f"| {label} | {count} | {size:,} |")
 
+confirmation = out / "confirmation.json"
+if confirmation.exists():
+    c = json.loads(confirmation.read_text())
+    print()
+    print("## A question before a destroy")
+    print()
+    print("`resource_destroy` of one record, 2026-07-28 era, one client, one call at a time (`bench/confirmation_bench.py`): with")
+    print("`confirm: true`, against asked (input-required) and then confirmed with the sealed state (two requests).")
+    print()
+    print("| call | calls | median ms | p90 ms |")
+    print("|---|---:|---:|---:|")
+    for name, label in (("confirm_argument", "with `confirm: true`"), ("question_only", "the question alone"),
+                        ("asked_and_confirmed", "asked, then confirmed")):
+        f = c[name]
+        print(f"| {label} | {f['calls']} | {f['median_ms']:.2f} | {f['p90_ms']:.2f} |")
+
 print()
 print("## Targets")
 print()

@@ -132,6 +132,8 @@ bash bench/postgres.sh "$BIN" "$OUT"
 
 echo "the tool lists' bytes: the first list, and each package named alone"
 .venv/bin/python bench/tool_bytes.py "$BIN" "$OUT" > "$OUT/tool-bytes.txt"
+echo "a question before a destroy: resource_destroy with confirm, and asked then confirmed"
+taskset -c "$SERVER_CPU" .venv/bin/python bench/confirmation_bench.py "$BIN" "$OUT" > "$OUT/confirmation.txt"
 
 echo "question tools: sql_query, ask (LLM engine against a scripted server) and chart drawing"
 taskset -c "$SERVER_CPU" .venv/bin/python bench/ask_latency.py "$BIN" "$OUT" > "$OUT/ask-latency.txt"
