@@ -108,9 +108,11 @@ package enum Lexicon {
         "only", "among", "amongst", "between", "across", "within", "instead", "rather", "again", "but", "now", "too",
     ]
 
-    /// Verbs of a place or a body coming into being, whose year is the one year column of its table.
+    /// Verbs of a place, a body or a work coming into being or out ("opened", "released"), whose
+    /// year is the one year column of its table.
     package static let beginningVerbs: Set<String> = [
         "opened", "founded", "established", "started", "built", "launched", "formed", "constructed", "incorporated", "inaugurated",
+        "released", "published", "issued", "introduced", "created",
     ]
 
     /// Words ignored when they name nothing in the schema (a column may be called `type` or `value`).

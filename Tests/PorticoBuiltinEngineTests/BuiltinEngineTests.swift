@@ -277,6 +277,12 @@ import Testing
         #expect(
             Self.sql("How many churches opened before 1850?", tables: churches)
                 == #"SELECT COUNT(*) AS value FROM "church" t0 WHERE t0."open_date" < 1850"#)
+        let movies = [
+            SourceTable(name: "movie", isView: false, columns: [column("id", "INTEGER", key: true), column("title"), column("year", "INT")], foreignKeys: [])
+        ]
+        #expect(
+            Self.sql("How many movies were released before 2000?", tables: movies)
+                == #"SELECT COUNT(*) AS value FROM "movie" t0 WHERE t0."year" < 2000"#, "a work comes out in its year")
     }
 
     @Test func aPartOfTheQuestionThatWouldBeIgnoredIsRefused() {
