@@ -154,9 +154,10 @@ def test_an_app_administrator_turns_the_question_off(server):
     assert call("resource_destroy", {"resource": "batch", "filter": {"n": 1}})["isError"] is True
     assert "act without asking" in server.cli("app", "confirmations", "trusted", "--off").stdout
     assert call("resource_destroy", {"resource": "batch", "filter": {"n": 1}})["structuredContent"]["data"] == 1
-    # Another app still asks.
+    # Another app still asks (and the shared demo data is left as it was).
     add_genres(server, ["Doomed elsewhere"])
     assert modern_call(server, "resource_destroy", FILTER)["result"]["isError"] is True
+    assert modern_call(server, "resource_destroy", {**FILTER, "confirm": True})["result"]["structuredContent"]["data"] == 1
     assert "ask before they act" in server.cli("app", "confirmations", "trusted", "--on").stdout
     assert call("resource_create", {"resource": "batch", "values": {"n": 2}}).get("isError") is not True
     assert call("resource_destroy", {"resource": "batch", "filter": {"n": 2}})["isError"] is True

@@ -89,6 +89,8 @@ def test_a_tool_outside_the_list_is_found_and_called_in_one_step(server, mode):
     # What was created through a tool found by the search is there.
     listed = raw(server, server.api_key, "tools/call", {"name": "resource_list", "arguments": {"resource": name}}).json()["result"]
     assert listed.get("isError") is not True, listed
+    removed = raw(server, server.api_key, "tools/call", {"name": "collections_destroy", "arguments": {"name": name, "confirm": True}}).json()
+    assert removed["result"].get("isError") is not True, removed
     # The search's own arguments are checked like any tool's.
     missing = raw(server, server.api_key, "tools/call", {"name": "tools_search", "arguments": {"limit": 3}}).json()
     assert missing["error"]["code"] == -32602 and "query" in missing["error"]["message"], missing
