@@ -19,14 +19,21 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontex
 
 
 def listed(url: str, key: str, packages: str | None = None) -> tuple[int, int]:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}).encode()
+    """The bytes and tools of the whole list, every page of it (a page holds 50 tools)."""
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
     if packages:
         headers["x-mcp-packages"] = packages
-    with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=30) as response:
-        raw = response.read()
-    return len(raw), len(json.loads(raw)["result"]["tools"])
+    size, tools, cursor = 0, 0, None
+    while True:
+        params = {"_meta": META, **({"cursor": cursor} if cursor else {})}
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}).encode()
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=30) as response:
+            raw = response.read()
+        result = json.loads(raw)["result"]
+        size, tools, cursor = size + len(raw), tools + len(result["tools"]), result.get("nextCursor")
+        if not cursor:
+            return size, tools
 
 
 def main() -> None:
