@@ -171,6 +171,24 @@ extension Recognizer {
         return false
     }
 
+    /// Comparatives that may have a column's name between them and "than".
+    static let comparatives: [String: QueryPlan.Comparison] = [
+        "more": .greater, "greater": .greater, "higher": .greater, "larger": .greater, "bigger": .greater, "longer": .greater,
+        "less": .less, "fewer": .less, "lower": .less, "smaller": .less, "shorter": .less,
+    ]
+
+    /// How many words after `i` name a column of numbers, when "than" and a number follow them.
+    func columnBeforeThanANumber(after i: Int) -> Int? {
+        for n in 1...3 where i + n + 2 < t.count && word(i + n + 1) == "than" && t[i + n + 2].number != nil {
+            let span = (i + 1)...(i + n)
+            guard span.allSatisfy({ word($0) != nil && t[$0].number == nil && !Lexicon.stopWords.contains(t[$0].lower) }),
+                case .columns(let cs)? = schemaItem(span.map { t[$0].lower }), cs.contains(where: { schema.column($0).kind == .number })
+            else { continue }
+            return n
+        }
+        return nil
+    }
+
     /// Comparisons ("more than", "at least a"), and "corresponding" or "along with".
     mutating func readComparison(at i: Int) -> Bool {
         let w = t[i].lower
@@ -195,6 +213,13 @@ extension Recognizer {
             // "clubs that have at least a member from …": at least one (not "at least a hundred").
             take(i, 2, .compare(.greaterOrEqual, word: "at"))
             take(i + 2, 1, .number(1, unit: nil))
+            return true
+        }
+        if let op = Self.comparatives[w], let span = columnBeforeThanANumber(after: i) {
+            // "a higher resolution than 720", "more total passengers than 10000000": the column named
+            // between the comparative and "than" is compared, as in "resolution over 720".
+            take(i, 1, .compare(op, word: w))
+            t[i + span + 1].used = true
             return true
         }
         if let (words, op) = comparisons.first(where: { phrase(i, $0.0) }) {

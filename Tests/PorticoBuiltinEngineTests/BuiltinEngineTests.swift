@@ -283,6 +283,14 @@ import Testing
         #expect(
             Self.sql("How many movies were released before 2000?", tables: movies)
                 == #"SELECT COUNT(*) AS value FROM "movie" t0 WHERE t0."year" < 2000"#, "a work comes out in its year")
+        let songs = [
+            SourceTable(
+                name: "song", isView: false, columns: [column("id", "INTEGER", key: true), column("title"), column("resolution", "INT")], foreignKeys: [])
+        ]
+        #expect(
+            Self.sql("How many songs have a higher resolution than 720?", tables: songs)
+                == #"SELECT COUNT(*) AS value FROM "song" t0 WHERE t0."resolution" > 720"#, "the column between the comparative and 'than'")
+        #expect(Self.sql("How many songs have a higher title than 720?", tables: songs) == nil, "not a column of numbers")
     }
 
     @Test func aPartOfTheQuestionThatWouldBeIgnoredIsRefused() {
