@@ -13,9 +13,12 @@ enum Confirmation {
         "confirm", "true once the user has agreed to what this destroys (needed only by a client that cannot be asked; others are asked)")
 
     /// What to answer instead of acting, or `nil` to act: the caller confirmed (`confirm: true`,
-    /// or accepted the question), the app does not ask, or nothing would be lost (`loss` is `nil`).
-    static func ask(_ loss: String?, tool: String, confirmed: Bool, context: CallContext) async -> ToolResult? {
-        guard let loss, !confirmed, await context.asksBeforeDestroying() else { return nil }
+    /// or accepted the question), the app does not ask, or nothing would be lost (`loss` gives
+    /// `nil`). What would be lost is read only when there is someone to ask.
+    static func ask(
+        tool: String, confirmed: Bool, context: CallContext, loss: () async throws -> String?
+    ) async throws -> ToolResult? {
+        guard !confirmed, await context.asksBeforeDestroying(), let loss = try await loss() else { return nil }
         let question = form(loss)
         // The 2026-07-28 era: the call comes back with the answer and the state sealed for it; what
         // would be lost is asked again if it changed meanwhile.
@@ -69,7 +72,9 @@ extension Tool {
             change: ToolAnnotations(readOnly: false, destructive: true, idempotent: idempotent)
         ) { input, context in
             let confirmed = try input[Confirmation.parameter] == true
-            if let asked = await Confirmation.ask(try await loss(input, context), tool: name, confirmed: confirmed, context: context) { return asked }
+            if let asked = try await Confirmation.ask(tool: name, confirmed: confirmed, context: context, loss: { try await loss(input, context) }) {
+                return asked
+            }
             return try await run(input, context)
         }
         tool.asksBack = true

@@ -92,11 +92,12 @@ public struct DataPackage: Sendable {
             let request = try DataParameters.record(input, .destroy)
             context.progress("running resource_destroy on \(request.resource)")
             let access = access(context)
-            let count = try await records.destroyCount(app: context.app, request, access: access)
-            let loss = count == 0 ? nil : "This deletes \(Confirmation.count(count, "record")) of collection '\(request.resource)'."
-            if let asked = await Confirmation.ask(loss, tool: "resource_destroy", confirmed: try input[Confirmation.parameter] == true, context: context) {
-                return asked
+            let confirmed = try input[Confirmation.parameter] == true
+            let asked = try await Confirmation.ask(tool: "resource_destroy", confirmed: confirmed, context: context) {
+                let count = try await records.destroyCount(app: context.app, request, access: access)
+                return count == 0 ? nil : "This deletes \(Confirmation.count(count, "record")) of collection '\(request.resource)'."
             }
+            if let asked { return asked }
             return .structured(try await records.destroy(app: context.app, request, access: access))
         }
         tool.asksBack = true
