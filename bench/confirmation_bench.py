@@ -7,45 +7,24 @@ outside the timing. Usage: confirmation_bench.py BINARY OUT_DIR (writes OUT_DIR/
 from __future__ import annotations
 
 import json
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+from demo_server import demo_server
+
+CAN_ASK = {"elicitation": {"form": {}}}
 ROUNDS = 3
 CALLS = 100
 
 
 def main() -> None:
     binary, out = sys.argv[1], Path(sys.argv[2])
-    data = tempfile.mkdtemp(prefix="portico-bench-confirm-")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([binary, "serve", "--demo", "--port", str(port), "--data-dir", data, "--log-level", "warning"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        key = ""
-        deadline = time.time() + 60
-        while time.time() < deadline and not key:
-            line = server.stdout.readline()
-            if line.startswith("API key:"):
-                key = line.split()[2]
-        url = f"http://127.0.0.1:{port}/api/mcp"
+    with demo_server(binary, "portico-bench-confirm-") as server:
 
         def call(name: str, arguments: dict, **params) -> dict:
-            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                               "params": {"name": name, "arguments": arguments, "_meta": META, **params}}).encode()
-            headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                       "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
-            with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=30) as response:
-                return json.loads(response.read())["result"]
+            return server.post("tools/call", {"name": name, "arguments": arguments, **params}, capabilities=CAN_ASK)[1]
 
         def create() -> int:
             return call("resource_create", {"resource": "Genre", "values": {"Name": "bench doomed"}})["structuredContent"]["data"]["GenreId"]
@@ -69,11 +48,8 @@ def main() -> None:
                 times["asked_and_confirmed"].append(end - start)
                 times["question_only"].append(middle - start)
                 assert done["structuredContent"]["data"] == 1, done
-        figures = {name: {"median_ms": statistics.median(v) * 1000, "p90_ms": sorted(v)[int(len(v) * 0.9)] * 1000, "calls": len(v)}
-                   for name, v in times.items()}
-    finally:
-        server.terminate()
-        server.wait(30)
+    figures = {name: {"median_ms": statistics.median(v) * 1000, "p90_ms": sorted(v)[int(len(v) * 0.9)] * 1000, "calls": len(v)}
+               for name, v in times.items()}
     (out / "confirmation.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
 
