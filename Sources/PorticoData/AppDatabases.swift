@@ -167,7 +167,7 @@ public final class AppDatabases: Sendable {
         try await database.transaction { db in
             if let lock = db.flavor.migrationLock { try await db.execute(lock) }
             for statement in Self.definitionTables + AuditTrail.createTable(flavor: db.flavor) + KnowledgeTables.create(flavor: db.flavor)
-                + WorkflowTables.create(flavor: db.flavor)
+                + WorkflowTables.create(flavor: db.flavor) + TaskRecords.create
             {
                 try await db.execute(statement)
             }

@@ -183,5 +183,9 @@ extension Migrator {
                 "CREATE INDEX portico_oauth_grants_client ON portico_oauth_grants (client_id)",
             ]
         },
+        // App main's tasks (tool calls answered later); every other app's are in its own database.
+        Migration(version: 15, name: "tasks") { _ in
+            TaskRecords.create
+        },
     ]
 }

@@ -29,6 +29,7 @@ public enum InstanceTransfer {
         "portico_rate_counters": "rate counts last a minute, daily quotas a day",
         "portico_images": "chart images expire, and answers draw them again",
         "portico_audit": "the record of what was called on this instance; read it with `portico audit --json`",
+        "portico_tasks": "a task's result is kept an hour at most, for the client that is polling it",
     ]
     /// The tables of Portico's in an app's own database.
     static let appTables = ["portico_collections", "portico_fields"] + KnowledgeTables.names + WorkflowTables.names

@@ -105,6 +105,7 @@ public final class PorticoInstance: Sendable {
             // SQLBot's listener serves its own tools only (its calls are audited like the main endpoint's).
             sqlbotConfiguration.resources = nil
             sqlbotConfiguration.views = []
+            sqlbotConfiguration.tasks = nil
             sqlbotConfiguration.identity.icons = [.svg(sqlbotBaseURL + "/icons/portico.svg")]
             sqlbotConfiguration.instructions = { _ in SQLBotPackage.instructions }
             let registry = ToolRegistry(
@@ -151,6 +152,7 @@ public final class PorticoInstance: Sendable {
         endpoint.demoMode = configuration.demoMode
         // A database that cannot say asks: a question too many is safer than a destroy unasked.
         endpoint.confirmsDestroy = { app in (try? await apps.confirmsDestroy(app)) ?? true }
+        endpoint.tasks = TaskRecords(databases: apps.databases)
         endpoint.requestTimeout = configuration.requestTimeout
         endpoint.maxBatchEntries = configuration.maxBatchMessages
         endpoint.maxBatchResponseBytes = configuration.maxBatchResponseBytes

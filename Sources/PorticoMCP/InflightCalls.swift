@@ -43,6 +43,17 @@ final class InflightCalls: Sendable {
         }
     }
 
+    /// Gives a call that became a task the key `tasks/cancel` names it by, and the task's time.
+    func retarget(_ token: UInt64, key: String, deadline: ContinuousClock.Instant) {
+        state.withLock { s in
+            guard var entry = s.entries[token] else { return }
+            if let old = entry.key, s.byKey[old] == token { s.byKey[old] = nil }
+            entry = Entry(key: key, task: entry.task, deadline: deadline, timedOut: entry.timedOut)
+            s.entries[token] = entry
+            s.byKey[key] = token
+        }
+    }
+
     /// Cancels the call a client named in `notifications/cancelled`.
     @discardableResult
     func cancel(_ key: String) -> Bool {

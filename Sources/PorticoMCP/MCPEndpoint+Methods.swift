@@ -24,13 +24,18 @@ extension MCPEndpoint {
         var capabilities: JSONObject = ["tools": [:], "logging": [:]]
         let views = views && !configuration.views.isEmpty
         if configuration.resources != nil || views { capabilities["resources"] = [:] }
-        if views { capabilities["extensions"] = [UIView.extensionID: [:]] }
+        var extensions: JSONObject = [:]
+        if views { extensions[UIView.extensionID] = [:] }
+        // Tasks exist only in this era: the extension is declared per request.
+        if configuration.tasks != nil { extensions[TaskExtension.id] = [:] }
+        if !extensions.isEmpty { capabilities["extensions"] = .object(extensions) }
         return .object(capabilities)
     }
 
     /// Methods counted under their own name in metrics; others count as `other`.
     static let measuredMethods: Set<String> = [
         "initialize", "ping", "tools/list", "logging/setLevel", "server/discover", "resources/list", "resources/read", "resources/templates/list",
+        "tasks/get", "tasks/update", "tasks/cancel",
     ]
 
     /// Counts a request other than `tools/call` (which counts itself, with its tool).
@@ -120,6 +125,10 @@ extension MCPEndpoint {
                 result["cacheScope"] = exchange.principal == nil && !rendersViews(exchange) ? "public" : "private"
             case "tools/call":
                 let called = try await callTool(message, exchange: exchange, sink: sink)
+                if var task = called.createdTask {
+                    task["_meta"] = envelope["_meta"]
+                    return .result(id: message.id, .object(task))
+                }
                 guard let asked = called.inputRequired, let state = called.sealedState else {
                     return .toolResult(id: message.id, called, extra: envelope)
                 }
@@ -127,6 +136,12 @@ extension MCPEndpoint {
                 result.merge(envelope) { _, new in new }
                 result["resultType"] = "input_required"
                 return .result(id: message.id, .object(result))
+            case "tasks/get":
+                result = try await getTask(message, exchange: exchange)
+            case "tasks/update":
+                result = try await updateTask(message, exchange: exchange)
+            case "tasks/cancel":
+                result = try await cancelTask(message, exchange: exchange)
             case "resources/list", "resources/read", "resources/templates/list":
                 guard case .object(let answer) = try await resources(message, exchange: exchange) else { throw RPCError.internalError(message.method) }
                 result = answer
@@ -214,7 +229,8 @@ extension MCPEndpoint {
             span?.attributes["mcp.protocol.version"] = exchange.protocolVersion
             do {
                 let result = try await runTool(message, exchange: exchange, sink: sink)
-                span?.attributes["portico.outcome"] = result.isError ? "tool_error" : (result.inputRequired == nil ? "ok" : "input_required")
+                span?.attributes["portico.outcome"] =
+                    result.isError ? "tool_error" : result.createdTask != nil ? "task" : (result.inputRequired == nil ? "ok" : "input_required")
                 if result.isError { span?.setStatus(SpanStatus(code: .error, message: "the tool answered with an error")) }
                 return result
             } catch {
@@ -247,11 +263,20 @@ extension MCPEndpoint {
         let handler = tool.handler
         let task = Task { try await handler(arguments, context) }
         let token = inflight.register(key, task, deadline: exchange.deadline)
+        let mayBecomeTask = mayBecomeTask(tool, exchange)
         do {
             let result = try await withTaskCancellationHandler {
-                try await task.value
+                guard mayBecomeTask else { return try await task.value }
+                // A call still running after about a second answers with a task, which goes on.
+                if let ended = await Self.result(of: task, within: configuration.taskAfter) { return try ended.get() }
+                if let handle = await becomeTask(task, token: token, tool: tool, context: context, exchange: exchange) { return handle }
+                return try await task.value
             } onCancel: {
                 task.cancel()
+            }
+            if result.createdTask != nil {
+                outcome = .task
+                return result
             }
             inflight.remove(token)
             outcome = result.isError ? .toolError : .ok

@@ -431,6 +431,7 @@ extension MCPEndpoint {
             switch request.method {
             case "tools/call", "prompts/get": "name"
             case "resources/read": "uri"
+            case "tasks/get", "tasks/update", "tasks/cancel": "taskId"
             default: nil
             }
         if let nameKey, let bodyName = request.params?[nameKey] {

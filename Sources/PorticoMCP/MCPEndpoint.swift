@@ -72,6 +72,18 @@ public final class MCPEndpoint: Sendable {
         public var resources: ResourceProvider?
         /// MCP Apps views, offered to clients that declare the extension.
         public var views: [UIView] = []
+        /// Where tasks are kept; without it the tasks extension is not offered.
+        public var tasks: (any TaskStore)?
+        /// How long a call that may run long runs before it answers with a task.
+        public var taskAfter: Duration = .seconds(1)
+        /// The longest a task may run before it is stopped.
+        public var taskRunLimit: Duration = .seconds(600)
+        /// How often the replica running a task says so; a task not heard of for three is lost.
+        public var taskHeartbeat: Duration = .seconds(15)
+        /// How long a task and its result are kept after it was made.
+        public var taskTTL: Duration = .seconds(3600)
+        /// The largest result a task keeps; a larger one is replaced by an error saying so.
+        public var maxTaskResultBytes = 4 * 1024 * 1024
         /// Told of every `tools/call` once it ends (the audit trail); must return at once.
         public var audit: (@Sendable (ToolCallRecord) -> Void)?
         /// Counts each request of an authenticated caller (`toolCall` for `tools/call`) and refuses
@@ -102,6 +114,7 @@ public final class MCPEndpoint: Sendable {
     let streams = SessionStreams()
     let streamQuota = StreamQuota()
     let metrics = MCPMetrics()
+    let taskMetrics = TaskMetrics()
     let draining = Atomic<Bool>(false)
     let sessionLogLevels = BoundedCache<String, LogLevel>(limit: 10_000)
 
@@ -201,6 +214,9 @@ public final class MCPEndpoint: Sendable {
 
     /// Tool calls in progress on this replica.
     public var callsInProgress: Int { inflight.count }
+
+    /// Tasks running on this replica.
+    public var tasksRunning: Int { taskMetrics.running.load(ordering: .relaxed) }
 
     /// Event streams open on this replica.
     public var openStreams: Int { streamQuota.total }

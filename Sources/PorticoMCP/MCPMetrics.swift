@@ -13,6 +13,8 @@ final class MCPMetrics: Sendable {
         case error
         case cancelled
         case timeout
+        /// Answered with a task, which goes on after the request.
+        case task
     }
 
     private struct Key: Hashable {

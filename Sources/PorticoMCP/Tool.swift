@@ -85,6 +85,8 @@ public struct ToolResult: Sendable {
     public var inputRequired: InputRequired?
     /// The sealed `requestState` of an `inputRequired` result, written by the endpoint.
     var sealedState: String?
+    /// The task the call became (a `CreateTaskResult`), written by the endpoint.
+    var createdTask: JSONObject?
     /// Whether a text block carrying `structuredContent`'s compact JSON leads `content` (written
     /// straight from the value when the response is written, never held as a string).
     private(set) var mirrorsStructuredContent = false
@@ -205,6 +207,9 @@ public struct Tool: Sendable {
     /// Whether the tool may ask the client back (`CallContext.elicit`): in the handshake era its
     /// calls are answered on an event stream when the session's client declared elicitation.
     public var asksBack = false
+    /// Whether a call may answer with a task when it is not done within about a second (to a
+    /// client that declared the tasks extension on the request).
+    public private(set) var mayBecomeTask = false
 
     public init(
         name: String, description: String, inputSchema: JSON, outputSchema: JSON? = nil,
@@ -233,6 +238,14 @@ public struct Tool: Sendable {
     }
 
     public var title: String? { annotations.title }
+
+    /// The tool, whose calls may run long: one not done within about a second answers with a
+    /// task to a client that can poll it (the MCP tasks extension).
+    public func runningLong() -> Tool {
+        var tool = self
+        tool.mayBecomeTask = true
+        return tool
+    }
 
     private func makeDefinition() -> JSON {
         var object: JSONObject = ["name": .string(name)]

@@ -11,6 +11,7 @@ struct MetricsController {
     private let streams = Gauge(label: "portico_mcp_streams_open")
     private let calls = Gauge(label: "portico_mcp_calls_in_progress")
     private let sessions = Gauge(label: "portico_mcp_sessions_active")
+    private let tasks = Gauge(label: "portico_mcp_tasks_running")
 
     init(registry: PrometheusCollectorRegistry, endpoint: MCPEndpoint) {
         self.registry = registry
@@ -39,6 +40,7 @@ struct MetricsController {
             streams.record(endpoint.openStreams)
             calls.record(endpoint.callsInProgress)
             sessions.record(endpoint.activeSessions)
+            tasks.record(endpoint.tasksRunning)
             var buffer: [UInt8] = []
             buffer.reserveCapacity(16 * 1024)
             registry.emit(into: &buffer)

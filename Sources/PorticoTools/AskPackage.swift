@@ -56,7 +56,7 @@ public struct AskPackage: Sendable {
                     asksBack: true
                 ) { package, input, context in
                     try await package.ask(input, context)
-                },
+                }.runningLong(),
                 tool(
                     "datasources_list", "List the datasources of this app that questions and SQL can be run on.", [],
                     output: [
@@ -106,7 +106,7 @@ public struct AskPackage: Sendable {
                     ]
                 ) { package, input, context in
                     .structured(try await package.query(input, context))
-                },
+                }.runningLong(),
                 tool(
                     "sql_explain",
                     "How a datasource would run one SELECT, without running it: the plan (SQLite's EXPLAIN QUERY PLAN lines, PostgreSQL's "

@@ -61,7 +61,7 @@ public struct DataPackage: Sendable {
                     let request = try DataParameters.aggregate(input)
                     context.progress("running resource_query on \(request.resource)")
                     return .structured(try await records.query(app: context.app, request, access: access(context)))
-                },
+                }.runningLong(),
             ])
     }
 

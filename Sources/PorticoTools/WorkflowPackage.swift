@@ -141,7 +141,7 @@ public struct WorkflowPackage: Sendable {
                     return .structured([
                         "execution": ["id": .int(execution.id), "workflow": .int(execution.workflowID), "status": .string(execution.status.rawValue)]
                     ])
-                },
+                }.runningLong(),
                 Tool.admin(
                     .workflows, .workflow, "executions_list", "Recent executions (newest first, at most 100), optionally of one workflow or one status.",
                     [Self.workflowFilter, Self.status],

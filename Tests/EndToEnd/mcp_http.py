@@ -26,7 +26,7 @@ def modern_request(method: str, params: dict | None = None, id=1, version: str =
     params["_meta"] = modern_meta(version, **(meta_extra or {}))
     body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
     headers = {"MCP-Protocol-Version": version, "Mcp-Method": method, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    name = params.get("name") or params.get("uri")
+    name = params.get("name") or params.get("uri") or params.get("taskId")
     if name is not None:
         headers["Mcp-Name"] = name
     return body, headers
