@@ -19,7 +19,7 @@ from conftest import BACKEND, BINARY, free_port, start_server
 from mcp_http import StreamListener
 
 # Portico's schema migrations (Sources/PorticoData/CoreMigrations.swift): a new one is counted here.
-MIGRATIONS = 14
+MIGRATIONS = 15
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="replica and database-fault tests run in the PostgreSQL pass")
 
@@ -197,6 +197,10 @@ http {{
                                 timeout=120, env=self.env)
         assert result.returncode == 0, result.stderr
         return result.stdout
+
+    def upstreams(self) -> list[str]:
+        """The replica (host:port) nginx sent each request to, in order."""
+        return [line.split()[-1] for line in Path(self.dir, "access.log").read_text().splitlines()]
 
     def stop(self):
         self.nginx.terminate()
@@ -570,6 +574,16 @@ def test_a_destroy_confirmed_at_another_replica_destroys_once(demo_replicas):
     assert done["structuredContent"]["data"] == 2, done
     assert send(replicas.replica(2), "resource_destroy", doomed)["result"]["structuredContent"]["data"] == 0, "destroyed once, nothing left"
 
+    # Behind nginx, balancing round-robin: the question and its answer reach different replicas.
+    assert "error" not in send(replicas.base, "resource_create", {"resource": "Genre", "values": {"Name": "Replica doomed nginx"}})
+    seen = len(replicas.upstreams())
+    asked = send(replicas.base, "resource_destroy", doomed)["result"]
+    assert asked["resultType"] == "input_required", asked
+    done = send(replicas.base, "resource_destroy", doomed, requestState=asked["requestState"], inputResponses=yes)["result"]
+    assert done["structuredContent"]["data"] == 1, done
+    asker, answerer = replicas.upstreams()[seen:seen + 2]
+    assert asker != answerer, "the answer went to another replica than the question"
+
     replicas.cli("app", "confirmations", "main", "--off")
     for i in range(3):
         assert "error" not in send(replicas.replica(0), "resource_create", {"resource": "Genre", "values": {"Name": f"Replica kept {i}"}})
@@ -577,6 +591,47 @@ def test_a_destroy_confirmed_at_another_replica_destroys_once(demo_replicas):
         result = send(replicas.replica(i), "resource_destroy", {"resource": "Genre", "filter": {"Name": f"Replica kept {i}"}})["result"]
         assert result.get("resultType") == "complete" and result["structuredContent"]["data"] == 1, (i, result)
     replicas.cli("app", "confirmations", "main", "--on")
+
+
+def test_a_task_made_at_one_replica_is_read_and_cancelled_at_the_others(demo_replicas):
+    """Tasks are rows of the shared database: polled through nginx, each poll at the next replica, to the
+    result; and cancelled at another replica than the one running it, whose statement stops in PostgreSQL."""
+    from mcp_http import modern_request
+
+    replicas = demo_replicas
+    key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
+    declared = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+
+    def send(base: str, method: str, params: dict) -> dict:
+        body, headers = modern_request(method, params, meta_extra=declared)
+        with httpx2.Client(timeout=60) as c:
+            return c.post(f"{base}/api/mcp?packages=ask", headers={**headers, **bearer(key)}, json=body).json()
+
+    count = 5_000_000
+    counting = f"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {count}) SELECT count(*) AS n FROM c"
+    seen = len(replicas.upstreams())
+    created = send(replicas.base, "tools/call", {"name": "sql_query", "arguments": {"sql": counting}})["result"]
+    assert created["resultType"] == "task", created
+    deadline = time.time() + 60
+    while (task := send(replicas.base, "tasks/get", {"taskId": created["taskId"]})["result"])["status"] == "working":
+        assert time.time() < deadline, "the task ended"
+        time.sleep(0.3)
+    assert task["status"] == "completed" and task["result"]["structuredContent"]["rows"] == [[count]], task
+    used = replicas.upstreams()[seen:]
+    assert len(set(used)) == 3, f"the call and its polls reached every replica: {used}"
+
+    def running() -> int:
+        out = subprocess.run(["psql", replicas.cluster.url, "-At", "-c", "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                              "AND query LIKE '%endless_marker%' AND query NOT LIKE '%pg_stat_activity%'"], capture_output=True, text=True, check=True)
+        return int(out.stdout.strip())
+
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS endless_marker FROM c"
+    created = send(replicas.replica(0), "tools/call", {"name": "sql_query", "arguments": {"sql": endless}})["result"]
+    assert created["resultType"] == "task", created
+    assert running() == 1
+    assert send(replicas.replica(2), "tasks/cancel", {"taskId": created["taskId"]})["result"]["resultType"] == "complete"
+    assert send(replicas.replica(1), "tasks/get", {"taskId": created["taskId"]})["result"]["status"] == "cancelled"
+    wait_until(lambda: running() == 0, 3, "the statement stopped on replica 0")
 
 
 def test_replicas_share_one_rate_budget(cluster):
