@@ -22,6 +22,7 @@ from mcp_types import CallToolResult, Request, RequestParams, Result
 from pydantic import ConfigDict
 
 from conftest import BACKEND, database_url, start_server
+from fake_llm import FakeLLM
 
 TASKS = "io.modelcontextprotocol/tasks"
 DECLARED = {"extensions": {TASKS: {}}}
@@ -136,6 +137,24 @@ def test_a_long_query_answers_with_a_task_that_the_official_client_polls_to_its_
     quick = Tasks()
     answered = official_call(server, "sql_query", {"sql": "SELECT count(*) FROM " + ('"Genre"' if BACKEND == "postgres" else "Genre")}, quick)
     assert answered.structured_content["rows"] == [[25]] and quick.created == []
+
+
+def test_a_question_whose_model_is_slow_becomes_a_task(server):
+    def slow_model(messages):
+        time.sleep(2.5)
+        return '{"sql": "SELECT count(*) AS tracks FROM \\"Track\\""}'
+
+    llm = FakeLLM(slow_model)
+    try:
+        server.cli("llm", "add", "--name", "slow", "--base-url", llm.base_url, "--model", "fake-sql-1")
+        tasks = Tasks()
+        answer = official_call(server, "ask", {"question": "How many tracks are there?"}, tasks)
+        assert not answer.is_error, answer
+        assert answer.structured_content["engine"].startswith("llm") and answer.structured_content["rows"] == [[3503]], answer.structured_content
+        assert len(tasks.created) == 1 and len(llm.requests) == 1
+    finally:
+        server.cli("llm", "remove", "slow")
+        llm.stop()
 
 
 def test_a_client_without_the_extension_gets_the_result_as_before(server):
