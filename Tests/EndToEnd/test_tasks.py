@@ -168,12 +168,13 @@ def test_a_task_is_polled_raw_and_only_by_its_caller(server):
     task_id = created["taskId"]
     assert len(task_id) >= 22, "task ids are unguessable"
 
-    # Another credential of the same user, and another user, are told no such task exists.
-    other = server.new_key()
-    for key in [other]:
+    # Another credential of the same user, and another user, are told no such task exists; neither can cancel it.
+    server.cli("user", "create", "task-stranger", "--role", "member")
+    for key in [server.new_key(), server.new_key(user="task-stranger")]:
         refused = raw(server, "tasks/get", {"taskId": task_id}, key=key)
         assert refused.status_code == 400 and refused.json()["error"]["code"] == -32602
         assert "Task not found" in refused.json()["error"]["message"]
+        assert raw(server, "tasks/cancel", {"taskId": task_id}, key=key).json()["error"]["code"] == -32602
     assert raw(server, "tasks/get", {"taskId": "nope"}).json()["error"]["message"].endswith("Task not found")
     assert raw(server, "tasks/get", {}).json()["error"]["code"] == -32602
 
