@@ -21,6 +21,9 @@ public enum PeerMessage: Sendable, Hashable {
     case inputResponse(key: String, body: String)
     /// An app's workflows changed (saved, enabled, removed): every replica reloads its triggers.
     case workflowsChanged(app: String)
+    /// A session loaded tool packages into its list (`tools_load`): every replica lists them to
+    /// it, and tells its stream that the list changed.
+    case packagesLoaded(session: String, packages: [String])
 
     /// The largest answer relayed (PostgreSQL's NOTIFY payload is under 8,000 bytes).
     public static let maxInputResponseBytes = 6000
@@ -35,6 +38,7 @@ public enum PeerMessage: Sendable, Hashable {
         case .signingKeysRotated: "signing_keys_rotated"
         case .inputResponse(let key, let body): "input_response:" + key + " " + body
         case .workflowsChanged(let app): "workflows_changed:" + app
+        case .packagesLoaded(let session, let packages): "packages_loaded:" + session + "=" + packages.joined(separator: ",")
         }
     }
 
@@ -59,6 +63,10 @@ public enum PeerMessage: Sendable, Hashable {
             self = .toolsListChanged(userID: userID)
         case "workflows_changed":
             self = .workflowsChanged(app: argument)
+        case "packages_loaded":
+            guard let equals = argument.lastIndex(of: "=") else { return nil }
+            let packages = argument[argument.index(after: equals)...].split(separator: ",").map(String.init)
+            self = .packagesLoaded(session: String(argument[..<equals]), packages: packages)
         case "input_response":
             guard let space = argument.firstIndex(of: " ") else { return nil }
             self = .inputResponse(key: String(argument[..<space]), body: String(argument[argument.index(after: space)...]))

@@ -201,8 +201,17 @@ extension MCPEndpoint {
                 throw .invalidParams("invalid cursor '\(cursor)': this list has one page; call tools/list without a cursor")
             }
             let visible = registry.reachableTools(in: exchange.selection, for: exchange.principal, policy: policy).map(\.tool)
-            let search = toolSearch(exchange).definition
-            return ["tools": .array(firstList.pick(visible, search: search) { views[$0.name] ?? $0.definition })]
+            // A session may also load whole packages into its list.
+            let fixed = [toolSearch(exchange).definition] + (exchange.session == nil ? [] : [toolLoader(exchange).definition])
+            var listed = firstList.pick(visible, fixed: fixed) { views[$0.name] ?? $0.definition }
+            if let nonce = exchange.session?.nonce, let loaded = sessionPackages[nonce], !loaded.isEmpty {
+                let names = Set(listed.compactMap { $0["name"]?.stringValue })
+                let selection = PackageSelection(names: exchange.selection.reachable.filter(loaded.contains))
+                for tool in registry.visibleTools(in: selection, for: exchange.principal, policy: policy) where !names.contains(tool.name) {
+                    listed.append(views[tool.name] ?? tool.definition)
+                }
+            }
+            return ["tools": .array(listed)]
         }
         let visible = registry.visibleTools(in: exchange.selection, for: exchange.principal, policy: policy)
         let page = try registry.page(of: visible, cursor: cursor)
@@ -332,7 +341,9 @@ extension MCPEndpoint {
         case let other?: throw RPCError.invalidParams("'arguments' must be an object, got \(other.typeName)")
         }
         let searching = exchange.selection.isFirstList && name == ToolSearch.name
-        guard let tool = searching ? toolSearch(exchange) : registry.tool(named: name, in: exchange.selection) else {
+        let loading = exchange.selection.isFirstList && exchange.session != nil && name == ToolSearch.loadName
+        let found = searching ? toolSearch(exchange) : loading ? toolLoader(exchange) : registry.tool(named: name, in: exchange.selection)
+        guard let tool = found else {
             if let package = registry.packageOf(tool: name) {
                 throw RPCError.invalidParams(
                     "Tool '\(name)' belongs to package '\(package)', which this request did not select: add it with the x-mcp-packages header or ?packages=")
@@ -444,5 +455,25 @@ extension MCPEndpoint {
             return .structured(["tools": .array(found.map { views[$0.name] ?? $0.definition })])
         }
         return search.presented(title: search.title ?? ToolSearch.name, icons: configuration.identity.icons)
+    }
+
+    /// `tools_load` for this request's session: adds packages the request may call to the
+    /// session's list, at every replica, and tells the session's stream that its list changed.
+    func toolLoader(_ exchange: Exchange) -> Tool {
+        let selection = exchange.selection
+        let reached = registry.packages.filter { selection.reachable.contains($0.name) }
+        let nonce = exchange.session?.nonce
+        let loader = ToolSearch.loader(packages: reached) { [self] arguments, context in
+            guard let nonce else {
+                return .error("tools_load keeps packages in a session (the initialize era); here, call tools_search and then the tools it finds")
+            }
+            let wanted = arguments["packages"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            sessionPackages.update(nonce) { loaded in loaded = (loaded ?? []).union(wanted) }
+            let loaded = (sessionPackages[nonce] ?? []).sorted()
+            peerRelay.withLock { $0 }?(.packagesLoaded(session: nonce, packages: loaded))
+            let tools = registry.visibleTools(in: PackageSelection(names: selection.reachable.filter(loaded.contains)), for: context.principal, policy: policy)
+            return .structured(["loaded": JSON(loaded), "tools": JSON(tools.map(\.name))])
+        }
+        return loader.presented(title: loader.title ?? ToolSearch.loadName, icons: configuration.identity.icons)
     }
 }

@@ -117,6 +117,8 @@ public final class MCPEndpoint: Sendable {
     let taskMetrics = TaskMetrics()
     let draining = Atomic<Bool>(false)
     let sessionLogLevels = BoundedCache<String, LogLevel>(limit: 10_000)
+    /// The packages each session loaded into its first list (`tools_load`).
+    let sessionPackages = BoundedCache<String, Set<String>>(limit: 10_000)
 
     /// The members every modern-era result ends with (`resultType` and the server's identity).
     let modernResultMembers: JSONObject
@@ -245,6 +247,10 @@ public final class MCPEndpoint: Sendable {
         case .logLevel(let session, let name):
             guard let level = LogLevel(rawValue: name) else { return }
             remember(level, for: session)
+        case .packagesLoaded(let session, let packages):
+            sessionPackages.update(session) { loaded in loaded = (loaded ?? []).union(packages) }
+            let frame = EventStream.frame(RPCNotification(method: "notifications/tools/list_changed", params: [:]).json)
+            streams.send(nonce: session, frame)
         case .signingKeysRotated, .workflowsChanged:
             break
         case .inputResponse(let key, let body):
@@ -359,6 +365,7 @@ public final class MCPEndpoint: Sendable {
             }
             streams.finish(nonce: session.nonce)
             sessionLogLevels.remove(session.nonce)
+            sessionPackages.remove(session.nonce)
             metrics.endedSession(session.nonce)
             return .empty(status: .ok, headers: HTTPFields())
         }

@@ -16,13 +16,14 @@ public struct FirstList: Sendable {
         self.budget = budget
     }
 
-    /// The tools to list from `visible` (what the caller may use), `search` first: the ones in
-    /// `order`, else (an app that offers none of them) the others in their order, each while the
-    /// list stays within the budget. `definition` is how each is listed.
-    func pick(_ visible: [Tool], search: JSON, definition: (Tool) -> JSON) -> [JSON] {
+    /// The tools to list from `visible` (what the caller may use), `fixed` first (the search, and
+    /// in a session the loader): the ones in `order`, else (an app that offers none of them) the
+    /// others in their order, each while the list stays within the budget. `definition` is how
+    /// each is listed.
+    func pick(_ visible: [Tool], fixed: [JSON], definition: (Tool) -> JSON) -> [JSON] {
         // `{"tools":[` and `]}`, a comma per tool, and room for the era's fields (ttlMs, cacheScope, a cursor).
-        var used = 16 + 96 + search.serializedString.utf8.count
-        var listed = [search]
+        var used = 16 + 96 + fixed.reduce(0) { $0 + $1.serializedString.utf8.count + 1 }
+        var listed = fixed
         let preferred = order.compactMap { name in visible.first { $0.name == name } }
         for tool in preferred.isEmpty ? visible : preferred {
             let listedAs = definition(tool)
@@ -65,6 +66,37 @@ enum ToolSearch {
             ],
             annotations: ToolAnnotations(title: "Find tools", readOnly: true, idempotent: true), requiredScope: Scope(.read, .data), access: .open,
             handler: run)
+    }
+
+    static let loadName = "tools_load"
+
+    /// `tools_load`: in a session, adds whole packages to the session's tool list.
+    static func loader(packages: [ToolPackage], run: @escaping Tool.Handler) -> Tool {
+        Tool(
+            name: loadName,
+            description: "Add whole packages of tools to this session's tool list (the client is told the list changed), "
+                + "for work that needs many tools of one package. Packages: \(packages.map(\.name).joined(separator: ", ")).",
+            inputSchema: [
+                "type": "object",
+                "properties": [
+                    "packages": [
+                        "type": "array", "minItems": 1, "maxItems": 16, "uniqueItems": true,
+                        "items": ["type": "string", "enum": .array(packages.map { .string($0.name) })],
+                        "description": "The packages to list",
+                    ]
+                ],
+                "required": ["packages"],
+                "additionalProperties": false,
+            ],
+            outputSchema: [
+                "type": "object",
+                "properties": [
+                    "loaded": ["type": "array", "items": ["type": "string"]], "tools": ["type": "array", "items": ["type": "string"]],
+                ],
+                "required": ["loaded", "tools"],
+            ],
+            annotations: ToolAnnotations(title: "Load tool packages", readOnly: true, idempotent: true), requiredScope: Scope(.read, .data),
+            access: .open, handler: run)
     }
 
     /// The tools of `candidates` that match `query` best, at most `limit`: a tool's name or package

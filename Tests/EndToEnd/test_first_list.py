@@ -131,3 +131,58 @@ def test_an_app_that_offers_fewer_packages_is_searched_within_them(server):
     assert "collections_create" not in [t["name"] for t in found.get("structuredContent", {}).get("tools", [])]
     refused = call("tools/call", {"name": "collections_create", "arguments": {"name": "nope", "fields": []}}).json()
     assert "error" in refused and "collections_create" in refused["error"]["message"]
+
+
+def test_a_session_loads_whole_packages_into_its_list_and_hears_that_it_changed(server, viewer_key):
+    """The initialize era has sessions: `tools_load` adds packages to the session's own list and the
+    client hears notifications/tools/list_changed on its stream; other sessions keep the first list."""
+    from mcp_http import initialize, post
+
+    heard = []
+
+    async def handler(message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            heard.append(message)
+
+    async def load(key: str, packages: list[str]):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
+        async with Client(streamable_http_client(server.mcp, http_client=http), mode="legacy", message_handler=handler) as client:
+            before = [t.name for t in (await client.list_tools()).tools]
+            assert before[:2] == ["tools_search", "tools_load"], before
+            await asyncio.sleep(0.3)  # the client's server-message stream is open
+            loaded = await client.call_tool("tools_load", {"packages": packages})
+            assert not loaded.is_error, loaded
+            for _ in range(50):
+                if heard:
+                    break
+                await asyncio.sleep(0.1)
+            after = [t.name for t in (await client.list_tools()).tools]
+            return before, loaded.structured_content, after
+
+    before, loaded, after = run(load(server.api_key, ["schema"]))
+    assert heard, "the client heard that its list changed"
+    assert loaded["loaded"] == ["schema"] and "collections_create" in loaded["tools"]
+    assert {"collections_create", "fields_update", "fields_destroy"} <= set(after) and set(before) < set(after)
+    assert len(after) == len(set(after)), "no tool listed twice"
+
+    # A viewer loads the same package and gets only what a viewer may use.
+    heard.clear()
+    _, viewer_loaded, viewer_after = run(load(viewer_key, ["schema", "data"]))
+    assert viewer_loaded["loaded"] == ["data", "schema"]
+    assert not any(n.endswith(("_create", "_update", "_destroy")) for n in viewer_loaded["tools"] + viewer_after), viewer_after
+
+    # A new session starts from the first list again; its handshake-era list is within the budget too.
+    with server.http() as c:
+        session, _ = initialize(c, server.mcp)
+        r = post(c, server.mcp, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+        assert len(r.content) <= BUDGET, len(r.content)
+        names = [t["name"] for t in r.json()["result"]["tools"]]
+        assert "collections_create" not in names and names[:2] == ["tools_search", "tools_load"], names
+        # An unknown package is refused by the tool's schema, naming the packages that exist.
+        bad = post(c, server.mcp, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "tools_load", "arguments": {"packages": ["nope"]}}},
+                   {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}).json()
+        assert bad["error"]["code"] == -32602 and "schema" in json.dumps(bad["error"]), bad
+
+    # The 2026-07-28 era has no sessions: no tools_load, the search is the way.
+    modern = [t["name"] for t in raw(server, server.api_key, "tools/list").json()["result"]["tools"]]
+    assert "tools_load" not in modern and modern[0] == "tools_search"

@@ -634,6 +634,30 @@ def test_a_task_made_at_one_replica_is_read_and_cancelled_at_the_others(demo_rep
     wait_until(lambda: running() == 0, 3, "the statement stopped on replica 0")
 
 
+def test_packages_loaded_at_one_replica_are_listed_at_the_others(demo_replicas):
+    """A session's tools_load reaches every replica: its list there has the packages, and its stream, held by
+    another replica, hears that the list changed."""
+    from mcp_http import initialize
+
+    replicas = demo_replicas
+    key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
+    with httpx2.Client(headers=bearer(key), timeout=30) as c:
+        session, _ = initialize(c, f"{replicas.replica(0)}/api/mcp")
+        headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        stream = StreamListener(f"{replicas.replica(2)}/api/mcp", {**bearer(key), **headers}, b"notifications/tools/list_changed")
+        assert stream.opened.wait(5)
+        r = c.post(f"{replicas.replica(1)}/api/mcp", headers=headers, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tools_load", "arguments": {"packages": ["schema"]}}})
+        assert r.json()["result"]["structuredContent"]["loaded"] == ["schema"], r.text
+        assert b"notifications/tools/list_changed" in stream.wait(), "the stream on replica 2 heard of the load on replica 1"
+
+        def listed(i: int) -> list[str]:
+            r = c.post(f"{replicas.replica(i)}/api/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+            return [t["name"] for t in r.json()["result"]["tools"]]
+
+        wait_until(lambda: all("collections_create" in listed(i) for i in range(3)), 2, "every replica lists the loaded package")
+
+
 def test_replicas_share_one_rate_budget(cluster):
     """Each replica decides in memory and shares its counts through PostgreSQL once a second: 12 requests a minute
     for one key is 12 across both replicas, not 12 on each."""

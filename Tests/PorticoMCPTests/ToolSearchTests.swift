@@ -59,13 +59,13 @@ import Testing
             Self.tool("other", "four"),
         ]
         let order = FirstList(order: ["ask", "resource_list", "resource_get", "collections_list"], budget: 8_000)
-        let listed = order.pick(visible, search: search) { $0.definition }.compactMap { $0["name"]?.stringValue }
+        let listed = order.pick(visible, fixed: [search]) { $0.definition }.compactMap { $0["name"]?.stringValue }
         #expect(listed == ["tools_search", "ask", "resource_get", "collections_list"], "in the list's order; what is not in it is left out")
-        let tight = FirstList(order: order.order, budget: 4_000).pick(visible, search: search) { $0.definition }
+        let tight = FirstList(order: order.order, budget: 4_000).pick(visible, fixed: [search]) { $0.definition }
         #expect(tight.compactMap { $0["name"]?.stringValue } == ["tools_search", "ask", "collections_list"], "what does not fit is passed over")
         let size = JSON.object(["tools": .array(tight)]).serializedString.utf8.count
         #expect(size <= 4_000 - 96)
-        let unknown = order.pick([Self.tool("get_users", "users")], search: search) { $0.definition }.compactMap { $0["name"]?.stringValue }
+        let unknown = order.pick([Self.tool("get_users", "users")], fixed: [search]) { $0.definition }.compactMap { $0["name"]?.stringValue }
         #expect(unknown == ["tools_search", "get_users"], "an app that offers none of the first tools lists its own")
     }
 }
