@@ -106,6 +106,39 @@ def test_a_runaway_query_is_stopped_on_the_server(s):
     assert call(s, "sql_query", {"datasource": "shop", "sql": "SELECT COUNT(*) FROM Album"}).structured_content["rows"] == [[347]]
 
 
+def test_cancelling_a_task_kills_its_query_on_the_server(s, mariadb):
+    """A query that became a task (the MCP tasks extension) and is cancelled is stopped with KILL QUERY, before
+    its time limit would have stopped it."""
+    import re
+    import subprocess
+
+    from mcp_http import modern_request, post
+
+    user, password, host, port = re.match(r"mysql://([^:]+):([^@]+)@([^:]+):(\d+)/", mariadb).groups()
+
+    def running() -> int:
+        out = subprocess.run(["mariadb", "-h", host, "-P", port, "-u", user, f"-p{password}", "-N", "-e",
+                              "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE '%Track c%' "
+                              "AND INFO NOT LIKE '%PROCESSLIST%'"], capture_output=True, text=True, check=True)
+        return int(out.stdout.strip())
+
+    def send(method: str, params: dict) -> dict:
+        body, headers = modern_request(method, params, meta_extra={
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+        with s.http() as c:
+            return post(c, s.mcp + "?packages=ask", body, headers).json()["result"]
+
+    created = send("tools/call", {"name": "sql_query", "arguments": {"datasource": "shop", "sql": "SELECT COUNT(*) FROM Track a, Track b, Track c"}})
+    assert created["resultType"] == "task", created
+    assert running() == 1
+    send("tasks/cancel", {"taskId": created["taskId"]})
+    cancelled_at = time.time()
+    while running():
+        assert time.time() - cancelled_at < 1, "KILL QUERY stopped the statement well before its 3 s limit"
+        time.sleep(0.05)
+    assert send("tasks/get", {"taskId": created["taskId"]})["status"] == "cancelled"
+
+
 QUESTIONS = [
     "How many tracks are in each genre?",
     "How many customers are there in each country?",
