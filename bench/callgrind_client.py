@@ -30,6 +30,32 @@ def call(name, arguments, i):
         sys.exit(f"{name} failed under callgrind: {response.status} {text[:300]!r}")
 
 
+def session(i):
+    """A whole session per call, as the session-per-call load makes them (2025-11-25): initialize, the initialized
+    notification, a get, DELETE."""
+    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {key}"}
+
+    def send(method, body, headers):
+        connection.request(method, target.path, body, headers)
+        response = connection.getresponse()
+        return response, response.read()
+
+    response, text = send("POST", json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "callgrind", "version": "1"}}}), base)
+    nonce = response.getheader("Mcp-Session-Id")
+    if response.status != 200 or not nonce:
+        sys.exit(f"initialize failed under callgrind: {response.status} {text[:300]!r}")
+    headers = {**base, "Mcp-Session-Id": nonce, "MCP-Protocol-Version": "2025-11-25"}
+    steps = [("POST", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), 202),
+             ("POST", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                 "name": "resource_get", "arguments": {"resource": "Album", "filterByTk": i % 347 + 1}}}), 200),
+             ("DELETE", None, 200)]
+    for method, body, status in steps:
+        response, text = send(method, body, headers)
+        if response.status != status or b'"isError":true' in text or b'"error":{' in text:
+            sys.exit(f"{method} in a session failed under callgrind: {response.status} {text[:300]!r}")
+
+
 def control(*args):
     subprocess.run(["callgrind_control", *args, pid], check=True, capture_output=True)
 
@@ -41,13 +67,15 @@ def dumped_total(before):
     return int(re.search(r"^totals: (\d+)", text, re.M).group(1))
 
 
+KINDS["session"] = (None, None)
 for kind, (name, arguments) in KINDS.items():
+    one = session if name is None else (lambda i: call(name, arguments(i), i))
     for i in range(200):
-        call(name, arguments(i), i)
+        one(i)
     control("-z")
     control("-i", "on")
     for i in range(calls):
-        call(name, arguments(i), i)
+        one(i)
     control("-i", "off")
     before = set(out.glob("callgrind.out.*"))
     control("-d")
