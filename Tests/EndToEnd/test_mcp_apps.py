@@ -109,10 +109,12 @@ def test_the_server_names_the_extension_only_to_a_client_that_declared_it(server
         with server.http() as http:
             return post(http, server.mcp, body, headers).json()["result"]
 
+    # (The tasks extension is offered to every client: each request says whether it takes a task.)
+    tasks = "io.modelcontextprotocol/tasks"
     declared = discover({"extensions": {UI: {"mimeTypes": [MIME]}}})
-    assert declared["capabilities"]["extensions"] == {UI: {}} and declared["cacheScope"] == "private"
+    assert declared["capabilities"]["extensions"] == {UI: {}, tasks: {}} and declared["cacheScope"] == "private"
     plain = discover({})
-    assert "extensions" not in plain["capabilities"] and plain["cacheScope"] == "public"
+    assert plain["capabilities"]["extensions"] == {tasks: {}} and plain["cacheScope"] == "public"
 
 
 def test_a_client_without_the_extension_sees_plain_tools(server):
