@@ -14,9 +14,21 @@ public enum Secrets {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// `count` random bytes, eight from each draw of the system's generator (each draw is a
+    /// system call: a session id's 16 bytes took 16 of them, byte by byte).
     public static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var at = 0
+        while at < count {
+            var word = generator.next()
+            for _ in 0..<min(8, count - at) {
+                bytes[at] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                at += 1
+            }
+        }
+        return bytes
     }
 
     /// Hex SHA-256, for high-entropy secrets (API keys, client secrets) where a slow hash adds nothing.

@@ -363,6 +363,7 @@ public final class MCPEndpoint: Sendable {
                 request.logger.error("could not record the end of an MCP session", metadata: ["error": "\(error)"])
                 return Self.errorResponse(.internalServerError, id: nil, .internalError("the session could not be ended; try again"))
             }
+            if let id = request.known.sessionID { signer.forget(id) }
             streams.finish(nonce: session.nonce)
             sessionLogLevels.remove(session.nonce)
             sessionPackages.remove(session.nonce)

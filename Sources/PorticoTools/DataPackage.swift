@@ -1,5 +1,6 @@
 import Foundation
 public import PorticoAuth
+import PorticoBase
 public import PorticoData
 import PorticoJSON
 public import PorticoMCP
@@ -16,8 +17,20 @@ public struct DataPackage: Sendable {
     }
 
     /// Short guidance for the model about one app: what it holds and how to use the data tools.
+    /// Written once per version of the app's catalog (every `initialize` and `server/discover`
+    /// sends it).
     public static func instructions(app: String, catalogs: CatalogStore) async -> String {
-        let names = (try? await catalogs.catalog(app: app).names) ?? []
+        guard let catalog = try? await catalogs.catalog(app: app) else { return instructions(app: app, names: []) }
+        if let written = writtenInstructions[app], written.version == catalog.version { return written.text }
+        let text = instructions(app: app, names: catalog.names)
+        writtenInstructions.store((catalog.version, text), for: app)
+        return text
+    }
+
+    /// The instructions written lately, by app, with the version of the catalog they name.
+    static let writtenInstructions = BoundedCache<String, (version: UInt64, text: String)>(limit: 1024)
+
+    static func instructions(app: String, names: [String]) -> String {
         var text = "Portico serves the data of app '\(app)'."
         if !names.isEmpty { text += " Collections: \(names.joined(separator: ", "))." }
         text +=

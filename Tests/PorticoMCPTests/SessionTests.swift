@@ -61,6 +61,28 @@ import Testing
             "a changed byte is refused")
     }
 
+    @Test func anIdKnownHereIsCheckedForItsTimeAndAForgottenOneIsReadAgain() {
+        let (id, session) = signer.issue(protocolVersion: "2025-11-25", app: "main", bindingKey: "key:abc", capabilities: [.elicitation], now: 1000)
+        // Found by its text (issued here), still held to its lifetime and to the clock skew allowed.
+        #expect(signer.verify(id, now: 1000) == session)
+        #expect(signer.verify(id, now: 1000 + 3600) == nil)
+        #expect(signer.verify(id, now: 1000 - 301) == nil)
+        #expect(signer.verify(id, now: 4000) == session)
+        // Forgotten (its session ended), it is decoded and checked again from its bytes.
+        signer.forget(id)
+        #expect(signer.verify(id, now: 1010) == session)
+        #expect(signer.verify(id, now: 1000 + 3600) == nil)
+    }
+
+    @Test func randomBytesAreOfTheLengthAskedAndDiffer() {
+        for count in [0, 1, 7, 8, 9, 16, 18, 33] { #expect(Secrets.randomBytes(count).count == count) }
+        let draws = Set((0..<100).map { _ in Secrets.randomBytes(16) })
+        #expect(draws.count == 100)
+        // Every byte of a draw is random, the last of a partial word too.
+        let bytes = (0..<200).flatMap { _ in Secrets.randomBytes(9) }
+        #expect(Set(bytes).count > 200)
+    }
+
     @Test func sessionsAreUniqueAndBoundToTheirCredential() {
         let a = signer.issue(protocolVersion: "2025-11-25", app: "main", bindingKey: "key:abc", capabilities: [], now: 1000)
         let b = signer.issue(protocolVersion: "2025-11-25", app: "main", bindingKey: "key:abc", capabilities: [], now: 1000)
