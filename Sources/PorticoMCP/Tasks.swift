@@ -106,13 +106,14 @@ extension MCPEndpoint {
         await withCheckedContinuation { continuation in
             let first = FirstOf<Result<ToolResult, any Error>?>(continuation)
             let timer = Task {
-                try? await Task.sleep(for: limit)
+                // Cancelled: the call ended first and answered already.
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
                 first.resume(nil)
             }
             Task {
                 let result = await call.result
-                timer.cancel()
                 first.resume(result)
+                timer.cancel()
             }
         }
     }
