@@ -47,8 +47,9 @@ public struct CallContext: Sendable {
     let logLevel: LogLevel?
     let sink: NotificationSink?
     private let progressCounter = ProgressCounter()
-    /// Set when the call answered with a task: nobody is on the line to ask any more.
-    let taskMark = TaskMark()
+    /// Set when the call answered with a task: nobody is on the line to ask any more. Only a
+    /// call that may become a task has one (no allocation for the others).
+    var taskMark: TaskMark?
 
     public init(
         app: String, principal: Principal, requestID: RequestID, protocolVersion: String,
@@ -68,7 +69,7 @@ public struct CallContext: Sendable {
     /// Whether the tool may ask the client for input: the stateless era, with the client's
     /// declared `elicitation` capability (form mode).
     public var canElicit: Bool {
-        guard !taskMark.isSet, ProtocolVersion.modern.contains(protocolVersion), let elicitation = clientCapabilities["elicitation"]?.objectValue else {
+        guard taskMark?.isSet != true, ProtocolVersion.modern.contains(protocolVersion), let elicitation = clientCapabilities["elicitation"]?.objectValue else {
             return false
         }
         return elicitation.isEmpty || elicitation["form"] != nil

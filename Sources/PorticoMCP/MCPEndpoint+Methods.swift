@@ -265,14 +265,15 @@ extension MCPEndpoint {
         if let problem = tool.argumentSchema.validate(.object(arguments)) {
             throw RPCError.invalidParams(problem, data: ["tool": .string(tool.name), "problem": .string(problem)])
         }
-        let context = try callContext(message, exchange: exchange, tool: tool, arguments: arguments, principal: principal, sink: sink)
+        var context = try callContext(message, exchange: exchange, tool: tool, arguments: arguments, principal: principal, sink: sink)
+        let mayBecomeTask = mayBecomeTask(tool, exchange)
+        if mayBecomeTask { context.taskMark = TaskMark() }
         toolLabel = tool.name
         // Only the handshake era cancels a call by its id (`notifications/cancelled`).
         let key = exchange.modern ? nil : inflightKey(exchange, message.id)
         let handler = tool.handler
-        let task = Task { try await handler(arguments, context) }
+        let task = Task { [context] in try await handler(arguments, context) }
         let token = inflight.register(key, task, deadline: exchange.deadline)
-        let mayBecomeTask = mayBecomeTask(tool, exchange)
         do {
             let result = try await withTaskCancellationHandler {
                 guard mayBecomeTask else { return try await task.value }

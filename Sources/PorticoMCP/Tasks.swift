@@ -140,7 +140,7 @@ extension MCPEndpoint {
             exchange.request.logger.warning("a task could not be stored; the call is answered when it ends", metadata: ["error": "\(error)"])
             return nil
         }
-        context.taskMark.set()
+        context.taskMark?.set()
         inflight.retarget(token, key: Self.taskKey(app: task.app, id: task.id), deadline: .now + configuration.taskRunLimit)
         taskMetrics.created.increment()
         taskMetrics.running.add(1, ordering: .relaxed)
