@@ -88,10 +88,8 @@ public struct TaskRecords: Sendable {
     /// The app's task `id`, expired or not; `nil` when there is none.
     public func find(app: String, id: String) async throws -> Record? {
         let database = try await databases.database(app: app)
-        var q = SQLFragment("SELECT * FROM portico_tasks WHERE id = ")
-        q.append(bind: .text(id))
-        q.append(" AND app = ")
-        q.append(bind: .text(app))
+        var q = SQLFragment("SELECT * FROM portico_tasks")
+        q.append(Self.naming(app: app, id: id))
         return try await database.query(q).first.flatMap(Self.record)
     }
 
@@ -112,10 +110,7 @@ public struct TaskRecords: Sendable {
         q.append(bind: error.map(SQLValue.text) ?? .null)
         q.append(", updated_at = ")
         q.append(bind: .int(now))
-        q.append(" WHERE id = ")
-        q.append(bind: .text(id))
-        q.append(" AND app = ")
-        q.append(bind: .text(app))
+        q.append(Self.naming(app: app, id: id))
         q.append(" AND status = 'working' RETURNING id")
         return try await !database.query(q).isEmpty
     }
@@ -125,12 +120,18 @@ public struct TaskRecords: Sendable {
         let database = try await databases.database(app: app)
         var q = SQLFragment("UPDATE portico_tasks SET alive_at = ")
         q.append(bind: .int(now))
-        q.append(" WHERE id = ")
+        q.append(Self.naming(app: app, id: id))
+        q.append(" AND status = 'working'")
+        try await database.execute(q)
+    }
+
+    /// ` WHERE` the app's task `id`.
+    static func naming(app: String, id: String) -> SQLFragment {
+        var q = SQLFragment(" WHERE id = ")
         q.append(bind: .text(id))
         q.append(" AND app = ")
         q.append(bind: .text(app))
-        q.append(" AND status = 'working'")
-        try await database.execute(q)
+        return q
     }
 
     static func record(_ row: Row) -> Record? {

@@ -429,11 +429,11 @@ extension MCPEndpoint {
             client = exchange.request.known.userAgent ?? "unknown"
         }
         return ToolCallRecord(
-            at: Int64(clock.date.timeIntervalSince1970 * 1000), app: exchange.request.app, userID: principal?.userID,
+            at: clock.milliseconds, app: exchange.request.app, userID: principal?.userID,
             principal: ToolCallRecord.clipped(principal?.userName ?? "anonymous", 100), credential: principal?.bindingKey ?? "none",
             client: ToolCallRecord.clipped(client), tool: ToolCallRecord.clipped(message.params?["name"]?.stringValue ?? "", 100),
             argumentsDigest: ToolCallRecord.digest(message.params?["arguments"]?.objectValue ?? [:]), outcome: outcome.rawValue,
-            durationMilliseconds: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+            durationMilliseconds: elapsed.milliseconds)
     }
 
     /// `tools_search` for this request: over the tools of the packages it may call that its caller

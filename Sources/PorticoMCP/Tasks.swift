@@ -37,13 +37,12 @@ enum TaskExtension {
     /// Whether a task still working was lost: its replica has not said it runs it for three of
     /// its `heartbeat`s (it stopped, or was killed, before the task ended).
     static func isLost(_ task: TaskRecords.Record, now: Int64, heartbeat: Duration) -> Bool {
-        task.status == .working && now - task.aliveAt > 3 * MCPEndpoint.milliseconds(heartbeat)
+        task.status == .working && now - task.aliveAt > 3 * heartbeat.milliseconds
     }
 
     /// `2026-11-28T17:04:05Z` for milliseconds since 1970.
     static func timestamp(_ milliseconds: Int64) -> String {
-        let text = UTCText.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000), dateOnly: false)
-        return text.replacingOccurrences(of: " ", with: "T") + "Z"
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
     }
 
     /// The task as `tasks/get` answers it (a `DetailedTask`): its result or error once it has one.
@@ -129,11 +128,11 @@ extension MCPEndpoint {
     /// background. `nil` when the task could not be stored: the call is then answered as usual.
     func becomeTask(_ call: InflightCalls.CallTask, token: UInt64, tool: Tool, context: CallContext, exchange: Exchange) async -> ToolResult? {
         guard let store = configuration.tasks else { return nil }
-        let now = Int64(clock.date.timeIntervalSince1970 * 1000)
+        let now = clock.milliseconds
         let task = TaskRecords.Record(
             id: Base64URL.encode(Secrets.randomBytes(18)), app: context.app, owner: context.principal.bindingKey, tool: tool.name,
             statusMessage: "\(tool.name) is running", createdAt: now, updatedAt: now,
-            expiresAt: now + Self.milliseconds(configuration.taskTTL), aliveAt: now)
+            expiresAt: now + configuration.taskTTL.milliseconds, aliveAt: now)
         do {
             try await store.create(task)
         } catch {
@@ -160,7 +159,7 @@ extension MCPEndpoint {
         let alive = Task {
             while !Task.isCancelled {
                 try await Task.sleep(for: heartbeat)
-                try? await store.touch(app: task.app, id: task.id, now: Int64(clock.date.timeIntervalSince1970 * 1000))
+                try? await store.touch(app: task.app, id: task.id, now: clock.milliseconds)
             }
         }
         let outcome = await call.result
@@ -209,7 +208,7 @@ extension MCPEndpoint {
         // (then the task is reported lost once its heartbeat is missed).
         for attempt in 1...3 {
             do {
-                let now = Int64(clock.date.timeIntervalSince1970 * 1000)
+                let now = clock.milliseconds
                 if try await store.finish(app: task.app, id: task.id, status: status, message: message, result: stored, error: error, now: now) {
                     taskMetrics.ended(status)
                 }
@@ -230,10 +229,6 @@ extension MCPEndpoint {
 
     static func taskKey(app: String, id: String) -> String { "task|" + app + "|" + id }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
     // MARK: tasks/get, tasks/update, tasks/cancel
 
     /// The task a request names, if it is the caller's: another caller's task is as unknown as
@@ -253,10 +248,10 @@ extension MCPEndpoint {
         guard var task = found, task.owner == principal.bindingKey else {
             throw .invalidParams("Failed to retrieve task: Task not found")
         }
-        let now = Int64(clock.date.timeIntervalSince1970 * 1000)
+        let now = clock.milliseconds
         guard now < task.expiresAt else { throw .invalidParams("Failed to retrieve task: Task has expired") }
         // The caller is checked again: a role or a key's scopes may have changed since the call.
-        if let tool = registry.packages.lazy.flatMap(\.tools).first(where: { $0.name == task.tool }),
+        if let tool = registry.toolsByName[task.tool]?.tool,
             !principal.isGranted(tool.requiredScope) || !ToolRegistry.roleAllows(tool.access, principal.role, policy: policy)
         {
             throw .invalidParams("Failed to retrieve task: you may no longer use \(task.tool), so its result is not shown")
@@ -294,7 +289,7 @@ extension MCPEndpoint {
     func cancelTask(_ message: RequestMessage, exchange: Exchange) async throws(RPCError) -> JSONObject {
         let (task, store) = try await namedTask(message, exchange: exchange)
         guard task.status == .working else { return [:] }
-        let now = Int64(clock.date.timeIntervalSince1970 * 1000)
+        let now = clock.milliseconds
         let ended: Bool
         do {
             ended = try await store.finish(

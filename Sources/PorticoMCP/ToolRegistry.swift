@@ -11,7 +11,7 @@ public struct ToolRegistry: Sendable {
     public let pageSize: Int
     /// What a request that names no packages is listed (`nil`: the default packages' tools).
     public let firstList: FirstList?
-    private let toolsByName: [String: (package: String, tool: Tool)]
+    let toolsByName: [String: (package: String, tool: Tool)]
 
     public init(packages: [ToolPackage], defaultPackages: [String], firstList: FirstList? = nil, pageSize: Int = 50) {
         self.packages = packages

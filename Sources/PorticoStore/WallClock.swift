@@ -28,6 +28,9 @@ public struct WallClock: Sendable {
 
     /// Seconds since 1970, as Portico stores times.
     public var seconds: Int64 { Int64(read().timeIntervalSince1970) }
+
+    /// Milliseconds since 1970 (the audit trail, workflows and tasks).
+    public var milliseconds: Int64 { Int64(read().timeIntervalSince1970 * 1000) }
 }
 
 /// A clock that stands still until it is moved (tests).

@@ -415,7 +415,7 @@ public final class WorkflowEngine: RecordWriteObserver, Sendable {
         queueGauge.record(total)
     }
 
-    var nowMilliseconds: Int64 { Int64(clock.date.timeIntervalSince1970 * 1000) }
+    var nowMilliseconds: Int64 { clock.milliseconds }
 
     func leaseEnd() -> Int64 {
         nowMilliseconds + configuration.lease.components.seconds * 1000

@@ -414,7 +414,7 @@ extension WorkflowEngine {
                 at: nowMilliseconds, app: walk.app, userID: walk.owner.principal.userID, principal: walk.owner.principal.userName ?? "workflow",
                 credential: "workflow:\(walk.workflow.key)", client: label, tool: "workflow.\(node.type.rawValue):\(node.key)",
                 argumentsDigest: ToolCallRecord.digest(node.config), outcome: outcome,
-                durationMilliseconds: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+                durationMilliseconds: elapsed.milliseconds))
     }
 
     /// Whether `error` is this process stopping (its task cancelled), not the workflow failing.

@@ -133,7 +133,7 @@ public struct WorkflowStore: Sendable {
         self.clock = clock
     }
 
-    var now: Int64 { Int64(clock.date.timeIntervalSince1970 * 1000) }
+    var now: Int64 { clock.milliseconds }
 
     func database(_ app: String) async throws -> any Database { try await databases.database(app: app) }
 
