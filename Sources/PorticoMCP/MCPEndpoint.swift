@@ -82,6 +82,9 @@ public final class MCPEndpoint: Sendable {
         public var taskHeartbeat: Duration = .seconds(15)
         /// How long a task and its result are kept after it was made.
         public var taskTTL: Duration = .seconds(3600)
+        /// Tasks one credential may have running on this replica; past it, its calls are answered
+        /// when they end, as for a client without the extension.
+        public var maxTasksPerCredential = 16
         /// The largest result a task keeps; a larger one is replaced by an error saying so.
         public var maxTaskResultBytes = 4 * 1024 * 1024
         /// Told of every `tools/call` once it ends (the audit trail); must return at once.

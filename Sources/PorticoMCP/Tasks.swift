@@ -88,6 +88,27 @@ final class TaskMetrics: Sendable {
     let failed = Counter(label: "portico_mcp_tasks_total", dimensions: [("state", "failed")])
     let cancelled = Counter(label: "portico_mcp_tasks_total", dimensions: [("state", "cancelled")])
     let running = Atomic<Int>(0)
+    /// Tasks running on this replica, by the credential that made them.
+    private let byOwner = Mutex<[String: Int]>([:])
+
+    /// Counts a task for `owner`, unless it has `limit` running here already.
+    func start(_ owner: String, limit: Int) -> Bool {
+        let started = byOwner.withLock { counts in
+            guard counts[owner, default: 0] < limit else { return false }
+            counts[owner, default: 0] += 1
+            return true
+        }
+        if started { running.add(1, ordering: .relaxed) }
+        return started
+    }
+
+    func stop(_ owner: String) {
+        byOwner.withLock { counts in
+            let left = counts[owner, default: 1] - 1
+            counts[owner] = left > 0 ? left : nil
+        }
+        running.subtract(1, ordering: .relaxed)
+    }
 
     func ended(_ status: TaskRecords.Status) {
         switch status {
@@ -133,16 +154,18 @@ extension MCPEndpoint {
             id: Base64URL.encode(Secrets.randomBytes(18)), app: context.app, owner: context.principal.bindingKey, tool: tool.name,
             statusMessage: "\(tool.name) is running", createdAt: now, updatedAt: now,
             expiresAt: now + configuration.taskTTL.milliseconds, aliveAt: now)
+        // A credential's tasks are bounded here: past the bound its calls hold their requests, as without tasks.
+        guard taskMetrics.start(task.owner, limit: configuration.maxTasksPerCredential) else { return nil }
         do {
             try await store.create(task)
         } catch {
+            taskMetrics.stop(task.owner)
             exchange.request.logger.warning("a task could not be stored; the call is answered when it ends", metadata: ["error": "\(error)"])
             return nil
         }
         context.taskMark?.set()
         inflight.retarget(token, key: Self.taskKey(app: task.app, id: task.id), deadline: .now + configuration.taskRunLimit)
         taskMetrics.created.increment()
-        taskMetrics.running.add(1, ordering: .relaxed)
         let logger = exchange.request.logger
         Task { await self.finishTask(task, call: call, token: token, tool: tool, store: store, logger: logger) }
         var result = ToolResult(content: [])
@@ -165,7 +188,7 @@ extension MCPEndpoint {
         let outcome = await call.result
         alive.cancel()
         let timedOut = inflight.remove(token)
-        taskMetrics.running.subtract(1, ordering: .relaxed)
+        taskMetrics.stop(task.owner)
         var status = TaskRecords.Status.completed
         var message = "\(task.tool) answered with an error"
         var stored: String?

@@ -37,7 +37,7 @@ final class MemoryTasks: TaskStore {
     let tasks = MemoryTasks()
     let probe = Probe()
 
-    func endpoint(maxResultBytes: Int = 1 << 20) -> MCPEndpoint {
+    func endpoint(maxResultBytes: Int = 1 << 20, maxTasks: Int = 16) -> MCPEndpoint {
         let probe = self.probe
         func waiting(_ name: String) -> Tool {
             Tool(
@@ -62,6 +62,7 @@ final class MemoryTasks: TaskStore {
         configuration.tasks = tasks
         configuration.taskAfter = .milliseconds(100)
         configuration.maxTaskResultBytes = maxResultBytes
+        configuration.maxTasksPerCredential = maxTasks
         return MCPEndpoint(configuration: configuration, registry: registry, signer: SessionSigner(secret: [1, 2, 3]), ledger: MemoryLedger())
     }
 
@@ -165,6 +166,21 @@ final class MemoryTasks: TaskStore {
             #expect(try await send(endpoint, "tasks/cancel", ["taskId": .string(taskID)], as: principal)["error"] != nil)
         }
         #expect(try await poll(endpoint, id)["result"]?["status"] == "completed", "the stranger's cancel did nothing")
+    }
+
+    @Test func aCredentialsRunningTasksAreBounded() async throws {
+        let endpoint = endpoint(maxTasks: 1)
+        let first = try await send(endpoint, "tools/call", ["name": "wait", "arguments": ["ms": 1_200]])["result"]
+        #expect(first?["resultType"] == "task")
+        // Past the bound the call holds its request, as for a client without the extension.
+        let second = try await send(endpoint, "tools/call", ["name": "wait", "arguments": ["ms": 300]])["result"]
+        #expect(second?["resultType"] == "complete" && second?["structuredContent"]?["waited"] == 300)
+        // Another credential has its own bound.
+        let other = try await send(endpoint, "tools/call", ["name": "wait", "arguments": ["ms": 300]], as: Self.stranger)["result"]
+        #expect(other?["resultType"] == "task")
+        _ = try await poll(endpoint, try #require(first?["taskId"]?.stringValue))
+        let after = try await send(endpoint, "tools/call", ["name": "wait", "arguments": ["ms": 300]])["result"]
+        #expect(after?["resultType"] == "task", "a task that ended frees its place")
     }
 
     @Test func aTaskWhoseReplicaFellSilentIsReportedFailed() async throws {
