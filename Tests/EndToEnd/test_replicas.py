@@ -153,7 +153,7 @@ error_log {self.dir}/nginx-error.log;
 pid {self.dir}/nginx.pid;
 events {{ worker_connections 1024; }}
 http {{
-  log_format upstream '$request_method $uri $status $upstream_addr';
+  log_format upstream '$request_method $uri $status $http_x_probe $upstream_addr';
   access_log {self.dir}/access.log upstream;
   client_body_temp_path {self.dir}/body;
   proxy_temp_path {self.dir}/proxy;
@@ -198,9 +198,13 @@ http {{
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    def upstreams(self) -> list[str]:
-        """The replica (host:port) nginx sent each request to, in order."""
-        return [line.split()[-1] for line in Path(self.dir, "access.log").read_text().splitlines()]
+    def upstreams(self, probe: str, count: int) -> list[str]:
+        """The replica (host:port) nginx sent each of the `count` requests carrying `X-Probe: probe` to, in order.
+        nginx logs a request after answering it, so the lines are waited for."""
+        def lines() -> list[list[str]]:
+            return [fields for line in Path(self.dir, "access.log").read_text().splitlines() if (fields := line.split())[-2] == probe]
+        wait_until(lambda: len(lines()) >= count, 10, f"nginx logged {count} requests probed {probe}")
+        return [fields[-1] for fields in lines()]
 
     def stop(self):
         self.nginx.terminate()
@@ -559,10 +563,10 @@ def test_a_destroy_confirmed_at_another_replica_destroys_once(demo_replicas):
     key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
     can_ask = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
 
-    def send(base: str, name: str, arguments: dict, **params) -> dict:
+    def send(base: str, name: str, arguments: dict, probe: str = "-", **params) -> dict:
         body, headers = modern_request("tools/call", {"name": name, "arguments": arguments, **params}, meta_extra=can_ask)
         with httpx2.Client(timeout=30) as c:
-            return c.post(f"{base}/api/mcp", headers={**headers, **bearer(key)}, json=body).json()
+            return c.post(f"{base}/api/mcp", headers={**headers, **bearer(key), "X-Probe": probe}, json=body).json()
 
     doomed = {"resource": "Genre", "filter": {"Name": {"$startsWith": "Replica doomed"}}}
     for i in range(2):
@@ -576,12 +580,11 @@ def test_a_destroy_confirmed_at_another_replica_destroys_once(demo_replicas):
 
     # Behind nginx, balancing round-robin: the question and its answer reach different replicas.
     assert "error" not in send(replicas.base, "resource_create", {"resource": "Genre", "values": {"Name": "Replica doomed nginx"}})
-    seen = len(replicas.upstreams())
-    asked = send(replicas.base, "resource_destroy", doomed)["result"]
+    asked = send(replicas.base, "resource_destroy", doomed, probe="confirm")["result"]
     assert asked["resultType"] == "input_required", asked
-    done = send(replicas.base, "resource_destroy", doomed, requestState=asked["requestState"], inputResponses=yes)["result"]
+    done = send(replicas.base, "resource_destroy", doomed, probe="confirm", requestState=asked["requestState"], inputResponses=yes)["result"]
     assert done["structuredContent"]["data"] == 1, done
-    asker, answerer = replicas.upstreams()[seen:seen + 2]
+    asker, answerer = replicas.upstreams("confirm", 2)
     assert asker != answerer, "the answer went to another replica than the question"
 
     replicas.cli("app", "confirmations", "main", "--off")
@@ -602,14 +605,17 @@ def test_a_task_made_at_one_replica_is_read_and_cancelled_at_the_others(demo_rep
     key = replicas.cli("apikey", "create", "--user", "admin").strip().splitlines()[-1]
     declared = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
 
+    sent = 0
+
     def send(base: str, method: str, params: dict) -> dict:
+        nonlocal sent
+        sent += 1
         body, headers = modern_request(method, params, meta_extra=declared)
         with httpx2.Client(timeout=60) as c:
-            return c.post(f"{base}/api/mcp?packages=ask", headers={**headers, **bearer(key)}, json=body).json()
+            return c.post(f"{base}/api/mcp?packages=ask", headers={**headers, **bearer(key), "X-Probe": "task"}, json=body).json()
 
     count = 5_000_000
     counting = f"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {count}) SELECT count(*) AS n FROM c"
-    seen = len(replicas.upstreams())
     created = send(replicas.base, "tools/call", {"name": "sql_query", "arguments": {"sql": counting}})["result"]
     assert created["resultType"] == "task", created
     deadline = time.time() + 60
@@ -617,7 +623,7 @@ def test_a_task_made_at_one_replica_is_read_and_cancelled_at_the_others(demo_rep
         assert time.time() < deadline, "the task ended"
         time.sleep(0.3)
     assert task["status"] == "completed" and task["result"]["structuredContent"]["rows"] == [[count]], task
-    used = replicas.upstreams()[seen:]
+    used = replicas.upstreams("task", sent)
     assert len(set(used)) == 3, f"the call and its polls reached every replica: {used}"
 
     def running() -> int:
