@@ -104,8 +104,19 @@ struct Interpreter {
         switch tokens[i].lower {
         case "once": return !["than", "least", "most"].contains(before)
         case "when": return ["date", "dates", "day", "days", "year", "years", "month", "months", "time", "times"].contains(before)
+        case "result", "results", "output", "list": return namesTheAnswer(at: i, of: tokens)
         default: return false
         }
+    }
+
+    /// "sort the results by age", "order the result in descending order", "show the output
+    /// alphabetically", "sort the list by name": the answer itself, named by a verb that shows or
+    /// orders it, says nothing about which rows or columns it holds.
+    static func namesTheAnswer(at i: Int, of tokens: [QuestionReader.Token]) -> Bool {
+        guard i >= 2, ["the", "these", "your", "its"].contains(tokens[i - 1].lower) else { return false }
+        let verb = tokens[i - 2].lower == "me" && i >= 3 ? tokens[i - 3].lower : tokens[i - 2].lower
+        let shows = ["sort", "sorted", "order", "ordered", "arrange", "arranged", "rank", "ranked", "show", "display", "present", "return", "give", "list"]
+        return shows.contains(verb) && (tokens[i].lower != "list" || ["sort", "sorted", "order", "ordered", "arrange", "arranged"].contains(verb))
     }
 
     /// "the snatch score" of Snatch, "the enrollment size" of Enrollment, "the phone numbers" of

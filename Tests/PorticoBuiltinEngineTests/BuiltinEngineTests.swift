@@ -1970,6 +1970,12 @@ extension BuiltinEngineTests {
         // "Report" at the start of a request asks to show.
         #expect(ask("Report the names of all clerks.") == #"SELECT t0."name" FROM "clerk" t0"#)
         #expect(ask("Which clerk is the tallest? Just report the name.")?.hasPrefix(#"SELECT t0."name", t0."height""#) == true)
+        // "sort the results", "order the list": the answer itself, named by a verb that orders or shows it.
+        let ordered = #"SELECT t0."name" FROM "clerk" t0 ORDER BY t0."wage" DESC, t0."clerk_id""#
+        #expect(ask("List the names of all clerks, and sort the results by wage in descending order.") == ordered)
+        #expect(ask("What are the names of the clerks? Order the list by wage, descending.") == ordered)
+        // Not a result the question asks about: "the results of the clerks" names nothing the schema has.
+        #expect(ask("What are the results of the clerks?") == nil)
         // Of people, who keep no duration, "the shortest" is the least height.
         #expect(ask("What is the name of the shortest clerk?") == #"SELECT t0."name", t0."height" FROM "clerk" t0 ORDER BY t0."height", t0."clerk_id" LIMIT 1"#)
     }
