@@ -1,12 +1,31 @@
 import PorticoAskEngine
 
 extension Interpreter.Assembly {
+    /// The table the columns named at `k` are of: the next item's ("the names of passengers"), or
+    /// the one after the columns listed with them when each of those is a column of it ("the names
+    /// and buildings of all departments").
+    func tableOfList(at k: Int) -> Int? {
+        var j = k + 1
+        while let listed = isColumns(j) {
+            guard let t = isTable(nextNotColumns(after: j)), listed.contains(where: { schema.column($0).table == t }) else { return nil }
+            j += 1
+        }
+        return isTable(j)
+    }
+
+    /// The first item after `k` that names no columns.
+    func nextNotColumns(after k: Int) -> Int {
+        var j = k
+        while isColumns(j) != nil { j += 1 }
+        return j
+    }
+
     /// Columns named but not yet given a role.
     mutating func placeColumns() throws(NotUnderstood) {
         for (k, item) in items.enumerated() where !used.contains(k) {
             guard case .columns(let cs) = item else { continue }
             let named = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } } + [root0])
-            if let t = isTable(k + 1), !cs.contains(where: { named.contains(schema.column($0).table) }),
+            if let t = tableOfList(at: k), !cs.contains(where: { named.contains(schema.column($0).table) }),
                 cs.allSatisfy({ ["name", "title"].contains(schema.column($0).words.last ?? "") && schema.column($0).words.count == 1 })
             {
                 // "the names of passengers", who have a first and a last name: their labels.

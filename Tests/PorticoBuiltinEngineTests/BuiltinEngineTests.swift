@@ -1980,6 +1980,42 @@ extension BuiltinEngineTests {
         #expect(ask("What is the name of the shortest clerk?") == #"SELECT t0."name", t0."height" FROM "clerk" t0 ORDER BY t0."height", t0."clerk_id" LIMIT 1"#)
     }
 
+    /// "the names and buildings of all departments": a name listed with other columns of the table
+    /// after the list is that table's name, though another table has a column called just "name".
+    @Test func aNameListedWithColumnsOfATableIsThatTablesName() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "hall", isView: false,
+                columns: [
+                    .init(name: "building", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "capacity", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "department", isView: false,
+                columns: [
+                    .init(name: "dept_name", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "building", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "budget", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "lecturer", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "dept_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "dept_name", table: "department", targetColumn: "dept_name")]),
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        #expect(ask("List the names and buildings of all departments.") == #"SELECT t0."dept_name", t0."building" FROM "department" t0"#)
+        #expect(
+            ask("Find the name and building of the department with the highest budget.")
+                == #"SELECT t0."dept_name", t0."building", t0."budget" FROM "department" t0 ORDER BY t0."budget" DESC, t0."dept_name" LIMIT 1"#)
+        // Named right before the table, as before.
+        #expect(ask("List the names of all departments.") == #"SELECT t0."dept_name" FROM "department" t0"#)
+        // A column of no table of the list's: the names are the lecturers' own.
+        #expect(ask("List the names of lecturers and the buildings of their departments.")?.contains(#""dept_name", "#) != true)
+    }
+
     @Test func aWordEndingTheNameOfOneTableOfThingsNamesItAndCountsThroughALinkAreDoubted() {
         let tables: [SourceTable] = [
             SourceTable(
