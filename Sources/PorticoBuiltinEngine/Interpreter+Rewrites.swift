@@ -33,7 +33,12 @@ extension Interpreter {
     func keyThenItsColumn(_ items: [Item]) -> [Item] {
         var items = items
         func target(_ k: Int) -> Int? {
+            // Every column the word names is a key to the table or the table's own ("color code" of a product
+            // and of the colours); "ids" naming the keys of several tables is none.
             guard case .columns(let keys) = items[k] else { return nil }
+            let pointed = keys.map { c in schema.column(c).references ?? (schema.tables[schema.column(c).table].primaryKey == c ? schema.column(c).table : nil)
+            }
+            guard pointed.allSatisfy({ $0 != nil }), Set(pointed).count == 1 else { return nil }
             let targets = Set(keys.compactMap { schema.column($0).references })
             return targets.count == 1 ? targets.first : nil
         }

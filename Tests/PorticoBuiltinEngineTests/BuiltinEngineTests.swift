@@ -2016,6 +2016,43 @@ extension BuiltinEngineTests {
         #expect(ask("List the names of lecturers and the buildings of their departments.")?.contains(#""dept_name", "#) != true)
     }
 
+    /// "the ids and names of all accounts": a word naming the keys of several tables is no key to one
+    /// of them, so the word after it is not that table's column; "the color code and description of
+    /// each product", where the code is the product's key to the colours and the colours' own, is.
+    @Test func aWordNamingKeysOfSeveralTablesLeadsToNoneOfThem() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "patrons", isView: false,
+                columns: [
+                    .init(name: "patron_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "patron_full_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "ledgers", isView: false,
+                columns: [
+                    .init(name: "ledger_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "patron_id", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "ledger_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "patron_id", table: "patrons", targetColumn: "patron_id")]),
+            SourceTable(
+                name: "shades", isView: false,
+                columns: [
+                    .init(name: "shade_code", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "shade_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "goods", isView: false,
+                columns: [
+                    .init(name: "good_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "shade_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "good_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "shade_code", table: "shades", targetColumn: "shade_code")]),
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        #expect(ask("Show the ids and names of all ledgers.") == #"SELECT t0."ledger_id", t0."ledger_name" FROM "ledgers" t0"#)
+        #expect(ask("Show the shade code and description of every good.")?.contains(#""shade_description""#) == true)
+    }
+
     @Test func aWordEndingTheNameOfOneTableOfThingsNamesItAndCountsThroughALinkAreDoubted() {
         let tables: [SourceTable] = [
             SourceTable(
