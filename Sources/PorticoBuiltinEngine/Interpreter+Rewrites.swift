@@ -36,7 +36,9 @@ extension Interpreter {
             // Every column the word names is a key to the table or the table's own ("color code" of a product
             // and of the colours); "ids" naming the keys of several tables is none.
             guard case .columns(let keys) = items[k] else { return nil }
-            let pointed = keys.map { c in schema.column(c).references ?? (schema.tables[schema.column(c).table].primaryKey == c ? schema.column(c).table : nil)
+            let pointed = keys.map { c -> Int? in
+                let column = schema.column(c)
+                return column.references ?? (schema.tables[column.table].primaryKey == c ? column.table : nil)
             }
             guard pointed.allSatisfy({ $0 != nil }), Set(pointed).count == 1 else { return nil }
             let targets = Set(keys.compactMap { schema.column($0).references })
