@@ -16,7 +16,13 @@ extension Interpreter.Assembly {
                 // The table most of the named columns are in ("role codes, role names and role
                 // descriptions": the roles, though employees have a role code too).
                 let named = items.compactMap { if case .columns(let cs) = $0 { return Set(cs.map { schema.column($0).table }) } else { return nil } }
-                let first = schema.column(cs[0]).table
+                // Else, of a key named in the table it identifies and in tables pointing at it ("all role
+                // codes"), the table it identifies, whose rows are the codes there are; else the first.
+                let model = schema
+                let identified = cs.map { model.column($0).table }.first { t in
+                    cs.contains { model.tables[t].primaryKey == $0 } && cs.contains { model.column($0).references == t }
+                }
+                let first = identified ?? schema.column(cs[0]).table
                 let candidates = cs.map { schema.column($0).table }
                 subject =
                     candidates.max { a, b in

@@ -2053,6 +2053,30 @@ extension BuiltinEngineTests {
         #expect(ask("Show the shade code and description of every good.")?.contains(#""shade_description""#) == true)
     }
 
+    /// "What are all grade codes?": a key named in the table it identifies and in a table pointing at
+    /// it, with no table named, lists the codes there are (the table it identifies), not the codes used.
+    @Test func aKeyNamedAloneIsReadInTheTableItIdentifies() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "workers", isView: false,
+                columns: [
+                    .init(name: "worker_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "grade_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "worker_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "grade_code", table: "grades", targetColumn: "grade_code")]),
+            SourceTable(
+                name: "grades", isView: false,
+                columns: [
+                    .init(name: "grade_code", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "grade_description", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        #expect(ask("What are all grade codes?") == #"SELECT t0."grade_code" FROM "grades" t0"#)
+        // A table named still decides: the workers' codes.
+        #expect(ask("What are the grade codes of all workers?") == #"SELECT t0."grade_code" FROM "workers" t0"#)
+    }
+
     @Test func aWordEndingTheNameOfOneTableOfThingsNamesItAndCountsThroughALinkAreDoubted() {
         let tables: [SourceTable] = [
             SourceTable(
