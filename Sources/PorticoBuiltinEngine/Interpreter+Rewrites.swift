@@ -127,6 +127,16 @@ extension Interpreter {
             case .superlative(let descending, _) = items[i]
         else { return items }
         var items = items
+        // "the most common allergy type" of a table Allergy_Type with a column AllergyType: a value is
+        // common, a table is not; the table's column of its own name. Not a table after a column that
+        // is common ("the platform most common among all devices").
+        func isColumns(_ k: Int) -> Bool { if items.indices.contains(k), case .columns = items[k] { true } else { false } }
+        for (k, other) in [(i + 1, i - 1), (i - 1, i + 1)] where items.indices.contains(k) && !isColumns(other) {
+            guard case .table(let t) = items[k],
+                let own = schema.tables[t].columns.first(where: { !schema.column($0).isKey && schema.column($0).words == schema.tables[t].words })
+            else { continue }
+            items[k] = .columns([own])
+        }
         // "the most common apartment type code", "the type of document that is most common", "which
         // team city is most common": a column named with its table is the column of that table.
         func ofTable(_ c: Int, _ t: Int) -> [Int]? {

@@ -2077,6 +2077,30 @@ extension BuiltinEngineTests {
         #expect(ask("What are the grade codes of all workers?") == #"SELECT t0."grade_code" FROM "workers" t0"#)
     }
 
+    /// "Which fabric type is most common?" of a table Fabric_Type with a column FabricType: a value is
+    /// common, a table is not, so the table's column of its own name is what is counted.
+    @Test func theMostCommonOfATableIsItsColumnOfTheSameName() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "Fabric_Type", isView: false,
+                columns: [
+                    .init(name: "Fabric", type: "TEXT", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "FabricType", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "Garment", isView: false,
+                columns: [
+                    .init(name: "GarmentID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "Fabric", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "Fabric", table: "Fabric_Type", targetColumn: "Fabric")]),
+        ]
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables) }
+        for question in ["Which fabric type is most common?", "What is the most common fabric type?"] {
+            #expect(ask(question)?.contains(#"GROUP BY t0."FabricType" ORDER BY value DESC"#) == true, "\(question)")
+        }
+        #expect(ask("Which fabric type is the least common?")?.contains(#"GROUP BY t0."FabricType" ORDER BY value,"#) == true)
+    }
+
     @Test func aWordEndingTheNameOfOneTableOfThingsNamesItAndCountsThroughALinkAreDoubted() {
         let tables: [SourceTable] = [
             SourceTable(
