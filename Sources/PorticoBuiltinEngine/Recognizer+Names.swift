@@ -119,6 +119,10 @@ extension Recognizer {
                     take(i, length, item)
                     continue
                 }
+                if length == 1, saysWhereAValueIs(at: i) {
+                    t[i].used = true
+                    continue
+                }
                 if let item = schemaItem(words) {
                     if length == 1, words[0].hasSuffix("ed") || Lexicon.irregularParticiples.contains(words[0]), case .columns(let cs) = item,
                         cs.allSatisfy({ schema.column($0).kind == .date || schema.column($0).isYear })
@@ -146,6 +150,20 @@ extension Recognizer {
                 }
             }
         }
+    }
+
+    /// "campuses that are located in the county of Los Angeles", "stores situated at the harbour": a
+    /// participle after "are" and before a preposition of place, which names a column only as the noun
+    /// made from it (Location), says where the value after it is; the value, or the column named after
+    /// it, says so itself, so it is no column to show. Not at the end ("Where is the store located
+    /// in?"), where it asks for that column.
+    func saysWhereAValueIs(at i: Int) -> Bool {
+        let w = t[i].lower
+        guard w.hasSuffix("ed"), i > 0, ["are", "is", "was", "were", "be", "been"].contains(t[i - 1].lower), i + 2 < t.count,
+            ["in", "at", "on", "near", "within", "inside"].contains(t[i + 1].lower), t[i + 2].lower.contains(where: \.isLetter) || t[i + 2].quoted,
+            t[i + 2].number == nil, case .columns? = schemaItem([w])
+        else { return false }
+        return !schema.columnList.contains { $0.words.contains(w) } && !schema.tables.contains { $0.words.contains(w) }
     }
 
     /// "Which employee was hired first?", "the album released last": "first" or "last" after a

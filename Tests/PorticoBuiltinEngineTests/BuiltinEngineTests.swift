@@ -2101,6 +2101,29 @@ extension BuiltinEngineTests {
         #expect(ask("Which fabric type is the least common?")?.contains(#"GROUP BY t0."FabricType" ORDER BY value,"#) == true)
     }
 
+    /// "Which shops are located in the district of Riverside?": "located" before a place says where the
+    /// value is, not that the location is asked for; at the end it still asks for it.
+    @Test func aParticipleBeforeAPlaceSaysWhereTheValueIs() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "shops", isView: false,
+                columns: [
+                    .init(name: "shop_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "shop_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "location", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "district", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        var values = ValueIndex()
+        let columns = SchemaModel(tables).columnList
+        values.add(column: columns.firstIndex { $0.name == "district" }!, value: "Riverside")
+        values.add(column: columns.firstIndex { $0.name == "location" }!, value: "Harbour Road")
+        func ask(_ question: String) -> String? { Self.sql(question, tables: tables, values: values) }
+        #expect(ask("Which shops are located in the district of Riverside?") == #"SELECT t0."shop_name" FROM "shops" t0 WHERE t0."district" = 'Riverside'"#)
+        #expect(ask("Which shops are located in Harbour Road?") == #"SELECT t0."shop_name" FROM "shops" t0 WHERE t0."location" = 'Harbour Road'"#)
+        #expect(ask("Where are the shops located?")?.contains(#"t0."location""#) == true)
+    }
+
     @Test func aWordEndingTheNameOfOneTableOfThingsNamesItAndCountsThroughALinkAreDoubted() {
         let tables: [SourceTable] = [
             SourceTable(
