@@ -113,13 +113,20 @@ public final class AuditTrail: Sendable {
         try await flushing.acquire()
         defer { flushing.release() }
         let (records, dropped) = pending.withLock { pending in
-            defer { pending = ([], 0) }
+            defer {
+                // The next batch is likely as long: its array is made once, not grown record by record.
+                let capacity = pending.records.count
+                pending = ([], 0)
+                pending.records.reserveCapacity(min(capacity, Self.maxPending))
+            }
             return (pending.records, pending.dropped)
         }
         if dropped > 0 { logger.error("the audit trail could not keep up; records were dropped", metadata: ["dropped": "\(dropped)"]) }
-        guard !records.isEmpty else { return }
+        guard let first = records.first else { return }
         var failed: [ToolCallRecord] = []
-        for (app, entries) in Dictionary(grouping: records, by: \.app) {
+        // Most batches are of one app: grouped only when they are not.
+        let byApp = records.allSatisfy { $0.app == first.app } ? [first.app: records] : Dictionary(grouping: records, by: \.app)
+        for (app, entries) in byApp {
             do {
                 try await databases.database(app: app).insertMany(into: "portico_audit", columns: Self.columns, rows: entries.map(\.values))
             } catch let error as DataError where error.kind == .notFound {
