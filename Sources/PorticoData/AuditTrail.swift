@@ -114,10 +114,11 @@ public final class AuditTrail: Sendable {
         defer { flushing.release() }
         let (records, dropped) = pending.withLock { pending in
             defer {
-                // The next batch is likely as long: its array is made once, not grown record by record.
+                // The next batch is likely as long: its array is made once, not grown record by record
+                // (at most a few thousand records kept ready, so a burst leaves no large array behind).
                 let capacity = pending.records.count
                 pending = ([], 0)
-                pending.records.reserveCapacity(min(capacity, Self.maxPending))
+                pending.records.reserveCapacity(min(capacity, 4_096))
             }
             return (pending.records, pending.dropped)
         }
