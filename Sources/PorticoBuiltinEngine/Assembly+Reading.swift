@@ -111,6 +111,17 @@ extension Interpreter.Assembly {
         }
     }
 
+    /// The tables of the columns named after `k`, in order: "which zip code has the lowest average
+    /// visibility" asks for the zip code of the table the visibility is in, where both tables have one.
+    func tablesOfColumns(after k: Int) -> [Int] {
+        var tables: [Int] = []
+        for item in items[(k + 1)...] {
+            guard case .columns(let cs) = item else { continue }
+            for c in cs where !tables.contains(schema.column(c).table) { tables.append(schema.column(c).table) }
+        }
+        return tables
+    }
+
     /// The thing asked about: after "which"/"who", a superlative or a number, or the first table.
     mutating func readSubject() {
         if let k = items.firstIndex(where: { $0 == .which || $0 == .who }), k > 0, let t = isTable(k - 1), !used.contains(k - 1) {
@@ -143,7 +154,7 @@ extension Interpreter.Assembly {
             if let t = isTable(j), !used.contains(j) {
                 subject = t
                 used.insert(j)
-            } else if let cs = isColumns(j), !used.contains(j), let c = interpreter.pickColumn(cs, near: []),
+            } else if let cs = isColumns(j), !used.contains(j), let c = interpreter.pickColumn(cs, near: tablesOfColumns(after: j)),
                 // Not "who majored in 600": a column before its number is a condition.
                 !(j + 1 < items.count && { if case .number(_, nil) = items[j + 1] { true } else { false } }())
             {
@@ -157,15 +168,19 @@ extension Interpreter.Assembly {
                 used.insert(j)
             }
         } else if let k = items.indices.dropFirst().first(where: { k in
-            if case .superlative(_, let word) = items[k], ["most", "fewest", "least"].contains(word) { return isTable(k + 1) != nil }
-            return false
+            guard case .superlative(_, let word) = items[k] else { return false }
+            if ["most", "fewest", "least"].contains(word) { return isTable(k + 1) != nil }
+            // "the zip code with the lowest average visibility": a column ranked by a function of another.
+            return k + 2 < items.count && (items[k + 1] == .average || { if case .function = items[k + 1] { true } else { false } }())
+                && isColumns(k + 2) != nil && isColumns(k - 1) != nil
         }) {
             // "the advisor with the most students", "the status of the city that has hosted the most
             // competitions": what comes right before the ranking by a count is what is ranked, as after "which".
             if let t = isTable(k - 1), !used.contains(k - 1), t != isTable(k + 1) {
                 subject = t
                 used.insert(k - 1)
-            } else if let cs = isColumns(k - 1), !used.contains(k - 1), let c = interpreter.pickColumn(cs, near: []), !schema.column(c).isKey,
+            } else if let cs = isColumns(k - 1), !used.contains(k - 1), let c = interpreter.pickColumn(cs, near: tablesOfColumns(after: k)),
+                !schema.column(c).isKey,
                 schema.column(c).references == nil
             {
                 subjectColumn = c

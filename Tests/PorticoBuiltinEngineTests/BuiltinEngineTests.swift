@@ -2124,6 +2124,38 @@ extension BuiltinEngineTests {
         #expect(ask("Where are the shops located?")?.contains(#"t0."location""#) == true)
     }
 
+    /// "Which zip code has the lowest average visibility?", where trips and readings both have a zip
+    /// code: the zip code of the table the measured column is in; "the zip code with the lowest
+    /// average visibility" is read the same way.
+    @Test func aColumnRankedByAFunctionOfAnotherIsOfThatColumnsTable() {
+        let tables: [SourceTable] = [
+            SourceTable(
+                name: "trip", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "duration", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "zip_code", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "reading", isView: false,
+                columns: [
+                    .init(name: "day", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "visibility_miles", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "zip_code", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+        ]
+        // Read so (a word naming two columns keeps the reading below the sure band, to be confirmed).
+        let schema = SchemaModel(tables)
+        let interpreter = Interpreter(schema: schema, values: ValueIndex())
+        func grouping(_ question: String) -> String? {
+            guard let plan = try? interpreter.interpret(question).plan, case .column(let c)? = plan.grouping else { return nil }
+            return "\(schema.tables[schema.column(c).table].name).\(schema.column(c).name)"
+        }
+        #expect(grouping("Which zip code has the lowest average visibility?") == "reading.zip_code")
+        #expect(grouping("What is the zip code with the lowest average visibility?") == "reading.zip_code")
+        #expect(grouping("Which zip code has the highest total duration?") == "trip.zip_code")
+    }
+
     @Test func aWordEndingTheNameOfOneTableOfThingsNamesItAndCountsThroughALinkAreDoubted() {
         let tables: [SourceTable] = [
             SourceTable(
