@@ -5,19 +5,11 @@ extension Interpreter.Assembly {
     /// the one after the columns listed with them when each of those is a column of it ("the names
     /// and buildings of all departments").
     func tableOfList(at k: Int) -> Int? {
-        var j = k + 1
-        while let listed = isColumns(j) {
-            guard let t = isTable(nextNotColumns(after: j)), listed.contains(where: { schema.column($0).table == t }) else { return nil }
-            j += 1
-        }
-        return isTable(j)
-    }
-
-    /// The first item after `k` that names no columns.
-    func nextNotColumns(after k: Int) -> Int {
-        var j = k
-        while isColumns(j) != nil { j += 1 }
-        return j
+        var end = k + 1
+        while isColumns(end) != nil { end += 1 }
+        guard let t = isTable(end) else { return nil }
+        let listed = (k + 1)..<end
+        return listed.allSatisfy { j in isColumns(j)?.contains { schema.column($0).table == t } == true } ? t : nil
     }
 
     /// Columns named but not yet given a role.
