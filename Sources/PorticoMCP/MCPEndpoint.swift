@@ -118,7 +118,8 @@ public final class MCPEndpoint: Sendable {
     let streamQuota = StreamQuota()
     let metrics = MCPMetrics()
     let taskMetrics = TaskMetrics()
-    let draining = Atomic<Bool>(false)
+    /// When a graceful shutdown began, in `CLOCK_MONOTONIC` nanoseconds; 0 before.
+    let drainingSince = Atomic<UInt64>(0)
     let sessionLogLevels = BoundedCache<String, LogLevel>(limit: 10_000)
     /// The packages each session loaded into its first list (`tools_load`).
     let sessionPackages = BoundedCache<String, Set<String>>(limit: 10_000)
@@ -185,7 +186,7 @@ public final class MCPEndpoint: Sendable {
     /// Starts a graceful shutdown: new requests get 503, server-message streams end, and tool
     /// calls still running after `grace` are cancelled, so the process stops within seconds.
     public func beginShutdown(grace: Duration) {
-        draining.store(true, ordering: .relaxed)
+        drainingSince.store(Self.monotonicNanoseconds(), ordering: .relaxed)
         streams.finishAll()
         let inflight = self.inflight
         Task {
@@ -194,8 +195,20 @@ public final class MCPEndpoint: Sendable {
         }
     }
 
-    /// Whether a shutdown has begun: a request that starts now should be refused with `shuttingDown()`.
-    public var isDraining: Bool { draining.load(ordering: .relaxed) }
+    /// Whether a request should be refused with `shuttingDown()`: a shutdown has begun, and the
+    /// request's head arrived after it began (`CLOCK_MONOTONIC` nanoseconds; nil: not known, so
+    /// refused). A request whose head came first is served in full.
+    public func refuses(requestArrivedAt arrival: UInt64?) -> Bool {
+        let since = drainingSince.load(ordering: .relaxed)
+        return since != 0 && (arrival ?? .max) >= since
+    }
+
+    /// Now on the clock request arrivals are stamped with (NIO's deadlines use it too).
+    public static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
 
     /// The answer to a request that arrives once a shutdown has begun.
     public static func shuttingDown() -> MCPHTTPResponse {

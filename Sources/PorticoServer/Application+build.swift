@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 public import Logging
 import NIOCore
 import PorticoAsk
@@ -85,15 +86,22 @@ public func buildApplication(
     limits.maxConnections = max(1, min(limits.maxConnections, descriptors - 256))
     let connectionCount = ConnectionCount(limit: limits.maxConnections, logger: logger)
     let guardLimits = limits
-    let idleTimeout = TimeAmount.nanoseconds(
-        Int64(limits.idleTimeout.components.seconds) * 1_000_000_000 + Int64(limits.idleTimeout.components.attoseconds / 1_000_000_000))
     let demo = instance.demo
+    let dates = HTTPDates()
+    // Hummingbird's application runs the listener and its services; each connection answers with
+    // Portico's responder itself (`HTTPConnectionChannel`), not through the application's.
+    func connections(_ responder: PorticoResponder) -> HTTPServerBuilder {
+        HTTPServerBuilder { _ in
+            HTTPConnectionChannel(
+                responder: responder, count: connectionCount, limits: guardLimits, maxBodyBytes: configuration.maxBodyBytes, dates: dates)
+        }
+    }
+    let responder = PorticoResponder(
+        router: buildRouter(parts, configuration: configuration).buildResponder(),
+        mcp: Traces.isOn ? nil : (mcpController(parts, configuration: configuration), RequestIDMiddleware(configuration)))
     let application = Application(
-        responder: PorticoResponder(
-            router: buildRouter(parts, configuration: configuration).buildResponder(),
-            mcp: Traces.isOn ? nil : (mcpController(parts, configuration: configuration), RequestIDMiddleware(configuration))),
-        server: .http1(
-            configuration: .init(additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)], idleTimeout: idleTimeout)),
+        responder: responder,
+        server: connections(responder),
         configuration: .init(
             address: .hostname(configuration.host, port: port), serverName: nil, backlog: 1024,
             // A hard stop below the descriptor limit: past it the kernel's queue holds new connections.
@@ -107,10 +115,10 @@ public func buildApplication(
         logger: logger)
     var sqlbotApplication: PorticoHTTPApplication?
     if let sqlbotPort = configuration.sqlbotPort, let router = buildSQLBotRouter(parts, configuration: configuration) {
+        let sqlbotResponder = PorticoResponder(router: router.buildResponder(), mcp: nil)
         sqlbotApplication = Application(
-            responder: PorticoResponder(router: router.buildResponder(), mcp: nil),
-            server: .http1(
-                configuration: .init(additionalChannelHandlers: [ConnectionGuard(count: connectionCount, limits: guardLimits)], idleTimeout: idleTimeout)),
+            responder: sqlbotResponder,
+            server: connections(sqlbotResponder),
             configuration: .init(address: .hostname(configuration.host, port: sqlbotPort), serverName: nil, backlog: 256),
             logger: logger)
     }

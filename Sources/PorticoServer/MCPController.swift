@@ -44,7 +44,7 @@ struct MCPController: Sendable {
 
     func handle(_ request: Request, context: PorticoRequestContext, app: String, path: String) async throws -> Response {
         // A request whose head came before the shutdown signal is served in full; later ones are refused.
-        if endpoint.isDraining { return response(MCPEndpoint.shuttingDown(), request: request, context: context) }
+        if endpoint.refuses(requestArrivedAt: context.arrivedAt) { return response(MCPEndpoint.shuttingDown(), request: request, context: context) }
         guard let known = await apps.entry(app) else {
             return Response.json(
                 RPCResponse.error(
@@ -102,25 +102,25 @@ struct MCPController: Sendable {
         case .stream(let headers, let events):
             let isServerStream = request.method == .get
             let logger = context.logger
-            let streamRequest = request
+            let inboundClose = context.inboundClose
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
+                    // Closing the connection cancels the work behind the stream (MCP 2026-07-28:
+                    // closing the stream is the cancellation); the stream then ends.
+                    let watch = inboundClose?.onClose { events.cancel() }
+                    defer { inboundClose?.remove(watch) }
                     do {
-                        // Closing the connection cancels the work behind the stream (MCP 2026-07-28:
-                        // closing the stream is the cancellation).
-                        try await streamRequest.body.consumeWithCancellationOnInboundClose { _ in
-                            if isServerStream {
-                                // A server-message stream ends when the server shuts down, so a
-                                // graceful shutdown does not wait for clients to hang up.
-                                try await withGracefulShutdownHandler {
-                                    for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
-                                } onGracefulShutdown: {
-                                    events.cancel()
-                                }
-                            } else {
+                        if isServerStream {
+                            // A server-message stream ends when the server shuts down, so a
+                            // graceful shutdown does not wait for clients to hang up.
+                            try await withGracefulShutdownHandler {
                                 for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
+                            } onGracefulShutdown: {
+                                events.cancel()
                             }
+                        } else {
+                            for await frame in events.frames { try await writer.write(ByteBuffer(bytes: frame)) }
                         }
                     } catch {
                         events.cancel()

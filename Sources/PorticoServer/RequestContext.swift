@@ -27,6 +27,11 @@ struct PorticoRequestContext: RequestContext {
     var addressIsClients: Bool?
     /// The user signed in to the console, set by `SignedInMiddleware` on its routes.
     var signedIn: SignedInUser?
+    /// Tells a streamed response that the client closed the connection; nil where no connection
+    /// is watched (Hummingbird's test client).
+    var inboundClose: InboundClose?
+    /// When the request's head arrived (`CLOCK_MONOTONIC` nanoseconds); nil where not known.
+    var arrivedAt: UInt64?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
