@@ -156,7 +156,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             let request: Request
             do {
                 request = Request(
-                    head: try HTTPRequest(head, secure: false, splitCookie: true), body: RequestBody(buffer: body ?? ByteBuffer()))
+                    head: try HTTPRequest(connectionHead: head), body: RequestBody(buffer: body ?? ByteBuffer()))
             } catch {
                 body = nil
                 closeAfterResponse = true
@@ -518,5 +518,19 @@ final class RequestQueue: Sendable {
             return nil
         }
         waiter?.resume(returning: nil)
+    }
+}
+
+extension HTTPRequest {
+    /// NIO's request head as HTTP types. A target that is a path (what clients send a server) is the
+    /// path as it came; NIO's own conversion, used for the other forms, parses every target as a URL.
+    init(connectionHead head: HTTPRequestHead) throws {
+        guard head.uri.utf8.first == UInt8(ascii: "/") else {
+            try self.init(head, secure: false, splitCookie: true)
+            return
+        }
+        self.init(
+            method: try Method(head.method), scheme: "http", authority: head.headers.first(name: "host"), path: head.uri,
+            headerFields: HTTPFields(head.headers, splitCookie: true))
     }
 }
