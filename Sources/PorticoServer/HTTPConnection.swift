@@ -170,7 +170,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// Holds the connection's reads while a request is answered.
+    /// Holds the connection's reads while a request is answered and parts of the next have come.
     func read(context: ChannelHandlerContext) {
         if answering, !queued.isEmpty {
             readWaiting = true
@@ -201,8 +201,14 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !answering else {
+        guard error is HTTPParserError else {
             context.close(promise: nil)
+            return
+        }
+        // A request NIO could not read, sent ahead: the one being answered is answered first.
+        guard !answering else {
+            closeAfterResponse = true
+            queued = []
             return
         }
         // A request NIO could not read: the client is told, and the connection closed.
@@ -244,8 +250,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             written.whenComplete { _ in loopBound.value.close(promise: nil) }
             return written
         }
-        let written = awaited ? context.writeAndFlush(wrapOutboundOut(.end(trailers))) : nil
-        if !awaited { context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil) }
+        let written: EventLoopFuture<Void>?
+        if awaited {
+            written = context.writeAndFlush(wrapOutboundOut(.end(trailers)))
+        } else {
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+            written = nil
+        }
         expect(within: limits.idleTimeout, context)
         // The requests a client sent ahead, in order, until one is to be answered.
         while !answering, !queued.isEmpty {

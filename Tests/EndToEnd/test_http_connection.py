@@ -122,6 +122,15 @@ def test_a_request_that_cannot_be_parsed_gets_400_and_the_connection_closes(serv
         assert Reader(sock).response()[2] == b"ok\n"
 
 
+def test_an_unparsable_request_sent_ahead_lets_the_one_before_it_be_answered(server):
+    with connect(server) as sock:
+        sock.sendall(tool_call(server, "resource_get", {"resource": "Genre", "filterByTk": 1}) + b"NOT AN HTTP REQUEST\r\n\r\n")
+        reader = Reader(sock)
+        status, _, body = reader.response()
+        assert status == 200 and json.loads(body)["result"]["structuredContent"]["data"]["Name"] == "Rock"
+        assert reader.closed(), "then the connection closes"
+
+
 def cpu_seconds(pid: int) -> float:
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
