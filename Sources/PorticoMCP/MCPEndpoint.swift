@@ -186,7 +186,7 @@ public final class MCPEndpoint: Sendable {
     /// Starts a graceful shutdown: new requests get 503, server-message streams end, and tool
     /// calls still running after `grace` are cancelled, so the process stops within seconds.
     public func beginShutdown(grace: Duration) {
-        drainingSince.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+        drainingSince.store(Uptime.nanoseconds, ordering: .relaxed)
         streams.finishAll()
         let inflight = self.inflight
         Task {
@@ -201,13 +201,6 @@ public final class MCPEndpoint: Sendable {
     public func refuses(requestArrivedAt arrival: UInt64?) -> Bool {
         let since = drainingSince.load(ordering: .relaxed)
         return since != 0 && (arrival ?? .max) >= since
-    }
-
-    /// Now on the clock request arrivals are stamped with (NIO's deadlines use it too).
-    public static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// The answer to a request that arrives once a shutdown has begun.

@@ -85,7 +85,7 @@ public func buildApplication(
     var limits = configuration.connections
     limits.maxConnections = max(1, min(limits.maxConnections, descriptors - 256))
     let connectionCount = ConnectionCount(limit: limits.maxConnections, logger: logger)
-    let guardLimits = limits
+    let connectionLimits = limits
     let demo = instance.demo
     let dates = HTTPDates()
     // Hummingbird's application runs the listener and its services; each connection answers with
@@ -93,7 +93,7 @@ public func buildApplication(
     func connections(_ responder: PorticoResponder) -> HTTPServerBuilder {
         HTTPServerBuilder { _ in
             HTTPConnectionChannel(
-                responder: responder, count: connectionCount, limits: guardLimits, maxBodyBytes: configuration.maxBodyBytes, dates: dates)
+                responder: responder, count: connectionCount, limits: connectionLimits, maxBodyBytes: configuration.maxBodyBytes, dates: dates)
         }
     }
     let responder = PorticoResponder(

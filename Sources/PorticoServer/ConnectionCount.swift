@@ -1,6 +1,5 @@
 import Logging
 import Metrics
-import NIOCore
 import Synchronization
 
 /// Counts this server's open connections for every connection's handler (`HTTPConnectionHandler`).
@@ -33,6 +32,4 @@ final class ConnectionCount: Sendable {
     func closed() {
         gauge.record(open.subtract(1, ordering: .relaxed).newValue)
     }
-
-    var current: Int { open.load(ordering: .relaxed) }
 }

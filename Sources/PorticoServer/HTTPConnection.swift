@@ -436,35 +436,32 @@ final class HTTPDates: Sendable {
     }
 }
 
-/// A connection's client closing it, or its sending side, told to the streamed responses that
-/// registered: MCP's closing of a response stream is its cancellation.
+/// A connection's client closing it, or its sending side, told to the streamed response being
+/// written: MCP's closing of a response stream is its cancellation. A connection answers one
+/// request at a time, so one response at a time listens.
 final class InboundClose: Sendable {
-    private let state = Mutex<(closed: Bool, next: Int, handlers: [Int: @Sendable () -> Void])>((false, 0, [:]))
+    private let state = Mutex<(closed: Bool, listener: (@Sendable () -> Void)?)>((false, nil))
 
-    /// Calls `handler` once when the client closes (at once if it has); the token removes it.
-    func onClose(_ handler: @escaping @Sendable () -> Void) -> Int? {
-        let token: Int? = state.withLock { state in
-            guard !state.closed else { return nil }
-            state.next += 1
-            state.handlers[state.next] = handler
-            return state.next
+    /// Calls `listener` once when the client closes (at once if it has), until `stopListening`.
+    func onClose(_ listener: @escaping @Sendable () -> Void) {
+        let closed = state.withLock { state in
+            if !state.closed { state.listener = listener }
+            return state.closed
         }
-        if token == nil { handler() }
-        return token
+        if closed { listener() }
     }
 
-    func remove(_ token: Int?) {
-        guard let token else { return }
-        _ = state.withLock { $0.handlers.removeValue(forKey: token) }
+    func stopListening() {
+        state.withLock { $0.listener = nil }
     }
 
     func close() {
-        let handlers = state.withLock { state in
+        let listener = state.withLock { state in
             state.closed = true
-            defer { state.handlers = [:] }
-            return Array(state.handlers.values)
+            defer { state.listener = nil }
+            return state.listener
         }
-        for handler in handlers { handler() }
+        listener?()
     }
 }
 

@@ -108,8 +108,8 @@ struct MCPController: Sendable {
                 body: ResponseBody { writer in
                     // Closing the connection cancels the work behind the stream (MCP 2026-07-28:
                     // closing the stream is the cancellation); the stream then ends.
-                    let watch = inboundClose?.onClose { events.cancel() }
-                    defer { inboundClose?.remove(watch) }
+                    inboundClose?.onClose { events.cancel() }
+                    defer { inboundClose?.stopListening() }
                     do {
                         if isServerStream {
                             // A server-message stream ends when the server shuts down, so a

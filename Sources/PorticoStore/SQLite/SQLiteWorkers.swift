@@ -265,8 +265,10 @@ package final class SQLiteWorkers: Sendable {
 }
 
 /// Monotonic time, cheap enough for every statement.
-enum Uptime {
-    static var nanoseconds: UInt64 {
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock of deadlines and of request arrivals (NIO's
+/// `NIODeadline` reads the same clock).
+package enum Uptime {
+    package static var nanoseconds: UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
