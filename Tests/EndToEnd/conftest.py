@@ -39,6 +39,19 @@ def database_url(data_dir: str) -> str | None:
     return _databases[key]
 
 
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time a process has used."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def running_statements(data_dir: str, marker: str) -> int:
+    """Statements running in a data directory's PostgreSQL database whose text has `marker`."""
+    out = subprocess.run(["psql", database_url(data_dir), "-At", "-c", "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                          f"AND query LIKE '%{marker}%' AND query NOT LIKE '%pg_stat_activity%'"], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
 def storage_env(data_dir: str) -> dict:
     url = database_url(data_dir)
     return {"PORTICO_DATABASE_URL": url} if url else {}

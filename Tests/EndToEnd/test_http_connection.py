@@ -4,13 +4,11 @@ honoured, a request NIO cannot parse answered 400, and a client that hangs up on
 cancelling the call (MCP 2026-07-28: closing the stream is the cancellation)."""
 
 import json
-import os
 import socket
-import subprocess
 import time
 
 import pytest
-from conftest import BACKEND, database_url, start_server
+from conftest import BACKEND, cpu_seconds, running_statements, start_server
 from mcp_http import modern_request
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS hangup_marker FROM c"
@@ -131,22 +129,10 @@ def test_an_unparsable_request_sent_ahead_lets_the_one_before_it_be_answered(ser
         assert reader.closed(), "then the connection closes"
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def running_statements(server) -> int:
-    out = subprocess.run(["psql", database_url(server.data_dir), "-At", "-c",
-                          "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%hangup_marker%' AND query NOT LIKE '%pg_stat_activity%'"],
-                         capture_output=True, text=True, check=True)
-    return int(out.stdout.strip())
-
-
 def busy(server) -> bool:
     """Whether the endless statement is running: in PostgreSQL's activity, or as the process's CPU time in SQLite."""
     if BACKEND == "postgres":
-        return running_statements(server) == 1
+        return running_statements(server.data_dir, "hangup_marker") == 1
     before = cpu_seconds(server.process.pid)
     time.sleep(1.5)
     return cpu_seconds(server.process.pid) - before > 0.5

@@ -7,8 +7,6 @@ result as before."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import time
 from typing import Any, Literal
 
@@ -21,7 +19,7 @@ from mcp_http import modern_request, post
 from mcp_types import CallToolResult, Request, RequestParams, Result
 from pydantic import ConfigDict
 
-from conftest import BACKEND, database_url, start_server
+from conftest import BACKEND, cpu_seconds, running_statements, start_server
 from fake_llm import FakeLLM
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -204,25 +202,13 @@ def test_a_task_is_polled_raw_and_only_by_its_caller(server):
     assert raw(server, "tasks/get", {"taskId": task_id}).json()["result"]["result"] == polled["result"]
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def running_statements(server) -> int:
-    url = database_url(server.data_dir)
-    out = subprocess.run(["psql", url, "-At", "-c", "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%endless_marker%' "
-                          "AND query NOT LIKE '%pg_stat_activity%'"], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip())
-
-
 def test_cancelling_a_task_stops_its_statement(server):
     created = raw(server, "tools/call", {"name": "sql_query", "arguments": {"sql": ENDLESS}}).json()["result"]
     assert created["resultType"] == "task", created
     task_id = created["taskId"]
     time.sleep(0.5)
     if BACKEND == "postgres":
-        assert running_statements(server) == 1
+        assert running_statements(server.data_dir, "endless_marker") == 1
     else:
         before = cpu_seconds(server.process.pid)
         time.sleep(1)
@@ -234,7 +220,7 @@ def test_cancelling_a_task_stops_its_statement(server):
     assert polled["status"] == "cancelled" and "result" not in polled, polled
     time.sleep(1)
     if BACKEND == "postgres":
-        assert running_statements(server) == 0, "the statement stopped in the database"
+        assert running_statements(server.data_dir, "endless_marker") == 0, "the statement stopped in the database"
     else:
         before = cpu_seconds(server.process.pid)
         time.sleep(1.5)
