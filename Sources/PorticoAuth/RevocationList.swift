@@ -15,6 +15,9 @@ public final class RevocationList: Sendable {
     public let clock: WallClock
     private let state: Mutex<State>
     private let outbox = Mutex<[(id: String, revokedAt: Int64, expiresAt: Int64)]>([])
+    /// One flush at a time: an immediate revocation whose entry another flush has taken waits for
+    /// that flush to commit (or to fail and put it back) instead of returning before the row exists.
+    private let flushing = WriteLease(queueDepth: "portico_revocation_flush_queue_depth", waitSeconds: "portico_revocation_flush_wait_seconds")
     /// Ended MCP sessions remembered at most; past it the oldest are forgotten.
     public let maxEndedSessions: Int
 
@@ -107,6 +110,8 @@ public final class RevocationList: Sendable {
 
     /// Writes pending revocations in one statement.
     public func flush() async throws {
+        try await flushing.acquire()
+        defer { flushing.release() }
         let pending = outbox.withLock { pending in
             defer { pending = [] }
             return pending

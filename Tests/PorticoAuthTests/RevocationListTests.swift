@@ -3,6 +3,7 @@ import Logging
 import PorticoData
 import PorticoStore
 import PorticoTestSupport
+import Synchronization
 import Testing
 
 @testable import PorticoAuth
@@ -40,6 +41,75 @@ import Testing
         let rows = try await fixture.store.query("SELECT count(*) AS n FROM portico_revocations WHERE id LIKE 'session:%'")
         #expect(rows.first?.int("n") ?? 0 <= 51)
         #expect(try await fixture.store.query("SELECT id FROM portico_revocations WHERE id = 'token:kept'").count == 1)
+        await fixture.store.close()
+    }
+}
+
+/// A database whose first `INSERT` into the revocations waits until the test lets it go: a flush
+/// caught between taking the pending entries and committing them.
+private final class HeldInsert: Database, Sendable {
+    let inner: any Database
+    let arrived = AsyncStream<Void>.makeStream()
+    let release = AsyncStream<Void>.makeStream()
+    private let held = Mutex(false)
+
+    init(_ inner: any Database) { self.inner = inner }
+
+    var flavor: SQLFlavor { inner.flavor }
+    var logger: Logger { inner.logger }
+    var changes: ChangeSignal { inner.changes }
+
+    func query(_ statement: SQLFragment) async throws -> [Row] {
+        let first =
+            statement.rendered(numbered: false).sql.hasPrefix("INSERT INTO portico_revocations")
+            && held.withLock { held in
+                defer { held = true }
+                return !held
+            }
+        if first {
+            arrived.continuation.yield()
+            for await _ in release.stream { break }
+        }
+        return try await inner.query(statement)
+    }
+
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        try await inner.transaction(body)
+    }
+
+    func close() async { await inner.close() }
+}
+
+/// Whether a task got past its call.
+private final class Returned: Sendable {
+    let value = Mutex(false)
+}
+
+extension RevocationListTests {
+    /// An immediate revocation returns only once its row is written, even when a background flush
+    /// took its entry first and has not committed yet.
+    @Test(arguments: Backend.available) func anImmediateRevocationWaitsForTheFlushThatTookItsEntry(_ backend: Backend) async throws {
+        let fixture = try await AuthFixture.make(backend)
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let database = HeldInsert(fixture.store)
+        let list = RevocationList(database: database, logger: Logger(label: "test"))
+        let expires = Int64(Date().timeIntervalSince1970) + 3600
+        try await list.revoke("token:first", expiresAt: expires)
+        // The background flush takes the entry and is held before its INSERT.
+        let background = Task { try await list.flush() }
+        for await _ in database.arrived.stream { break }
+        let returned = Returned()
+        let immediate = Task {
+            try await list.revoke("token:second", expiresAt: expires, immediate: true)
+            returned.value.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!returned.value.withLock { $0 }, "the immediate revocation returned while an earlier flush had not written")
+        database.release.continuation.yield()
+        try await background.value
+        try await immediate.value
+        let rows = try await fixture.store.query("SELECT id FROM portico_revocations ORDER BY id")
+        #expect(rows.compactMap { $0.string("id") } == ["token:first", "token:second"])
         await fixture.store.close()
     }
 }
