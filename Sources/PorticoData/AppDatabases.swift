@@ -175,6 +175,10 @@ public final class AppDatabases: Sendable {
             try await Migrator.addColumnIfMissing(db, table: "portico_collections", column: "description", type: "TEXT")
             try await Migrator.addColumnIfMissing(db, table: "portico_executions", column: "takeovers", type: "INTEGER NOT NULL DEFAULT 0")
             try await CatalogStore.addUpdatedBy(db: db)
+            // Databases made before the audit trail was kept in batches move their rows into batches.
+            if try await !db.columnTypes(of: "portico_audit").isEmpty {
+                for statement in AuditTrail.batchesFromRows(flavor: db.flavor) { try await db.execute(statement) }
+            }
         }
     }
 

@@ -134,7 +134,7 @@ extension Migrator {
                 "ALTER TABLE portico_api_keys ADD COLUMN app TEXT NOT NULL DEFAULT 'main'",
                 // The packages an app's endpoint may offer, comma-separated; NULL for all.
                 "ALTER TABLE portico_apps ADD COLUMN packages TEXT",
-            ] + AuditTrail.createTable(flavor: flavor)
+            ] + AuditTrail.rowTable(flavor: flavor)
         },
         Migration(version: 7, name: "invitations to apps") { _ in
             [
@@ -186,6 +186,10 @@ extension Migrator {
         // App main's tasks (tool calls answered later); every other app's are in its own database.
         Migration(version: 15, name: "tasks") { _ in
             TaskRecords.create
+        },
+        // App main's audit trail kept as batches of records, a row each, instead of a row per call.
+        Migration(version: 16, name: "audit trail in batches") { flavor in
+            AuditTrail.createTable(flavor: flavor) + AuditTrail.batchesFromRows(flavor: flavor)
         },
     ]
 }

@@ -28,7 +28,7 @@ public enum InstanceTransfer {
         "portico_login_failures": "sign-in failures expire in minutes",
         "portico_rate_counters": "rate counts last a minute, daily quotas a day",
         "portico_images": "chart images expire, and answers draw them again",
-        "portico_audit": "the record of what was called on this instance; read it with `portico audit --json`",
+        "portico_audit_batches": "the record of what was called on this instance; read it with `portico audit --json`",
         "portico_tasks": "a task's result is kept an hour at most, for the client that is polling it",
     ]
     /// The tables of Portico's in an app's own database.

@@ -7,9 +7,11 @@ binary, both backends."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
-from conftest import start_server
+
+from conftest import BACKEND, start_server, store_rows
 from test_official_client import connect
 
 PACKAGES = "data,schema,acl,ask"
@@ -407,3 +409,51 @@ def test_the_audit_trail_keeps_every_call_through_a_clean_stop_and_all_but_the_l
         assert ok(s, key, "resource_get", {"resource": "Genre", "filterByTk": i})["data"]
     s.stop(signal.SIGKILL)
     assert 50 <= len(recorded(s)) <= 55, "the calls older than a second survive kill -9; only the last second's may not"
+
+
+@pytest.mark.skipif(BACKEND != "sqlite", reason="rewrites the SQLite files behind Portico's back; the migration's SQL on PostgreSQL is unit-tested")
+def test_an_audit_trail_kept_a_row_per_call_moves_into_batches_on_upgrade():
+    """A data directory of a Portico that kept the trail as a row per call (`portico_audit`), in the instance's
+    database and in an app's, reads the same after the upgrade: the migration moves the rows into batches."""
+    import json
+    import sqlite3
+    import time
+
+    s = start_server()
+    try:
+        s.cli("app", "create", "sales", "--admin", "admin", check=True)
+    finally:
+        assert s.stop() == 0
+    start = (time.time_ns() // 1_000_000) - 3_600_000  # within the retention, which the server prunes by at start
+    old = [(start + i * 7_000, i % 3 or None, f"user{i}", f"key:{i}", 'client "quoted"', f"tool_{i % 4}", f"{i:064x}",
+            "ok" if i % 5 else "tool_error", i) for i in range(40)]
+    for path, migrated in ((Path(s.data_dir) / "portico.sqlite", True), (Path(s.data_dir) / "apps" / "sales.sqlite", False)):
+        db = sqlite3.connect(path)
+        try:
+            # The tables as the Portico before batches made them, and the migration not yet run.
+            db.execute("DROP TABLE portico_audit_batches")
+            if migrated:
+                db.execute("DELETE FROM portico_migrations WHERE version = 16")
+            db.execute("CREATE TABLE portico_audit (id INTEGER NOT NULL PRIMARY KEY, at BIGINT NOT NULL, app TEXT NOT NULL, user_id BIGINT, "
+                       "principal TEXT NOT NULL, credential TEXT NOT NULL, client TEXT NOT NULL, tool TEXT NOT NULL, arguments_digest TEXT NOT NULL, "
+                       "outcome TEXT NOT NULL, duration_ms BIGINT NOT NULL)")
+            db.execute("CREATE INDEX portico_audit_at ON portico_audit (at)")
+            app = "main" if migrated else "sales"
+            db.executemany("INSERT INTO portico_audit (at, app, user_id, principal, credential, client, tool, arguments_digest, outcome, "
+                           "duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(r[0], app, *r[1:]) for r in old])
+            db.commit()
+        finally:
+            db.close()
+    s = start_server(data_dir=s.data_dir, demo=False)
+    try:
+        for app in ("main", "sales"):
+            read = [json.loads(line) for line in s.cli("audit", "--app", app, "--limit", "1000", "--json", check=True).stdout.splitlines()]
+            assert [(r["at"], r["userId"], r["principal"], r["credential"], r["client"], r["tool"], r["argumentsDigest"], r["outcome"],
+                     r["durationMs"]) for r in read] == old[::-1], app
+            assert all(r["app"] == app for r in read)
+            only = s.cli("audit", "--app", app, "--tool", "tool_1", "--since", str(old[20][0]), "--json", check=True).stdout.splitlines()
+            assert [json.loads(line)["at"] for line in only] == [r[0] for r in old[::-1] if r[5] == "tool_1" and r[0] >= old[20][0]]
+        tables = {r[0] for r in store_rows(s.data_dir, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "portico_audit" not in tables and "portico_audit_batches" in tables
+    finally:
+        s.stop()

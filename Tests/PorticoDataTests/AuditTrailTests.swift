@@ -56,6 +56,56 @@ import Testing
         #expect(try await trail.read(app: "main", AuditTrail.Query(limit: 1000)).count == 1)
     }
 
+    /// A flush writes each app's records as rows of at most a thousand records each; a read of the
+    /// newest goes through as many rows as it needs, in whatever order their times overlap, and an
+    /// app reads only its own.
+    @Test(arguments: Backend.available) func eachFlushWritesARowPerThousandRecordsOfAnApp(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let trail = AuditTrail(databases: f.catalogs.databases, logger: Logger(label: "test"))
+        // Recorded out of time order, as calls that end in another order than they began.
+        for i in 0..<2_500 { trail.record(record(i % 2 == 0 ? i : 2_500 - i)) }
+        for i in 0..<30 { trail.record(record(10_000 + i, app: "other", principal: "eve")) }
+        try await trail.flush()
+        let rows = try await f.store.query("SELECT app, count, first_at, last_at FROM portico_audit_batches ORDER BY app, id")
+        #expect(rows.map { $0.string("app") ?? "" } == ["main", "main", "main", "other"])
+        #expect(rows.map { $0.int("count") ?? 0 } == [1_000, 1_000, 500, 30])
+        let main = try await trail.read(app: "main", AuditTrail.Query(limit: 10_000))
+        #expect(main.count == 2_500 && !main.contains { $0.principal == "eve" })
+        #expect(main.map(\.at) == main.map(\.at).sorted(by: >), "newest first across batches")
+        let newest = try await trail.read(app: "main", AuditTrail.Query(limit: 5))
+        #expect(newest.map(\.at) == (2_495...2_499).reversed().map { 1_700_000_000_000 + Int64($0) })
+        // Filters read through batches until enough records match.
+        let sevenths = try await trail.read(app: "main", AuditTrail.Query(principal: "bob", limit: 40))
+        #expect(sevenths.isEmpty)
+        let other = try await trail.read(app: "other", AuditTrail.Query(since: 1_700_000_010_020, limit: 100))
+        #expect(other.map(\.at) == (20..<30).reversed().map { 1_700_000_010_000 + Int64($0) } && other.allSatisfy { $0.app == "other" })
+    }
+
+    /// A database that kept the trail as a row per call (before batches) has its rows moved into
+    /// batches by the migration, every field as it was, the newest still first.
+    @Test(arguments: Backend.available) func rowsOfTheOldTableMoveIntoBatches(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        for statement in AuditTrail.rowTable(flavor: f.store.flavor) { try await f.store.execute(statement) }
+        let old = (0..<150).map { record($0 * 1_000, principal: $0 % 2 == 0 ? "ada" : "bob", tool: "t'\($0)\"\n") }
+        try await f.store.insertMany(
+            into: "portico_audit",
+            columns: ["at", "app", "user_id", "principal", "credential", "client", "tool", "arguments_digest", "outcome", "duration_ms"],
+            rows: old.map { r in
+                [
+                    .int(r.at), .text(r.app), r.userID.map { .int($0) } ?? .null, .text(r.principal), .text(r.credential), .text(r.client),
+                    .text(r.tool), .text(r.argumentsDigest), .text(r.outcome), .int(r.durationMilliseconds),
+                ]
+            })
+        for statement in AuditTrail.batchesFromRows(flavor: f.store.flavor) { try await f.store.execute(statement) }
+        #expect(try await f.store.columnTypes(of: "portico_audit").isEmpty, "the old table is gone")
+        let trail = AuditTrail(databases: f.catalogs.databases, logger: Logger(label: "test"))
+        let read = try await trail.read(app: "main", AuditTrail.Query(limit: 1_000))
+        #expect(read == old.reversed())
+        #expect(try await f.store.query("SELECT COUNT(*) AS n FROM portico_audit_batches")[0].int("n") == 3, "a batch per minute")
+    }
+
     /// The bulk insert the trail writes with: one transaction, so a batch with a bad row leaves
     /// nothing behind, and inside an open transaction it joins that one.
     @Test(arguments: Backend.available) func insertManyIsAllOrNothing(_ backend: Backend) async throws {
