@@ -71,6 +71,8 @@ struct RowLayout: Sendable {
     init(_ first: Row, collection: CollectionSchema, columns names: [String]) {
         var columns: [Column] = []
         var keys = ContiguousArray<String>()
+        columns.reserveCapacity(names.count)
+        keys.reserveCapacity(names.count)
         var fixedSize = 2
         for name in names {
             guard let index = first.columns.firstIndex(of: name) else { continue }

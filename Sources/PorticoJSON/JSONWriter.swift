@@ -414,7 +414,17 @@ public struct SerializedKeys: Sendable {
     /// Where each member's name ends in `bytes`.
     private let ends: [Int]
 
-    public init(_ keys: some Collection<String>) {
+    /// From another module a generic initialiser runs unspecialised, through witness tables, at
+    /// about ten times the cost: callers with a row's keys call this one.
+    public init(_ keys: ContiguousArray<String>) {
+        self.init(collection: keys)
+    }
+
+    init(_ keys: UnsafeBufferPointer<String>) {
+        self.init(collection: keys)
+    }
+
+    private init(collection keys: some Collection<String>) {
         var writer = JSONWriter(capacity: keys.count * 16)
         var ends: [Int] = []
         ends.reserveCapacity(keys.count)
