@@ -12,7 +12,7 @@ import Tracing
 
 extension MCPEndpoint {
     /// What the server offers; the MCP Apps extension only to a client that declared it (`views`).
-    func handshakeCapabilities(views: Bool) -> JSON {
+    static func handshakeCapabilities(_ configuration: Configuration, views: Bool) -> JSON {
         var capabilities: JSONObject = ["tools": ["listChanged": true], "logging": [:]]
         let views = views && !configuration.views.isEmpty
         if configuration.resources != nil || views { capabilities["resources"] = ["listChanged": true] }
@@ -114,7 +114,7 @@ extension MCPEndpoint {
                     "cacheScope": views ? "private" : "public",
                 ]
                 // The whole identity (icons, description) here; every other result carries the brief one.
-                result["_meta"] = [MetaKey.serverInfo: configuration.identity.json]
+                result["_meta"] = [MetaKey.serverInfo: serverInfo]
                 return .result(id: message.id, .object(result.merging(envelope) { mine, _ in mine }))
             case "tools/list":
                 guard case .object(let list) = try listTools(message, exchange: exchange) else { throw RPCError.internalError("tools/list") }
@@ -180,8 +180,8 @@ extension MCPEndpoint {
             bindingKey: exchange.principal?.bindingKey ?? "anonymous", capabilities: flags, now: self.now)
         let result: JSON = [
             "protocolVersion": .string(negotiated),
-            "capabilities": handshakeCapabilities(views: flags.contains(.ui)),
-            "serverInfo": configuration.identity.json,
+            "capabilities": flags.contains(.ui) ? handshakeCapabilities.views : handshakeCapabilities.plain,
+            "serverInfo": serverInfo,
             "instructions": .string(await configuration.instructions(exchange.request.app)),
         ]
         return (.result(id: message.id, result), issued.id)

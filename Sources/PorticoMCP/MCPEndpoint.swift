@@ -128,6 +128,10 @@ public final class MCPEndpoint: Sendable {
     let modernResultMembers: JSONObject
     /// The definitions of the tools a view shows, with `_meta.ui.resourceUri`, by tool name.
     let viewDefinitions: [String: JSON]
+    /// What `initialize` answers that does not depend on the request, made once: the server's
+    /// whole identity, and its capabilities for clients without and with MCP Apps views.
+    let serverInfo: JSON
+    let handshakeCapabilities: (plain: JSON, views: JSON)
 
     /// Where messages for the other replicas go (`relayToPeers`).
     let peerRelay = Mutex<(@Sendable (PeerMessage) -> Void)?>(nil)
@@ -152,6 +156,8 @@ public final class MCPEndpoint: Sendable {
             }
         }
         self.viewDefinitions = viewDefinitions
+        serverInfo = configuration.identity.json
+        handshakeCapabilities = (Self.handshakeCapabilities(configuration, views: false), Self.handshakeCapabilities(configuration, views: true))
         self.signer = signer
         self.ledger = ledger
         self.policy = policy
