@@ -76,8 +76,9 @@ public protocol Database: Sendable {
     func schemaTransaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T
 
     /// Appends `rows` (values in the order of `columns`) to `table` in one transaction: the bulk
-    /// path for records written in batches, such as the audit trail.
-    func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws
+    /// path for records written in batches, such as the audit trail. With `skippingConflictsOn`
+    /// (a unique key's columns), a row whose key is taken is left out instead of failing the batch.
+    func insertMany(into table: String, columns: [String], rows: [[SQLValue]], skippingConflictsOn key: [String]) async throws
 }
 
 extension Database {
@@ -90,8 +91,13 @@ extension Database {
     /// Multi-row INSERTs of `insertManyRowsPerStatement` rows in one transaction, the rest one by
     /// one, so every statement text is one of two and stays in the connection's cache.
     public func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws {
+        try await insertMany(into: table, columns: columns, rows: rows, skippingConflictsOn: [])
+    }
+
+    public func insertMany(into table: String, columns: [String], rows: [[SQLValue]], skippingConflictsOn key: [String]) async throws {
         guard !rows.isEmpty else { return }
         let head = insertHead(table, columns)
+        let tail = insertTail(skippingConflictsOn: key)
         try await transaction { db in
             var start = 0
             while start < rows.count {
@@ -105,6 +111,7 @@ extension Database {
                     }
                     q.append(")")
                 }
+                q.append(tail)
                 try await db.execute(q)
                 start += size
             }
@@ -115,6 +122,11 @@ extension Database {
 /// `INSERT INTO "table" ("a", "b") VALUES `, the start of `insertMany`'s statements.
 func insertHead(_ table: String, _ columns: [String]) -> String {
     "INSERT INTO \(SQLFragment.quote(table)) (\(columns.map(SQLFragment.quote).joined(separator: ", "))) VALUES "
+}
+
+/// ` ON CONFLICT ("a") DO NOTHING` for a key, else nothing: the end of `insertMany`'s statements.
+func insertTail(skippingConflictsOn key: [String]) -> String {
+    key.isEmpty ? "" : " ON CONFLICT (\(key.map(SQLFragment.quote).joined(separator: ", "))) DO NOTHING"
 }
 
 /// Rows one multi-row INSERT of `insertMany` carries (keep rows × columns under 1,000 bound values).

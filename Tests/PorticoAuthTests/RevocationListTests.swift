@@ -45,7 +45,7 @@ import Testing
     }
 }
 
-/// A database whose first `INSERT` into the revocations waits until the test lets it go: a flush
+/// A database whose first batch of revocations waits until the test lets it go: a flush
 /// caught between taking the pending entries and committing them.
 private final class HeldInsert: Database, Sendable {
     let inner: any Database
@@ -60,8 +60,12 @@ private final class HeldInsert: Database, Sendable {
     var changes: ChangeSignal { inner.changes }
 
     func query(_ statement: SQLFragment) async throws -> [Row] {
+        try await inner.query(statement)
+    }
+
+    func insertMany(into table: String, columns: [String], rows: [[SQLValue]], skippingConflictsOn key: [String]) async throws {
         let first =
-            statement.rendered(numbered: false).sql.hasPrefix("INSERT INTO portico_revocations")
+            table == "portico_revocations"
             && held.withLock { held in
                 defer { held = true }
                 return !held
@@ -70,7 +74,7 @@ private final class HeldInsert: Database, Sendable {
             arrived.continuation.yield()
             for await _ in release.stream { break }
         }
-        return try await inner.query(statement)
+        try await inner.insertMany(into: table, columns: columns, rows: rows, skippingConflictsOn: key)
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {

@@ -134,6 +134,25 @@ import Testing
         try await db.insertMany(into: "bulk", columns: ["n", "label"], rows: [])
     }
 
+    /// With a key to skip conflicts on, a row whose key is taken (already, or earlier in the same
+    /// batch) is left out and the rest are written; without one, it fails the batch.
+    @Test(arguments: Backend.available) func insertManySkipsTakenKeysWhenAsked(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let db = f.store
+        try await db.execute("CREATE TABLE keyed (id TEXT PRIMARY KEY, n BIGINT NOT NULL)")
+        try await db.insertMany(into: "keyed", columns: ["id", "n"], rows: [[.text("a"), .int(1)]])
+        // Long enough for PostgreSQL's multi-row statements, with a key taken before and one twice.
+        let rows: [[SQLValue]] = [[.text("a"), .int(2)]] + (0..<60).map { [.text("k\($0)"), .int(Int64($0))] } + [[.text("k5"), .int(99)]]
+        try await db.insertMany(into: "keyed", columns: ["id", "n"], rows: rows, skippingConflictsOn: ["id"])
+        let written = try await db.query("SELECT COUNT(*) AS c, SUM(n) AS s FROM keyed")
+        #expect(written[0].int("c") == 61 && written[0].int("s") == 1 + (0..<60).reduce(0, +), "the first value of each key is kept")
+        await #expect(throws: (any Error).self) {
+            try await db.insertMany(into: "keyed", columns: ["id", "n"], rows: [[.text("b"), .int(1)], [.text("a"), .int(3)]])
+        }
+        #expect(try await db.query("SELECT COUNT(*) AS c FROM keyed")[0].int("c") == 61)
+    }
+
     /// Each row's texts, bound from one buffer per row on SQLite, arrive as given: empty, short,
     /// long, non-ASCII, beside numbers and NULLs, and never another row's, in a batch of a few rows
     /// and in one long enough for PostgreSQL's multi-row statements (fifty rows each) and a rest.

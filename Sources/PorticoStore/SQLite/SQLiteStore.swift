@@ -244,9 +244,11 @@ public final class SQLiteStore: Database {
 
     /// One job on the writer: BEGIN, one prepared INSERT stepped once per row, COMMIT. A batch
     /// costs one trip to the writer thread instead of one per statement.
-    public func insertMany(into table: String, columns: [String], rows: [[SQLValue]]) async throws {
+    public func insertMany(into table: String, columns: [String], rows: [[SQLValue]], skippingConflictsOn key: [String]) async throws {
         guard !rows.isEmpty else { return }
-        let sql = insertHead(table, columns) + "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let sql =
+            insertHead(table, columns) + "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+            + insertTail(skippingConflictsOn: key)
         if let transaction = Self.currentTransaction, transaction.store === self {
             for row in rows { _ = try await transaction.run(sql, row) }
             return
