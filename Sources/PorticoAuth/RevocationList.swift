@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import PorticoBase
 import PorticoData
 public import PorticoStore
 import Synchronization
@@ -20,6 +21,9 @@ public final class RevocationList: Sendable {
     private let flushing = WriteLease(queueDepth: "portico_revocation_flush_queue_depth", waitSeconds: "portico_revocation_flush_wait_seconds")
     /// Ended MCP sessions remembered at most; past it the oldest are forgotten.
     public let maxEndedSessions: Int
+    /// This process's mark on the rows it writes: `refresh` reads the other processes' rows only
+    /// (under a session per call, reading back its own cost more than writing them).
+    let origin = Base64URL.encode(Secrets.randomBytes(12))
 
     /// Ids of ended MCP sessions start with this; the rest (token families, single tokens) are
     /// kept until they expire, whatever their number.
@@ -121,12 +125,15 @@ public final class RevocationList: Sendable {
             // One prepared statement stepped per entry, in one transaction: a multi-row INSERT of
             // each flush's own length was parsed again every time (some 300,000 instructions).
             try await database.insertMany(
-                into: "portico_revocations", columns: ["id", "revoked_at", "expires_at"],
-                rows: pending.map { [.text($0.id), .int($0.revokedAt), .int($0.expiresAt)] }, skippingConflictsOn: ["id"])
+                into: "portico_revocations", columns: ["id", "revoked_at", "expires_at", "origin"],
+                rows: pending.map { [.text($0.id), .int($0.revokedAt), .int($0.expiresAt), .text(origin)] }, skippingConflictsOn: ["id"])
         } catch {
             outbox.withLock { $0.insert(contentsOf: pending, at: 0) }
             throw error
         }
+        // The rows written here move the watermark as the others' do when read (it was read back).
+        let newest = pending.map(\.revokedAt).max() ?? 0
+        state.withLock { state in state.watermark = max(state.watermark, newest) }
     }
 
     /// Reads what other replicas revoked since the last look (with overlap: clocks tick in seconds).
@@ -136,6 +143,9 @@ public final class RevocationList: Sendable {
         q.append(bind: .int(since))
         q.append(" AND expires_at > ")
         q.append(bind: .int(self.now))
+        q.append(" AND (origin IS NULL OR origin <> ")
+        q.append(bind: .text(origin))
+        q.append(")")
         let rows = try await database.query(q)
         state.withLock { state in
             for row in rows {

@@ -191,5 +191,9 @@ extension Migrator {
         Migration(version: 16, name: "audit trail in batches") { flavor in
             AuditTrail.createTable(flavor: flavor) + AuditTrail.batchesFromRows(flavor: flavor)
         },
+        // Which process wrote a revocation, so a replica reading the others' skips its own.
+        Migration(version: 17, name: "revocations' origin") { _ in
+            ["ALTER TABLE portico_revocations ADD COLUMN origin TEXT"]
+        },
     ]
 }

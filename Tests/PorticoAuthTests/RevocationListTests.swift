@@ -117,3 +117,25 @@ extension RevocationListTests {
         await fixture.store.close()
     }
 }
+
+extension RevocationListTests {
+    /// Each process marks the rows it writes and reads back only the others': two lists on one
+    /// database (two replicas, or `portico apikey revoke` beside a server) each learn the other's.
+    @Test(arguments: Backend.available) func eachListReadsTheOthersRevocations(_ backend: Backend) async throws {
+        let fixture = try await AuthFixture.make(backend)
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (one, two) = (
+            RevocationList(database: fixture.store, logger: Logger(label: "one")), RevocationList(database: fixture.store, logger: Logger(label: "two"))
+        )
+        let expires = Int64(Date().timeIntervalSince1970) + 3600
+        try await one.revoke("token:one", expiresAt: expires, immediate: true)
+        try await two.revoke("token:two", expiresAt: expires, immediate: true)
+        #expect(!one.contains("token:two") && !two.contains("token:one"))
+        try await one.refresh()
+        try await two.refresh()
+        #expect(one.contains("token:two") && two.contains("token:one"))
+        let origins = try await fixture.store.query("SELECT COUNT(DISTINCT origin) AS n FROM portico_revocations")
+        #expect(origins.first?.int("n") == 2)
+        await fixture.store.close()
+    }
+}
