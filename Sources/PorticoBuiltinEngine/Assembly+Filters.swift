@@ -338,7 +338,7 @@ extension Interpreter.Assembly {
             plan.counted = plan.counted ?? t
             if grouping == nil { grouping = .entity(root0) }
             plan.through.append(t)
-        } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = interpreter.pickNumeric(cs, near: related) {
+        } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = interpreter.pickCompared(cs, near: related) {
             if let j = [k + 2, k - 1].first(where: { isColumns($0) != nil }) { used.insert(j) }
             plan.conditions.append(.compare(.column(c), op, .number(n)))
         } else if !(k > 0 && isColumns(k - 1) != nil && !used.contains(k - 1)),

@@ -59,6 +59,12 @@ extension Interpreter {
         pickColumn(columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }, near: tables)
     }
 
+    /// Of several columns named beside a number, the numeric one it is compared with: one that is
+    /// no key, else a key ("next entry ID greater than 8": a key's numbers are compared when named).
+    func pickCompared(_ columns: [Int], near tables: [Int]) -> Int? {
+        pickNumeric(columns, near: tables) ?? pickColumn(columns.filter { schema.column($0).kind == .number }, near: tables)
+    }
+
     /// Of several columns, a numeric one, else one of numbers kept as text: what a total or an
     /// average may measure ("the average speed" of a text Speed holding '55', '61.2').
     func pickMeasured(_ columns: [Int], near tables: [Int]) -> Int? {

@@ -81,6 +81,24 @@ import Testing
         #expect(Self.sql("How many zorbles are there?", tables: tables) == nil, "a word the lexicon does not know links to nothing")
     }
 
+    /// A number compared with a key named beside it is compared with that key ("entries with next
+    /// entry id greater than 8"); a key is still never what a bare number is taken to measure.
+    @Test func aKeyNamedBesideANumberIsTheOneCompared() {
+        let tables = [
+            SourceTable(
+                name: "entries", isView: false,
+                columns: [
+                    .init(name: "entry_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "entry_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "next_entry_id", type: "INTEGER", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "next_entry_id", table: "entries", targetColumn: "entry_id")])
+        ]
+        #expect(
+            Self.sql("List the entry names with next entry id greater than 8.", tables: tables)
+                == #"SELECT t0."entry_name" FROM "entries" t0 WHERE t0."next_entry_id" > 8"#)
+        #expect(Self.sql("What is the total next entry id of the entries?", tables: tables) == nil, "a key is no amount to add up")
+    }
+
     /// Names as a person reads them: run together, abbreviated, or starting with an abbreviation
     /// of their own table; a name that is a word, or that no reading covers, is left whole.
     /// Everyday ways to say an amount or a time: "over $20" is money (the table's amount, never a
