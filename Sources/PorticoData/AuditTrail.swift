@@ -259,7 +259,8 @@ public final class AuditTrail: Sendable {
         // Each record with what orders it: its time, then its batch and place in it (the order it was recorded in).
         var found: [(record: ToolCallRecord, batch: Int64, place: Int)] = []
         let page = 32
-        var offset = 0
+        // Where the last page ended: pages follow by key, so a batch written meanwhile moves none.
+        var after: (lastAt: Int64, id: Int64)?
         while true {
             var q = SQLFragment("SELECT id, last_at, records FROM portico_audit_batches WHERE app = ")
             q.append(bind: .text(app))
@@ -267,8 +268,16 @@ public final class AuditTrail: Sendable {
                 q.append(" AND last_at >= ")
                 q.append(bind: .int(since))
             }
-            q.append(" ORDER BY last_at DESC, id DESC LIMIT \(page) OFFSET ")
-            q.append(bind: .int(Int64(offset)))
+            if let after {
+                q.append(" AND (last_at < ")
+                q.append(bind: .int(after.lastAt))
+                q.append(" OR (last_at = ")
+                q.append(bind: .int(after.lastAt))
+                q.append(" AND id < ")
+                q.append(bind: .int(after.id))
+                q.append("))")
+            }
+            q.append(" ORDER BY last_at DESC, id DESC LIMIT \(page)")
             let rows = try await database.query(q)
             for row in rows {
                 let batch = row.int("id") ?? 0
@@ -285,9 +294,9 @@ public final class AuditTrail: Sendable {
             }
             if found.count > limit { found.removeLast(found.count - limit) }
             // Every batch not read yet ends no later than the last one read.
-            guard rows.count == page, let oldest = rows.last?.int("last_at") else { break }
+            guard rows.count == page, let oldest = rows.last?.int("last_at"), let id = rows.last?.int("id") else { break }
             if found.count == limit, let last = found.last, last.record.at > oldest { break }
-            offset += page
+            after = (oldest, id)
         }
         return found.map(\.record)
     }

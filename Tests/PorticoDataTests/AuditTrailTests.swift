@@ -82,6 +82,23 @@ import Testing
         #expect(other.map(\.at) == (20..<30).reversed().map { 1_700_000_010_000 + Int64($0) } && other.allSatisfy { $0.app == "other" })
     }
 
+    /// More batches than a page of the read: every record comes back once, newest first, across pages
+    /// (each batch here ends after the next one begins).
+    @Test(arguments: Backend.available) func aReadGoesOnPastAPageOfBatches(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let trail = AuditTrail(databases: f.catalogs.databases, logger: Logger(label: "test"))
+        for flush in 0..<75 {
+            for i in 0..<4 { trail.record(record(flush * 3 + i)) }
+            try await trail.flush()
+        }
+        let read = try await trail.read(app: "main", AuditTrail.Query(limit: 10_000))
+        #expect(read.count == 300)
+        #expect(read.map(\.at) == read.map(\.at).sorted(by: >))
+        let limited = try await trail.read(app: "main", AuditTrail.Query(tool: "resource_list", limit: 250))
+        #expect(limited.count == 250 && limited.map(\.at) == read.prefix(250).map(\.at))
+    }
+
     /// A database that kept the trail as a row per call (before batches) has its rows moved into
     /// batches by the migration, every field as it was, the newest still first.
     @Test(arguments: Backend.available) func rowsOfTheOldTableMoveIntoBatches(_ backend: Backend) async throws {
