@@ -233,14 +233,6 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    /// Writes `value`'s compact serialisation as a JSON string: the same bytes as
-    /// `writeString(value.serializedString)`, without the intermediate `String`.
-    public mutating func writeSerializedAsString(_ value: JSON) {
-        var serialized = JSONWriter(capacity: 512)
-        serialized.write(value)
-        writeAsString(serialized)
-    }
-
     /// Writes bytes another writer holds (already JSON) as a JSON string. Escaping the bytes of a
     /// serialisation costs a byte scan, where walking the value a second time to escape each
     /// member twice costs a tree walk with its retains; a result that goes out both as structured

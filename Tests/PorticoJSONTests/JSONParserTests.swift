@@ -145,8 +145,10 @@ import Testing
             var text = ""
             while text.utf8.count < length { text += pieces.randomElement(using: &generator)! }
             #expect(JSON.string(text).serializedString == Self.escapedReference(text), "\(text.debugDescription)")
+            var serialized = JSONWriter()
+            serialized.write(.string(text))
             var writer = JSONWriter()
-            writer.writeSerializedAsString(.string(text))
+            writer.writeAsString(serialized)
             #expect(String(decoding: writer.bytes, as: UTF8.self) == Self.escapedReference(Self.escapedReference(text)))
         }
         let plain = String(repeating: "0123456789", count: 1000)
@@ -198,15 +200,17 @@ import Testing
         #expect(String(decoding: writer.bytes, as: UTF8.self) == text + #"[{"a":1,"b":2}]"#)
     }
 
-    @Test func aValueWrittenAsItsOwnSerialisedStringMatchesTheTwoStepWay() throws {
+    @Test func aSerialisationWrittenAsAStringMatchesTheTwoStepWay() throws {
         let values: [JSON] = [
             ["plain": "x", "n": 1, "d": -2.5, "b": true, "z": nil],
             ["quote \" in key": "quote \" back \\ nl \n ctl \u{01} tab \t é 😀", "list": ["a\"", ["b": "\\"]]],
             .string("only \"a\" string"), .int(-42), .array([]), .object([:]),
         ]
         for value in values {
+            var serialized = JSONWriter()
+            serialized.write(value)
             var direct = JSONWriter()
-            direct.writeSerializedAsString(value)
+            direct.writeAsString(serialized)
             var twoStep = JSONWriter()
             twoStep.writeString(value.serializedString)
             #expect(direct.bytes == twoStep.bytes, "\(value.serializedString)")
