@@ -33,6 +33,8 @@ public final class RevocationList: Sendable {
         var revoked: [String: Int64] = [:]
         var sessions: EndedSessions
         var watermark: Int64 = 0
+        /// The newest of this process's own rows written, which `refresh` does not read back.
+        var written: Int64 = 0
 
         mutating func insert(_ id: String, expiresAt: Int64) {
             if id.hasPrefix(RevocationList.sessionPrefix) {
@@ -131,14 +133,15 @@ public final class RevocationList: Sendable {
             outbox.withLock { $0.insert(contentsOf: pending, at: 0) }
             throw error
         }
-        // The rows written here move the watermark as the others' do when read (it was read back).
+        // The rows written here move the watermark at the next refresh, as when they were read back.
         let newest = pending.map(\.revokedAt).max() ?? 0
-        state.withLock { state in state.watermark = max(state.watermark, newest) }
+        state.withLock { state in state.written = max(state.written, newest) }
     }
 
     /// Reads what other replicas revoked since the last look (with overlap: clocks tick in seconds).
     public func refresh() async throws {
-        let since = state.withLock { $0.watermark } - 2
+        // This process's rows written before the query count as read by it.
+        let (since, written) = state.withLock { ($0.watermark - 2, $0.written) }
         var q = SQLFragment("SELECT id, revoked_at, expires_at FROM portico_revocations WHERE revoked_at >= ")
         q.append(bind: .int(since))
         q.append(" AND expires_at > ")
@@ -152,6 +155,7 @@ public final class RevocationList: Sendable {
                 if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? self.now) }
                 if let at = row.int("revoked_at"), at > state.watermark { state.watermark = at }
             }
+            state.watermark = max(state.watermark, written)
         }
     }
 

@@ -138,4 +138,22 @@ extension RevocationListTests {
         #expect(origins.first?.int("n") == 2)
         await fixture.store.close()
     }
+
+    /// A row another replica writes late (its clock behind, or its flush slow) after this one wrote
+    /// a newer row of its own is still read: this replica's own rows move its watermark only when it
+    /// next reads, as they did when they were read back.
+    @Test(arguments: Backend.available) func aLateRowOfAnotherReplicaIsReadAfterANewerRowOfOurOwn(_ backend: Backend) async throws {
+        let fixture = try await AuthFixture.make(backend)
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let now = Date()
+        let ahead = RevocationList(database: fixture.store, logger: Logger(label: "ahead"), clock: WallClock { now })
+        let behind = RevocationList(database: fixture.store, logger: Logger(label: "behind"), clock: WallClock { now - 5 })
+        let expires = Int64(now.timeIntervalSince1970) + 3600
+        try await ahead.refresh()
+        try await ahead.revoke("token:ahead", expiresAt: expires, immediate: true)
+        try await behind.revoke("token:behind", expiresAt: expires, immediate: true)
+        try await ahead.refresh()
+        #expect(ahead.contains("token:behind"))
+        await fixture.store.close()
+    }
 }
