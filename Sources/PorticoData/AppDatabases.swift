@@ -86,9 +86,24 @@ public final class AppDatabases: Sendable {
         case .shared:
             break
         case .schemas:
-            try await primary.execute("DROP SCHEMA IF EXISTS \(SQLFragment.quote(Self.schemaName(app: app))) CASCADE")
+            // Dropping locks the schema's tables one at a time, so a running server reading two of
+            // them in one transaction can wait on it while it waits on the server; PostgreSQL then
+            // aborts one of the two. Dropping is idempotent: it tries again after a pause.
+            let drop = "DROP SCHEMA IF EXISTS \(SQLFragment.quote(Self.schemaName(app: app))) CASCADE"
+            for attempt in 1... {
+                do {
+                    try await primary.execute(drop)
+                    return
+                } catch let error as StoreError where error.kind == .busy && attempt < Self.dropAttempts {
+                    logger.notice("dropping an app's schema met a concurrent transaction; trying again", metadata: ["app": "\(app)", "error": "\(error)"])
+                    try await Task.sleep(for: .milliseconds(100 << attempt))
+                }
+            }
         }
     }
+
+    /// How many times dropping an app's schema is tried when it deadlocks with another transaction.
+    static let dropAttempts = 5
 
     /// Where the app's database is, for the `main` datasource that reads it: its file, or the
     /// PostgreSQL URL with its schema.

@@ -115,6 +115,41 @@ import Testing
         await apps.primary.close()
     }
 
+    /// A running server reads an app's tables in a transaction (its catalog, a record with its
+    /// relations) while `portico app remove` drops the app from another process. Dropping takes
+    /// the tables one by one, so PostgreSQL may find the two waiting on each other and abort one;
+    /// the removal then tries again and succeeds. Both orders of the reader's tables are tried.
+    @Test(arguments: Backend.available)
+    func removingAnAppWhileAnotherProcessReadsItSucceeds(_ backend: Backend) async throws {
+        for order in [["lead", "deal"], ["deal", "lead"]] {
+            let (_, remover) = try await make(backend)
+            let server = AppDatabases(primary: remover.primary, layout: remover.layout, logger: logger)
+            var lead = Self.deal
+            lead.name = "lead"
+            lead.tableName = "lead"
+            try await CatalogStore(databases: server).create(app: "eu", collections: [Self.deal, lead])
+            let eu = try await server.database(app: "eu")
+            let reader = Task {
+                try await eu.transaction { db in
+                    _ = try await db.query("SELECT COUNT(*) AS n FROM \(order[0])")
+                    try await Task.sleep(for: .milliseconds(400))
+                    _ = try await db.query("SELECT COUNT(*) AS n FROM \(order[1])")
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(150))
+            do {
+                try await remover.remove(app: "eu")
+            } catch {
+                Issue.record("reading \(order): the removal failed beside a reader: \(error)")
+            }
+            _ = try? await reader.value
+            await server.close()
+            await remover.close()
+            await remover.primary.close()
+        }
+    }
+
     @Test func longAppNamesGetDistinctSchemasWithinPostgreSQLsLimit() {
         let long = String(repeating: "a", count: 64)
         let other = String(repeating: "a", count: 63) + "b"
