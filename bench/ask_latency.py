@@ -99,7 +99,8 @@ def accuracy(binary: str, data: str) -> list[dict]:
     from datasets import airline, company, hospital, shop, university, warehouse
     sets = [("ask-dev (Chinook)", ROOT.parent / "shared" / "datasets" / "chinook" / "ask-dev.jsonl", None),
             ("chinook-more", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-more.jsonl", None),
-            ("chinook-everyday", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday.jsonl", None)]
+            ("chinook-everyday", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday.jsonl", None),
+            ("chinook-everyday-2", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday-2.jsonl", None)]
     for name, module in [("university", university), ("hospital", hospital), ("airline", airline), ("shop", shop), ("company", company),
                          ("warehouse", warehouse)]:
         path = str(Path(data) / f"{name}.sqlite")

@@ -374,7 +374,8 @@ if ask_figures.exists():
         target("built-in engine p99 ≤ 100 ms, question to rows", b["p99_ms"] <= 100, f"{b['p99_ms']:.1f} ms")
         for row in a.get("accuracy", []):
             n = row["questions"]
-            bar = 0.85 if row["set"].startswith("ask-dev") else 0.60
+            # A new user's everyday questions on the demo data: the 80%.
+            bar = 0.85 if row["set"].startswith("ask-dev") else 0.80 if row["set"].startswith("chinook-everyday") else 0.60
             target(f"built-in engine on {row['set']}: ≥ {bar:.0%} correct, ≤ 5% wrong", row["correct"] >= bar * n and row["wrong"] <= 0.05 * n,
                    f"{row['correct']}/{n} correct, {row['wrong']} wrong")
         target("value index of a 100k-row datasource < 5 s", a["value_index"]["cold_ask_ms"] < 5000,

@@ -203,6 +203,14 @@ package struct SchemaModel: Sendable {
         tables[t].columns.allSatisfy { columnList[$0].isKey || columnList[$0].references != nil }
     }
 
+    /// Whether a table that only links two others holds each pair once: its two columns, each a
+    /// link, are its primary key (a playlist's track), so counting its rows counts the distinct
+    /// rows they reach.
+    package func linksEachPairOnce(_ t: Int) -> Bool {
+        let columns = tables[t].columns
+        return columns.count == 2 && columns.allSatisfy { columnList[$0].isPrimary && columnList[$0].references != nil }
+    }
+
     /// The schema with what the terms say: their phrases as names of columns, of computed
     /// columns (after every column of the tables, so the values' numbering holds) and of filters.
     /// A term whose names or SQL no longer fit the schema is left out.

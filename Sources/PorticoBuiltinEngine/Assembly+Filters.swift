@@ -182,6 +182,14 @@ extension Interpreter.Assembly {
     /// A value found in the data ("customers in Brazil"): the column it is in, chosen by what the question names near it.
     mutating func readValue(at k: Int, _ entries: [ValueIndex.Entry], partial: Bool) throws(NotUnderstood) {
         used.insert(k)
+        // "the albums by Iron Maiden": a value after "by" is who made the rows named before it, not
+        // one of their own names, when it is found elsewhere too.
+        var entries = entries
+        if k > 1, case .groupMarker(each: false) = items[k - 1], let rows = isTable(k - 2), isColumns(k + 1) == nil,
+            case let elsewhere = entries.filter({ schema.column($0.column).table != rows }), !elsewhere.isEmpty
+        {
+            entries = elsewhere
+        }
         var mentionedAt = k - 1
         if mentionedAt > 0, items[mentionedAt].isGroupMarker { mentionedAt -= 1 }  // "composed by Jimi Hendrix"
         var mentioned = mentionedAt >= 0 && !used.contains(mentionedAt) ? isColumns(mentionedAt) : nil
@@ -338,6 +346,13 @@ extension Interpreter.Assembly {
             plan.counted = plan.counted ?? t
             if grouping == nil { grouping = .entity(root0) }
             plan.through.append(t)
+        } else if k > 0, items[k - 1] == .money, isTable(k + 2) == nil, let m = measure, case .aggregate(.sum, _) = m, let owner = measureTable(m),
+            owner != root0
+        {
+            // "customers who have spent more than 45": the money of each one's rows (their invoices)
+            // added up and compared, not any one row's.
+            plan.having.append(.compare(m, op, .number(n)))
+            if grouping == nil { grouping = .entity(root0) }
         } else if let cs = isColumns(k + 2) ?? (k > 0 ? isColumns(k - 1) : nil), let c = interpreter.pickCompared(cs, near: related) {
             if let j = [k + 2, k - 1].first(where: { isColumns($0) != nil }) { used.insert(j) }
             plan.conditions.append(.compare(.column(c), op, .number(n)))
@@ -620,6 +635,10 @@ extension Interpreter.Assembly {
             }
             // "whose theme is not Aliens", "the award that is not 'Tony Award'": any other value.
             plan.conditions.append(.compare(.column(column), .notEqual, .text(value)))
+        } else if let c = lackedColumn(after: k) {
+            // "customers with no company", "tracks without a composer": the column holds nothing.
+            used.insert(k + 1)
+            plan.conditions.append(.isNull(c))
         } else if k > 0, k + 1 < items.count, case .number(let n, nil) = items[k + 1], let cs = isColumns(k - 1),
             let c = interpreter.pickNumeric(cs, near: related)
         {
@@ -629,6 +648,16 @@ extension Interpreter.Assembly {
         } else {
             throw NotUnderstood(message: "the built-in engine does not handle this negation; rephrase without 'not' or 'no'")
         }
+    }
+
+    /// The one column of the rows asked about that a negation says they lack, the question's last
+    /// words ("with no company", "that do not have a composer"): not a key (a missing link is a
+    /// table's rows, read above), nor a yes/no or a value (read above).
+    func lackedColumn(after k: Int) -> Int? {
+        guard k > 0, k + 2 == items.count, let cs = isColumns(k + 1),
+            case let own = cs.filter({ schema.column($0).table == root0 && !schema.column($0).isKey }), own.count == 1
+        else { return nil }
+        return own[0]
     }
 
     /// "between 10 and 20": the numeric column named next to it.

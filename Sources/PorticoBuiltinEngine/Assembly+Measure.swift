@@ -6,8 +6,15 @@ extension Interpreter.Assembly {
     mutating func readMeasure() throws(NotUnderstood) {
         readLimit()
         readCount()
+        let countedByCount = counted
         readFunction()
         let measureAt = try readMeasured()
+        if countedByCount != nil, superlative != nil, case .aggregate(let f, _)? = measure, f != .countDistinct {
+            // "the number of companies for the industry with the highest total market value": a count
+            // beside a ranked total, which the engine would answer with the total alone.
+            throw NotUnderstood(
+                message: "the built-in engine does not read a count beside a ranked total in one question; ask for the one ranked first, then its count")
+        }
         readMoreFunctions(before: measureAt)
         readMoreMeasured(after: measureAt)
         if aggregateFunction != nil, measure == nil, counted == nil, !averageOfCount {

@@ -245,8 +245,10 @@ struct Interpreter {
                 default: return []
                 }
             })
+        let linkWords = wordsOfTheOnlyLink(between: items)
         return tokens.indices.filter { i in
             let t = tokens[i]
+            if !t.used, Lexicon.forms(t.lower).contains(where: linkWords.contains) { return false }
             // "US" is a name written in capitals, not the word "us" (a first word is only shouted: "IN which year").
             let acronym = i > 0 && t.text.count >= 2 && t.text.allSatisfy(\.isUppercase)
             // "the names and types of the dorms": a kind listed among the columns asked for is one of them.
@@ -260,6 +262,23 @@ struct Interpreter {
                 && !(Lexicon.linkingVerbs.contains(t.lower) && Self.linksSomething(at: i, of: tokens)) && !Self.addsNothing(at: i, of: tokens)
                 && !Self.sharedByACount(at: i, of: tokens) && !namesItsColumnAgain(at: i, of: tokens)
         }
+    }
+
+    /// The words of a key's name that are the only link between two tables the question names
+    /// ("customers each employee supports", of Customer.SupportRepId): they say how the two are
+    /// linked, which the join already says. Not its last word when it says "id", nor a word of
+    /// either table's own name, nor where two keys link them (the word would choose between them).
+    func wordsOfTheOnlyLink(between items: [Item]) -> Set<String> {
+        let named = Set(items.compactMap { if case .table(let t) = $0 { return t } else { return nil } })
+        guard named.count >= 2 else { return [] }
+        var words = Set<String>()
+        for edge in schema.edges where named.contains(edge.from) && named.contains(edge.to) && edge.from != edge.to {
+            let between = schema.edges.filter { Set([$0.from, $0.to]) == Set([edge.from, edge.to]) }
+            guard between.count == 1 else { continue }
+            let own = Set(schema.tables[edge.from].words + schema.tables[edge.to].words)
+            words.formUnion(schema.column(edge.fromColumn).words.filter { !["id", "no", "code", "key", "num", "number"].contains($0) && !own.contains($0) })
+        }
+        return words
     }
 
     /// A question with words not understood, read again with them respelt as the schema's words or
@@ -324,7 +343,9 @@ struct Interpreter {
         else { return false }
         let english = Self.english
         let kinds = english.partsOfSpeech(of: word)
-        guard !kinds.contains(.noun), !(word.hasSuffix("ing") && kinds.contains(.adjective)) else { return false }
+        // A participle that is also a rare noun ("sent", a coin) is still the verb.
+        let noun = kinds.contains(.noun) && !(Lexicon.irregularParticiples.contains(word) && english.senseCount(ofLemma: word, as: .noun) <= 1)
+        guard !noun, !(word.hasSuffix("ing") && kinds.contains(.adjective)) else { return false }
         // "reached 70", "relegated in 1990": the verb says what the number is of.
         if tokens[(i + 1)..<min(tokens.count, i + 3)].contains(where: { $0.number != nil }) { return false }
         let rest = tokens[(i + 1)...].filter { !Lexicon.stopWords.contains($0.lower) }

@@ -156,6 +156,7 @@ struct PlanWriting {
         case .like(let c, let pattern): return "\(col(c)) LIKE \(literal(.text(pattern)))"
         case .notLike(let c, let pattern): return "\(col(c)) NOT LIKE \(literal(.text(pattern)))"
         case .notNull(let c): return "\(col(c)) IS NOT NULL"
+        case .isNull(let c): return schema.column(c).kind == .text ? "(\(col(c)) IS NULL OR \(col(c)) = '')" : "\(col(c)) IS NULL"
         case .flag(let c, let yes): return "\(col(c)) = \(yes ? "TRUE" : "FALSE")"
         case .comparedToAverage(let c, let op):
             let column = schema.column(c)

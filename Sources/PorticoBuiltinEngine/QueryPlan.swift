@@ -50,6 +50,8 @@ struct QueryPlan: Sendable, Equatable {
         /// "without the letter M in their first name": no match of the pattern.
         case notLike(Int, String)
         case notNull(Int)
+        /// "customers with no company": the column holds nothing (no value, or empty text).
+        case isNull(Int)
         /// Rows of the root table with no row in `table` referring to them.
         case none(table: Int)
         /// Rows of the root table that have a row in `table` matching the condition.
@@ -119,7 +121,8 @@ extension QueryPlan {
     func hasCondition(on c: Int) -> Bool {
         conditions.contains {
             switch $0 {
-            case .oneOf(let x, _), .like(let x, _), .notLike(let x, _), .notNull(let x), .comparedToAverage(let x, _), .flag(let x, _): return x == c
+            case .oneOf(let x, _), .like(let x, _), .notLike(let x, _), .notNull(let x), .isNull(let x), .comparedToAverage(let x, _), .flag(let x, _):
+                return x == c
             case .compare(.column(let x), _, _): return x == c
             default: return false
             }
@@ -174,7 +177,8 @@ struct PlanCompiler {
         func note(_ c: QueryPlan.Condition) {
             switch c {
             case .compare(let e, _, _): note(e)
-            case .oneOf(let col, _), .like(let col, _), .notLike(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
+            case .oneOf(let col, _), .like(let col, _), .notLike(let col, _), .notNull(let col), .isNull(let col), .comparedToAverage(let col, _),
+                .flag(let col, _):
                 tables.insert(schema.column(col).table)
             case .none, .some: break
             case .shares(let col, _): tables.insert(schema.column(col).table)

@@ -295,6 +295,13 @@ extension Recognizer {
             take(i, 1, .average)
             return true
         }
+        if w == "total", phrase(i + 1, ["number", "of"]) || word(i + 1) == "count", let noun = word(i + 3), schemaItem([noun])?.isTable == true,
+            countColumns(of: noun).isEmpty
+        {
+            // "the total number of invoices": a count of rows, which "total" only stresses.
+            t[i].used = true
+            return true
+        }
         if ["total", "sum"].contains(w) {
             take(i, 1, .function(.sum))
             return true
@@ -421,6 +428,12 @@ extension Recognizer {
             take(i, 1, .textMatch(.contains))
             let j = afterTextKind(i + 1)
             takeUnquotedText(j, strict: w != "containing" && j == i + 1)
+            return true
+        }
+        // "albums that have 'Greatest Hits' in the title", "with 'love' in their names": a quoted
+        // text said to be in a column is part of its value, not all of it.
+        if ["has", "have", "having", "with"].contains(w), i + 2 < t.count, t[i + 1].quoted, word(i + 2) == "in" {
+            take(i, 1, .textMatch(.contains))
             return true
         }
         // "has the substring 'Ha'", "with the letter a in their names".

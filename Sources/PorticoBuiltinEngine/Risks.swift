@@ -106,7 +106,7 @@ package enum Risk: String, Sendable, CaseIterable {
     /// a table that only links the two, where its own rows (one per link, repeated links included) are
     /// as likely what is counted as the distinct rows at its far end (6 of 8 such answers were wrong on
     /// Spider's training set; a top or a condition on the count, "the playlist with the most tracks",
-    /// is not this).
+    /// is not this, nor a link table whose key is its two links, which holds each pair once).
     case countedThroughALink = "counted-through-a-link"
     /// Tables joined, where the join's ceiling, not a risk, bounds the confidence (joined answers
     /// otherwise without doubt were right 88% of the time). Added by `BuiltinEngine` after the fact.
@@ -268,7 +268,9 @@ extension Interpreter {
         }
         if let counted = r.plan.counted, case .entity(let group)? = r.plan.grouping, counted != group, r.plan.order.isEmpty, r.plan.having.isEmpty,
             let path = schema.path(from: group, to: counted),
-            path.contains(where: { edge in [edge.from, edge.to].contains { $0 != group && $0 != counted && schema.linksOnly($0) } })
+            path.contains(where: { edge in
+                [edge.from, edge.to].contains { $0 != group && $0 != counted && schema.linksOnly($0) && !schema.linksEachPairOnce($0) }
+            })
         {
             risks.append(.countedThroughALink)
         }
@@ -586,7 +588,8 @@ extension QueryPlan {
         func note(_ c: Condition) {
             switch c {
             case .compare(let e, _, _): note(e)
-            case .oneOf(let col, _), .like(let col, _), .notLike(let col, _), .notNull(let col), .comparedToAverage(let col, _), .flag(let col, _):
+            case .oneOf(let col, _), .like(let col, _), .notLike(let col, _), .notNull(let col), .isNull(let col), .comparedToAverage(let col, _),
+                .flag(let col, _):
                 columns.insert(col)
             case .some(_, let nested): note(nested)
             case .shares(let col, let nested):

@@ -49,6 +49,11 @@ public struct WordNet: Sendable {
         baseForms(form).reduce(0) { count, lemma in count + (id(of: lemma).map { table.senses(of: $0).count } ?? 0) }
     }
 
+    /// How many senses the lemma `word` itself has as `pos` ("sent" one as a noun, the Estonian coin).
+    public func senseCount(ofLemma word: String, as pos: PartOfSpeech) -> Int {
+        id(of: word).map { senses($0, pos: pos).count } ?? 0
+    }
+
     /// Whether every sense of the lemma `word` is a noun ("category", not "first" or "open").
     public func isOnlyNoun(_ word: String) -> Bool {
         let parts = partsOfSpeech(of: word)
