@@ -100,7 +100,8 @@ def accuracy(binary: str, data: str) -> list[dict]:
     sets = [("ask-dev (Chinook)", ROOT.parent / "shared" / "datasets" / "chinook" / "ask-dev.jsonl", None),
             ("chinook-more", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-more.jsonl", None),
             ("chinook-everyday", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday.jsonl", None),
-            ("chinook-everyday-2", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday-2.jsonl", None)]
+            ("chinook-everyday-2", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday-2.jsonl", None),
+            ("chinook-everyday-3", ROOT / "Tests" / "EndToEnd" / "datasets" / "chinook-everyday-3.jsonl", None)]
     for name, module in [("university", university), ("hospital", hospital), ("airline", airline), ("shop", shop), ("company", company),
                          ("warehouse", warehouse)]:
         path = str(Path(data) / f"{name}.sqlite")

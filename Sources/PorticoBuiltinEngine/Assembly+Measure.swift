@@ -146,7 +146,14 @@ extension Interpreter.Assembly {
     mutating func readMeasured() throws(NotUnderstood) -> Int? {
         guard aggregateFunction != nil || superlative != nil || rankedBy != nil, measure == nil else { return nil }
         var measureAt: Int?
-        let start = functionIndex ?? rankedBy ?? superlative?.at ?? 0
+        // "the customer who spent the most": the money its verb names, just before "the most" and
+        // nothing after it that could be ranked ("spent the most weeks on top").
+        let spentMost = superlative.flatMap { s in
+            s.at > 0 && ["most", "least"].contains(s.word) && items[s.at - 1] == .money && !used.contains(s.at - 1)
+                && !items[(s.at + 1)...].contains { item in item.isTable || { if case .columns = item { true } else { false } }() }
+                ? s.at - 1 : nil
+        }
+        let start = functionIndex ?? rankedBy ?? spentMost ?? superlative?.at ?? 0
         // "the highest mountain" is the tallest; "the highest prominence of mountains" is never their
         // height, even when the column named cannot be ranked.
         let heightBesideAColumn =

@@ -192,8 +192,8 @@ extension Interpreter {
         }
     }
 
-    /// "the players and their years played": a table listed with "and" before one of its own columns
-    /// is also shown, by what names its rows (it was only the subject, and its names were dropped).
+    /// "the players and their years played", "all employees with their titles": a table listed with
+    /// "and" (or "with their") before one of its own columns is also shown, by what names its rows (it was only the subject, and its names were dropped).
     /// Not after a count, a function or a superlative, nor after columns ("the authors of
     /// submissions and their colleges": the table owns the columns listed).
     func showTablesListedBesideTheirColumns(_ r: inout Recognition) {
@@ -209,10 +209,13 @@ extension Interpreter {
             guard case .columns(let cs) = ordered[k + 1].1,
                 cs.contains(where: { schema.column($0).table == table && !schema.tables[table].labels.contains($0) })
             else { continue }
-            // The "and" between them, with nothing else unread.
+            // The "and" between them, or "with their" ("all employees with their titles": a row's own
+            // column listed beside it, not a condition), with nothing else unread.
             let between = r.unread(after: at, before: ordered[k + 1].0)
-            guard between.allSatisfy({ ["and", "the", "their", "its"].contains(r.tokens[$0].lower) }),
+            let words = between.map { r.tokens[$0].lower }
+            guard words.allSatisfy({ ["and", "the", "their", "its", "with"].contains($0) }),
                 let and = between.first(where: { r.tokens[$0].lower == "and" })
+                    ?? (words.starts(with: ["with", "their"]) || words.starts(with: ["with", "its"]) ? between.first : nil)
             else { continue }
             r.take(and, 1, .columns(schema.tables[table].labels))
         }

@@ -28,6 +28,11 @@ EVERYDAY = Path(__file__).with_name("datasets") / "chinook-everyday.jsonl"
 # "total number of", "spent more than $45", "support", "sent", "no company", tracks per playlist,
 # "managers", "purchases", "never been sold", "email address"); now 24, 0, 6.
 EVERYDAY_MORE = Path(__file__).with_name("datasets") / "chinook-everyday-2.jsonl"
+# Twenty-five more, written after those thirty were mended and before the engine was run on them: the
+# check that the mends were English, not the thirty. First run: 20 right, 1 wrong ("all employees with
+# their titles" read as the list of titles), 4 refused ("songs", "best selling", "spent the most",
+# "the highest sales" of a word naming two columns); now 22, 0, 3.
+EVERYDAY_THIRD = Path(__file__).with_name("datasets") / "chinook-everyday-3.jsonl"
 
 
 def score(output: str) -> tuple[float, float]:
@@ -103,7 +108,7 @@ def test_further_questions_meet_the_generality_bar(demo):
 
 
 @sqlite_gold
-@pytest.mark.parametrize("questions", [EVERYDAY, EVERYDAY_MORE], ids=["first-twenty", "thirty-more"])
+@pytest.mark.parametrize("questions", [EVERYDAY, EVERYDAY_MORE, EVERYDAY_THIRD], ids=["first-twenty", "thirty-more", "twenty-five-more"])
 def test_a_new_users_everyday_questions_meet_the_target(demo, questions):
     out = evaluate(demo, questions)
     correct, wrong = score(out)

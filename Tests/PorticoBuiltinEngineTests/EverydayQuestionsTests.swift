@@ -152,4 +152,28 @@ import Testing
         let refused = Self.reply("How many customers does each employee support?", tables: [Self.employees, twice])
         #expect(refused.candidates.isEmpty && (refused.reason ?? "").contains("'support'"), "\(refused.candidates) \(refused.reason ?? "")")
     }
+
+    @Test func rowsListedWithTheirOwnColumnAreShownBesideIt() throws {
+        let tables = [Self.employees.withColumn(Self.column("title"))]
+        let sql = try #require(Self.reply("List all employees with their titles", tables: tables).candidates.first)
+        #expect(sql.contains("\"first_name\"") && sql.contains("\"title\"") && !sql.contains("DISTINCT"), "\(sql)")
+        // "with the title X" is still a condition.
+        let values = [("employees", "title", "Sales Agent")]
+        let held = try #require(Self.reply("List employees with the title 'Sales Agent'", tables: tables, values: values).candidates.first)
+        #expect(held.contains("WHERE t0.\"title\" = 'Sales Agent'"), "\(held)")
+    }
+
+    @Test func theRowsThatSpentTheMostAreRankedByTheMoneyOfTheirRows() throws {
+        let reply = Self.reply("Which customer spent the most?", tables: [Self.customers, Self.invoices])
+        let sql = try #require(reply.candidates.first, "\(reply.reason ?? "")")
+        #expect(sql.contains("SUM(t1.\"total\") AS value") && sql.contains("ORDER BY value DESC") && sql.hasSuffix("LIMIT 1"), "\(sql)")
+    }
+}
+
+extension SourceTable {
+    func withColumn(_ column: Column) -> SourceTable {
+        var table = self
+        table.columns.append(column)
+        return table
+    }
 }
