@@ -197,6 +197,9 @@ package enum Lexicon {
     /// Names of currencies, one of which is an amount ("more than a dollar"); not pounds, which weigh too.
     package static let moneyUnits: Set<String> = ["dollar", "dollars", "euro", "euros", "usd", "eur", "gbp", "bucks", "yen", "yuan"]
 
+    /// Verbs of trade: after a negation, the rows of the sales that would name the rows asked about.
+    package static let tradeVerbs: Set<String> = ["sold", "bought", "purchased", "ordered", "sell", "buy", "purchase", "order"]
+
     /// Words of a money measure: what a sale brought in.
     package static let moneyWords: Set<String> = [
         "revenue", "sale", "sales", "income", "spending", "spend", "spent", "earning", "earnings", "turnover", "money", "billed",

@@ -231,6 +231,49 @@ extension Recognizer {
         for i in t.indices where !t[i].used && Lexicon.moneyWords.contains(t[i].lower) { take(i, 1, .money) }
     }
 
+    /// "tracks never sold", "customers who have not bought anything": a verb of trade after a
+    /// negation names the rows of the sales that would hold the rows named before it, the one
+    /// table nearest them that points at them and keeps an amount (a price and a quantity, or a
+    /// total); read as that table, the negation reads "none of them".
+    mutating func readTradeAfterNegation() {
+        for (at, item) in items where item == .negation {
+            var j = at + 1
+            while j < t.count, !t[j].used, ["been", "be", "ever", "yet", "once"].contains(t[j].lower) { j += 1 }
+            guard j < t.count, !t[j].used, Lexicon.tradeVerbs.contains(t[j].lower),
+                let rows = items.filter({ $0.0 < at }).compactMap({ if case .table(let table) = $0.1 { table } else { nil } }).last,
+                let sales = salesTable(of: rows)
+            else { continue }
+            take(j, 1, .table(sales))
+            // "never bought anything": of the sales, any.
+            if j + 1 < t.count, !t[j + 1].used, ["anything", "any"].contains(t[j + 1].lower), j + 2 == t.count || !t[j + 2].lower.allSatisfy(\.isLetter) {
+                t[j + 1].used = true
+            }
+        }
+    }
+
+    /// The one table nearest `rows` whose rows point at them, directly or through one table, and
+    /// keep an amount; `nil` when none or two at the same distance.
+    func salesTable(of rows: Int) -> Int? {
+        let amounts = schema.tables.indices.filter { $0 != rows && Self.keepsAnAmount(schema, $0) }
+        for hops in 1...2 {
+            let near = amounts.filter { t in
+                hops == 1
+                    ? schema.edges.contains { $0.from == t && $0.to == rows }
+                    : schema.edges.contains { e in e.from == t && schema.edges.contains { $0.from == e.to && $0.to == rows } }
+            }
+            if near.count == 1 { return near[0] }
+            if near.count > 1 { return nil }
+        }
+        return nil
+    }
+
+    /// Whether table `t` itself keeps an amount: a price and a quantity, or one total.
+    static func keepsAnAmount(_ schema: SchemaModel, _ t: Int) -> Bool {
+        let numeric = schema.tables[t].columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
+        let has = { (words: [String]) in numeric.contains { c in schema.column(c).words.contains(where: words.contains) } }
+        return has(["price", "cost", "rate"]) && has(["quantity", "qty", "units"]) || has(["total", "amount", "revenue", "sales", "subtotal"])
+    }
+
     /// "campuses opened in 1958", "churches founded before 1850": a verb of beginning that names
     /// nothing, before a year, is of the one year or date column of the tables the question named
     /// (of any table when it names none); a birth or death date is no beginning of a place.

@@ -38,6 +38,7 @@ struct Recognizer {
         readWordsEndingATable()
         readCountedKeysAsTables()
         readMoneyWords()
+        readTradeAfterNegation()
         readBeginningVerbs()
         readWhen()
         nameFilteredTables()

@@ -26,7 +26,7 @@ EVERYDAY = Path(__file__).with_name("datasets") / "chinook-everyday.jsonl"
 # had been learnt rather than English. First run: 17 right, 2 wrong ('Greatest Hits' "in the title"
 # read as the whole title; "the albums by Iron Maiden" as an album of that name), 11 refused ("songs",
 # "total number of", "spent more than $45", "support", "sent", "no company", tracks per playlist,
-# "managers", "purchases", "never been sold", "email address"); now 24, 0, 6.
+# "managers", "purchases", "never been sold", "email address"); now 25, 0, 5.
 EVERYDAY_MORE = Path(__file__).with_name("datasets") / "chinook-everyday-2.jsonl"
 # Twenty-five more, written after those thirty were mended and before the engine was run on them: the
 # check that the mends were English, not the thirty. First run: 20 right, 1 wrong ("all employees with

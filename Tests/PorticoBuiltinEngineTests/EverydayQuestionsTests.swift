@@ -168,6 +168,30 @@ import Testing
         let sql = try #require(reply.candidates.first, "\(reply.reason ?? "")")
         #expect(sql.contains("SUM(t1.\"total\") AS value") && sql.contains("ORDER BY value DESC") && sql.hasSuffix("LIMIT 1"), "\(sql)")
     }
+
+    /// Songs and the lines of the invoices that sold them (a price and a quantity each).
+    static let lines = SourceTable(
+        name: "invoice_lines", isView: false,
+        columns: [
+            column("id", "INTEGER", key: true), column("invoice_id", "INTEGER"), column("song_id", "INTEGER"), column("unit_price", "REAL"),
+            column("quantity", "INTEGER"),
+        ],
+        foreignKeys: [
+            .init(column: "invoice_id", table: "invoices", targetColumn: "id"), .init(column: "song_id", table: "songs", targetColumn: "id"),
+        ])
+
+    @Test func rowsNeverSoldHaveNoneOfTheSalesThatWouldNameThem() throws {
+        let tables = [Self.artists, Self.albums, Self.songs, Self.customers, Self.invoices, Self.lines]
+        for question in ["Which songs have never been sold?", "How many songs were never sold?"] {
+            let reply = Self.reply(question, tables: tables)
+            let sql = try #require(reply.candidates.first, "\(question): \(reply.reason ?? "")")
+            #expect(sql.contains("NOT EXISTS (SELECT 1 FROM \"invoice_lines\" x WHERE x.\"song_id\" = t0.\"id\")"), "\(question): \(sql)")
+        }
+        let customers = try #require(Self.reply("Which customers have never bought anything?", tables: tables).candidates.first)
+        #expect(customers.contains("NOT EXISTS (SELECT 1 FROM \"invoices\" x WHERE x.\"customer_id\" = t0.\"id\")"), "\(customers)")
+        // Without a table that keeps an amount, the verb names nothing and the negation is refused.
+        #expect(Self.reply("Which songs have never been sold?", tables: [Self.artists, Self.albums, Self.songs]).candidates.isEmpty)
+    }
 }
 
 extension SourceTable {
