@@ -193,7 +193,8 @@ extension Interpreter {
     }
 
     /// "the players and their years played", "all employees with their titles": a table listed with
-    /// "and" (or "with their") before one of its own columns is also shown, by what names its rows (it was only the subject, and its names were dropped).
+    /// "and" (or "with their") before one of its own columns is also shown, by what names its rows
+    /// (it was only the subject, and its names were dropped).
     /// Not after a count, a function or a superlative, nor after columns ("the authors of
     /// submissions and their colleges": the table owns the columns listed).
     func showTablesListedBesideTheirColumns(_ r: inout Recognition) {
