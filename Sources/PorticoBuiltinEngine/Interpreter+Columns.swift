@@ -218,21 +218,31 @@ extension Interpreter {
     /// The amount a sale brought in, nearest to `tables`: a total/amount column of a table, or
     /// price × quantity of a line table; never a bare price without a quantity.
     func moneyMeasure(near tables: [Int]) -> QueryPlan.Measure? {
-        var candidates: [(QueryPlan.Measure?, Int)] = []
-        for (t, table) in schema.tables.enumerated() {
-            let numeric = table.columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
-            let price = numeric.first { c in schema.column(c).words.contains { ["price", "cost", "rate"].contains($0) } }
-            let quantity = numeric.first { c in schema.column(c).words.contains { ["quantity", "qty", "units"].contains($0) } }
-            if let price, let quantity {
-                candidates.append((.product(price, quantity), t))
-            } else {
-                // One amount of the table, or none: of an amount claimed and an amount paid the question must say which.
-                let amounts = numeric.filter { c in schema.column(c).words.contains { ["total", "amount", "revenue", "sales", "subtotal"].contains($0) } }
-                if !amounts.isEmpty { candidates.append((amounts.count == 1 ? .column(amounts[0]) : nil, t)) }
-            }
-        }
+        // Of a table with more than one amount (claimed and paid) the question must say which.
+        let candidates = schema.tables.indices.compactMap { t in amount(of: t).map { ($0.measure, t) } }
         guard !candidates.isEmpty else { return nil }
         func distance(_ t: Int) -> Int { tables.compactMap { schema.distance($0, t) }.min() ?? 99 }
         return candidates.min { distance($0.1) < distance($1.1) }?.0
+    }
+
+    /// An amount a table keeps: one (price × quantity, or its one amount column), or several.
+    enum Amount {
+        case sole(QueryPlan.Measure)
+        case several
+
+        var measure: QueryPlan.Measure? { if case .sole(let m) = self { m } else { nil } }
+    }
+
+    /// What table `t` itself keeps of an amount: price × quantity, else its amount columns;
+    /// `nil` when it keeps none.
+    func amount(of t: Int) -> Amount? {
+        let numeric = schema.tables[t].columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
+        func named(_ words: [String]) -> [Int] { numeric.filter { c in schema.column(c).words.contains(where: words.contains) } }
+        if let price = named(["price", "cost", "rate"]).first, let quantity = named(["quantity", "qty", "units"]).first {
+            return .sole(.product(price, quantity))
+        }
+        let amounts = named(["total", "amount", "revenue", "sales", "subtotal"])
+        guard !amounts.isEmpty else { return nil }
+        return amounts.count == 1 ? .sole(.column(amounts[0])) : .several
     }
 }

@@ -254,7 +254,7 @@ extension Recognizer {
     /// The one table nearest `rows` whose rows point at them, directly or through one table, and
     /// keep an amount; `nil` when none or two at the same distance.
     func salesTable(of rows: Int) -> Int? {
-        let amounts = schema.tables.indices.filter { $0 != rows && Self.keepsAnAmount(schema, $0) }
+        let amounts = schema.tables.indices.filter { $0 != rows && interpreter.amount(of: $0) != nil }
         for hops in 1...2 {
             let near = amounts.filter { t in
                 hops == 1
@@ -265,13 +265,6 @@ extension Recognizer {
             if near.count > 1 { return nil }
         }
         return nil
-    }
-
-    /// Whether table `t` itself keeps an amount: a price and a quantity, or one total.
-    static func keepsAnAmount(_ schema: SchemaModel, _ t: Int) -> Bool {
-        let numeric = schema.tables[t].columns.filter { schema.column($0).kind == .number && !schema.column($0).isKey }
-        let has = { (words: [String]) in numeric.contains { c in schema.column(c).words.contains(where: words.contains) } }
-        return has(["price", "cost", "rate"]) && has(["quantity", "qty", "units"]) || has(["total", "amount", "revenue", "sales", "subtotal"])
     }
 
     /// "campuses opened in 1958", "churches founded before 1850": a verb of beginning that names
