@@ -150,7 +150,7 @@ extension Interpreter.Assembly {
         // nothing after it that could be ranked ("spent the most weeks on top").
         let spentMost = superlative.flatMap { s in
             s.at > 0 && ["most", "least"].contains(s.word) && items[s.at - 1] == .money && !used.contains(s.at - 1)
-                && !items[(s.at + 1)...].contains { item in item.isTable || { if case .columns = item { true } else { false } }() }
+                && !items.indices.dropFirst(s.at + 1).contains { isTable($0) != nil || isColumns($0) != nil }
                 ? s.at - 1 : nil
         }
         let start = functionIndex ?? rankedBy ?? spentMost ?? superlative?.at ?? 0
