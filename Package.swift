@@ -41,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Traces exported over OTLP/HTTP only: the gRPC exporter (and its build) is left out.
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // Semantic models in YAML: Portico's own, dbt MetricFlow's and Snowflake Cortex Analyst's.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // The system's SQLite (Debian's libsqlite3-dev), driven by PorticoData's own connection layer.
@@ -135,6 +137,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: upcoming),
         .target(

@@ -16,7 +16,7 @@ struct Portico: AsyncParsableCommand {
         version: porticoVersion,
         subcommands: [
             Serve.self, UserCommand.self, APIKeyCommand.self, AppCommand.self, KeysCommand.self, DatasourceCommand.self, LLMCommand.self, AskCommand.self,
-            TermCommand.self, ExampleCommand.self, WorkflowCommand.self, ExecutionCommand.self,
+            TermCommand.self, ExampleCommand.self, SemanticCommand.self, WorkflowCommand.self, ExecutionCommand.self,
             EvalCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self, AuditCommand.self,
         ],
         defaultSubcommand: nil)

@@ -97,6 +97,8 @@ public struct AskService: Sendable {
     public let chats: ChatStore
     /// The terms, examples and instructions that teach the engines, per app and datasource.
     public let knowledge: KnowledgeService
+    /// The metrics, dimensions, segments and relationships declared per datasource.
+    public let semantic: SemanticService
     /// Where chart images are kept for their addresses; `nil` keeps none (the command line writes a
     /// chart where it is told).
     public var images: ImageStore?
@@ -122,6 +124,7 @@ public struct AskService: Sendable {
         self.llms = llms
         self.chats = chats
         self.knowledge = KnowledgeService(store: knowledge, datasources: datasources, chats: chats)
+        self.semantic = SemanticService(store: knowledge, datasources: datasources)
         self.images = images
         self.client = client
         self.environment = environment

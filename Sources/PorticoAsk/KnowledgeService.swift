@@ -257,12 +257,29 @@ public struct KnowledgeService: Sendable {
 
     /// The examples whose SQL reads only tables the caller may read, and none of their hidden columns.
     public static func visible(_ examples: [Example], tables: [SourceTable], rights: (String) -> TableAccess, dialect: SQLDialect) -> [Example] {
-        let guardian = SQLGuard(dialect: dialect, tables: tables.map(\.name))
-        let byName = Dictionary(tables.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
-        return examples.filter { example in
-            guard let checked = try? guardian.check(example.sql), let tokens = try? SQLTokenizer.tokenize(example.sql, dialect: dialect) else {
-                return false
-            }
+        withoutActuallyEscaping(rights) { rights in
+            let readable = Readable(tables: tables, rights: rights, dialect: dialect)
+            return examples.filter { readable($0.sql) }
+        }
+    }
+
+    /// Whether SQL reads only tables a caller may read, and none of their hidden columns: what
+    /// decides which examples and semantic definitions the caller sees.
+    struct Readable {
+        let guardian: SQLGuard
+        let byName: [String: SourceTable]
+        let rights: (String) -> TableAccess
+        let dialect: SQLDialect
+
+        init(tables: [SourceTable], rights: @escaping (String) -> TableAccess, dialect: SQLDialect) {
+            guardian = SQLGuard(dialect: dialect, tables: tables.map(\.name))
+            byName = Dictionary(tables.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            self.rights = rights
+            self.dialect = dialect
+        }
+
+        func callAsFunction(_ sql: String) -> Bool {
+            guard let checked = try? guardian.check(sql), let tokens = try? SQLTokenizer.tokenize(sql, dialect: dialect) else { return false }
             var hidden = Set<String>()
             for name in checked.tables where !checked.commonTableNames.contains(name.lowercased()) {
                 guard let table = byName[name.lowercased()] else { return false }

@@ -195,5 +195,9 @@ extension Migrator {
         Migration(version: 17, name: "revocations' origin") { _ in
             ["ALTER TABLE portico_revocations ADD COLUMN origin TEXT"]
         },
+        // App main's semantic layer; every other app's is in its own database.
+        Migration(version: 18, name: "semantic layer") { flavor in
+            KnowledgeTables.semantic(flavor: flavor)
+        },
     ]
 }

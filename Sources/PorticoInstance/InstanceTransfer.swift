@@ -191,8 +191,8 @@ public enum InstanceTransfer {
             summary.rows += chunk.rows.count
         }
         if !createdTables { try await stores.catalogs.createTables(app: app) }
-        // Terms, examples, workflows, executions and jobs are numbered by the app's database.
-        for table in ["portico_terms", "portico_examples", "portico_workflows", "portico_executions", "portico_jobs"] {
+        // Terms, examples, semantic definitions, workflows, executions and jobs are numbered by the app's database.
+        for table in ["portico_terms", "portico_examples", "portico_semantic", "portico_workflows", "portico_executions", "portico_jobs"] {
             if let catchUp = db.flavor.keyCatchUp(table: table, column: "id") { try await db.execute(catchUp) }
         }
         for collection in try await stores.catalogs.catalog(app: app).collections.values {

@@ -123,7 +123,7 @@ public struct AskPackage: Sendable {
                 ) { package, input, context in
                     .structured(try await package.explain(input, context))
                 },
-            ] + knowledgeTools)
+            ] + knowledgeTools + semanticTools)
     }
 
     /// An `ask` tool: it reads (`read:datasource`), and a role that may list some collection may use it.
