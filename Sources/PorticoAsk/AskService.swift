@@ -71,6 +71,8 @@ public struct AskAnswer: Sendable {
     public var risks: [String] = []
     /// The saved example the SQL was adapted from, when it was.
     public var exampleID: Int64? = nil
+    /// The semantic model's definitions the answer was compiled from, when it was.
+    public var definitions: [SemanticDefinition] = []
 }
 
 /// A question no engine could answer, and why, in words that say what to do.
@@ -111,6 +113,9 @@ public struct AskService: Sendable {
     public var sureOnly = false
     /// What `portico serve` and the command line's `ask` choose for `sureOnly` unless told otherwise.
     public static let sureOnlyByDefault = true
+
+    /// What an answer computed from the semantic model names as its engine.
+    public static let semanticEngine = "semantic model"
 
     /// Corrections an engine gets after its SQL fails.
     public static let maxCorrections = 2
@@ -234,6 +239,28 @@ public struct AskService: Sendable {
             try await store.examples(app: request.app, datasource: name), tables: allTables, rights: rights, dialect: source.dialect)
         engineRequest.instructions = try await store.instructions(app: request.app, datasource: name)
         engineRequest.choices = choices
+        let model = SemanticModel(try await knowledge.store.semanticDefinitions(app: request.app, datasource: name))
+        engineRequest.semantic = SemanticService.visible(model, tables: allTables, rights: rights, dialect: source.dialect)
+        // A question that is wholly the semantic model's is computed from it, as `query_metric` would, before any engine guesses.
+        if let query = SemanticReader(model: engineRequest.semantic).read(question),
+            let compiled = try? MetricCompiler(model: engineRequest.semantic, tables: allTables, dialect: source.dialect).compile(query)
+        {
+            progress("computing \(query.metrics.joined(separator: ", ")) from the semantic model")
+            let result: QueryAnswer
+            do { result = try await datasources.query(app: request.app, datasource: name, sql: compiled.sql, caller: caller) } catch let error
+                as DatasourceError
+            {
+                throw AskRefusal(message: error.message, engine: Self.semanticEngine, sql: compiled.sql)
+            } catch let error as StoreError {
+                throw AskRefusal(message: "the database refused the semantic model's SQL: \(error.message)", engine: Self.semanticEngine, sql: compiled.sql)
+            }
+            let overTime = compiled.dimensions.contains { if case .dimension(_, _, true) = $0.body { true } else { false } }
+            var answer = try await finish(
+                request, engine: Self.semanticEngine, reply: EngineReply(candidates: [compiled.sql], chart: overTime ? "line" : nil, confidence: 1),
+                result: result, chatID: chatID, progress: progress)
+            answer.definitions = compiled.metrics + compiled.dimensions + compiled.segments + compiled.relationships
+            return answer
+        }
         if engine.traits.contains(.readsValues) {
             progress("reading the values of \(name)")
             engineRequest.tables = tables

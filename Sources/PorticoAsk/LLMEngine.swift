@@ -128,6 +128,23 @@ enum Prompt {
                 text += line + "\n"
             }
         }
+        let definitions = relevantDefinitions(request)
+        if !definitions.isEmpty {
+            text += "\n\nThe semantic model of this datasource (compute these numbers exactly so when the question names them):\n"
+            for d in definitions {
+                var line = "- \(d.kind.rawValue) \(d.name)"
+                if !d.synonyms.isEmpty { line += " (also: \(d.synonyms.joined(separator: ", ")))" }
+                switch d.body {
+                case .metric(let table, let sql, let filter): line += ": \(sql) over \(table)" + (filter.map { " where \($0)" } ?? "")
+                case .derived(let expression): line += ": \(expression), each name in braces another metric"
+                case .dimension(let table, let sql, let time): line += ": \(sql) of \(table)" + (time ? " (a date or time)" : "")
+                case .segment(let table, let condition): line += ": the rows of \(table) where \(condition)"
+                case .relationship(let from, let to, let oneToOne): line = "- \(from) refers to \(to)" + (oneToOne ? " (one to one)" : "")
+                }
+                if let description = d.description { line += " — \(description)" }
+                text += line + "\n"
+            }
+        }
         if let instructions = request.instructions, !instructions.isEmpty {
             text += "\n\nInstructions from the administrators of this datasource:\n\(instructions)\n"
         }
@@ -138,6 +155,20 @@ enum Prompt {
     static func relevantTerms(_ request: EngineRequest) -> [Term] {
         let asked = Set(SchemaText.words(request.question))
         return request.terms.filter { term in term.phrases.contains { !Set(SchemaText.words($0)).isDisjoint(with: asked) } }.prefix(maxTerms).map { $0 }
+    }
+
+    /// The semantic definitions with a word the question uses, the parts of the derived metrics
+    /// among them, and every declared relationship: at most `maxTerms` besides the relationships.
+    static func relevantDefinitions(_ request: EngineRequest) -> [SemanticDefinition] {
+        let asked = Set(SchemaText.words(request.question))
+        let model = request.semantic
+        var chosen = model.definitions.filter { d in
+            d.kind != .relationship && d.phrases.contains { !Set(SchemaText.words($0)).isDisjoint(with: asked) }
+        }.prefix(maxTerms).map { $0 }
+        for d in chosen {
+            for name in d.referencedMetrics where !chosen.contains(where: { $0.isNamed(name) }) { model.find(.metric, name).map { chosen.append($0) } }
+        }
+        return chosen + model.all(.relationship)
     }
 
     /// The saved examples most like the question (sharing the most words), at most `maxExamples`.

@@ -76,18 +76,20 @@ public enum SchemaText {
 
     /// Lower-cased words of a name or question: camelCase and snake_case split, English plurals made singular.
     static func words(_ text: String) -> [String] {
-        let words = SchemaModel.words(text)
-        return words.compactMap { word in
-            var w = word
-            if w.count > 4, w.hasSuffix("ies") {
-                w.removeLast(3)
-                w += "y"
-            } else if w.count > 4, ["ses", "xes", "ches", "shes"].contains(where: { w.hasSuffix($0) }) {
-                w.removeLast(2)
-            } else if w.count > 3, w.hasSuffix("s"), !w.hasSuffix("ss") {
-                w.removeLast()
-            }
-            return w.count >= 2 ? w : nil
+        SchemaModel.words(text).map(singular).filter { $0.count >= 2 }
+    }
+
+    /// An English plural made singular (`categories` → `category`, `boxes` → `box`, `orders` → `order`).
+    static func singular(_ word: String) -> String {
+        var w = word
+        if w.count > 4, w.hasSuffix("ies") {
+            w.removeLast(3)
+            w += "y"
+        } else if w.count > 4, ["ses", "xes", "ches", "shes"].contains(where: { w.hasSuffix($0) }) {
+            w.removeLast(2)
+        } else if w.count > 3, w.hasSuffix("s"), !w.hasSuffix("ss") {
+            w.removeLast()
         }
+        return w
     }
 }

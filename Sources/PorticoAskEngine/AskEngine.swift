@@ -35,6 +35,8 @@ public struct EngineRequest: Sendable {
     public var savedExamples: [Example] = []
     /// What the datasource's administrators tell a model about it.
     public var instructions: String? = nil
+    /// The datasource's semantic model as the caller may see it: metrics, dimensions, segments, relationships.
+    public var semantic = SemanticModel()
     /// Readings the asker chose when asked back (`Table.Column` of a key), for this question and the chat's next.
     public var choices: [String] = []
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BACKEND, start_server
-from test_knowledge import call, tools
+from test_knowledge import builtin, call, tools
 
 ADMIN_MODEL = [
     ("metrics_create", {"name": "revenue", "synonyms": ["sales"], "table": "InvoiceLine", "sql": "SUM(UnitPrice * Quantity)", "format": "currency"}),
@@ -222,6 +222,59 @@ def test_a_relationship_declared_stands_for_the_foreign_keys(modelled):
     call(server, admin, "dimensions_destroy", {"datasource": "main", "name": "rep"})
 
 
+def ask(server, key, question, **extra):
+    return call(server, key, "ask", {"question": question, "datasource": "main", **extra})
+
+
+def test_a_question_wholly_the_models_is_computed_from_it(modelled):
+    server, admin, ana = modelled["server"], modelled["admin"], modelled["ana"]
+    answer = ask(server, admin, "What is the revenue by country?", model="builtin")
+    assert answer["engine"] == "semantic model"
+    assert {(d["kind"], d["name"]) for d in answer["definitions"]} >= {("metric", "revenue"), ("dimension", "country")}
+    assert answer["rows"] == metric(server, admin, metrics=["revenue"], dimensions=["country"])["rows"]
+    top = ask(server, admin, "top 3 billing countries by big share", model="builtin")
+    assert top["engine"] == "semantic model" and len(top["rows"]) == 3
+    assert top["rows"] == metric(server, admin, metrics=["big share"], dimensions=["billing country"], order=[{"name": "big share", "direction": "desc"}], limit=3)["rows"]
+    (first_year,) = sql(server, admin, "SELECT MIN(InvoiceDate) FROM Invoice")[0]
+    year = str(first_year)[:4]
+    quarterly = ask(server, admin, f"quarterly invoices of loyal customers in {year}", model="builtin")
+    assert quarterly["engine"] == "semantic model" and [r[0] for r in quarterly["rows"]] == [f"{year}-Q{q}" for q in range(1, 5)]
+    assert quarterly["chart"]["type"] == "line"
+    # A word the model does not hold leaves the question to the engine.
+    other = ask(server, admin, "How many invoices are there for each billing city?", model="builtin")
+    assert other["engine"] == "builtin" and other["definitions"] == []
+    # What a role cannot read is not computed for it: its engine reads the question instead, through its view.
+    hidden = builtin(server, ana, "revenue by country")
+    assert hidden["engine"] == "builtin" and hidden["definitions"] == [] and "InvoiceLine" not in hidden["sql"]
+
+
+def test_an_llm_is_shown_the_definitions_its_question_touches(modelled):
+    from fake_llm import FakeLLM
+
+    server, admin = modelled["server"], modelled["admin"]
+    prompts: list[str] = []
+
+    def responder(messages):
+        prompts.append("\n".join(str(m.get("content")) for m in messages))
+        return json.dumps({"sql": "SELECT COUNT(*) AS n FROM Invoice"})
+
+    llm = FakeLLM(responder)
+    try:
+        server.cli("llm", "add", "--name", "fake", "--base-url", llm.base_url, "--model", "fake-sql-1")
+        answer = ask(server, admin, "Which customers bring the most revenue in Berlin?", model="fake")
+        assert answer["engine"] != "semantic model"
+        prompt = prompts[-1]
+        assert "metric revenue (also: sales): SUM(UnitPrice * Quantity) over InvoiceLine" in prompt
+        assert "metric invoices" not in prompt and "metric big share" not in prompt and "dimension invoice date" not in prompt
+        ask(server, admin, "What share of invoices are big, for loyal customers in Berlin?", model="fake")
+        prompt = prompts[-1]
+        assert "metric big share" in prompt and "{big invoices} / {invoices}" in prompt and "metric big invoices" in prompt
+        assert "segment loyal customers: the rows of Customer where" in prompt
+    finally:
+        server.cli("llm", "remove", "fake", check=False)
+        llm.stop()
+
+
 def test_export_then_import_gives_the_same_model(modelled, tmp_path):
     server, admin = modelled["server"], modelled["admin"]
     exported = server.cli("semantic", "export", "--datasource", "main").stdout
@@ -398,3 +451,4 @@ def test_dbt_cortex_and_wren_models_import_with_what_was_not_taken_named(modelle
     bad.write_text("metrics: [")
     result = server.cli("semantic", "import", str(bad), "--datasource", "main", check=False)
     assert result.returncode != 0 and "not YAML" in result.stderr
+

@@ -225,4 +225,29 @@ import Testing
         #expect(SemanticFile.dbtTable("ref('orders')") == "orders" && SemanticFile.dbtTable(" orders ") == "orders")
         #expect(SemanticFile.replacingWords("SUM(price * qty)", ["price": "(UnitPrice)"]) == "SUM((UnitPrice) * qty)")
     }
+
+    @Test func aQuestionIsReadAsAMetricQueryOnlyWhenEveryWordIsTheModels() {
+        let reader = SemanticReader(model: Self.model)
+        #expect(reader.read("What is the revenue by region?") == MetricQuery(metrics: ["revenue"], dimensions: ["region"]))
+        #expect(
+            reader.read("monthly sales for big customers")
+                == MetricQuery(metrics: ["revenue"], dimensions: ["placed"], grain: .month, segments: ["big customers"]))
+        #expect(
+            reader.read("the top 5 regions by won revenue")
+                == MetricQuery(metrics: ["won revenue"], dimensions: ["region"], order: [.init(name: "won revenue", descending: true)], limit: 5))
+        #expect(
+            reader.read("orders in 2023")
+                == MetricQuery(
+                    metrics: ["orders"], dimensions: [],
+                    filters: [.init(name: "placed", op: ">=", values: [.text("2023-01-01")]), .init(name: "placed", op: "<", values: [.text("2024-01-01")])]))
+        // A word of no definition, a value, a ranking of nothing, two years, no metric: left to the engine.
+        for question in ["revenue by region in Berlin", "revenue of the north region", "the top 5 revenue", "orders in 2023 and 2024", "regions by placed"] {
+            #expect(reader.read(question) == nil, "\(question)")
+        }
+        // With two time dimensions, a grain needs one named.
+        var model = Self.model
+        model.definitions.append(Self.d(50, "shipped", .dimension(table: "orders", sql: "shipped_at", time: true)))
+        #expect(SemanticReader(model: model).read("quarterly orders") == nil)
+        #expect(SemanticReader(model: model).read("quarterly orders by shipped")?.grain == .quarter)
+    }
 }

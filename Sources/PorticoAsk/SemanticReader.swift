@@ -1,0 +1,120 @@
+import PorticoAskEngine
+import PorticoStore
+
+/// Reads a question as a metric query when every word of it is the semantic model's or a word
+/// that says how to show it: "revenue by country", "monthly revenue for loyal customers", "the
+/// top 5 countries by revenue". A question with any other word is left to the engine, which may
+/// know it (a term, a value): an answer that may be wrong is worse than none, and the model's
+/// numbers are defined exactly, so only a whole reading is taken.
+struct SemanticReader {
+    let model: SemanticModel
+
+    /// Words that carry no meaning of their own in a question for figures.
+    static let filler: Set<String> = [
+        "a", "an", "the", "what", "which", "who", "how", "is", "are", "was", "were", "be", "been", "do", "doe", "did", "show", "me", "u", "give",
+        "tell", "list", "get", "report", "compute", "calculate", "display", "find", "please", "our", "my", "their", "its", "of", "for", "by",
+        "per", "each", "every", "in", "on", "across", "and", "with", "over", "broken", "down", "split", "grouped", "group", "breakdown", "total",
+        "overall", "all", "much", "many", "number", "value", "figure", "s", "to", "date", "so", "far", "there", "we", "have", "ha", "had",
+        "trend", "time", "see", "let", "look", "at", "can", "you", "i", "would", "like", "want", "know",
+    ]
+
+    /// Grain words: `monthly`, `by month`, `per quarter`, `each year`.
+    static let grains: [String: MetricQuery.Grain] = [
+        "day": .day, "daily": .day, "week": .week, "weekly": .week, "month": .month, "monthly": .month, "quarter": .quarter, "quarterly": .quarter,
+        "year": .year, "yearly": .year, "annual": .year, "annually": .year,
+    ]
+
+    struct Match {
+        let definition: SemanticDefinition
+        let start: Int
+        let end: Int
+    }
+
+    /// The metric query the question is, or `nil` when any word is neither the model's nor a word of showing.
+    func read(_ question: String) -> MetricQuery? {
+        let words = SchemaModel.words(question).map(SchemaText.singular)
+        guard !words.isEmpty, words.count <= 60 else { return nil }
+        var covered = [Bool](repeating: false, count: words.count)
+        // Longest phrases first, so "invoice total" is not read as a metric "invoices" and a leftover word.
+        let phrases = model.definitions.filter { $0.kind != .relationship }
+            .flatMap { d in d.phrases.map { (d, SchemaModel.words($0).map(SchemaText.singular)) } }
+            .filter { !$0.1.isEmpty }
+            .sorted { $0.1.count > $1.1.count }
+        var matches: [Match] = []
+        for (definition, phrase) in phrases {
+            var i = 0
+            while i + phrase.count <= words.count {
+                if !covered[i..<(i + phrase.count)].contains(true), Array(words[i..<(i + phrase.count)]) == phrase {
+                    for k in i..<(i + phrase.count) { covered[k] = true }
+                    if !matches.contains(where: { $0.definition.id == definition.id }) {
+                        matches.append(Match(definition: definition, start: i, end: i + phrase.count))
+                    }
+                    i += phrase.count
+                } else {
+                    i += 1
+                }
+            }
+        }
+        var query = MetricQuery(metrics: [])
+        for match in matches.sorted(by: { $0.start < $1.start }) {
+            switch match.definition.kind {
+            case .metric: query.metrics.append(match.definition.name)
+            case .dimension: query.dimensions.append(match.definition.name)
+            case .segment: query.segments.append(match.definition.name)
+            case .relationship: break
+            }
+        }
+        guard !query.metrics.isEmpty else { return nil }
+        // "top 5", "bottom 3", "the 10 highest": the first metric ranks.
+        for (i, word) in words.enumerated() where !covered[i] {
+            if let grain = Self.grains[word] {
+                guard query.grain == nil || query.grain == grain else { return nil }
+                query.grain = grain
+                covered[i] = true
+            } else if ["top", "highest", "most", "best", "largest", "biggest"].contains(word)
+                || ["bottom", "lowest", "least", "worst", "smallest"].contains(word)
+            {
+                let descending = ["top", "highest", "most", "best", "largest", "biggest"].contains(word)
+                guard query.order.isEmpty else { return nil }
+                query.order = [MetricQuery.Order(name: query.metrics[0], descending: descending)]
+                covered[i] = true
+                for j in [i + 1, i - 1] where j >= 0 && j < words.count && !covered[j] {
+                    if let n = Int(words[j]), n > 0, n <= 1000 {
+                        query.limit = n
+                        covered[j] = true
+                        break
+                    }
+                }
+            }
+        }
+        // A year ("in 2013") bounds the time dimension: the one asked for, or the model's only one.
+        var year: Int?
+        for (i, word) in words.enumerated() where !covered[i] {
+            guard word.count == 4, let n = Int(word), (1900...2100).contains(n) else { continue }
+            guard year == nil else { return nil }
+            year = n
+            covered[i] = true
+        }
+        if words.indices.contains(where: { !covered[$0] && !Self.filler.contains(words[$0]) }) { return nil }
+        // A ranking without a breakdown ranks nothing.
+        if !query.order.isEmpty, query.dimensions.isEmpty { return nil }
+        let times = model.all(.dimension).filter { if case .dimension(_, _, true) = $0.body { true } else { false } }
+        if query.grain != nil, !query.dimensions.contains(where: { isTime($0) }) {
+            guard times.count == 1 else { return nil }
+            query.dimensions.insert(times[0].name, at: 0)
+        }
+        if let year {
+            guard let time = query.dimensions.first(where: { isTime($0) }) ?? (times.count == 1 ? times[0].name : nil) else { return nil }
+            query.filters += [
+                MetricQuery.Filter(name: time, op: ">=", values: [.text("\(year)-01-01")]),
+                MetricQuery.Filter(name: time, op: "<", values: [.text("\(year + 1)-01-01")]),
+            ]
+        }
+        return query
+    }
+
+    func isTime(_ name: String) -> Bool {
+        if case .dimension(_, _, true)? = model.find(.dimension, name)?.body { return true }
+        return false
+    }
+}
