@@ -1,4 +1,5 @@
 import PorticoAskEngine
+import PorticoLexicon
 import PorticoStore
 
 /// Reads a question as a metric query when every word of it is the semantic model's or a word
@@ -13,8 +14,9 @@ struct SemanticReader {
     static let filler: Set<String> = [
         "a", "an", "the", "what", "which", "who", "how", "is", "are", "was", "were", "be", "been", "do", "doe", "did", "show", "me", "u", "give",
         "tell", "list", "get", "report", "compute", "calculate", "display", "find", "please", "our", "my", "their", "its", "of", "for", "by",
-        "per", "each", "every", "in", "on", "across", "and", "with", "over", "broken", "down", "split", "grouped", "group", "breakdown", "total",
-        "overall", "all", "much", "many", "number", "value", "figure", "s", "to", "date", "so", "far", "there", "we", "have", "ha", "had",
+        "per", "each", "every", "in", "on", "from", "during", "within", "across", "and", "with", "over", "broken", "down", "split", "grouped", "group",
+        "breakdown", "total",
+        "overall", "all", "much", "many", "number", "count", "value", "figure", "s", "to", "date", "so", "far", "there", "we", "have", "ha", "had",
         "trend", "time", "see", "let", "look", "at", "can", "you", "i", "would", "like", "want", "know",
     ]
 
@@ -23,6 +25,8 @@ struct SemanticReader {
         "day": .day, "daily": .day, "week": .week, "weekly": .week, "month": .month, "monthly": .month, "quarter": .quarter, "quarterly": .quarter,
         "year": .year, "yearly": .year, "annual": .year, "annually": .year,
     ]
+
+    static let lexicon = WordNet.english
 
     struct Match {
         let definition: SemanticDefinition
@@ -64,6 +68,18 @@ struct SemanticReader {
             case .relationship: break
             }
         }
+        // "How many large orders": a segment named by a metric's words (a segment "large orders", a
+        // metric "orders" over the same table) asks for that metric over its rows.
+        if query.metrics.isEmpty, query.segments.count == 1, let segment = model.find(.segment, query.segments[0]) {
+            let words = SchemaModel.words(segment.name).map(SchemaText.singular)
+            query.metrics = model.all(.metric).filter { metric in
+                guard case .metric(let table, _, _) = metric.body, table.lowercased() == segment.body.table?.lowercased() else { return false }
+                return metric.phrases.contains { phrase in
+                    let named = SchemaModel.words(phrase).map(SchemaText.singular)
+                    return !named.isEmpty && named.count < words.count && Array(words.suffix(named.count)) == named
+                }
+            }.prefix(1).map(\.name)
+        }
         guard !query.metrics.isEmpty else { return nil }
         // "top 5", "bottom 3", "the 10 highest": the first metric ranks.
         for (i, word) in words.enumerated() where !covered[i] {
@@ -75,16 +91,19 @@ struct SemanticReader {
                 || ["bottom", "lowest", "least", "worst", "smallest"].contains(word)
             {
                 let descending = ["top", "highest", "most", "best", "largest", "biggest"].contains(word)
-                guard query.order.isEmpty else { return nil }
+                // "the most revenue … the top 3" ranks once; "the highest and lowest" is two questions.
+                guard query.order.isEmpty || query.order[0].descending == descending else { return nil }
                 query.order = [MetricQuery.Order(name: query.metrics[0], descending: descending)]
                 covered[i] = true
-                for j in [i + 1, i - 1] where j >= 0 && j < words.count && !covered[j] {
-                    if let n = Int(words[j]), n > 0, n <= 1000 {
-                        query.limit = n
-                        covered[j] = true
-                        break
-                    }
-                }
+            }
+        }
+        // "top 5", "the 3 countries with the highest": a small number beside a ranking is how many rows.
+        if !query.order.isEmpty {
+            let numbers = words.indices.filter { !covered[$0] && Int(words[$0]).map { (1...1000).contains($0) } == true }
+            guard numbers.count <= 1 else { return nil }
+            if let j = numbers.first {
+                query.limit = Int(words[j])
+                covered[j] = true
             }
         }
         // A year ("in 2013") bounds the time dimension: the one asked for, or the model's only one.
@@ -94,6 +113,15 @@ struct SemanticReader {
             guard year == nil else { return nil }
             year = n
             covered[i] = true
+        }
+        // A verb made from a metric's words says what the metric counts ("sell" of sales, "order" of orders).
+        let metricWords = Set(
+            query.metrics.compactMap { model.find(.metric, $0) }.flatMap(\.phrases).flatMap { SchemaModel.words($0) }.flatMap(Self.lexicon.baseForms))
+        for i in words.indices where !covered[i] && !Self.filler.contains(words[i]) {
+            let verbs = Self.lexicon.baseForms(words[i]).filter { Self.lexicon.partsOfSpeech(of: $0).contains(.verb) }
+            if verbs.contains(where: { verb in metricWords.contains(verb) || !metricWords.isDisjoint(with: Self.lexicon.related(to: verb)) }) {
+                covered[i] = true
+            }
         }
         if words.indices.contains(where: { !covered[$0] && !Self.filler.contains(words[$0]) }) { return nil }
         // A ranking without a breakdown ranks nothing.
