@@ -79,6 +79,7 @@ def main() -> None:
     figures["value_index"] = cold_ask_on_a_large_datasource(binary, data)
     figures["accuracy"] = accuracy(binary, data)
     figures["spider"] = spider(binary, out)
+    figures["semantic"] = semantic(binary, data, call)
     draws = []
     for question in CHARTED * 5:
         shown = subprocess.run([binary, "ask", question, "--no-sure-only", "--chart", f"{data}/chart.png", "--data-dir", data],
@@ -116,6 +117,36 @@ def accuracy(binary: str, data: str) -> list[dict]:
         scores.append({"set": name, "questions": int(found.group(1)), "correct": int(found.group(2)), "wrong": int(found.group(3)),
                        "refused": int(found.group(4))})
     return scores
+
+
+# query_metric calls over the model of datasets/chinook-semantic.yaml: one metric, a derived one by a
+# dimension two joins away, a time grain with a segment over another table, a top 5.
+METRIC_QUERIES = [
+    {"metrics": ["revenue"]},
+    {"metrics": ["average order value"], "dimensions": ["country"]},
+    {"metrics": ["orders"], "dimensions": ["order date"], "grain": "month", "segments": ["repeat customers"]},
+    {"metrics": ["revenue"], "dimensions": ["artist"], "order": [{"name": "revenue", "direction": "desc"}], "limit": 5},
+]
+
+
+def semantic(binary: str, data: str, call) -> dict:
+    """The semantic layer on the demo data (imported after the other sets are scored, which it would
+    otherwise answer): `query_metric` compile and run, and the built-in engine on the questions
+    written over the model before it was run on them."""
+    datasets = ROOT / "Tests" / "EndToEnd" / "datasets"
+    subprocess.run([binary, "semantic", "import", str(datasets / "chinook-semantic.yaml"), "--datasource", "main", "--data-dir", data],
+                   check=True, capture_output=True)
+    for query in METRIC_QUERIES:
+        call("query_metric", query)
+    times = [call("query_metric", query) for _ in range(25) for query in METRIC_QUERIES]
+    scores = []
+    for name in ["chinook-semantic", "chinook-semantic-2"]:
+        scored = subprocess.run([binary, "eval", str(datasets / f"{name}.jsonl"), "--engine", "builtin", "--data-dir", data],
+                                capture_output=True, text=True, check=True).stdout
+        found = re.search(r"questions (\d+)\s+correct (\d+) .*wrong (\d+) .*refused (\d+)", scored)
+        scores.append({"set": name, "questions": int(found.group(1)), "correct": int(found.group(2)), "wrong": int(found.group(3)),
+                       "refused": int(found.group(4))})
+    return {"calls": len(times), "median_ms": statistics.median(times), "p99_ms": percentile(times, 99), "accuracy": scores}
 
 
 def spider(binary: str, out: Path) -> dict:

@@ -152,6 +152,8 @@ func buildRouter(_ parts: WebParts, configuration: InstanceConfiguration) -> Rou
     AskPageController(
         pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, limiter: parts.limiter, access: access
     ).addRoutes(to: console)
+    SemanticPageController(pages: parts.pages, sessions: parts.sessions, users: parts.stores.users, asker: parts.asker, access: access)
+        .addRoutes(to: console)
     mcpController(parts, configuration: configuration).addRoutes(to: router)
     return router
 }

@@ -92,7 +92,7 @@ struct SignedInMiddleware: RouterMiddleware {
     /// The page a request belongs to, to come back to: `/console`, `/console/ask` or `/console/workflows`.
     static func page(of path: String) -> String {
         let parts = path.split(separator: "/")
-        if parts.count >= 2, parts[1] == "ask" || parts[1] == "workflows" { return "/console/\(parts[1])" }
+        if parts.count >= 2, ["ask", "workflows", "semantic"].contains(parts[1]) { return "/console/\(parts[1])" }
         return "/console"
     }
 }

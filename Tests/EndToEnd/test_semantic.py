@@ -474,3 +474,39 @@ def test_dbt_cortex_and_wren_models_import_with_what_was_not_taken_named(modelle
     result = server.cli("semantic", "import", str(bad), "--datasource", "main", check=False)
     assert result.returncode != 0 and "not YAML" in result.stderr
 
+
+
+def test_the_console_shows_the_model_and_tries_a_metric(modelled, artifacts):
+    from conftest import CHROMIUM
+    from playwright.sync_api import sync_playwright
+
+    server = modelled["server"]
+    password = "the model needs a password too"
+    server.cli("user", "create", "mia", "--role", "admin", "--password-stdin", stdin=password + "\n")
+    server.cli("user", "create", "noel", "--role", "member", "--password-stdin", stdin=password + "\n")
+    years = metric(server, modelled["admin"], metrics=["invoices"], dimensions=["invoice date"], grain="year")["rows"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        for name in ["mia", "noel"]:
+            page = browser.new_context(viewport={"width": 1200, "height": 1000}).new_page()
+            page.goto(f"{server.base}/console/semantic")
+            page.fill("#username", name)
+            page.fill("#password", password)
+            page.click("button[type=submit]")
+            page.wait_for_url("**/console/semantic")
+            if name == "noel":
+                assert "You administer no app." in page.inner_text("body")
+                continue
+            metrics = page.locator("table.metrics").inner_text()
+            assert "revenue" in metrics and "SUM(UnitPrice * Quantity) on InvoiceLine" in metrics and "{big invoices} / {invoices}" in metrics
+            assert "loyal customers" in page.locator("table.segments").inner_text()
+            page.select_option("select[name=metric]", "invoices")
+            page.select_option("select[name=dimension]", "invoice date")
+            page.select_option("select[name=grain]", "year")
+            page.click("form[action='/console/semantic/try'] button")
+            page.wait_for_selector("table.rows")
+            cells = page.locator("table.rows tr").all_inner_texts()
+            assert [c.split("\t")[0] for c in cells[1:]] == [r[0] for r in years]
+            assert "Computed from metric invoices, dimension invoice date" in page.inner_text("div.answer")
+            page.screenshot(path=str(artifacts / "semantic-console.png"), full_page=True)
+        browser.close()
