@@ -226,7 +226,7 @@ if ask_figures.exists():
               f"{a['value_index']['rows']:,} rows (process start, schema, value index of its text columns, answer) took {a['value_index']['cold_ask_ms']:.0f} ms.")
     if "semantic" in a:
         m = a["semantic"]
-        print(f"| `query_metric` over the model of chinook-semantic.yaml: 4 queries ×25 (compile, run through the role, chart drawn) | {m['calls']} | {m['median_ms']:.1f} | {m['p99_ms']:.1f} |")
+        print(f"| `query_metric` over the model of chinook-semantic.yaml: 4 queries ×25 (model read, compiled, run through the role; chart spec, no PNG) | {m['calls']} | {m['median_ms']:.1f} | {m['p99_ms']:.1f} |")
     if "accuracy" in a:
         print()
         print("The built-in engine's accuracy (`portico eval`), per question set; the four databases are built by the tests in other naming")

@@ -165,10 +165,10 @@ public struct SemanticService: Sendable {
 
 extension AskService {
     /// The chart of a metric query's rows (a line over a time dimension), drawn and kept when
-    /// there is a place to keep it: the spec, and the kept image's name.
-    public func chart(of answer: QueryAnswer, title: String, overTime: Bool) async throws -> (ChartSpec, String?) {
+    /// asked to and there is a place to keep it: the spec, and the kept image's name.
+    public func chart(of answer: QueryAnswer, title: String, overTime: Bool, draw: Bool) async throws -> (ChartSpec, String?) {
         let (spec, data) = ChartChoice.choose(columns: answer.columns, rows: answer.rows, hint: overTime ? "line" : nil, title: String(title.prefix(120)))
-        guard let data, let images, let png = renderer.png(spec, data) else { return (spec, nil) }
+        guard draw, let data, let images, let png = renderer.png(spec, data) else { return (spec, nil) }
         return (spec, try await images.save(png: png))
     }
 }

@@ -55,6 +55,7 @@ extension AskPackage {
             "additionalProperties": false,
         ])
     static let queryLimit = Param.int("limit", "At most this many rows (1 to 1000)", minimum: 1, maximum: 1000)
+    static let drawChart = Param.bool("return_img", "Also draw the chart as a PNG and give its image_url (default false: the chart's spec only)").or(false)
 
     static let definitionOutput: JSON = ["type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]], "required": ["id", "name"]]
 
@@ -98,7 +99,10 @@ extension AskPackage {
                 "query_metric",
                 "Compute metrics of the semantic model by name, broken down by dimensions (a time dimension by grain), over segments and "
                     + "filters: compiled to SQL the same way every time, run through your role, with the SQL, rows, a chart and the definitions used.",
-                [Self.datasource, Self.queryMetrics, Self.queryDimensions, Self.grain, Self.querySegments, Self.filters, Self.order, Self.queryLimit],
+                [
+                    Self.datasource, Self.queryMetrics, Self.queryDimensions, Self.grain, Self.querySegments, Self.filters, Self.order, Self.queryLimit,
+                    Self.drawChart,
+                ],
                 output: [
                     "type": "object",
                     "properties": [
@@ -238,7 +242,7 @@ extension AskPackage {
         let title =
             compiled.metrics.prefix(query.metrics.count).map(\.name).joined(separator: ", ")
             + (compiled.dimensions.isEmpty ? "" : " by " + compiled.dimensions.map(\.name).joined(separator: ", "))
-        let (chart, image) = try await asker.chart(of: result.answer, title: title, overTime: overTime)
+        let (chart, image) = try await asker.chart(of: result.answer, title: title, overTime: overTime, draw: try input[Self.drawChart])
         return [
             "datasource": .string(result.answer.datasource), "sql": .string(result.answer.sql), "columns": .array(result.answer.columns.map(JSON.string)),
             "rows": .array(result.answer.rows.map { .array($0.map(\.json)) }), "truncated": .bool(result.answer.truncated), "chart": chart.json,

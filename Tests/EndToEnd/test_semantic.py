@@ -72,7 +72,9 @@ def test_a_metric_is_its_aggregate_and_its_definition_comes_back(modelled):
     assert got["columns"] == ["revenue"] and close(got["rows"][0][0], expected[0])
     used = got["definitions"]["metrics"][0]
     assert used["name"] == "revenue" and used["sql"] == "SUM(UnitPrice * Quantity)" and used["format"] == "currency"
-    assert "SUM(" in got["sql"] and got["chart"]["type"]
+    assert "SUM(" in got["sql"] and got["chart"]["type"] and got["image_url"] is None
+    drawn = metric(server, admin, metrics=["revenue"], dimensions=["country"], return_img=True)
+    assert drawn["image_url"].startswith(server.base + "/images/") or drawn["image_url"].startswith("/images/")
 
 
 def test_a_dimension_on_another_table_is_joined_from_many_to_one(modelled):
