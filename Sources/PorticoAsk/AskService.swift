@@ -116,6 +116,8 @@ public struct AskService: Sendable {
 
     /// What an answer computed from the semantic model names as its engine.
     public static let semanticEngine = "semantic model"
+    /// What an answer adapted from a saved example, before an LLM was asked, names as its engine.
+    public static let exampleEngine = "saved example"
 
     /// Corrections an engine gets after its SQL fails.
     public static let maxCorrections = 2
@@ -239,6 +241,23 @@ public struct AskService: Sendable {
             try await store.examples(app: request.app, datasource: name), tables: allTables, rights: rights, dialect: source.dialect)
         engineRequest.instructions = try await store.instructions(app: request.app, datasource: name)
         engineRequest.choices = choices
+        // A saved example the question asks again (with other values) is answered from it before an LLM
+        // writes anything; the built-in engine does the same itself, with the values it reads.
+        if !engine.traits.contains(.readsValues), !engineRequest.savedExamples.isEmpty {
+            let values = restricted ? ValueIndex() : try await datasources.values(app: request.app, datasource: name, tables: allTables)
+            if let (sql, example) = BuiltinEngine.savedExample(for: engineRequest, values: values) {
+                progress("answering from saved example \(example.id)")
+                let result: QueryAnswer
+                do { result = try await datasources.query(app: request.app, datasource: name, sql: sql, caller: caller) } catch let error as DatasourceError {
+                    throw AskRefusal(message: error.message, engine: Self.exampleEngine, sql: sql)
+                } catch let error as StoreError {
+                    throw AskRefusal(message: "the database refused the saved example's SQL: \(error.message)", engine: Self.exampleEngine, sql: sql)
+                }
+                var reply = EngineReply(candidates: [sql], confidence: BuiltinEngine.exampleConfidence)
+                reply.example = example.id
+                return try await finish(request, engine: Self.exampleEngine, reply: reply, result: result, chatID: chatID, progress: progress)
+            }
+        }
         let model = SemanticModel(try await knowledge.store.semanticDefinitions(app: request.app, datasource: name))
         engineRequest.semantic = SemanticService.visible(model, tables: allTables, rights: rights, dialect: source.dialect)
         // A question that is wholly the semantic model's is computed from it, as `query_metric` would, before any engine guesses.

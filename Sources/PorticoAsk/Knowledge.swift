@@ -114,15 +114,17 @@ public struct KnowledgeStore: Sendable {
     }
 
     public func insert(_ example: Example, app: String) async throws -> Example {
+        let now = Self.now
         var insert = SQLFragment("INSERT INTO portico_examples (app, datasource, question, sql, verified_by, created_at) VALUES (")
         insert.append(
             joining: [
                 .bind(.text(app)), .bind(.text(example.datasource)), .bind(.text(example.question)), .bind(.text(example.sql)),
-                .bind(example.verifiedBy.map(SQLValue.int) ?? .null), .bind(.int(Self.now)),
+                .bind(example.verifiedBy.map(SQLValue.int) ?? .null), .bind(.int(now)),
             ], separator: ", ")
         insert.append(") RETURNING id")
         var stored = example
         stored.id = try await databases(app).query(insert).first?.int("id") ?? 0
+        stored.verifiedAt = now
         return stored
     }
 
@@ -133,7 +135,7 @@ public struct KnowledgeStore: Sendable {
     static func example(_ row: Row) -> Example {
         Example(
             id: row.int("id") ?? 0, datasource: row.string("datasource") ?? "", question: row.string("question") ?? "", sql: row.string("sql") ?? "",
-            verifiedBy: row.int("verified_by"))
+            verifiedBy: row.int("verified_by"), verifiedAt: row.int("created_at"))
     }
 
     // MARK: Instructions

@@ -79,19 +79,23 @@ public struct Example: Sendable, Equatable {
     public var question: String
     public var sql: String
     public var verifiedBy: Int64?
+    /// When it was saved (and so verified), in seconds since 1970; `nil` before it is stored.
+    public var verifiedAt: Int64?
 
-    public init(id: Int64 = 0, datasource: String, question: String, sql: String, verifiedBy: Int64? = nil) {
+    public init(id: Int64 = 0, datasource: String, question: String, sql: String, verifiedBy: Int64? = nil, verifiedAt: Int64? = nil) {
         self.id = id
         self.datasource = datasource
         self.question = question
         self.sql = sql
         self.verifiedBy = verifiedBy
+        self.verifiedAt = verifiedAt
     }
 
     public var json: JSON {
         [
             "id": .int(id), "datasource": .string(datasource), "question": .string(question), "sql": .string(sql),
             "verified_by": verifiedBy.map(JSON.int) ?? .null,
+            "verified_at": verifiedAt.map { .string(Date(timeIntervalSince1970: TimeInterval($0)).formatted(.iso8601)) } ?? .null,
         ]
     }
 }

@@ -35,7 +35,7 @@ public struct BuiltinEngine: AskEngine {
 
     /// How sure an answer adapted from a saved example is: its SQL was verified by a person; only
     /// the values changed.
-    static let exampleConfidence = 0.95
+    package static let exampleConfidence = 0.95
 
     public func reply(to request: EngineRequest) async throws -> EngineReply {
         Self.answer(request)

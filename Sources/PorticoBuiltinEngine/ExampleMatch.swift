@@ -1,5 +1,5 @@
 import Foundation
-import PorticoAskEngine
+package import PorticoAskEngine
 import PorticoBase
 
 /// A question read as a pattern: its words, with the numbers, quoted texts and known values of
@@ -131,5 +131,13 @@ extension BuiltinEngine {
             }
         }
         return nil
+    }
+}
+
+extension BuiltinEngine {
+    /// The SQL of the first saved example the question asks again with other values, for any
+    /// engine: an answer adapted from a verified query comes before one generated.
+    package static func savedExample(for request: EngineRequest, values: ValueIndex) -> (sql: String, example: Example)? {
+        fromExamples(request, values: values)
     }
 }

@@ -272,6 +272,17 @@ def test_an_llm_is_shown_the_definitions_its_question_touches(modelled):
         prompt = prompts[-1]
         assert "metric big share" in prompt and "{big invoices} / {invoices}" in prompt and "metric big invoices" in prompt
         assert "segment loyal customers: the rows of Customer where" in prompt
+        # A verified query asked again with another value is answered from it, before the LLM writes anything.
+        saved = call(server, admin, "examples_create", {
+            "datasource": "main", "question": "How many invoices were billed to Germany?", "sql": "SELECT COUNT(*) AS n FROM Invoice WHERE BillingCountry = 'Germany'"})
+        asked = len(prompts)
+        again = ask(server, admin, "How many invoices were billed to Canada?", model="fake")
+        assert again["engine"] == "saved example" and again["example_id"] == saved["id"] and len(prompts) == asked
+        assert again["rows"] == sql(server, admin, "SELECT COUNT(*) FROM Invoice WHERE BillingCountry = 'Canada'")
+        model = call(server, admin, "semantic_model_get", {"datasource": "main"})
+        verified = next(q for q in model["verified_queries"] if q["id"] == saved["id"])
+        assert verified["verified_by"] is not None and verified["verified_at"].startswith("20")
+        call(server, admin, "examples_destroy", {"id": saved["id"]})
     finally:
         server.cli("llm", "remove", "fake", check=False)
         llm.stop()
