@@ -164,12 +164,20 @@ public struct KnowledgeService: Sendable {
             let found = try table(tableName)
             let isExpression = if case .expression = draft { true } else { false }
             let what = isExpression ? "expression" : "condition"
-            let parsed = try TableSQL(sql, columns: found.columns.map(\.name), dialect: source.dialect, what: what)
+            let parsed: TableSQL
+            // A condition that reads other tables (a subquery, an aggregate) applies by the table's key.
+            if !isExpression, (try? TableSQL(sql, columns: found.columns.map(\.name), dialect: source.dialect, what: what)) == nil,
+                let key = found.columns.first(where: \.primaryKey)
+            {
+                parsed = try TableSQL(condition: sql, table: found.name, key: key.name, dialect: source.dialect)
+            } else {
+                parsed = try TableSQL(sql, columns: found.columns.map(\.name), dialect: source.dialect, what: what)
+            }
             let quoted = ValueIndex.quote(found.name, source.dialect)
             let probe =
                 isExpression
                 ? "SELECT \(parsed.render(alias: nil)) AS value FROM \(quoted) LIMIT 1"
-                : "SELECT 1 AS found FROM \(quoted) WHERE (\(parsed.render(alias: nil))) LIMIT 1"
+                : "SELECT 1 AS found FROM \(quoted) WHERE (\(parsed.membership?.condition ?? parsed.render(alias: nil))) LIMIT 1"
             do {
                 _ = try await datasources.query(app: app, datasource: datasource, sql: probe, maxRows: 1)
             } catch let error as SQLGuardError {
@@ -237,21 +245,34 @@ public struct KnowledgeService: Sendable {
 
     /// The terms whose table and columns the rights let the caller read.
     public static func visible(_ terms: [Term], tables: [SourceTable], rights: (String) -> TableAccess, dialect: SQLDialect) -> [Term] {
-        terms.filter { term in
-            guard let meaning = term.meaning else { return true }
-            guard let table = tables.first(where: { $0.name.lowercased() == meaning.table.lowercased() }) else { return false }
-            let readable: Set<String>
-            switch rights(table.name) {
-            case .whole: readable = Set(table.columns.map { $0.name.lowercased() })
-            case .refused: return false
-            case .view(let view): readable = Set(view.columns.map { $0.lowercased() })
+        withoutActuallyEscaping(rights) { rights in
+            let readable = Readable(tables: tables, rights: rights, dialect: dialect)
+            return terms.filter { term in
+                // A condition over other tables is seen when all it reads is.
+                if case .condition(let table, let sql)? = term.meaning, (try? TableSQL.checkCondition(sql, dialect: dialect)) != nil,
+                    (try? SQLTokenizer.tokenize(sql, dialect: dialect))?.contains(where: { TableSQL.clauseWords.contains($0.keyword) }) == true
+                {
+                    return readable("SELECT 1 AS found FROM \(ValueIndex.quote(table, dialect)) WHERE (\(sql))")
+                }
+                return Self.visible(term, tables: tables, rights: rights, dialect: dialect)
             }
-            switch meaning {
-            case .column(_, let column): return readable.contains(column.lowercased())
-            case .expression(_, let sql), .condition(_, let sql):
-                guard let parsed = try? TableSQL(sql, columns: table.columns.map(\.name), dialect: dialect, what: "") else { return false }
-                return parsed.columns.allSatisfy { readable.contains($0.lowercased()) }
-            }
+        }
+    }
+
+    static func visible(_ term: Term, tables: [SourceTable], rights: (String) -> TableAccess, dialect: SQLDialect) -> Bool {
+        guard let meaning = term.meaning else { return true }
+        guard let table = tables.first(where: { $0.name.lowercased() == meaning.table.lowercased() }) else { return false }
+        let readable: Set<String>
+        switch rights(table.name) {
+        case .whole: readable = Set(table.columns.map { $0.name.lowercased() })
+        case .refused: return false
+        case .view(let view): readable = Set(view.columns.map { $0.lowercased() })
+        }
+        switch meaning {
+        case .column(_, let column): return readable.contains(column.lowercased())
+        case .expression(_, let sql), .condition(_, let sql):
+            guard let parsed = try? TableSQL(sql, columns: table.columns.map(\.name), dialect: dialect, what: "") else { return false }
+            return parsed.columns.allSatisfy { readable.contains($0.lowercased()) }
         }
     }
 

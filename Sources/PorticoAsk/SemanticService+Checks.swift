@@ -147,31 +147,10 @@ extension SemanticService {
         case .dimension(let table, let sql, _):
             _ = try TableSQL(sql, columns: columns(table), dialect: dialect, what: "dimension")
         case .segment(_, let condition):
-            try Self.checkCondition(condition, dialect: dialect)
+            try TableSQL.checkCondition(condition, dialect: dialect)
         case .relationship:
             break
         }
-    }
-
-    /// A segment's condition: one condition, which may hold subqueries in parentheses but no
-    /// clause of its own around them.
-    static func checkCondition(_ sql: String, dialect: SQLDialect) throws(DatasourceError) {
-        guard sql.utf8.count <= Self.maxCondition else { throw DatasourceError("a segment's condition is at most \(Self.maxCondition) bytes") }
-        let tokens: [SQLToken]
-        do { tokens = try SQLTokenizer.tokenize(sql, dialect: dialect) } catch { throw DatasourceError("the condition is not SQL: \(error.message)") }
-        var depth = 0
-        for token in tokens {
-            if token.isPunctuation("(") { depth += 1 }
-            if token.isPunctuation(")") { depth -= 1 }
-            guard depth >= 0 else { throw DatasourceError("the condition closes a parenthesis it did not open") }
-            if token.isPunctuation(";") { throw DatasourceError("the condition is one piece of SQL, without ';'") }
-            if token.kind == .parameter { throw DatasourceError("the condition cannot take parameters ('\(token.text)'); write the value in it") }
-            if depth == 0, TableSQL.clauseWords.contains(token.keyword) {
-                throw DatasourceError(
-                    "the condition keeps rows of its table; '\(token.text)' belongs inside parentheses, as in EXISTS (SELECT 1 FROM … WHERE …)")
-            }
-        }
-        guard depth == 0 else { throw DatasourceError("the condition leaves a parenthesis open") }
     }
 
     /// Runs the definition once on the datasource (a derived metric, compiled with its parts).

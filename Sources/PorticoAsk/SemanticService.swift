@@ -41,7 +41,6 @@ public struct SemanticService: Sendable {
     /// Definitions one datasource keeps at most.
     public static let maxPerDatasource = 1000
     static let maxFormat = 100
-    static let maxCondition = 4000
 
     // MARK: Changing the model
 

@@ -234,7 +234,12 @@ package struct SchemaModel: Sendable {
                         withoutUnits: SchemaModel.withoutUnits(SchemaModel.words(term.term))))
                 target = .column(columnList.count - 1)
             case .condition(_, let sql):
-                guard let parsed = try? TableSQL(sql, columns: names, dialect: dialect, what: "condition") else { continue }
+                // One over other tables too (a subquery, an aggregate) applies by the table's key.
+                let key = tables[t].primaryKey.map { columnList[$0].name }
+                guard
+                    let parsed = (try? TableSQL(sql, columns: names, dialect: dialect, what: "condition"))
+                        ?? key.flatMap({ try? TableSQL(condition: sql, table: tables[t].name, key: $0, dialect: dialect) })
+                else { continue }
                 filters.append(Filter(table: t, sql: parsed))
                 target = .filter(filters.count - 1)
             }

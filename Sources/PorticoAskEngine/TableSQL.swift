@@ -15,6 +15,16 @@ public struct TableSQL: Sendable, Equatable {
     package let pieces: [Piece]
     /// How its columns are quoted when written out (`"…"`, MySQL's `` `…` ``).
     package let dialect: SQLDialect
+    /// A condition that reads other tables (a subquery, an aggregate): kept as written and
+    /// applied as membership of the table's rows, by their key, in the rows it keeps, so that no
+    /// name in it is confused with a joined table's.
+    package let membership: Membership?
+
+    package struct Membership: Sendable, Equatable {
+        package let table: String
+        package let key: String
+        package let condition: String
+    }
 
     /// Words that would make the piece more than an expression: a statement, a subquery, a clause.
     package static let clauseWords: Set<String> = [
@@ -30,6 +40,7 @@ public struct TableSQL: Sendable, Equatable {
     /// Splits `sql`, whose column names are `columns` (the table's), or says what is wrong with it.
     public init(_ sql: String, columns: [String], dialect: SQLDialect, what: String) throws(DatasourceError) {
         self.dialect = dialect
+        membership = nil
         guard !sql.trimmingSpaces().isEmpty else { throw DatasourceError("the \(what) is empty; write SQL over the table's columns") }
         guard sql.utf8.count <= Self.maxLength else { throw DatasourceError("the \(what) is \(sql.utf8.count) bytes; write one of at most \(Self.maxLength)") }
         let tokens: [SQLToken]
@@ -71,9 +82,48 @@ public struct TableSQL: Sendable, Equatable {
         self.pieces = pieces
     }
 
+    /// A condition on the rows of `table` that may read other tables in subqueries (checked by
+    /// `checkCondition`), applied by the table's key `key`.
+    public init(condition sql: String, table: String, key: String, dialect: SQLDialect) throws(DatasourceError) {
+        try Self.checkCondition(sql, dialect: dialect)
+        self.dialect = dialect
+        pieces = []
+        membership = Membership(table: table, key: key, condition: sql.trimmingSpaces())
+    }
+
+    /// Bytes a condition over other tables takes at most.
+    package static let maxCondition = 4000
+
+    /// One condition, which may hold subqueries in parentheses but no clause of its own around
+    /// them: what a segment, or a term's condition over other tables, may be.
+    public static func checkCondition(_ sql: String, dialect: SQLDialect) throws(DatasourceError) {
+        guard !sql.trimmingSpaces().isEmpty else { throw DatasourceError("the condition is empty; write SQL that keeps the rows meant") }
+        guard sql.utf8.count <= maxCondition else { throw DatasourceError("a condition is at most \(maxCondition) bytes") }
+        let tokens: [SQLToken]
+        do { tokens = try SQLTokenizer.tokenize(sql, dialect: dialect) } catch { throw DatasourceError("the condition is not SQL: \(error.message)") }
+        var depth = 0
+        for token in tokens {
+            if token.isPunctuation("(") { depth += 1 }
+            if token.isPunctuation(")") { depth -= 1 }
+            guard depth >= 0 else { throw DatasourceError("the condition closes a parenthesis it did not open") }
+            if token.isPunctuation(";") { throw DatasourceError("the condition is one piece of SQL, without ';'") }
+            if token.kind == .parameter { throw DatasourceError("the condition cannot take parameters ('\(token.text)'); write the value in it") }
+            if depth == 0, clauseWords.contains(token.keyword) {
+                throw DatasourceError(
+                    "the condition keeps rows of its table; '\(token.text)' belongs inside parentheses, as in EXISTS (SELECT 1 FROM … WHERE …)")
+            }
+        }
+        guard depth == 0 else { throw DatasourceError("the condition leaves a parenthesis open") }
+    }
+
     /// The SQL with each column written `alias."Column"` (or `"Column"` without an alias).
     public func render(alias: String?) -> String {
-        pieces.map { piece in
+        if let membership {
+            let key = ValueIndex.quote(membership.key, dialect)
+            let table = ValueIndex.quote(membership.table, dialect)
+            return "\(alias.map { "\($0).\(key)" } ?? key) IN (SELECT \(table).\(key) FROM \(table) WHERE (\(membership.condition)))"
+        }
+        return pieces.map { piece in
             switch piece {
             case .text(let text): return text
             case .column(let name):

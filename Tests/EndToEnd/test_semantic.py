@@ -523,3 +523,20 @@ def test_the_console_shows_the_model_and_tries_a_metric(modelled, artifacts):
             assert "Computed from metric invoices, dimension invoice date" in page.inner_text("div.answer")
             page.screenshot(path=str(artifacts / "semantic-console.png"), full_page=True)
         browser.close()
+
+
+def test_a_term_condition_may_read_other_tables(modelled):
+    server, admin, ana = modelled["server"], modelled["admin"], modelled["ana"]
+    spend = "(SELECT SUM(l.UnitPrice * l.Quantity) FROM InvoiceLine l JOIN Invoice i ON i.InvoiceId = l.InvoiceId WHERE i.CustomerId = Customer.CustomerId)"
+    term = call(server, admin, "terms_create", {"datasource": "main", "term": "big spender", "condition": {"table": "Customer", "sql": f"{spend} > 45"}})
+    try:
+        answer = builtin(server, admin, "How many big spenders are there?")
+        expected = sql(server, admin, f"SELECT COUNT(*) FROM Customer WHERE {spend} > 45")
+        assert answer["rows"] == expected and 0 < expected[0][0] < sql(server, admin, "SELECT COUNT(*) FROM Customer")[0][0]
+        assert "IN (SELECT" in answer["sql"]
+        # The role that reads no invoice lines does not see it.
+        assert "big spender" not in [t["term"] for t in call(server, ana, "terms_list", {"datasource": "main"})["data"]]
+        refused = call(server, admin, "terms_create", {"datasource": "main", "term": "odd", "condition": {"table": "Customer", "sql": "1 = 1) OR (1 = 1"}}, expect_error=True)
+        assert "parenthesis" in refused
+    finally:
+        call(server, admin, "terms_destroy", {"id": term["id"]})

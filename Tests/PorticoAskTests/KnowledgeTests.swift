@@ -48,6 +48,23 @@ import Testing
         #expect(KnowledgeService.visible(examples, tables: tables, rights: TableAccess.everything, dialect: .sqlite).map(\.id) == [1, 2, 3, 4])
     }
 
+    @Test func aTermConditionMayReadOtherTablesThroughItsTablesKey() throws {
+        let crowded = "(SELECT COUNT(*) FROM players p WHERE p.team_id = teams.id) > 10"
+        let sql = try TableSQL(condition: crowded, table: "teams", key: "id", dialect: .sqlite)
+        #expect(sql.render(alias: "t0") == "t0.\"id\" IN (SELECT \"teams\".\"id\" FROM \"teams\" WHERE (\(crowded)))")
+        for bad in ["1) OR (1", "1 = 1; DELETE FROM teams", "1 = 1 UNION SELECT 1", "(1 = 1", "id = ?"] {
+            #expect(throws: DatasourceError.self, "\(bad)") { try TableSQL(condition: bad, table: "teams", key: "id", dialect: .sqlite) }
+        }
+        // The built-in engine reads such a term as a filter of its table.
+        let term = Term(datasource: "d", term: "crowded team", meaning: .condition(table: "teams", sql: crowded))
+        let schema = SchemaModel(Self.tables, terms: [term], dialect: .sqlite)
+        #expect(schema.filters.count == 1 && schema.filters[0].sql.membership?.key == "id")
+        // Seen by a role only when it reads all the condition reads.
+        let noPlayers: (String) -> TableAccess = { $0 == "players" ? .refused("no") : .whole }
+        #expect(KnowledgeService.visible([term], tables: Self.tables, rights: noPlayers, dialect: .sqlite).isEmpty)
+        #expect(KnowledgeService.visible([term], tables: Self.tables, rights: TableAccess.everything, dialect: .sqlite).count == 1)
+    }
+
     @Test func termsTravelAsCSV() throws {
         let terms = [
             Term(id: 1, datasource: "d", term: "vip", synonyms: ["key account", "top"], description: "buys \"a lot\", often", meaning: nil),
