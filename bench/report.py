@@ -409,6 +409,10 @@ if ask_figures.exists():
         if top:
             target("Spider train: the band `ask` answers from at once (0.9-1.0) ≥ 97% right", top["right"] >= 0.97 * top["answers"],
                    f"{top['right']} of {top['answers']}, {top['right'] / top['answers']:.1%}")
+if ask_figures.exists() and "semantic" in json.loads(ask_figures.read_text()):
+    for row in json.loads(ask_figures.read_text())["semantic"]["accuracy"]:
+        target(f"built-in engine with the semantic model on {row['set']}: ≥ 80% correct, none wrong",
+               row["correct"] >= 0.8 * row["questions"] and row["wrong"] == 0, f"{row['correct']}/{row['questions']} correct, {row['wrong']} wrong")
 if workflow_figures.exists():
     for name, w in json.loads(workflow_figures.read_text()).items():
         ratio_ = w["create_queued_median_ms"] / w["create_quiet_median_ms"]
