@@ -71,8 +71,16 @@ public struct AskAnswer: Sendable {
     public var risks: [String] = []
     /// The saved example the SQL was adapted from, when it was.
     public var exampleID: Int64? = nil
-    /// The semantic model's definitions the answer was compiled from, when it was.
-    public var definitions: [SemanticDefinition] = []
+    /// What the app taught that the answer used: the semantic model's definitions it was compiled
+    /// from, the terms read in the question, the saved examples (verified queries) it was adapted
+    /// from or an LLM was shown, the instructions an LLM was given.
+    public var used: [Provenance] = []
+
+    public struct Provenance: Sendable, Equatable {
+        /// `metric`, `dimension`, `segment`, `relationship`, `term`, `example` or `instructions`.
+        public let kind: String
+        public let name: String
+    }
 }
 
 /// A question no engine could answer, and why, in words that say what to do.
@@ -113,6 +121,31 @@ public struct AskService: Sendable {
     public var sureOnly = false
     /// What `portico serve` and the command line's `ask` choose for `sureOnly` unless told otherwise.
     public static let sureOnlyByDefault = true
+
+    /// What an engine's answer used of what the app taught: an LLM, what its prompt held of it (the
+    /// terms, semantic definitions and examples like the question, the instructions); the built-in
+    /// engine, the terms whose words the question holds (it reads them before anything else) and
+    /// the example it adapted.
+    static func provenance(_ request: EngineRequest, reply: EngineReply, readsSchemaText: Bool) -> [AskAnswer.Provenance] {
+        var used: [AskAnswer.Provenance] = []
+        if let example = reply.example { return [AskAnswer.Provenance(kind: "example", name: String(example))] }
+        if readsSchemaText {
+            used += Prompt.relevantDefinitions(request).map { AskAnswer.Provenance(kind: $0.kind.rawValue, name: $0.name) }
+            used += Prompt.relevantTerms(request).map { AskAnswer.Provenance(kind: "term", name: $0.term) }
+            used += Prompt.similarExamples(request).map { AskAnswer.Provenance(kind: "example", name: String($0.id)) }
+            if let instructions = request.instructions, !instructions.isEmpty { used.append(AskAnswer.Provenance(kind: "instructions", name: "instructions")) }
+            return used
+        }
+        let asked = SchemaModel.words(request.question).map(SchemaText.singular)
+        for term in request.terms {
+            let named = term.phrases.contains { phrase in
+                let words = SchemaModel.words(phrase).map(SchemaText.singular)
+                return !words.isEmpty && asked.count >= words.count && (0...(asked.count - words.count)).contains { Array(asked[$0..<($0 + words.count)]) == words }
+            }
+            if named { used.append(AskAnswer.Provenance(kind: "term", name: term.term)) }
+        }
+        return used
+    }
 
     /// What an answer computed from the semantic model names as its engine.
     public static let semanticEngine = "semantic model"
@@ -255,7 +288,9 @@ public struct AskService: Sendable {
                 }
                 var reply = EngineReply(candidates: [sql], confidence: BuiltinEngine.exampleConfidence)
                 reply.example = example.id
-                return try await finish(request, engine: Self.exampleEngine, reply: reply, result: result, chatID: chatID, progress: progress)
+                var answer = try await finish(request, engine: Self.exampleEngine, reply: reply, result: result, chatID: chatID, progress: progress)
+                answer.used = [AskAnswer.Provenance(kind: "example", name: String(example.id))]
+                return answer
             }
         }
         let model = SemanticModel(try await knowledge.store.semanticDefinitions(app: request.app, datasource: name))
@@ -277,7 +312,9 @@ public struct AskService: Sendable {
             var answer = try await finish(
                 request, engine: Self.semanticEngine, reply: EngineReply(candidates: [compiled.sql], chart: overTime ? "line" : nil, confidence: 1),
                 result: result, chatID: chatID, progress: progress)
-            answer.definitions = compiled.metrics + compiled.dimensions + compiled.segments + compiled.relationships
+            answer.used = (compiled.metrics + compiled.dimensions + compiled.segments + compiled.relationships).map {
+                AskAnswer.Provenance(kind: $0.kind.rawValue, name: $0.name)
+            }
             return answer
         }
         if engine.traits.contains(.readsValues) {
@@ -318,7 +355,9 @@ public struct AskService: Sendable {
                 progress("running the SQL on \(name)")
                 do {
                     let result = try await datasources.query(app: request.app, datasource: name, sql: candidate, caller: caller)
-                    return try await finish(request, engine: engine.name, reply: reply, result: result, chatID: chatID, progress: progress)
+                    var answer = try await finish(request, engine: engine.name, reply: reply, result: result, chatID: chatID, progress: progress)
+                    answer.used = Self.provenance(engineRequest, reply: reply, readsSchemaText: engine.traits.contains(.readsSchemaText))
+                    return answer
                 } catch let error as SQLGuardError where error.isMistake {
                     failure = failure ?? (candidate, error.message)
                 } catch let error as SQLGuardError {

@@ -192,6 +192,9 @@ def test_the_llm_gets_the_terms_the_question_uses_and_the_instructions(taught, l
     assert "US dollars" in s.cli("datasource", "instructions", "main").stdout
     answer = call(s, admin, "ask", {"question": "How many vip customers live in Canada?"})
     assert answer["engine"] == "llm:fake"
+    # The answer says what it was given of what the app taught.
+    assert {"kind": "term", "name": "vip customer"} in answer["used"] and {"kind": "instructions", "name": "instructions"} in answer["used"]
+    assert not any(u["name"] == "margin" for u in answer["used"])
     system = llm.requests[-1]["messages"][0]["content"]
     assert "vip customer (also: key account): the rows of Customer where SupportRepId = 3 — served by the senior representative" in system
     assert "margin" not in system.split("</data>")[-1], "a term the question does not use is left out"

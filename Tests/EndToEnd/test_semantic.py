@@ -232,7 +232,7 @@ def test_a_question_wholly_the_models_is_computed_from_it(modelled):
     server, admin, ana = modelled["server"], modelled["admin"], modelled["ana"]
     answer = ask(server, admin, "What is the revenue by country?", model="builtin")
     assert answer["engine"] == "semantic model"
-    assert {(d["kind"], d["name"]) for d in answer["definitions"]} >= {("metric", "revenue"), ("dimension", "country")}
+    assert {(d["kind"], d["name"]) for d in answer["used"]} >= {("metric", "revenue"), ("dimension", "country")}
     assert answer["rows"] == metric(server, admin, metrics=["revenue"], dimensions=["country"])["rows"]
     top = ask(server, admin, "top 3 billing countries by big share", model="builtin")
     assert top["engine"] == "semantic model" and len(top["rows"]) == 3
@@ -244,10 +244,10 @@ def test_a_question_wholly_the_models_is_computed_from_it(modelled):
     assert quarterly["chart"]["type"] == "line"
     # A word the model does not hold leaves the question to the engine.
     other = ask(server, admin, "How many invoices are there for each billing city?", model="builtin")
-    assert other["engine"] == "builtin" and other["definitions"] == []
+    assert other["engine"] == "builtin" and other["used"] == []
     # What a role cannot read is not computed for it: its engine reads the question instead, through its view.
     hidden = builtin(server, ana, "revenue by country")
-    assert hidden["engine"] == "builtin" and hidden["definitions"] == [] and "InvoiceLine" not in hidden["sql"]
+    assert hidden["engine"] == "builtin" and hidden["used"] == [] and "InvoiceLine" not in hidden["sql"]
 
 
 def test_an_llm_is_shown_the_definitions_its_question_touches(modelled):
@@ -264,7 +264,7 @@ def test_an_llm_is_shown_the_definitions_its_question_touches(modelled):
     try:
         server.cli("llm", "add", "--name", "fake", "--base-url", llm.base_url, "--model", "fake-sql-1")
         answer = ask(server, admin, "Which customers bring the most revenue in Berlin?", model="fake")
-        assert answer["engine"] != "semantic model"
+        assert answer["engine"] != "semantic model" and {"kind": "metric", "name": "revenue"} in answer["used"]
         prompt = prompts[-1]
         assert "metric revenue (also: sales): SUM(UnitPrice * Quantity) over InvoiceLine" in prompt
         assert "metric invoices" not in prompt and "metric big share" not in prompt and "dimension invoice date" not in prompt
@@ -278,6 +278,7 @@ def test_an_llm_is_shown_the_definitions_its_question_touches(modelled):
         asked = len(prompts)
         again = ask(server, admin, "How many invoices were billed to Canada?", model="fake")
         assert again["engine"] == "saved example" and again["example_id"] == saved["id"] and len(prompts) == asked
+        assert again["used"] == [{"kind": "example", "name": str(saved["id"])}]
         assert again["rows"] == sql(server, admin, "SELECT COUNT(*) FROM Invoice WHERE BillingCountry = 'Canada'")
         model = call(server, admin, "semantic_model_get", {"datasource": "main"})
         verified = next(q for q in model["verified_queries"] if q["id"] == saved["id"])
@@ -533,7 +534,7 @@ def test_a_term_condition_may_read_other_tables(modelled):
         answer = builtin(server, admin, "How many big spenders are there?")
         expected = sql(server, admin, f"SELECT COUNT(*) FROM Customer WHERE {spend} > 45")
         assert answer["rows"] == expected and 0 < expected[0][0] < sql(server, admin, "SELECT COUNT(*) FROM Customer")[0][0]
-        assert "IN (SELECT" in answer["sql"]
+        assert "IN (SELECT" in answer["sql"] and {"kind": "term", "name": "big spender"} in answer["used"]
         # The role that reads no invoice lines does not see it.
         assert "big spender" not in [t["term"] for t in call(server, ana, "terms_list", {"datasource": "main"})["data"]]
         refused = call(server, admin, "terms_create", {"datasource": "main", "term": "odd", "condition": {"table": "Customer", "sql": "1 = 1) OR (1 = 1"}}, expect_error=True)
