@@ -140,7 +140,8 @@ public struct AskService: Sendable {
         for term in request.terms {
             let named = term.phrases.contains { phrase in
                 let words = SchemaModel.words(phrase).map(SchemaText.singular)
-                return !words.isEmpty && asked.count >= words.count && (0...(asked.count - words.count)).contains { Array(asked[$0..<($0 + words.count)]) == words }
+                return !words.isEmpty && asked.count >= words.count
+                    && (0...(asked.count - words.count)).contains { Array(asked[$0..<($0 + words.count)]) == words }
             }
             if named { used.append(AskAnswer.Provenance(kind: "term", name: term.term)) }
         }
