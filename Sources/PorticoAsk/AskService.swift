@@ -281,17 +281,11 @@ public struct AskService: Sendable {
             let values = restricted ? ValueIndex() : try await datasources.values(app: request.app, datasource: name, tables: allTables)
             if let (sql, example) = BuiltinEngine.savedExample(for: engineRequest, values: values) {
                 progress("answering from saved example \(example.id)")
-                let result: QueryAnswer
-                do { result = try await datasources.query(app: request.app, datasource: name, sql: sql, caller: caller) } catch let error as DatasourceError {
-                    throw AskRefusal(message: error.message, engine: Self.exampleEngine, sql: sql)
-                } catch let error as StoreError {
-                    throw AskRefusal(message: "the database refused the saved example's SQL: \(error.message)", engine: Self.exampleEngine, sql: sql)
-                }
                 var reply = EngineReply(candidates: [sql], confidence: BuiltinEngine.exampleConfidence)
                 reply.example = example.id
-                var answer = try await finish(request, engine: Self.exampleEngine, reply: reply, result: result, chatID: chatID, progress: progress)
-                answer.used = [AskAnswer.Provenance(kind: "example", name: String(example.id))]
-                return answer
+                let used = [AskAnswer.Provenance(kind: "example", name: String(example.id))]
+                return try await settled(
+                    request, by: Self.exampleEngine, reply: reply, used: used, datasource: name, caller: caller, chatID: chatID, progress: progress)
             }
         }
         let model = SemanticModel(try await knowledge.store.semanticDefinitions(app: request.app, datasource: name))
@@ -301,22 +295,13 @@ public struct AskService: Sendable {
             let compiled = try? MetricCompiler(model: engineRequest.semantic, tables: allTables, dialect: source.dialect).compile(query)
         {
             progress("computing \(query.metrics.joined(separator: ", ")) from the semantic model")
-            let result: QueryAnswer
-            do { result = try await datasources.query(app: request.app, datasource: name, sql: compiled.sql, caller: caller) } catch let error
-                as DatasourceError
-            {
-                throw AskRefusal(message: error.message, engine: Self.semanticEngine, sql: compiled.sql)
-            } catch let error as StoreError {
-                throw AskRefusal(message: "the database refused the semantic model's SQL: \(error.message)", engine: Self.semanticEngine, sql: compiled.sql)
-            }
             let overTime = compiled.dimensions.contains { if case .dimension(_, _, true) = $0.body { true } else { false } }
-            var answer = try await finish(
-                request, engine: Self.semanticEngine, reply: EngineReply(candidates: [compiled.sql], chart: overTime ? "line" : nil, confidence: 1),
-                result: result, chatID: chatID, progress: progress)
-            answer.used = (compiled.metrics + compiled.dimensions + compiled.segments + compiled.relationships).map {
+            let used = (compiled.metrics + compiled.dimensions + compiled.segments + compiled.relationships).map {
                 AskAnswer.Provenance(kind: $0.kind.rawValue, name: $0.name)
             }
-            return answer
+            return try await settled(
+                request, by: Self.semanticEngine, reply: EngineReply(candidates: [compiled.sql], chart: overTime ? "line" : nil, confidence: 1),
+                used: used, datasource: name, caller: caller, chatID: chatID, progress: progress)
         }
         if engine.traits.contains(.readsValues) {
             progress("reading the values of \(name)")
@@ -421,6 +406,26 @@ public struct AskService: Sendable {
         var refusal = AskRefusal(message: message, engine: engine, sql: sql)
         refusal.clarification = Clarification(message: message, options: options)
         return refusal
+    }
+
+    /// An answer settled before any engine was asked (a saved example, the semantic model): its one
+    /// SQL run as the caller, with what it used.
+    func settled(
+        _ request: AskRequest, by engine: String, reply: EngineReply, used: [AskAnswer.Provenance], datasource: String, caller: QueryCaller,
+        chatID: Int64?, progress: @Sendable (String) -> Void
+    ) async throws -> AskAnswer {
+        let sql = reply.candidates[0]
+        let result: QueryAnswer
+        do {
+            result = try await datasources.query(app: request.app, datasource: datasource, sql: sql, caller: caller)
+        } catch let error as DatasourceError {
+            throw AskRefusal(message: error.message, engine: engine, sql: sql)
+        } catch let error as StoreError {
+            throw AskRefusal(message: "the database refused the SQL of the \(engine): \(error.message)", engine: engine, sql: sql)
+        }
+        var answer = try await finish(request, engine: engine, reply: reply, result: result, chatID: chatID, progress: progress)
+        answer.used = used
+        return answer
     }
 
     func finish(_ request: AskRequest, engine: String, reply: EngineReply, result: QueryAnswer, chatID: Int64?, progress: @Sendable (String) -> Void)
