@@ -16,7 +16,7 @@ def tool_names(server, key="default", headers=None, url=None):
 
 def test_packages_by_header_and_query(server):
     assert tool_names(server) == ["tools_search", "ask", "resource_list", "resource_get", "collections_list"], "the first list"
-    assert len(tool_names(server, headers={"x-mcp-packages": "data,schema,ask"})) == 26, "the packages the first list draws on"
+    assert len(tool_names(server, headers={"x-mcp-packages": "data,schema,ask"})) == 39, "the packages the first list draws on"
     assert len(tool_names(server, headers={"x-mcp-packages": "data"})) == 6
     assert len(tool_names(server, headers={"x-mcp-packages": "@portico/data"})) == 6
     assert len(tool_names(server, headers={"x-mcp-packages": "d*"})) == 6
@@ -45,8 +45,8 @@ def test_viewer_role_reads_but_does_not_write(server):
     server.cli("user", "create", "vera", "--role", "viewer")
     key = server.new_key(user="vera")
     assert sorted(tool_names(server, key=key, headers={"x-mcp-packages": "data,schema,ask"})) == [
-        "ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "resource_get", "resource_list",
-        "resource_query", "sql_explain", "sql_query", "terms_list",
+        "ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "query_metric", "resource_get",
+        "resource_list", "resource_query", "semantic_model_get", "sql_explain", "sql_query", "terms_list",
     ]
     with server.http(key=key) as c:
         r = post(c, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "resource_destroy", "arguments": {"resource": "Genre", "filterByTk": 1}}})
@@ -91,7 +91,7 @@ def test_tools_list_pagination():
                 second = r.json()["result"]
                 assert 1 <= len(second["tools"]) <= 5
                 names += [t["name"] for t in second["tools"]]
-            assert len(names) == len(set(names)) == 26
+            assert len(names) == len(set(names)) == 39
             # The first list is one page, whatever the page size.
             first_list = post(c, s.mcp, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).json()["result"]
             assert len(first_list["tools"]) == 5 and "nextCursor" not in first_list

@@ -13,7 +13,8 @@ CRUD_TOOLS = {"resource_list", "resource_get", "resource_create", "resource_upda
 SCHEMA_TOOLS = {"collections_list", "collections_get", "collections_create", "collections_update", "collections_destroy", "fields_create", "fields_update", "fields_destroy"}
 # The default packages are data, schema and ask.
 ASK_TOOLS = {"ask", "datasources_list", "datasource_describe", "sql_query", "sql_explain", "terms_list", "terms_create", "terms_update", "terms_destroy",
-             "examples_list", "examples_create", "examples_destroy"}
+             "examples_list", "examples_create", "examples_destroy", "semantic_model_get", "query_metric", "relationships_create"} | {
+                 f"{kind}_{action}" for kind in ("metrics", "dimensions", "segments") for action in ("create", "update", "destroy")} | {"relationships_destroy"}
 DEFAULT_TOOLS = CRUD_TOOLS | SCHEMA_TOOLS | ASK_TOOLS
 
 

@@ -32,10 +32,10 @@ def test_tools_list_and_call_carry_result_type_and_cache_hints(server):
     result = r.json()["result"]
     assert result["resultType"] == "complete"
     assert result["cacheScope"] == "private" and result["ttlMs"] > 0
-    assert len(result["tools"]) == 26
+    assert len(result["tools"]) == 39
     first = call(server, body, headers).json()["result"]
     assert first["resultType"] == "complete" and first["cacheScope"] == "private" and first["ttlMs"] > 0
-    assert [t["name"] for t in first["tools"]][0] == "tools_search" and len(first["tools"]) < 26
+    assert [t["name"] for t in first["tools"]][0] == "tools_search" and len(first["tools"]) < 39
     body, headers = modern_request("tools/call", {"name": "resource_get", "arguments": {"resource": "MediaType", "filterByTk": 1}})
     r = call(server, body, headers)
     result = r.json()["result"]
