@@ -19,7 +19,7 @@ from conftest import BACKEND, BINARY, free_port, start_server
 from mcp_http import StreamListener
 
 # Portico's schema migrations (Sources/PorticoData/CoreMigrations.swift): a new one is counted here.
-MIGRATIONS = 17
+MIGRATIONS = 18
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="replica and database-fault tests run in the PostgreSQL pass")
 
@@ -439,6 +439,9 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
         laptop.cli("example", "add", "--datasource", "main", "--question", "How many genres are listed?", "--sql",
                    "SELECT COUNT(*) AS n FROM Genre", env=sqlite)
         laptop.cli("datasource", "instructions", "main", "--set", "Amounts are in US dollars.", env=sqlite)
+        model = tmp_path / "model.yaml"
+        model.write_text("metrics:\n  - {name: genres counted, table: Genre, sql: COUNT(*)}\nsegments:\n  - {name: rock genres, table: Genre, condition: Name LIKE 'Rock%'}\n")
+        laptop.cli("semantic", "import", str(model), "--datasource", "main", env=sqlite)
     finally:
         laptop.stop()
     dump = tmp_path / "all.jsonl"
@@ -468,6 +471,8 @@ def test_a_laptop_instance_moves_to_postgresql(cluster, tmp_path):
 
     assert "homeland" in portico("term", "list", "--datasource", "main").stdout
     assert "How many genres are listed?" in portico("example", "list", "--datasource", "main").stdout
+    shown = portico("semantic", "show", "--datasource", "main").stdout
+    assert "genres counted" in shown and "rock genres" in shown, shown
     assert "US dollars" in portico("datasource", "instructions", "main").stdout
     server = start_server(data_dir=target_dir, demo=False, env={"PORTICO_DATABASE_URL": cluster.url, "PORTICO_MASTER_KEY": master})
     try:
