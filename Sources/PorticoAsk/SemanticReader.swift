@@ -16,7 +16,7 @@ struct SemanticReader {
         "tell", "list", "get", "report", "compute", "calculate", "display", "find", "please", "our", "my", "their", "its", "of", "for", "by",
         "per", "each", "every", "in", "on", "from", "during", "within", "across", "and", "with", "over", "broken", "down", "split", "grouped", "group",
         "breakdown", "total",
-        "overall", "all", "much", "many", "number", "count", "value", "figure", "s", "to", "date", "so", "far", "there", "we", "have", "ha", "had",
+        "overall", "all", "much", "many", "number", "count", "value", "figure", "s", "to", "date", "so", "far", "there", "we", "have", "has", "ha", "had",
         "trend", "time", "see", "let", "look", "at", "can", "you", "i", "would", "like", "want", "know",
     ]
 
@@ -36,7 +36,8 @@ struct SemanticReader {
 
     /// The metric query the question is, or `nil` when any word is neither the model's nor a word of showing.
     func read(_ question: String) -> MetricQuery? {
-        let words = SchemaModel.words(question).map(SchemaText.singular)
+        let written = SchemaModel.words(question)
+        let words = written.map(SchemaText.singular)
         guard !words.isEmpty, words.count <= 60 else { return nil }
         var covered = [Bool](repeating: false, count: words.count)
         // Longest phrases first, so "invoice total" is not read as a metric "invoices" and a leftover word.
@@ -126,6 +127,12 @@ struct SemanticReader {
         if words.indices.contains(where: { !covered[$0] && !Self.filler.contains(words[$0]) }) { return nil }
         // A ranking without a breakdown ranks nothing.
         if !query.order.isEmpty, query.dimensions.isEmpty { return nil }
+        // Without a number, "the country with the most customers" is one row; "the countries with the
+        // most customers" says not how many, which is not for the reader to guess.
+        if !query.order.isEmpty, query.limit == nil {
+            guard let match = matches.first(where: { $0.definition.kind == .dimension }), written[match.end - 1] == words[match.end - 1] else { return nil }
+            query.limit = 1
+        }
         let times = model.all(.dimension).filter { if case .dimension(_, _, true) = $0.body { true } else { false } }
         if query.grain != nil, !query.dimensions.contains(where: { isTime($0) }) {
             guard times.count == 1 else { return nil }

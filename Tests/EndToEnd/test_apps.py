@@ -93,7 +93,7 @@ def test_an_app_keeps_its_collections_in_its_own_database(instance):
         names = {r[0] for r in store_rows(instance.data_dir, "SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert "Album" in names and "portico_users" in names
         app_names = {r[0] for r in in_app_database(instance, "sales", "SELECT name FROM sqlite_master WHERE type = 'table'", "")}
-        own = ("portico_collections", "portico_fields", "portico_audit_batches", "portico_terms", "portico_examples", "portico_instructions",
+        own = ("portico_collections", "portico_fields", "portico_audit_batches", "portico_terms", "portico_examples", "portico_instructions", "portico_semantic",
                "portico_workflows", "portico_executions", "portico_jobs", "portico_workflow_ticks", "portico_tasks")
         assert "Album" in app_names and not any(n.startswith("portico_") and n not in own for n in app_names), app_names
         assert (Path(instance.data_dir) / "apps" / "sales.sqlite").stat().st_mode & 0o077 == 0, "the app's file is its owner's alone"

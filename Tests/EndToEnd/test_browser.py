@@ -93,7 +93,7 @@ def test_sign_in_and_approve_in_a_real_browser(s, callback, browser, artifacts):
     assert "read:data" in token["scope"] and "write:data" not in token["scope"], "the unticked scope was not granted"
     r = httpx2.post(s.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                     headers={"Authorization": f"Bearer {token['access_token']}", "x-mcp-packages": "data,schema,ask"})
-    assert sorted(t["name"] for t in r.json()["result"]["tools"]) == ["ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "resource_get", "resource_list", "resource_query", "sql_explain", "sql_query", "terms_list"]
+    assert sorted(t["name"] for t in r.json()["result"]["tools"]) == ["ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "query_metric", "resource_get", "resource_list", "resource_query", "semantic_model_get", "sql_explain", "sql_query", "terms_list"]
 
     # The connected application appears in the console and can be disconnected.
     page.goto(f"{s.base}/console")

@@ -63,7 +63,7 @@ def test_the_browser_session_cookie_works_on_the_mcp_endpoint(server):
         assert r.status_code == 303 and r.headers["location"] == "/console"
         r = post(browser, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"x-mcp-packages": "data,schema,ask"})
         assert r.status_code == 200
-        assert sorted(t["name"] for t in r.json()["result"]["tools"]) == ["ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "resource_get", "resource_list", "resource_query", "sql_explain", "sql_query", "terms_list"]
+        assert sorted(t["name"] for t in r.json()["result"]["tools"]) == ["ask", "collections_get", "collections_list", "datasource_describe", "datasources_list", "examples_list", "query_metric", "resource_get", "resource_list", "resource_query", "semantic_model_get", "sql_explain", "sql_query", "terms_list"]
         # A foreign page cannot ride the cookie: browsers send its Origin, and it is refused.
         r = post(browser, server.mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"Origin": "https://evil.example"})
         assert r.status_code == 403

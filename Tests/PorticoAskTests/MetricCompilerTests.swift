@@ -240,6 +240,10 @@ import Testing
                 == MetricQuery(
                     metrics: ["orders"], dimensions: [],
                     filters: [.init(name: "placed", op: ">=", values: [.text("2023-01-01")]), .init(name: "placed", op: "<", values: [.text("2024-01-01")])]))
+        #expect(
+            reader.read("Which region has the most orders?")
+                == MetricQuery(metrics: ["orders"], dimensions: ["region"], order: [.init(name: "orders", descending: true)], limit: 1))
+        #expect(reader.read("Which regions have the most orders?") == nil)
         // A word of no definition, a value, a ranking of nothing, two years, no metric: left to the engine.
         for question in ["revenue by region in Berlin", "revenue of the north region", "the top 5 revenue", "orders in 2023 and 2024", "regions by placed"] {
             #expect(reader.read(question) == nil, "\(question)")
