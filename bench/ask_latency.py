@@ -140,7 +140,7 @@ def semantic(binary: str, data: str, call) -> dict:
         call("query_metric", query)
     times = [call("query_metric", query) for _ in range(25) for query in METRIC_QUERIES]
     scores = []
-    for name in ["chinook-semantic", "chinook-semantic-2"]:
+    for name in ["chinook-semantic", "chinook-semantic-2", "chinook-semantic-3"]:
         scored = subprocess.run([binary, "eval", str(datasets / f"{name}.jsonl"), "--engine", "builtin", "--data-dir", data],
                                 capture_output=True, text=True, check=True).stdout
         found = re.search(r"questions (\d+)\s+correct (\d+) .*wrong (\d+) .*refused (\d+)", scored)

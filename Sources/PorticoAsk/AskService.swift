@@ -291,8 +291,10 @@ public struct AskService: Sendable {
         let model = SemanticModel(try await knowledge.store.semanticDefinitions(app: request.app, datasource: name))
         engineRequest.semantic = SemanticService.visible(model, tables: allTables, rights: rights, dialect: source.dialect)
         // A question that is wholly the semantic model's is computed from it, as `query_metric` would, before any engine guesses.
-        if let query = SemanticReader(model: engineRequest.semantic).read(question),
-            let compiled = try? MetricCompiler(model: engineRequest.semantic, tables: allTables, dialect: source.dialect).compile(query)
+        let values = engineRequest.semantic.isEmpty || restricted ? nil : try await datasources.values(app: request.app, datasource: name, tables: allTables)
+        let compiler = MetricCompiler(model: engineRequest.semantic, tables: allTables, dialect: source.dialect)
+        if let query = SemanticReader(model: engineRequest.semantic, values: values, compiler: compiler).read(question),
+            let compiled = try? compiler.compile(query)
         {
             progress("computing \(query.metrics.joined(separator: ", ")) from the semantic model")
             let overTime = compiled.dimensions.contains { if case .dimension(_, _, true) = $0.body { true } else { false } }

@@ -1,3 +1,4 @@
+import Foundation
 import PorticoAskEngine
 import PorticoLexicon
 import PorticoStore
@@ -9,6 +10,12 @@ import PorticoStore
 /// numbers are defined exactly, so only a whole reading is taken.
 struct SemanticReader {
     let model: SemanticModel
+    /// The datasource's text values, when the caller may be matched against them: a value of a
+    /// dimension's column ("in Canada", "for Rock") is a filter on that dimension.
+    var values: ValueIndex? = nil
+    /// What tells which dimensions the question's metrics reach (a value of a column they cannot
+    /// be broken down by is no filter of theirs).
+    var compiler: MetricCompiler? = nil
 
     /// Words that carry no meaning of their own in a question for figures.
     static let filler: Set<String> = [
@@ -115,12 +122,24 @@ struct SemanticReader {
             year = n
             covered[i] = true
         }
-        // A verb made from a metric's words says what the metric counts ("sell" of sales, "order" of orders).
-        let metricWords = Set(
-            query.metrics.compactMap { model.find(.metric, $0) }.flatMap(\.phrases).flatMap { SchemaModel.words($0) }.flatMap(Self.lexicon.baseForms))
+        var filtered: [(dimension: SemanticDefinition, span: Range<Int>)] = []
+        if let values {
+            guard let found = valueFilters(values, written: written, matches: matches, covered: &covered, into: &query) else { return nil }
+            filtered = found
+        }
+        // "for the artist Iron Maiden": a dimension's name beside a value of its own labels the value; it is no breakdown.
+        for (dimension, span) in filtered {
+            if let label = matches.first(where: { $0.definition.id == dimension.id && ($0.end == span.lowerBound || $0.start == span.upperBound) }) {
+                query.dimensions.removeAll { $0 == label.definition.name }
+            }
+        }
+        // A verb made from the words of a metric or of a filtered dimension says what it counts ("sell" of
+        // sales, "billed" of a billing country).
+        let named = query.metrics.compactMap { model.find(.metric, $0) } + filtered.map(\.dimension)
+        let namedWords = Set(named.flatMap(\.phrases).flatMap { SchemaModel.words($0) }.flatMap(Self.lexicon.baseForms))
         for i in words.indices where !covered[i] && !Self.filler.contains(words[i]) {
             let verbs = Self.lexicon.baseForms(words[i]).filter { Self.lexicon.partsOfSpeech(of: $0).contains(.verb) }
-            if verbs.contains(where: { verb in metricWords.contains(verb) || !metricWords.isDisjoint(with: Self.lexicon.related(to: verb)) }) {
+            if verbs.contains(where: { verb in namedWords.contains(verb) || !namedWords.isDisjoint(with: Self.lexicon.related(to: verb)) }) {
                 covered[i] = true
             }
         }
@@ -146,6 +165,71 @@ struct SemanticReader {
             ]
         }
         return query
+    }
+
+    /// Reads each longest run of words not yet read that is a value of one dimension's column, of
+    /// those the metrics reach, as a filter on it; of several, the one a word of the question names
+    /// by a form of its own ("billed to France" of a billing country). Otherwise a value of several
+    /// is not guessed at (`nil`).
+    func valueFilters(_ values: ValueIndex, written: [String], matches: [Match], covered: inout [Bool], into query: inout MetricQuery)
+        -> [(dimension: SemanticDefinition, span: Range<Int>)]?
+    {
+        var read: [(dimension: SemanticDefinition, span: Range<Int>)] = []
+        // The dimensions that are one column of their table, by that column's number in the index.
+        var byColumn: [Int: SemanticDefinition] = [:]
+        for dimension in model.all(.dimension) {
+            guard case .dimension(let table, let sql, false) = dimension.body else { continue }
+            let name = sql.trimmingCharacters(in: CharacterSet(charactersIn: " \"`[]"))
+            for (column, names) in values.names where names.table.lowercased() == table.lowercased() && names.column.lowercased() == name.lowercased() {
+                byColumn[column] = dimension
+            }
+        }
+        guard !byColumn.isEmpty else { return read }
+        for length in stride(from: min(4, written.count), through: 1, by: -1) {
+            for start in 0...(written.count - length) {
+                let span = start..<(start + length)
+                guard !covered[span].contains(true), span.contains(where: { !Self.filler.contains(written[$0]) }),
+                    let hits = values.exact[written[span].joined(separator: " ")]
+                else { continue }
+                let dimensions = Dictionary(
+                    hits.compactMap { hit in byColumn[values.entries[hit].column].map { ($0.id, ($0, values.entries[hit].value)) } },
+                    uniquingKeysWith: { first, _ in first }
+                ).filter { _, found in
+                    (try? compiler?.compile(MetricQuery(metrics: query.metrics, dimensions: [found.0.name]))) != nil || compiler == nil
+                }
+                var candidates = Array(dimensions.values)
+                var namer: Int?
+                if candidates.count > 1 {
+                    let others = written.indices.filter { !covered[$0] && !span.contains($0) && !Self.filler.contains(written[$0]) }
+                    // "North customers", "the customer North": the dimension's own name beside the value.
+                    let labelled = candidates.filter { found in
+                        matches.contains { $0.definition.id == found.0.id && ($0.end == span.lowerBound || $0.start == span.upperBound) }
+                    }
+                    let named = candidates.compactMap { found -> (SemanticDefinition, String, Int)? in
+                        let forms = Set(SchemaModel.words(found.0.name).flatMap(Self.lexicon.baseForms))
+                        return others.first { Self.names(written[$0], forms) }.map { (found.0, found.1, $0) }
+                    }
+                    if labelled.count == 1 {
+                        candidates = labelled
+                    } else {
+                        guard named.count == 1 else { return nil }
+                        candidates = [(named[0].0, named[0].1)]
+                        namer = named[0].2
+                    }
+                }
+                guard let (dimension, value) = candidates.first else { continue }
+                query.filters.append(MetricQuery.Filter(name: dimension.name, op: "=", values: [.text(value)]))
+                for k in span { covered[k] = true }
+                if let namer { covered[namer] = true }
+                read.append((dimension, span))
+            }
+        }
+        return read
+    }
+
+    /// Whether `word` is a form of one of `forms` (base forms of a name's words), or derived from one.
+    static func names(_ word: String, _ forms: Set<String>) -> Bool {
+        lexicon.baseForms(word).contains { base in forms.contains(base) || !forms.isDisjoint(with: lexicon.related(to: base)) }
     }
 
     func isTime(_ name: String) -> Bool {

@@ -254,4 +254,32 @@ import Testing
         #expect(SemanticReader(model: model).read("quarterly orders") == nil)
         #expect(SemanticReader(model: model).read("quarterly orders by shipped")?.grain == .quarter)
     }
+
+    @Test func aValueOfADimensionsColumnIsAFilterOnIt() throws {
+        var model = Self.model
+        model.definitions += [
+            Self.d(60, "billing status", .dimension(table: "orders", sql: "status", time: false)),
+            Self.d(61, "customer", .dimension(table: "customers", sql: "name", time: false)),
+        ]
+        var values = ValueIndex()
+        let columns = [("regions", "name"), ("orders", "status"), ("customers", "name")]
+        for (i, (table, column)) in columns.enumerated() { values.names[i] = (table, column) }
+        values.add(column: 0, value: "North")
+        values.add(column: 1, value: "won")
+        values.add(column: 2, value: "North")
+        values.add(column: 2, value: "Ada Lovelace")
+        let compiler = MetricCompiler(model: model, tables: Self.tables, dialect: .sqlite)
+        let reader = SemanticReader(model: model, values: values, compiler: compiler)
+        #expect(reader.read("orders won")?.filters == [.init(name: "billing status", op: "=", values: [.text("won")])])
+        // The dimension's name beside its value labels it: no breakdown by customer.
+        let ada = reader.read("revenue by region for the customer Ada Lovelace")
+        #expect(ada?.dimensions == ["region"] && ada?.filters == [.init(name: "customer", op: "=", values: [.text("Ada Lovelace")])])
+        // "North" is a region and a customer: not guessed, unless a word names one of them.
+        #expect(reader.read("revenue from North") == nil)
+        #expect(reader.read("revenue from North customers")?.filters == [.init(name: "customer", op: "=", values: [.text("North")])])
+        // A value of a dimension the metric cannot be broken down by is no filter of its.
+        var lines = model
+        lines.definitions.append(Self.d(62, "line status", .dimension(table: "lines", sql: "qty", time: false)))
+        #expect(SemanticReader(model: lines, values: values, compiler: compiler).read("units for North") == nil)
+    }
 }
