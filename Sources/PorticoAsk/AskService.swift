@@ -422,6 +422,8 @@ public struct AskService: Sendable {
             result = try await datasources.query(app: request.app, datasource: datasource, sql: sql, caller: caller)
         } catch let error as DatasourceError {
             throw AskRefusal(message: error.message, engine: engine, sql: sql)
+        } catch let error as SQLGuardError {
+            throw AskRefusal(message: "the SQL of the \(engine) was refused and not run: \(error.message)", engine: engine, sql: sql)
         } catch let error as StoreError {
             throw AskRefusal(message: "the database refused the SQL of the \(engine): \(error.message)", engine: engine, sql: sql)
         }

@@ -166,8 +166,9 @@ public struct KnowledgeService: Sendable {
             let what = isExpression ? "expression" : "condition"
             let parsed: TableSQL
             // A condition that reads other tables (a subquery, an aggregate) applies by the table's key.
-            if !isExpression, (try? TableSQL(sql, columns: found.columns.map(\.name), dialect: source.dialect, what: what)) == nil,
-                let key = found.columns.first(where: \.primaryKey)
+            let keys = found.columns.filter(\.primaryKey)
+            if !isExpression, (try? TableSQL(sql, columns: found.columns.map(\.name), dialect: source.dialect, what: what)) == nil, keys.count == 1,
+                let key = keys.first
             {
                 parsed = try TableSQL(condition: sql, table: found.name, key: key.name, dialect: source.dialect)
             } else {

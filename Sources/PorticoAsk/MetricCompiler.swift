@@ -77,6 +77,8 @@ public struct MetricCompiler: Sendable {
     let tables: [SourceTable]
     let dialect: SQLDialect
     public static let maxDerivedDepth = 8
+    /// Bytes of SQL one derived metric writes out to at most.
+    static let maxDerivedSQL = 20000
 
     public init(model: SemanticModel, tables: [SourceTable], dialect: SQLDialect) {
         self.model = model
@@ -216,9 +218,14 @@ public struct MetricCompiler: Sendable {
         case .derived(let text):
             guard !path.contains(metric.id) else { throw DatasourceError("the derived metric '\(metric.name)' is made of itself, through its parts") }
             guard path.count < Self.maxDerivedDepth else { throw DatasourceError("derived metrics nest at most \(Self.maxDerivedDepth) deep") }
+            // Expanded once, however often it is named.
+            guard expressions[metric.id] == nil else { return }
             let expression = try DerivedExpression(text)
             expressions[metric.id] = expression
-            for name in expression.metrics { try expand(try find(.metric, name), into: &bases, expressions: &expressions, path: path + [metric.id]) }
+            var named = Set<String>()
+            for name in expression.metrics where named.insert(name.lowercased()).inserted {
+                try expand(try find(.metric, name), into: &bases, expressions: &expressions, path: path + [metric.id])
+            }
         default:
             throw DatasourceError("'\(metric.name)' is not a metric")
         }
@@ -230,12 +237,17 @@ public struct MetricCompiler: Sendable {
         guard case .derived = metric.body, let expression = expressions[metric.id] else {
             throw DatasourceError("the metric '\(metric.name)' could not be written out")
         }
-        return try expression.render { name throws(DatasourceError) in
+        let sql = try expression.render { name throws(DatasourceError) in
             let part = try find(.metric, name)
             let sql = try render(part, bases: bases, expressions: expressions)
             if case .derived = part.body { return sql }
             return floating(sql)
         }
+        // Parts named many times over many levels would multiply the text: a query is kept to the guard's size.
+        guard sql.utf8.count <= Self.maxDerivedSQL else {
+            throw DatasourceError("the derived metric '\(metric.name)' writes out to more than \(Self.maxDerivedSQL) bytes of SQL; name its parts fewer times")
+        }
+        return sql
     }
 
     func floating(_ sql: String) -> String {
@@ -267,8 +279,9 @@ public struct MetricCompiler: Sendable {
             outer = "\(q(last.from.table)).\(q(last.from.column))"
             inner = "\(q(target.name)).\(q(last.to.column))"
         } else {
-            guard let key = target.columns.first(where: \.primaryKey) else {
-                throw DatasourceError("the segment '\(segment.name)' is on \(target.name), which has no primary key to tell its rows by")
+            let keys = target.columns.filter(\.primaryKey)
+            guard keys.count == 1, let key = keys.first else {
+                throw DatasourceError("the segment '\(segment.name)' is on \(target.name), which has no primary key of one column to tell its rows by")
             }
             outer = "\(q(target.name)).\(q(key.name))"
             inner = outer

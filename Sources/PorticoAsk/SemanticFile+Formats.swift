@@ -16,12 +16,15 @@ extension SemanticFile {
         var parsed = Parsed()
         guard let models = root["semantic_models"]?.arrayValue else { throw Invalid("a dbt MetricFlow file has semantic_models (and metrics)") }
         struct Measure {
+            let model: String
             let table: String
             let sql: String
         }
         var measures: [String: Measure] = [:]
-        /// Dimension name → its SQL, per model name, for filters written with `Dimension('entity__name')`.
+        /// `model/dimension` → the dimension's SQL, for filters written with `Dimension('entity__name')`;
+        /// a primary entity → its model.
         var dimensionSQL: [String: String] = [:]
+        var entityModel: [String: String] = [:]
         var primary: [String: (table: String, column: String)] = [:]
         var foreign: [(table: String, column: String, entity: String)] = []
         for (i, item) in models.enumerated() {
@@ -31,7 +34,9 @@ extension SemanticFile {
                 guard let entityName = entity["name"]?.stringValue else { continue }
                 let column = entity["expr"]?.stringValue ?? entityName
                 switch entity["type"]?.stringValue?.lowercased() {
-                case "primary"?, "unique"?, "natural"?: primary[entityName.lowercased()] = (table, column)
+                case "primary"?, "unique"?:
+                    primary[entityName.lowercased()] = (table, column)
+                    entityModel[entityName.lowercased()] = name.lowercased()
                 case "foreign"?: foreign.append((table, column, entityName.lowercased()))
                 default: break
                 }
@@ -45,12 +50,16 @@ extension SemanticFile {
                 draft.table = table
                 draft.sql = dimension["expr"]?.stringValue ?? dimensionName
                 draft.time = dimension["type"]?.stringValue?.lowercased() == "time"
-                dimensionSQL[dimensionName.lowercased()] = draft.sql
+                dimensionSQL["\(name.lowercased())/\(dimensionName.lowercased())"] = draft.sql
                 parsed.add(.dimension, draft)
             }
             for measure in model["measures"]?.arrayValue ?? [] {
                 guard let measureName = measure["name"]?.stringValue else { continue }
                 let expr = measure["expr"]?.stringValue ?? measureName
+                guard measure["non_additive_dimension"] == nil else {
+                    parsed.skipped.append("measure '\(measureName)': a non-additive dimension has no Portico equivalent")
+                    continue
+                }
                 let sql: String? =
                     switch measure["agg"]?.stringValue?.lowercased() {
                     case "sum"?: "SUM(\(expr))"
@@ -66,7 +75,12 @@ extension SemanticFile {
                     parsed.skipped.append("measure '\(measureName)': aggregation '\(measure["agg"]?.stringValue ?? "none")' has no Portico equivalent")
                     continue
                 }
-                measures[measureName.lowercased()] = Measure(table: table, sql: sql)
+                measures[measureName.lowercased()] = Measure(model: name.lowercased(), table: table, sql: sql)
+                if measure["create_metric"]?.boolValue == true {
+                    var draft = SemanticService.Draft()
+                    (draft.name, draft.table, draft.sql, draft.description) = (measureName, table, sql, measure["description"]?.stringValue)
+                    parsed.add(.metric, draft)
+                }
             }
         }
         for (table, column, entity) in foreign {
@@ -78,20 +92,32 @@ extension SemanticFile {
             (draft.from, draft.to) = ("\(table).\(column)", "\(target.table).\(target.column)")
             parsed.add(.relationship, draft)
         }
-        /// `{{ Dimension('order__status') }}` written as the dimension's SQL.
-        func filter(_ text: String?) -> (sql: String?, unreadable: Bool) {
-            guard var text, !text.isEmpty else { return (nil, false) }
-            while let open = text.range(of: "{{"), let close = text.range(of: "}}", range: open.upperBound..<text.endIndex) {
-                let inner = text[open.upperBound..<close.lowerBound]
-                guard let quoteOpen = inner.firstIndex(where: { $0 == "'" || $0 == "\"" }),
+        /// `{{ Dimension('order__status') }}` written as the dimension's SQL, when it is a dimension of
+        /// the measure's own model (a filter is a condition on the metric's table); a list of filters
+        /// holds together. Anything else (another model's dimension, a time dimension's grain) is unreadable.
+        func filter(_ json: JSON?, model: String) -> (sql: String?, unreadable: Bool) {
+            guard let json, !json.isNull else { return (nil, false) }
+            if let list = json.arrayValue {
+                let parts = list.map { filter($0, model: model) }
+                guard !parts.contains(where: \.unreadable), list.allSatisfy({ $0.stringValue != nil }) else { return (nil, true) }
+                let kept = parts.compactMap(\.sql)
+                return (kept.isEmpty ? nil : kept.map { "(\($0))" }.joined(separator: " AND "), false)
+            }
+            guard var text = json.stringValue else { return (nil, true) }
+            guard !text.isEmpty else { return (nil, false) }
+            for _ in 0..<100 {
+                guard let open = text.range(of: "{{"), let close = text.range(of: "}}", range: open.upperBound..<text.endIndex) else { return (text, false) }
+                let inner = text[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
+                guard inner.hasPrefix("Dimension("), let quoteOpen = inner.firstIndex(where: { $0 == "'" || $0 == "\"" }),
                     let quoteClose = inner[inner.index(after: quoteOpen)...].firstIndex(where: { $0 == "'" || $0 == "\"" })
                 else { return (nil, true) }
-                let reference = inner[inner.index(after: quoteOpen)..<quoteClose]
-                let name = reference.components(separatedBy: "__").last?.lowercased() ?? ""
-                guard inner.contains("Dimension"), let sql = dimensionSQL[name] else { return (nil, true) }
+                let parts = inner[inner.index(after: quoteOpen)..<quoteClose].lowercased().components(separatedBy: "__")
+                guard parts.count == 2, entityModel[parts[0]] == model, let sql = dimensionSQL["\(model)/\(parts[1])"], !sql.contains("{{") else {
+                    return (nil, true)
+                }
                 text.replaceSubrange(open.lowerBound..<close.upperBound, with: sql)
             }
-            return (text, false)
+            return (nil, true)
         }
         for (i, item) in (root["metrics"]?.arrayValue ?? []).enumerated() {
             guard let metric = item.objectValue, let name = metric["name"]?.stringValue else { throw Invalid("metrics[\(i)] has no name") }
@@ -107,7 +133,7 @@ extension SemanticFile {
                     parsed.skipped.append("metric '\(name)': its measure '\(measureName)' was not read")
                     continue
                 }
-                let filters = [metric["filter"]?.stringValue, params["measure"]?["filter"]?.stringValue].map(filter)
+                let filters = [metric["filter"], params["measure"]?["filter"]].map { filter($0, model: measure.model) }
                 guard !filters.contains(where: \.unreadable) else {
                     parsed.skipped.append("metric '\(name)': its filter names something other than a dimension of a semantic model")
                     continue
@@ -116,6 +142,10 @@ extension SemanticFile {
                 (draft.table, draft.sql) = (measure.table, measure.sql)
                 draft.filter = kept.isEmpty ? nil : kept.map { "(\($0))" }.joined(separator: " AND ")
             case "ratio":
+                guard params["numerator"]?["filter"] == nil, params["denominator"]?["filter"] == nil, metric["filter"] == nil else {
+                    parsed.skipped.append("metric '\(name)': a ratio with filters on its parts has no Portico equivalent")
+                    continue
+                }
                 guard let numerator = params["numerator"]?.stringValue ?? params["numerator"]?["name"]?.stringValue,
                     let denominator = params["denominator"]?.stringValue ?? params["denominator"]?["name"]?.stringValue
                 else {
@@ -128,8 +158,14 @@ extension SemanticFile {
                     parsed.skipped.append("metric '\(name)': a derived metric needs type_params.expr")
                     continue
                 }
+                let inputs = params["metrics"]?.arrayValue ?? []
+                guard !inputs.contains(where: { $0["offset_window"] != nil || $0["offset_to_grain"] != nil || $0["filter"] != nil }), metric["filter"] == nil
+                else {
+                    parsed.skipped.append("metric '\(name)': inputs offset in time or filtered have no Portico equivalent")
+                    continue
+                }
                 var names: [String: String] = [:]
-                for part in params["metrics"]?.arrayValue ?? [] {
+                for part in inputs {
                     guard let partName = part["name"]?.stringValue ?? part.stringValue else { continue }
                     names[(part["alias"]?.stringValue ?? partName).lowercased()] = partName
                 }
@@ -243,9 +279,8 @@ extension SemanticFile {
         for item in root["verified_queries"]?.arrayValue ?? [] {
             guard let question = item["question"]?.stringValue, let sql = item["sql"]?.stringValue else { continue }
             // Its SQL names logical tables as __name: the base tables' names stand in for them.
-            var written = sql
-            for (logical, name) in physical { written = written.replacingOccurrences(of: "__" + logical, with: name, options: .caseInsensitive) }
-            parsed.examples.append((question, written))
+            let logical = Dictionary(physical.map { ("__" + $0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+            parsed.examples.append((question, Self.replacingWords(sql, logical)))
         }
         return parsed
     }
@@ -319,8 +354,10 @@ extension SemanticFile {
                 parsed.skipped.append("relationship '\(name)': its condition is not Model.column = Model.column over two models read")
                 continue
             }
-            let left = "\(a).\(columnSQL[parts[0][0].lowercased()]?[parts[0][1].lowercased()] ?? parts[0][1])"
-            let right = "\(b).\(columnSQL[parts[1][0].lowercased()]?[parts[1][1].lowercased()] ?? parts[1][1])"
+            var left = "\(a).\(columnSQL[parts[0][0].lowercased()]?[parts[0][1].lowercased()] ?? parts[0][1])"
+            var right = "\(b).\(columnSQL[parts[1][0].lowercased()]?[parts[1][1].lowercased()] ?? parts[1][1])"
+            // The join type reads from the first model of `models` to the second, whichever side of the condition each is on.
+            if let first = item["models"]?.arrayValue?.first?.stringValue, first.lowercased() == parts[1][0].lowercased() { swap(&left, &right) }
             var draft = SemanticService.Draft()
             switch item["joinType"]?.stringValue?.uppercased() {
             case "MANY_TO_ONE"?: (draft.from, draft.to) = (left, right)

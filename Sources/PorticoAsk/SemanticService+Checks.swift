@@ -12,7 +12,12 @@ extension SemanticService {
         -> SemanticDefinition
     {
         let text = named.trimmingSpaces()
-        if let found = definitions.first(where: { $0.kind == kind && ($0.isNamed(text) || String($0.id) == text) }) { return found }
+        // A name first, then a synonym, then an id: a metric named "7" is not metric 7.
+        if let found = definitions.first(where: { $0.kind == kind && $0.name.lowercased() == text.lowercased() })
+            ?? definitions.first(where: { $0.kind == kind && $0.isNamed(text) }) ?? definitions.first(where: { $0.kind == kind && String($0.id) == text })
+        {
+            return found
+        }
         let names = definitions.filter { $0.kind == kind }.map(\.name)
         throw DatasourceError(
             "datasource '\(datasource)' has no \(kind.rawValue) '\(text)'"

@@ -59,9 +59,17 @@ public struct SemanticService: Sendable {
     }
 
     public func update(app: String, datasource: String, kind: SemanticDefinition.Kind, named: String, _ draft: Draft) async throws -> SemanticDefinition {
-        let (source, tables) = try await datasources.schema(app: app, datasource: datasource)
         let existing = try await store.semanticDefinitions(app: app, datasource: datasource)
         let old = try Self.find(kind, named, in: existing, datasource: datasource)
+        return try await update(app: app, datasource: datasource, kind: kind, id: old.id, draft)
+    }
+
+    func update(app: String, datasource: String, kind: SemanticDefinition.Kind, id: Int64, _ draft: Draft) async throws -> SemanticDefinition {
+        let (source, tables) = try await datasources.schema(app: app, datasource: datasource)
+        let existing = try await store.semanticDefinitions(app: app, datasource: datasource)
+        guard let old = existing.first(where: { $0.id == id && $0.kind == kind }) else {
+            throw DatasourceError("datasource '\(datasource)' has no \(kind.rawValue) \(id)")
+        }
         var merged = Self.draft(of: old)
         // Each part given replaces the one kept; an empty filter, description or format removes it.
         merged.name = draft.name ?? merged.name
@@ -85,6 +93,16 @@ public struct SemanticService: Sendable {
         definition.id = old.id
         definition.createdBy = old.createdBy
         try await check(&definition, app: app, others: existing.filter { $0.id != old.id }, tables: tables, dialect: source.dialect)
+        // A metric renamed or moved is still what every derived metric made of it computes.
+        if kind == .metric {
+            let changed = SemanticModel(existing.map { $0.id == old.id ? definition : $0 })
+            let compiler = MetricCompiler(model: changed, tables: tables, dialect: source.dialect)
+            for derived in changed.all(.metric) where derived.id != old.id && !derived.referencedMetrics.isEmpty {
+                do { _ = try compiler.compile(MetricQuery(metrics: [derived.name])) } catch {
+                    throw DatasourceError("the derived metric '\(derived.name)' would no longer compute (\(error.message)); change it first")
+                }
+            }
+        }
         try await store.update(definition, app: app)
         return definition
     }
@@ -117,8 +135,14 @@ public struct SemanticService: Sendable {
     /// Compiles `query` over the model `caller` may see and runs it as the caller, through their role's views.
     public func query(app: String, datasource: String, _ query: MetricQuery, maxRows: Int? = nil, caller: QueryCaller) async throws -> MetricAnswer {
         let (source, tables) = try await datasources.schema(app: app, datasource: datasource)
-        let model = try await model(app: app, datasource: datasource, caller: caller)
+        let all = SemanticModel(try await store.semanticDefinitions(app: app, datasource: datasource))
+        let seen = datasource == "main" ? Self.visible(all, tables: tables, rights: caller.rights, dialect: source.dialect) : all
+        // Every declared relationship joins as it was declared; one the caller cannot read is refused below, not routed around.
+        let model = SemanticModel(seen.definitions.filter { $0.kind != .relationship } + all.all(.relationship))
         let compiled = try MetricCompiler(model: model, tables: tables, dialect: source.dialect).compile(query)
+        if let hidden = compiled.relationships.first(where: { r in !seen.definitions.contains { $0.id == r.id } }) {
+            throw DatasourceError("the query joins through a relationship over tables or columns your role cannot read (\(hidden.name))")
+        }
         let answer = try await datasources.query(app: app, datasource: datasource, sql: compiled.sql, maxRows: maxRows, caller: caller)
         return MetricAnswer(compiled: compiled, answer: answer)
     }
@@ -190,25 +214,39 @@ extension SemanticService {
     {
         _ = try await datasources.schema(app: app, datasource: datasource)
         var report = ImportReport(skipped: parsed.skipped)
-        for entry in parsed.entries {
-            let label = "\(entry.kind.rawValue) '\(entry.draft.name ?? "\(entry.draft.from ?? "?") -> \(entry.draft.to ?? "?")")'"
-            do {
-                let existing = try await store.semanticDefinitions(app: app, datasource: datasource)
-                let probe = try Self.definition(
-                    kind: entry.kind, entry.draft, datasource: datasource, tables: try await datasources.schema(app: app, datasource: datasource).1)
-                if let old = existing.first(where: { $0.kind == entry.kind && $0.isNamed(probe.name) }) {
-                    var replacing = entry.draft
-                    replacing.name = nil
-                    _ = try await update(
-                        app: app, datasource: datasource, kind: entry.kind, named: String(old.id), Self.replacingWhole(replacing, kind: entry.kind))
-                    report.replaced.append(label)
-                } else {
-                    _ = try await create(app: app, datasource: datasource, kind: entry.kind, entry.draft, by: userID)
-                    report.created.append(label)
+        var seen = Set<String>()
+        var pending = parsed.entries
+        // A derived metric may name one later in the file: what failed for want of a part is tried once more.
+        for round in 0..<2 {
+            var retry: [SemanticFile.Entry] = []
+            for entry in pending {
+                let label = "\(entry.kind.rawValue) '\(entry.draft.name ?? "\(entry.draft.from ?? "?") -> \(entry.draft.to ?? "?")")'"
+                do {
+                    let existing = try await store.semanticDefinitions(app: app, datasource: datasource)
+                    let probe = try Self.definition(
+                        kind: entry.kind, entry.draft, datasource: datasource, tables: try await datasources.schema(app: app, datasource: datasource).1)
+                    guard round == 1 || seen.insert("\(entry.kind.rawValue)/\(probe.name.lowercased())").inserted else {
+                        throw DatasourceError("the file names it twice; give each \(entry.kind.rawValue) a name of its own")
+                    }
+                    // Replaced only by its own name: a synonym of another definition is no claim on it.
+                    if let old = existing.first(where: { $0.kind == entry.kind && $0.name.lowercased() == probe.name.lowercased() }) {
+                        var replacing = entry.draft
+                        replacing.name = nil
+                        _ = try await update(app: app, datasource: datasource, kind: entry.kind, id: old.id, Self.replacingWhole(replacing, kind: entry.kind))
+                        report.replaced.append(label)
+                    } else {
+                        _ = try await create(app: app, datasource: datasource, kind: entry.kind, entry.draft, by: userID)
+                        report.created.append(label)
+                    }
+                } catch let error as DatasourceError {
+                    if round == 0, entry.draft.derived != nil, error.message.contains("there is no metric") {
+                        retry.append(entry)
+                    } else {
+                        report.failed.append("\(label): \(error.message)")
+                    }
                 }
-            } catch let error as DatasourceError {
-                report.failed.append("\(label): \(error.message)")
             }
+            pending = retry
         }
         let examples = try await knowledge.store.examples(app: app, datasource: datasource)
         for (question, sql) in parsed.examples where !examples.contains(where: { $0.question.lowercased() == question.lowercased() }) {
@@ -230,6 +268,7 @@ extension SemanticService {
         whole.format = draft.format ?? ""
         if kind == .metric, draft.derived == nil { whole.filter = draft.filter ?? "" }
         if kind == .dimension { whole.time = draft.time ?? false }
+        if kind == .relationship { whole.relationship = draft.relationship ?? "many_to_one" }
         return whole
     }
 }

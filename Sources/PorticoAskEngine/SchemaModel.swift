@@ -235,7 +235,8 @@ package struct SchemaModel: Sendable {
                 target = .column(columnList.count - 1)
             case .condition(_, let sql):
                 // One over other tables too (a subquery, an aggregate) applies by the table's key.
-                let key = tables[t].primaryKey.map { columnList[$0].name }
+                let keys = source.first { $0.name == tables[t].name }?.columns.filter(\.primaryKey) ?? []
+                let key = keys.count == 1 ? keys[0].name : nil
                 guard
                     let parsed = (try? TableSQL(sql, columns: names, dialect: dialect, what: "condition"))
                         ?? key.flatMap({ try? TableSQL(condition: sql, table: tables[t].name, key: $0, dialect: dialect) })

@@ -186,6 +186,9 @@ def test_bad_definitions_are_refused_with_what_to_change(modelled):
     assert "made of itself" in text
     text = call(server, admin, "metrics_destroy", {"datasource": "main", "name": "loop a"}, expect_error=True)
     assert "'loop b' is made of" in text
+    # Renamed, a metric a derived one is made of would leave it computing nothing.
+    text = call(server, admin, "metrics_update", {"datasource": "main", "name": "invoices", "new_name": "invoice count"}, expect_error=True)
+    assert "'big share' would no longer compute" in text
     call(server, admin, "metrics_destroy", {"datasource": "main", "name": "loop b"})
     call(server, admin, "metrics_destroy", {"datasource": "main", "name": "loop a"})
     for arguments, message in [
