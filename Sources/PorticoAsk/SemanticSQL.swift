@@ -71,6 +71,9 @@ struct AggregateSQL: Sendable, Equatable {
                 i = after
                 continue
             }
+            if token.isPunctuation(","), open.last == true {
+                throw DatasourceError("the \(what) gives an aggregate more than one argument; SUM, COUNT, AVG, MIN and MAX take one")
+            }
             if token.isPunctuation("(") { open.append(false) }
             if token.isPunctuation(")") {
                 guard let wasAggregate = open.popLast() else { throw DatasourceError("the \(what) closes a parenthesis it did not open") }

@@ -40,6 +40,8 @@ public enum KnowledgeTables {
               updated_at BIGINT NOT NULL)
             """,
             "CREATE INDEX IF NOT EXISTS portico_semantic_datasource ON portico_semantic (app, datasource)",
+            // Two administrators saving the same name at once: one of them is refused.
+            "CREATE UNIQUE INDEX IF NOT EXISTS portico_semantic_name ON portico_semantic (app, datasource, kind, lower(name))",
         ]
     }
 }

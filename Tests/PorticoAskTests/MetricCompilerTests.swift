@@ -89,10 +89,12 @@ import Testing
         #expect(aggregate.render(qualifier: "t", filter: "(f)") == "count(CASE WHEN (f) THEN 1 END) + COUNT(DISTINCT CASE WHEN (f) THEN t.\"qty\" END)")
         #expect(aggregate.render(qualifier: "t", filter: nil) == "count(*) + COUNT(DISTINCT t.\"qty\")")
         #expect(aggregate.columns == ["qty"])
+        #expect(try AggregateSQL("SUM(COALESCE(qty, 0))", columns: ["qty"], dialect: .sqlite).columns == ["qty"])
         for (sql, message) in [
             ("qty", "outside an aggregate"), ("SUM(qty) + qty", "outside an aggregate"), ("SUM(MAX(qty))", "inside another"),
             ("SUM((SELECT 1))", "not a query"), ("SUM(qty", "open"), ("1 + 2", "needs an aggregate"), ("SUM(t.qty)", "without a table"),
-            ("SUM(qty); DELETE FROM t", "without ';'"), ("SUM(?)", "parameters"),
+            ("SUM(qty); DELETE FROM t", "without ';'"), ("SUM(?)", "parameters"), ("MAX(qty, 1)", "more than one argument"),
+            ("COUNT(DISTINCT qty, qty)", "more than one argument"),
         ] {
             #expect(throws: DatasourceError.self, "\(sql)") { try AggregateSQL(sql, columns: ["qty"], dialect: .sqlite) }
             do { _ = try AggregateSQL(sql, columns: ["qty"], dialect: .sqlite) } catch { #expect(error.message.contains(message), "\(sql): \(error.message)") }
