@@ -102,13 +102,7 @@ struct TermCommand: AsyncParsableCommand {
         @Option(help: "The app (default main).") var app: String = "main"
 
         func run() async throws {
-            let text: String
-            if file == "-" {
-                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-            } else {
-                guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
-                text = String(decoding: data, as: UTF8.self)
-            }
+            let text = try readInput(file)
             let saved = try await common.withAsker { try await $0.knowledge.importTerms(app: app, datasource: datasource, csv: text, by: nil) }
             print("Imported \(saved.count) terms into datasource \(datasource) of app \(app).")
         }
@@ -180,4 +174,11 @@ struct ExampleCommand: AsyncParsableCommand {
             print("Removed example \(id) from app \(app).")
         }
     }
+}
+
+/// A file's text, or standard input's for `-`.
+func readInput(_ file: String) throws -> String {
+    if file == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+    guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+    return String(decoding: data, as: UTF8.self)
 }

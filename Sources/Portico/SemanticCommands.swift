@@ -26,13 +26,7 @@ struct SemanticCommand: AsyncParsableCommand {
         @Option(help: "The app (default main).") var app: String = "main"
 
         func run() async throws {
-            let text: String
-            if file == "-" {
-                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-            } else {
-                guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
-                text = String(decoding: data, as: UTF8.self)
-            }
+            let text = try readInput(file)
             guard let format = SemanticFile.Format(rawValue: format.lowercased()) else {
                 throw ValidationError("--format is portico, dbt, cortex or wren; got '\(self.format)'")
             }

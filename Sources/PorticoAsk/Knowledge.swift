@@ -15,20 +15,11 @@ public struct KnowledgeStore: Sendable {
     // MARK: Terms
 
     public func terms(app: String, datasource: String) async throws -> [Term] {
-        var q = SQLFragment("SELECT * FROM portico_terms WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND datasource = ")
-        q.append(bind: .text(datasource))
-        q.append(" ORDER BY id")
-        return try await databases(app).query(q).map(Self.term)
+        try await rows(of: "portico_terms", app: app, datasource: datasource).map(Self.term)
     }
 
     public func term(app: String, id: Int64) async throws -> Term? {
-        var q = SQLFragment("SELECT * FROM portico_terms WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND id = ")
-        q.append(bind: .int(id))
-        return try await databases(app).query(q).first.map(Self.term)
+        try await row(of: "portico_terms", app: app, id: id).map(Self.term)
     }
 
     /// Stores a new term; returns it with its id.
@@ -97,20 +88,11 @@ public struct KnowledgeStore: Sendable {
     // MARK: Examples
 
     public func examples(app: String, datasource: String) async throws -> [Example] {
-        var q = SQLFragment("SELECT * FROM portico_examples WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND datasource = ")
-        q.append(bind: .text(datasource))
-        q.append(" ORDER BY id")
-        return try await databases(app).query(q).map(Self.example)
+        try await rows(of: "portico_examples", app: app, datasource: datasource).map(Self.example)
     }
 
     public func example(app: String, id: Int64) async throws -> Example? {
-        var q = SQLFragment("SELECT * FROM portico_examples WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND id = ")
-        q.append(bind: .int(id))
-        return try await databases(app).query(q).first.map(Self.example)
+        try await row(of: "portico_examples", app: app, id: id).map(Self.example)
     }
 
     public func insert(_ example: Example, app: String) async throws -> Example {
@@ -169,6 +151,29 @@ public struct KnowledgeStore: Sendable {
     }
 
     // MARK: -
+
+    /// The rows of `table` (terms, examples, semantic definitions) for one datasource of `app`, in the order they were made.
+    func rows(of table: String, app: String, datasource: String) async throws -> [Row] {
+        var q = SQLFragment("SELECT * FROM ")
+        q.append(identifier: table)
+        q.append(" WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" AND datasource = ")
+        q.append(bind: .text(datasource))
+        q.append(" ORDER BY id")
+        return try await databases(app).query(q)
+    }
+
+    /// The row of `table` with `id` in `app`, if there is one.
+    func row(of table: String, app: String, id: Int64) async throws -> Row? {
+        var q = SQLFragment("SELECT * FROM ")
+        q.append(identifier: table)
+        q.append(" WHERE app = ")
+        q.append(bind: .text(app))
+        q.append(" AND id = ")
+        q.append(bind: .int(id))
+        return try await databases(app).query(q).first
+    }
 
     func remove(from table: String, app: String, id: Int64) async throws -> Bool {
         var q = SQLFragment("DELETE FROM ")

@@ -189,22 +189,7 @@ extension SemanticFile {
 
     /// An expression over metric names with each name in braces (`revenue - cost` → `{revenue} - {cost}`).
     static func bracing(_ expr: String, names: [String: String]) -> String {
-        var out = ""
-        var word = ""
-        func flush() {
-            if let name = names[word.lowercased()] { out += "{\(name)}" } else { out += word }
-            word = ""
-        }
-        for c in expr {
-            if c.isLetter || c.isNumber || c == "_" {
-                word.append(c)
-            } else {
-                flush()
-                out.append(c)
-            }
-        }
-        flush()
-        return out
+        replacingWords(expr, names.mapValues { "{\($0)}" })
     }
 
     // MARK: Snowflake Cortex Analyst

@@ -119,10 +119,17 @@ public struct SemanticService: Sendable {
 
     /// The datasource's model as `caller` may see it.
     public func model(app: String, datasource: String, caller: QueryCaller) async throws -> SemanticModel {
+        try await models(app: app, datasource: datasource, caller: caller).seen
+    }
+
+    /// The datasource's whole model and the part `caller` may see (a role narrows only the app's own data), with the schema.
+    func models(app: String, datasource: String, caller: QueryCaller) async throws -> (
+        all: SemanticModel, seen: SemanticModel, source: Datasource, tables: [SourceTable]
+    ) {
         let (source, tables) = try await datasources.schema(app: app, datasource: datasource)
         let all = SemanticModel(try await store.semanticDefinitions(app: app, datasource: datasource))
-        guard datasource == "main" else { return all }
-        return Self.visible(all, tables: tables, rights: caller.rights, dialect: source.dialect)
+        let seen = datasource == "main" ? Self.visible(all, tables: tables, rights: caller.rights, dialect: source.dialect) : all
+        return (all, seen, source, tables)
     }
 
     // MARK: Querying
@@ -134,9 +141,7 @@ public struct SemanticService: Sendable {
 
     /// Compiles `query` over the model `caller` may see and runs it as the caller, through their role's views.
     public func query(app: String, datasource: String, _ query: MetricQuery, maxRows: Int? = nil, caller: QueryCaller) async throws -> MetricAnswer {
-        let (source, tables) = try await datasources.schema(app: app, datasource: datasource)
-        let all = SemanticModel(try await store.semanticDefinitions(app: app, datasource: datasource))
-        let seen = datasource == "main" ? Self.visible(all, tables: tables, rights: caller.rights, dialect: source.dialect) : all
+        let (all, seen, source, tables) = try await models(app: app, datasource: datasource, caller: caller)
         // Every declared relationship joins as it was declared; one the caller cannot read is refused below, not routed around.
         let model = SemanticModel(seen.definitions.filter { $0.kind != .relationship } + all.all(.relationship))
         let compiled = try MetricCompiler(model: model, tables: tables, dialect: source.dialect).compile(query)
@@ -212,7 +217,8 @@ extension SemanticService {
     public func importModel(app: String, datasource: String, _ parsed: SemanticFile.Parsed, knowledge: KnowledgeService, by userID: Int64?) async throws
         -> ImportReport
     {
-        _ = try await datasources.schema(app: app, datasource: datasource)
+        let tables = try await datasources.schema(app: app, datasource: datasource).1
+        var existing = try await store.semanticDefinitions(app: app, datasource: datasource)
         var report = ImportReport(skipped: parsed.skipped)
         var seen = Set<String>()
         var pending = parsed.entries
@@ -222,20 +228,19 @@ extension SemanticService {
             for entry in pending {
                 let label = "\(entry.kind.rawValue) '\(entry.draft.name ?? "\(entry.draft.from ?? "?") -> \(entry.draft.to ?? "?")")'"
                 do {
-                    let existing = try await store.semanticDefinitions(app: app, datasource: datasource)
-                    let probe = try Self.definition(
-                        kind: entry.kind, entry.draft, datasource: datasource, tables: try await datasources.schema(app: app, datasource: datasource).1)
+                    let probe = try Self.definition(kind: entry.kind, entry.draft, datasource: datasource, tables: tables)
                     guard round == 1 || seen.insert("\(entry.kind.rawValue)/\(probe.name.lowercased())").inserted else {
                         throw DatasourceError("the file names it twice; give each \(entry.kind.rawValue) a name of its own")
                     }
                     // Replaced only by its own name: a synonym of another definition is no claim on it.
-                    if let old = existing.first(where: { $0.kind == entry.kind && $0.name.lowercased() == probe.name.lowercased() }) {
+                    if let k = existing.firstIndex(where: { $0.kind == entry.kind && $0.name.lowercased() == probe.name.lowercased() }) {
                         var replacing = entry.draft
                         replacing.name = nil
-                        _ = try await update(app: app, datasource: datasource, kind: entry.kind, id: old.id, Self.replacingWhole(replacing, kind: entry.kind))
+                        existing[k] = try await update(
+                            app: app, datasource: datasource, kind: entry.kind, id: existing[k].id, Self.replacingWhole(replacing, kind: entry.kind))
                         report.replaced.append(label)
                     } else {
-                        _ = try await create(app: app, datasource: datasource, kind: entry.kind, entry.draft, by: userID)
+                        existing.append(try await create(app: app, datasource: datasource, kind: entry.kind, entry.draft, by: userID))
                         report.created.append(label)
                     }
                 } catch let error as DatasourceError {

@@ -8,20 +8,7 @@ import PorticoStore
 /// terms and examples: a row per definition, its body as JSON.
 extension KnowledgeStore {
     public func semanticDefinitions(app: String, datasource: String) async throws -> [SemanticDefinition] {
-        var q = SQLFragment("SELECT * FROM portico_semantic WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND datasource = ")
-        q.append(bind: .text(datasource))
-        q.append(" ORDER BY id")
-        return try await databases(app).query(q).compactMap(Self.definition)
-    }
-
-    public func semanticDefinition(app: String, id: Int64) async throws -> SemanticDefinition? {
-        var q = SQLFragment("SELECT * FROM portico_semantic WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND id = ")
-        q.append(bind: .int(id))
-        return try await databases(app).query(q).first.flatMap(Self.definition)
+        try await rows(of: "portico_semantic", app: app, datasource: datasource).compactMap(Self.definition)
     }
 
     /// Stores a new definition; returns it with its id.
