@@ -9,6 +9,11 @@ import Synchronization
 /// families, revoked single tokens. Kept in the database so every replica refuses them, and
 /// mirrored in memory so each check is a set lookup. Entries written here are visible at once on
 /// this replica and on the others at their next `sync` (run every 200 ms by the server).
+///
+/// Revoked tokens are rows of `portico_revocations`, one each. Ended sessions come far faster (a
+/// client may open and end a session for every call) and are written as batches, a row of
+/// `portico_ended_session_batches` per flush with a line per session: a row per session, at
+/// random places of its key, rewrote hundreds of the table's pages a second under that load.
 public final class RevocationList: Sendable {
     let database: any Database
     let logger: Logger
@@ -35,6 +40,8 @@ public final class RevocationList: Sendable {
         var watermark: Int64 = 0
         /// The newest of this process's own rows written, which `refresh` does not read back.
         var written: Int64 = 0
+        /// Batches of ended sessions read lately (id → newest revocation), not parsed again.
+        var batchesRead: [Int64: Int64] = [:]
 
         mutating func insert(_ id: String, expiresAt: Int64) {
             if id.hasPrefix(RevocationList.sessionPrefix) {
@@ -114,7 +121,7 @@ public final class RevocationList: Sendable {
 
     var now: Int64 { clock.seconds }
 
-    /// Writes pending revocations in one transaction.
+    /// Writes pending revocations: revoked tokens a row each, ended sessions as one batch.
     public func flush() async throws {
         try await flushing.acquire()
         defer { flushing.release() }
@@ -123,14 +130,33 @@ public final class RevocationList: Sendable {
             return pending
         }
         guard !pending.isEmpty else { return }
+        let tokens = pending.filter { !$0.id.hasPrefix(Self.sessionPrefix) }
+        let sessions = pending.filter { $0.id.hasPrefix(Self.sessionPrefix) }
         do {
-            // One prepared statement stepped per entry, in one transaction: a multi-row INSERT of
-            // each flush's own length was parsed again every time (some 300,000 instructions).
-            try await database.insertMany(
-                into: "portico_revocations", columns: ["id", "revoked_at", "expires_at", "origin"],
-                rows: pending.map { [.text($0.id), .int($0.revokedAt), .int($0.expiresAt), .text(origin)] }, skippingConflictsOn: ["id"])
+            if !tokens.isEmpty {
+                // One prepared statement stepped per entry, in one transaction: a multi-row INSERT of
+                // each flush's own length was parsed again every time (some 300,000 instructions).
+                try await database.insertMany(
+                    into: "portico_revocations", columns: ["id", "revoked_at", "expires_at", "origin"],
+                    rows: tokens.map { [.text($0.id), .int($0.revokedAt), .int($0.expiresAt), .text(origin)] }, skippingConflictsOn: ["id"])
+            }
         } catch {
             outbox.withLock { $0.insert(contentsOf: pending, at: 0) }
+            throw error
+        }
+        do {
+            if !sessions.isEmpty {
+                try await database.insertMany(
+                    into: "portico_ended_session_batches", columns: ["origin", "revoked_at", "expires_at", "count", "sessions"],
+                    rows: [
+                        [
+                            .text(origin), .int(sessions.map(\.revokedAt).max() ?? 0), .int(sessions.map(\.expiresAt).max() ?? 0),
+                            .int(Int64(sessions.count)), .text(EndedSessionBatch.lines(sessions.map { ($0.id, $0.expiresAt) })),
+                        ]
+                    ])
+            }
+        } catch {
+            outbox.withLock { $0.insert(contentsOf: sessions, at: 0) }
             throw error
         }
         // The rows written here move the watermark at the next refresh, as when they were read back.
@@ -150,12 +176,29 @@ public final class RevocationList: Sendable {
         q.append(bind: .text(origin))
         q.append(")")
         let rows = try await database.query(q)
+        var b = SQLFragment("SELECT id, revoked_at, sessions FROM portico_ended_session_batches WHERE revoked_at >= ")
+        b.append(bind: .int(since))
+        b.append(" AND expires_at > ")
+        b.append(bind: .int(self.now))
+        b.append(" AND origin <> ")
+        b.append(bind: .text(origin))
+        let batches = try await database.query(b)
         state.withLock { state in
             for row in rows {
                 if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? self.now) }
                 if let at = row.int("revoked_at"), at > state.watermark { state.watermark = at }
             }
+            for row in batches {
+                guard let id = row.int("id"), let at = row.int("revoked_at") else { continue }
+                // The overlap reads a batch again for a second or two; its lines are read once.
+                if state.batchesRead.updateValue(at, forKey: id) == nil, let text = row.string("sessions") {
+                    EndedSessionBatch.read(text) { state.insert(Self.sessionPrefix + $0, expiresAt: $1) }
+                }
+                if at > state.watermark { state.watermark = at }
+            }
             state.watermark = max(state.watermark, written)
+            let floor = state.watermark - 2
+            state.batchesRead = state.batchesRead.filter { $0.value >= floor }
         }
     }
 
@@ -166,20 +209,48 @@ public final class RevocationList: Sendable {
             state.revoked = state.revoked.filter { $0.value > now }
             state.sessions.removeExpired(now: now)
         }
-        var q = SQLFragment("DELETE FROM portico_revocations WHERE expires_at <= ")
-        q.append(bind: .int(now))
-        try await database.execute(q)
+        for table in ["portico_revocations", "portico_ended_session_batches"] {
+            var q = SQLFragment("DELETE FROM \(table) WHERE expires_at <= ")
+            q.append(bind: .int(now))
+            try await database.execute(q)
+        }
         try await purgeSessionsBeyondLimit()
     }
 
-    /// Deletes the rows of all but the newest `maxEndedSessions` ended sessions (ids from
-    /// `session:` up to `session;`, the next character, so the primary key finds them).
+    /// Deletes the batches of ended sessions whose every session is past the newest
+    /// `maxEndedSessions` (counted newest batch first).
     public func purgeSessionsBeyondLimit() async throws {
         var q = SQLFragment(
-            "DELETE FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' AND revoked_at < (SELECT revoked_at FROM portico_revocations WHERE id >= 'session:' AND id < 'session;' ORDER BY revoked_at DESC LIMIT 1 OFFSET "
-        )
+            """
+            DELETE FROM portico_ended_session_batches WHERE id IN (SELECT id FROM (SELECT id, SUM(count) OVER (ORDER BY revoked_at DESC, id DESC) - count AS newer
+              FROM portico_ended_session_batches) AS ranked WHERE newer >= 
+            """)
         q.append(bind: .int(Int64(maxEndedSessions)))
         q.append(")")
         try await database.execute(q)
+    }
+}
+
+/// The text of a batch of ended sessions: a line per session, its nonce and its expiry (seconds)
+/// separated by a space. Nonces are base64url, so neither separator can occur in one.
+enum EndedSessionBatch {
+    static func lines(_ sessions: [(id: String, expiresAt: Int64)]) -> String {
+        var text = ""
+        text.reserveCapacity(sessions.count * 34)
+        for (id, expiresAt) in sessions {
+            if !text.isEmpty { text.append("\n") }
+            text.append(contentsOf: id.dropFirst(RevocationList.sessionPrefix.count))
+            text.append(" ")
+            text.append(String(expiresAt))
+        }
+        return text
+    }
+
+    /// Calls `body` with each well-formed line's nonce and expiry; other lines are skipped.
+    static func read(_ text: String, _ body: (String, Int64) -> Void) {
+        for line in text.split(separator: "\n") {
+            guard let space = line.lastIndex(of: " "), let expiresAt = Int64(line[line.index(after: space)...]) else { continue }
+            body(String(line[..<space]), expiresAt)
+        }
     }
 }

@@ -199,5 +199,42 @@ extension Migrator {
         Migration(version: 18, name: "semantic layer") { flavor in
             KnowledgeTables.semantic(flavor: flavor)
         },
+        // Ended MCP sessions as a row per flush of a replica, not a row per session; the rows of
+        // sessions already ended move into batches of one origin and minute each.
+        Migration(version: 19, name: "ended sessions in batches") { flavor in
+            endedSessionBatches(flavor: flavor) + endedSessionsFromRows(flavor: flavor)
+        },
     ]
+}
+
+extension Migrator {
+    /// The table of ended MCP sessions, a row per flush of a replica (`RevocationList`).
+    static func endedSessionBatches(flavor: SQLFlavor) -> [String] {
+        [
+            """
+            CREATE TABLE portico_ended_session_batches (id \(flavor.autoIncrementPrimaryKey), origin TEXT NOT NULL, revoked_at BIGINT NOT NULL,
+              expires_at BIGINT NOT NULL, count INTEGER NOT NULL, sessions TEXT NOT NULL)
+            """,
+            "CREATE INDEX portico_ended_session_batches_revoked ON portico_ended_session_batches (revoked_at)",
+        ]
+    }
+
+    /// Moves the ended sessions kept as rows of `portico_revocations` (before batches) into batches
+    /// of one origin and minute each, a line per session: its nonce and expiry.
+    public static func endedSessionsFromRows(flavor: SQLFlavor) -> [String] {
+        let lines =
+            switch flavor {
+            case .sqlite: "group_concat(substr(id, 9) || ' ' || expires_at, char(10))"
+            case .postgres: "string_agg(substr(id, 9) || ' ' || expires_at, E'\\n')"
+            }
+        let sessions = "id >= 'session:' AND id < 'session;'"
+        return [
+            """
+            INSERT INTO portico_ended_session_batches (origin, revoked_at, expires_at, count, sessions)
+              SELECT COALESCE(origin, ''), MAX(revoked_at), MAX(expires_at), COUNT(*), \(lines) FROM portico_revocations
+              WHERE \(sessions) GROUP BY COALESCE(origin, ''), revoked_at / 60
+            """,
+            "DELETE FROM portico_revocations WHERE \(sessions)",
+        ]
+    }
 }

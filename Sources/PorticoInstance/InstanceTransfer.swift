@@ -18,7 +18,8 @@ public enum InstanceTransfer {
             "portico_settings", "portico_apps", "portico_roles", "portico_users", "portico_user_details", "portico_app_users", "portico_invitations",
             "portico_api_keys",
             "portico_oauth_clients", "portico_oauth_grants", "portico_oauth_codes", "portico_oauth_refresh_tokens", "portico_signing_keys",
-            "portico_web_sessions", "portico_revocations", "portico_datasources", "portico_llms", "portico_chats", "portico_chat_records",
+            "portico_web_sessions", "portico_revocations", "portico_ended_session_batches", "portico_datasources", "portico_llms", "portico_chats",
+            "portico_chat_records",
             "portico_collections", "portico_fields",
         ] + KnowledgeTables.names + WorkflowTables.names
     /// Portico's tables that stay behind, each for its reason; with `ownTables` they are every table
@@ -34,7 +35,7 @@ public enum InstanceTransfer {
     /// The tables of Portico's in an app's own database.
     static let appTables = ["portico_collections", "portico_fields"] + KnowledgeTables.names + WorkflowTables.names
     /// Integer keys assigned by the database, caught up after the rows are in.
-    static let ownKeys = [("portico_users", "id"), ("portico_chats", "id"), ("portico_chat_records", "id")]
+    static let ownKeys = [("portico_users", "id"), ("portico_chats", "id"), ("portico_chat_records", "id"), ("portico_ended_session_batches", "id")]
     static let rowsPerLine = 500
     static let format = "portico-export"
 
@@ -130,7 +131,7 @@ public enum InstanceTransfer {
         let chunks = parsed.filter { $0.app == nil }
         var summary = try await database.transaction { db in
             // What the migrations wrote (the main app, settings) gives way to what was exported.
-            for table in ["portico_apps", "portico_settings", "portico_signing_keys", "portico_revocations"] {
+            for table in ["portico_apps", "portico_settings", "portico_signing_keys", "portico_revocations", "portico_ended_session_batches"] {
                 try await db.execute("DELETE FROM \(table)")
             }
             let summary = try await load(chunks, app: "main", into: db, stores: stores)

@@ -19,7 +19,7 @@ from conftest import BACKEND, BINARY, free_port, start_server
 from mcp_http import StreamListener
 
 # Portico's schema migrations (Sources/PorticoData/CoreMigrations.swift): a new one is counted here.
-MIGRATIONS = 18
+MIGRATIONS = 19
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="replica and database-fault tests run in the PostgreSQL pass")
 

@@ -28,19 +28,76 @@ import Testing
         let fixture = try await AuthFixture.make(backend)
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         let list = RevocationList(database: fixture.store, logger: Logger(label: "test"), maxEndedSessions: 50)
-        try await list.revoke("token:kept", expiresAt: Int64(Date().timeIntervalSince1970) + 3600)
-        for n in 0..<400 { try await list.revoke("session:\(n)", expiresAt: Int64(Date().timeIntervalSince1970) + 3600) }
-        try await list.flush()
+        let expires = Int64(Date().timeIntervalSince1970) + 3600
+        try await list.revoke("token:kept", expiresAt: expires)
+        // Eight flushes of fifty ended sessions: eight batches.
+        for n in 0..<400 {
+            try await list.revoke("session:\(n)", expiresAt: expires)
+            if n % 50 == 49 { try await list.flush() }
+        }
         #expect(list.endedSessionCount == 50)
         #expect(list.contains("session:399") && !list.contains("session:0"))
         #expect(list.contains("token:kept"))
-        // The rows follow, so a replica reading them does not grow either.
-        try await fixture.store.execute(
-            "UPDATE portico_revocations SET revoked_at = revoked_at - 400 + CAST(substr(id, 9) AS INTEGER) WHERE id LIKE 'session:%'")
+        #expect(try await fixture.store.query("SELECT COUNT(*) AS n FROM portico_ended_session_batches")[0].int("n") == 8)
+        #expect(try await fixture.store.query("SELECT COUNT(*) AS n FROM portico_revocations")[0].int("n") == 1, "a row for the token only")
+        // The rows follow, so a replica reading them does not grow either: the newest batch holds the fifty.
         try await list.purgeSessionsBeyondLimit()
-        let rows = try await fixture.store.query("SELECT count(*) AS n FROM portico_revocations WHERE id LIKE 'session:%'")
-        #expect(rows.first?.int("n") ?? 0 <= 51)
-        #expect(try await fixture.store.query("SELECT id FROM portico_revocations WHERE id = 'token:kept'").count == 1)
+        let kept = try await fixture.store.query("SELECT SUM(count) AS n FROM portico_ended_session_batches")
+        #expect(kept.first?.int("n") == 50)
+        let other = RevocationList(database: fixture.store, logger: Logger(label: "other"), maxEndedSessions: 50)
+        try await other.refresh()
+        #expect(other.contains("session:399") && other.contains("session:350") && !other.contains("session:349"))
+        #expect(other.contains("token:kept"))
+        await fixture.store.close()
+    }
+
+    /// Another replica's ended sessions are read from its batches, each with its own expiry; a
+    /// session past its expiry is not taken, and a line that is not one is skipped.
+    @Test(arguments: Backend.available) func endedSessionsReachTheOtherReplicas(_ backend: Backend) async throws {
+        let fixture = try await AuthFixture.make(backend)
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (one, two) = (
+            RevocationList(database: fixture.store, logger: Logger(label: "one")), RevocationList(database: fixture.store, logger: Logger(label: "two"))
+        )
+        let now = Int64(Date().timeIntervalSince1970)
+        try await one.revoke("session:abc-_1", expiresAt: now + 600)
+        try await one.revoke("session:abc-_2", expiresAt: now + 1200)
+        try await one.flush()
+        try await two.refresh()
+        #expect(two.contains("session:abc-_1") && two.contains("session:abc-_2") && !two.contains("session:abc-_3"))
+        // Read again within the overlap, a batch changes nothing; a new one is read.
+        try await two.revoke("session:mine", expiresAt: now + 600)
+        try await two.flush()
+        try await one.revoke("session:abc-_3", expiresAt: now + 600)
+        try await one.flush()
+        try await two.refresh()
+        #expect(two.contains("session:abc-_3") && two.endedSessionCount == 4)
+        #expect(!one.contains("session:mine"))
+        try await one.refresh()
+        #expect(one.contains("session:mine"))
+        var lines: [(String, Int64)] = []
+        EndedSessionBatch.read("good 12\nbad\n\nalso-good 13\nworse x") { lines.append(($0, $1)) }
+        #expect(lines.map(\.0) == ["good", "also-good"] && lines.map(\.1) == [12, 13])
+        await fixture.store.close()
+    }
+
+    /// A database that kept ended sessions as rows of `portico_revocations` has them moved into
+    /// batches by the migration, each with its expiry; revoked tokens stay rows.
+    @Test(arguments: Backend.available) func endedSessionsKeptAsRowsMoveIntoBatches(_ backend: Backend) async throws {
+        let fixture = try await AuthFixture.make(backend)
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let now = Int64(Date().timeIntervalSince1970)
+        try await fixture.store.insertMany(
+            into: "portico_revocations", columns: ["id", "revoked_at", "expires_at", "origin"],
+            rows: [
+                [.text("session:old1"), .int(now - 10), .int(now + 100), .null], [.text("session:old2"), .int(now - 5), .int(now + 200), .text("x")],
+                [.text("token:t"), .int(now), .int(now + 300), .null],
+            ])
+        for statement in Migrator.endedSessionsFromRows(flavor: fixture.store.flavor) { try await fixture.store.execute(statement) }
+        #expect(try await fixture.store.query("SELECT id FROM portico_revocations").compactMap { $0.string("id") } == ["token:t"])
+        let list = RevocationList(database: fixture.store, logger: Logger(label: "test"))
+        try await list.refresh()
+        #expect(list.contains("session:old1") && list.contains("session:old2") && list.contains("token:t"))
         await fixture.store.close()
     }
 }
