@@ -16,7 +16,9 @@ import Synchronization
 /// server that machinery was a large share of what a request cost before Portico did anything.
 /// Here NIO's HTTP/1 decoder and encoder are followed by one handler (`HTTPConnectionHandler`)
 /// that reads a request whole and hands it to the connection's task, which answers it with the
-/// responder and writes a response of known length in one flush. Hummingbird's `Application`
+/// responder and writes a response of known length in one flush. Responses are written as bytes
+/// here (`HTTPResponseBytes.swift`), framed as NIO's encoder frames them, without its conversion
+/// of the head to NIO's types and a pass through a handler per part. Hummingbird's `Application`
 /// still runs the listener and its services, and its router and middleware answer as before.
 struct HTTPConnectionChannel: ServerChildChannel {
     struct Value: ServerChildChannelValue {
@@ -35,7 +37,6 @@ struct HTTPConnectionChannel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
             try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
             let handler = HTTPConnectionHandler(eventLoop: channel.eventLoop, count: count, limits: limits, maxBodyBytes: maxBodyBytes)
             try pipeline.addHandler(handler)
@@ -64,12 +65,16 @@ struct HTTPConnectionChannel: ServerChildChannel {
 ///   reads it answers that it is too large), then handed to the connection's task
 ///   (`RequestQueue`); requests a client sent ahead wait their turn;
 /// - a request NIO cannot parse is answered 400 and the connection closed;
+/// - responses arrive as bytes, written as they come (`HTTPAnswerer`);
 /// - when the server stops (`ChannelShouldQuiesceEvent`), an idle connection closes at once and a
 ///   busy one after its response; so does one whose request said `Connection: close`.
 final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = IOData
+
+    /// The answer to a request that cannot be read.
+    static let badRequest = ByteBuffer(string: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 
     let eventLoop: any EventLoop
     let count: ConnectionCount
@@ -160,9 +165,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             } catch {
                 body = nil
                 closeAfterResponse = true
-                finishResponse(
-                    head: HTTPResponseHead(version: .http1_1, status: .badRequest, headers: ["Content-Length": "0", "Connection": "close"]),
-                    bodies: [], trailers: nil, context)
+                finishResponse(Self.badRequest, context)
                 return
             }
             body = nil
@@ -214,47 +217,40 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         // A request NIO could not read: the client is told, and the connection closed.
         answering = true
         closeAfterResponse = true
-        finishResponse(
-            head: HTTPResponseHead(version: .http1_1, status: .badRequest, headers: ["Content-Length": "0", "Connection": "close"]),
-            bodies: [], trailers: nil, context)
+        finishResponse(Self.badRequest, context)
     }
 
     // MARK: Writing, on the connection's event loop
 
-    /// Writes a response's head and some of its body, flushed; the response goes on.
-    func writePart(head: HTTPResponseHead?, body: ByteBuffer) -> EventLoopFuture<Void> {
+    /// Writes part of a response (its head, some of its body), flushed; the response goes on.
+    func writePart(_ bytes: ByteBuffer) -> EventLoopFuture<Void> {
         guard let context else { return eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
-        if let head { context.write(wrapOutboundOut(.head(head)), promise: nil) }
-        return context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(body))))
+        return context.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes)))
     }
 
-    /// Writes the rest of a response and its end, flushed; then the connection reads on, or closes.
-    /// The future of the write only when `awaited` (a whole response is not awaited: the connection
-    /// reads no more until it is written).
+    /// Writes the rest of a response, flushed; then the connection reads on, or closes. The future
+    /// of the write only when `awaited` (a whole response is not awaited: the connection reads no
+    /// more until it is written).
     @discardableResult
-    func finishResponse(head: HTTPResponseHead?, bodies: [ByteBuffer], trailers: HTTPHeaders?, awaited: Bool) -> EventLoopFuture<Void>? {
+    func finishResponse(_ bytes: ByteBuffer, awaited: Bool) -> EventLoopFuture<Void>? {
         guard let context else { return eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
-        return finishResponse(head: head, bodies: bodies, trailers: trailers, awaited: awaited, context)
+        return finishResponse(bytes, awaited: awaited, context)
     }
 
     @discardableResult
-    private func finishResponse(
-        head: HTTPResponseHead?, bodies: [ByteBuffer], trailers: HTTPHeaders?, awaited: Bool = false, _ context: ChannelHandlerContext
-    ) -> EventLoopFuture<Void>? {
-        if let head { context.write(wrapOutboundOut(.head(head)), promise: nil) }
-        for body in bodies { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+    private func finishResponse(_ bytes: ByteBuffer, awaited: Bool = false, _ context: ChannelHandlerContext) -> EventLoopFuture<Void>? {
         answering = false
         if closeAfterResponse {
-            let written = context.writeAndFlush(wrapOutboundOut(.end(trailers)))
+            let written = context.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes)))
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             written.whenComplete { _ in loopBound.value.close(promise: nil) }
             return written
         }
         let written: EventLoopFuture<Void>?
         if awaited {
-            written = context.writeAndFlush(wrapOutboundOut(.end(trailers)))
+            written = context.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes)))
         } else {
-            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             written = nil
         }
         expect(within: limits.idleTimeout, context)
@@ -351,8 +347,10 @@ struct HTTPAnswerer: Sendable {
             logger.debug("unhandled error", metadata: ["error.type": "\(error)"])
             response = Response(status: .internalServerError, body: .init())
         }
-        response.headers[.date] = dates.now
-        let writer = ResponsePartWriter(handler: handler, head: HTTPResponseHead(response.head), streamed: response.body.contentLength == nil)
+        let framing = ResponseFraming(status: response.status, fields: response.headers, method: request.method)
+        let length = response.body.contentLength
+        var writer = ResponsePartWriter(handler: handler, streamed: length == nil, framing: framing, capacity: 512 + (length ?? 0))
+        writer.bytes.writeResponseHead(response.head, date: dates.now, framing: framing)
         do {
             try await response.body.write(writer)
         } catch {
@@ -363,43 +361,43 @@ struct HTTPAnswerer: Sendable {
     }
 }
 
-/// Writes a response to its connection: a body of known length in one flush with its head and
-/// end, a streamed one part by part, each part flushed and awaited.
+/// Writes a response to its connection as bytes: a body of known length in one flush with its
+/// head and end, a streamed one part by part, each part flushed and awaited.
 struct ResponsePartWriter: ResponseBodyWriter {
     let handler: NIOLoopBound<HTTPConnectionHandler>
-    var head: HTTPResponseHead?
     let streamed: Bool
-    private var parts: [ByteBuffer] = []
+    let framing: ResponseFraming
+    /// What is written and not yet sent: the head, then the parts of a body of known length.
+    var bytes: ByteBuffer
 
-    init(handler: NIOLoopBound<HTTPConnectionHandler>, head: HTTPResponseHead, streamed: Bool) {
+    /// `capacity`: room for the head and, when its length is known, the body.
+    init(handler: NIOLoopBound<HTTPConnectionHandler>, streamed: Bool, framing: ResponseFraming, capacity: Int) {
         self.handler = handler
-        self.head = head
         self.streamed = streamed
+        self.framing = framing
+        bytes = ByteBufferAllocator().buffer(capacity: capacity)
     }
 
     mutating func write(_ buffer: ByteBuffer) async throws {
-        guard streamed else {
-            parts.append(buffer)
-            return
-        }
-        let head = self.head
-        self.head = nil
+        bytes.writeResponseBodyPart(buffer, framing: framing)
+        guard streamed else { return }
+        let part = bytes
+        bytes = ByteBuffer()
         let handler = self.handler
-        try await onLoop { handler.value.writePart(head: head, body: buffer) }.get()
+        try await onLoop { handler.value.writePart(part) }.get()
     }
 
     consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
-        let trailers = trailingHeaders.map { HTTPHeaders($0) }
+        bytes.writeResponseEnd(trailers: trailingHeaders, framing: framing)
+        let bytes = self.bytes
+        let streamed = self.streamed
         if handler.eventLoop.inEventLoop {
-            try await handler.value.finishResponse(head: head, bodies: parts, trailers: trailers, awaited: streamed)?.get()
+            try await handler.value.finishResponse(bytes, awaited: streamed)?.get()
             return
         }
-        let head = self.head
-        let parts = self.parts
         let handler = self.handler
-        let streamed = self.streamed
         let end = handler.eventLoop.flatSubmit {
-            handler.value.finishResponse(head: head, bodies: parts, trailers: trailers, awaited: streamed) ?? handler.eventLoop.makeSucceededVoidFuture()
+            handler.value.finishResponse(bytes, awaited: streamed) ?? handler.eventLoop.makeSucceededVoidFuture()
         }
         if streamed { try await end.get() }
     }
