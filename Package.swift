@@ -282,6 +282,9 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming),
@@ -315,18 +318,22 @@ if ProcessInfo.processInfo.environment["PORTICO_FUZZ"] == "1" {
     let http = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
     package.targets += [
         .target(
-            name: "FuzzSupport", dependencies: ["PorticoData", "PorticoStore", "PorticoDemo", "PorticoJSON", "PorticoBase", log], path: "Fuzz/Support", swiftSettings: upcoming),
+            name: "FuzzSupport", dependencies: ["PorticoData", "PorticoStore", "PorticoDemo", "PorticoJSON", "PorticoBase", log], path: "Fuzz/Support",
+            swiftSettings: upcoming),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzJSON", swiftSettings: fuzzSettings),
         .executableTarget(
             name: "FuzzJSONRPC", dependencies: ["FuzzSupport", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoJSON", "PorticoBase", log, http],
             path: "Fuzz/FuzzJSONRPC",
             swiftSettings: fuzzSettings),
         .executableTarget(
-            name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoStore", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzFilter", swiftSettings: fuzzSettings
+            name: "FuzzFilter", dependencies: ["FuzzSupport", "PorticoData", "PorticoStore", "PorticoJSON", "PorticoBase"], path: "Fuzz/FuzzFilter",
+            swiftSettings: fuzzSettings
         ),
         .executableTarget(
             name: "FuzzArguments",
-            dependencies: ["FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoStore", "PorticoDemo", "PorticoJSON", "PorticoBase", log],
+            dependencies: [
+                "FuzzSupport", "PorticoTools", "PorticoMCP", "PorticoAuth", "PorticoData", "PorticoStore", "PorticoDemo", "PorticoJSON", "PorticoBase", log,
+            ],
             path: "Fuzz/FuzzArguments", swiftSettings: fuzzSettings),
         .executableTarget(
             name: "FuzzCalculation", dependencies: ["FuzzSupport", "PorticoWorkflow", "PorticoJSON"], path: "Fuzz/FuzzCalculation", swiftSettings: fuzzSettings),

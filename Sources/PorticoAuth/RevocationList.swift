@@ -40,8 +40,10 @@ public final class RevocationList: Sendable {
         var watermark: Int64 = 0
         /// The newest of this process's own rows written, which `refresh` does not read back.
         var written: Int64 = 0
-        /// Batches of ended sessions read lately (id → newest revocation), not parsed again.
+        /// Batches of ended sessions read lately (id → its stamp), not parsed again.
         var batchesRead: [Int64: Int64] = [:]
+        /// Batches of ended sessions parsed so far.
+        var batchesParsed = 0
 
         mutating func insert(_ id: String, expiresAt: Int64) {
             if id.hasPrefix(RevocationList.sessionPrefix) {
@@ -111,6 +113,9 @@ public final class RevocationList: Sendable {
     /// Ended sessions remembered now.
     public var endedSessionCount: Int { state.withLock { $0.sessions.count } }
 
+    /// Batches of other replicas' ended sessions parsed so far.
+    var batchesParsed: Int { state.withLock { $0.batchesParsed } }
+
     /// Revokes `id` until `expiresAt` (after which it is invalid on its own). With `immediate`,
     /// the row is written before returning; otherwise with the next batch.
     public func revoke(_ id: String, expiresAt: Int64, immediate: Bool = false) async throws {
@@ -130,38 +135,45 @@ public final class RevocationList: Sendable {
             return pending
         }
         guard !pending.isEmpty else { return }
+        // Rows are stamped when they are written, not when revoked: a flush retried after a failure
+        // must not land behind what other replicas have already read past.
+        let stamp = max(now, pending.map(\.revokedAt).max() ?? 0)
         let tokens = pending.filter { !$0.id.hasPrefix(Self.sessionPrefix) }
         let sessions = pending.filter { $0.id.hasPrefix(Self.sessionPrefix) }
+        let origin = self.origin
+        // One prepared statement stepped per token, in one transaction: a multi-row INSERT of each
+        // flush's own length was parsed again every time (some 300,000 instructions).
+        @Sendable func writeTokens(_ db: any Database) async throws {
+            try await db.insertMany(
+                into: "portico_revocations", columns: ["id", "revoked_at", "expires_at", "origin"],
+                rows: tokens.map { [.text($0.id), .int(stamp), .int($0.expiresAt), .text(origin)] }, skippingConflictsOn: ["id"])
+        }
+        @Sendable func writeSessions(_ db: any Database) async throws {
+            try await db.insertMany(
+                into: "portico_ended_session_batches", columns: ["origin", "revoked_at", "expires_at", "count", "sessions"],
+                rows: [
+                    [
+                        .text(origin), .int(stamp), .int(sessions.map(\.expiresAt).max() ?? 0), .int(Int64(sessions.count)),
+                        .text(EndedSessionBatch.lines(sessions.map { ($0.id, $0.expiresAt) })),
+                    ]
+                ])
+        }
         do {
-            if !tokens.isEmpty {
-                // One prepared statement stepped per entry, in one transaction: a multi-row INSERT of
-                // each flush's own length was parsed again every time (some 300,000 instructions).
-                try await database.insertMany(
-                    into: "portico_revocations", columns: ["id", "revoked_at", "expires_at", "origin"],
-                    rows: tokens.map { [.text($0.id), .int($0.revokedAt), .int($0.expiresAt), .text(origin)] }, skippingConflictsOn: ["id"])
+            switch (tokens.isEmpty, sessions.isEmpty) {
+            case (false, true): try await writeTokens(database)
+            case (true, false): try await writeSessions(database)
+            default:
+                try await database.transaction { db in
+                    try await writeTokens(db)
+                    try await writeSessions(db)
+                }
             }
         } catch {
             outbox.withLock { $0.insert(contentsOf: pending, at: 0) }
             throw error
         }
-        do {
-            if !sessions.isEmpty {
-                try await database.insertMany(
-                    into: "portico_ended_session_batches", columns: ["origin", "revoked_at", "expires_at", "count", "sessions"],
-                    rows: [
-                        [
-                            .text(origin), .int(sessions.map(\.revokedAt).max() ?? 0), .int(sessions.map(\.expiresAt).max() ?? 0),
-                            .int(Int64(sessions.count)), .text(EndedSessionBatch.lines(sessions.map { ($0.id, $0.expiresAt) })),
-                        ]
-                    ])
-            }
-        } catch {
-            outbox.withLock { $0.insert(contentsOf: sessions, at: 0) }
-            throw error
-        }
         // The rows written here move the watermark at the next refresh, as when they were read back.
-        let newest = pending.map(\.revokedAt).max() ?? 0
-        state.withLock { state in state.written = max(state.written, newest) }
+        state.withLock { state in state.written = max(state.written, stamp) }
     }
 
     /// Reads what other replicas revoked since the last look (with overlap: clocks tick in seconds).
@@ -174,7 +186,8 @@ public final class RevocationList: Sendable {
         q.append(bind: .int(self.now))
         q.append(" AND (origin IS NULL OR origin <> ")
         q.append(bind: .text(origin))
-        q.append(")")
+        // Oldest first, so what the bound on ended sessions keeps is the newest.
+        q.append(") ORDER BY revoked_at, id")
         let rows = try await database.query(q)
         var b = SQLFragment("SELECT id, revoked_at, sessions FROM portico_ended_session_batches WHERE revoked_at >= ")
         b.append(bind: .int(since))
@@ -182,7 +195,9 @@ public final class RevocationList: Sendable {
         b.append(bind: .int(self.now))
         b.append(" AND origin <> ")
         b.append(bind: .text(origin))
+        b.append(" ORDER BY revoked_at, id")
         let batches = try await database.query(b)
+        let now = self.now
         state.withLock { state in
             for row in rows {
                 if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? self.now) }
@@ -190,9 +205,13 @@ public final class RevocationList: Sendable {
             }
             for row in batches {
                 guard let id = row.int("id"), let at = row.int("revoked_at") else { continue }
-                // The overlap reads a batch again for a second or two; its lines are read once.
-                if state.batchesRead.updateValue(at, forKey: id) == nil, let text = row.string("sessions") {
-                    EndedSessionBatch.read(text) { state.insert(Self.sessionPrefix + $0, expiresAt: $1) }
+                // The overlap reads a batch again for a second or two; its lines are read once. (A
+                // batch's id may be used again on SQLite once it is deleted: its stamp tells them apart.)
+                if state.batchesRead.updateValue(at, forKey: id) != at, let text = row.string("sessions") {
+                    state.batchesParsed += 1
+                    EndedSessionBatch.read(text) { nonce, expiresAt in
+                        if expiresAt > now { state.insert(Self.sessionPrefix + nonce, expiresAt: expiresAt) }
+                    }
                 }
                 if at > state.watermark { state.watermark = at }
             }

@@ -227,7 +227,8 @@ extension Migrator {
             case .sqlite: "group_concat(substr(id, 9) || ' ' || expires_at, char(10))"
             case .postgres: "string_agg(substr(id, 9) || ' ' || expires_at, E'\\n')"
             }
-        let sessions = "id >= 'session:' AND id < 'session;'"
+        // Not a range of ids: under a collation other than C, 'session:…' does not sort below 'session;'.
+        let sessions = "substr(id, 1, 8) = 'session:'"
         return [
             """
             INSERT INTO portico_ended_session_batches (origin, revoked_at, expires_at, count, sessions)

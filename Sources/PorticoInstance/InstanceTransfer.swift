@@ -135,6 +135,8 @@ public enum InstanceTransfer {
                 try await db.execute("DELETE FROM \(table)")
             }
             let summary = try await load(chunks, app: "main", into: db, stores: stores)
+            // An export made before ended sessions were kept in batches has them as rows.
+            for statement in Migrator.endedSessionsFromRows(flavor: db.flavor) { try await db.execute(statement) }
             // Keys the database assigns continue after the imported ones.
             for (table, column) in ownKeys {
                 if let catchUp = db.flavor.keyCatchUp(table: table, column: column) { try await db.execute(catchUp) }

@@ -349,7 +349,9 @@ struct HTTPAnswerer: Sendable {
         }
         let framing = ResponseFraming(status: response.status, fields: response.headers, method: request.method)
         let length = response.body.contentLength
-        var writer = ResponsePartWriter(handler: handler, streamed: length == nil, framing: framing, capacity: 512 + (length ?? 0))
+        // Room for the head and a body of known length that is sent, up to 64 KB (a larger one grows it).
+        let room = framing.bodyless ? 0 : min(length ?? 0, 65_536)
+        var writer = ResponsePartWriter(handler: handler, streamed: length == nil, framing: framing, capacity: 512 + room)
         writer.bytes.writeResponseHead(response.head, date: dates.now, framing: framing)
         do {
             try await response.body.write(writer)

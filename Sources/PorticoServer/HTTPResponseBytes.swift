@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 
 /// How a response's body goes on the wire, decided from its status, its header fields and the
 /// request's method, as NIO's `HTTPResponseEncoder` decides it (RFC 9112 §6):
@@ -8,6 +9,9 @@ import NIOCore
 ///   `Content-Length` and `Transfer-Encoding`;
 /// - otherwise a `Content-Length` frames the body, and without one the body is sent in chunks;
 /// - a response to HEAD keeps its framing fields (they say what a GET would get) but sends no body.
+///
+/// One difference, on purpose: body bytes given for a status that has no body are dropped, where
+/// NIO writes them and the client reads them as the start of the next response.
 struct ResponseFraming: Sendable {
     /// Body bytes go in chunks, ended by a zero-length chunk and the trailers.
     let chunked: Bool
@@ -97,7 +101,8 @@ extension HeadOutput {
             write("HTTP/1.1 ")
             write(String(status.code))
             write(" ")
-            write(status.reasonPhrase)
+            // The phrase NIO writes: its own for a code it knows (whatever the status says), else the status's.
+            write(HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase).reasonPhrase)
             write("\r\n")
         }
         for field in head.headerFields {

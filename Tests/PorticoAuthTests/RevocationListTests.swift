@@ -62,22 +62,51 @@ import Testing
         let now = Int64(Date().timeIntervalSince1970)
         try await one.revoke("session:abc-_1", expiresAt: now + 600)
         try await one.revoke("session:abc-_2", expiresAt: now + 1200)
+        try await one.revoke("session:gone", expiresAt: now - 1)
         try await one.flush()
         try await two.refresh()
         #expect(two.contains("session:abc-_1") && two.contains("session:abc-_2") && !two.contains("session:abc-_3"))
-        // Read again within the overlap, a batch changes nothing; a new one is read.
+        #expect(!two.contains("session:gone"), "a session past its expiry is not taken from a batch still current")
+        #expect(two.batchesParsed == 1)
+        // Read again within the overlap, a batch is not parsed again; a new one is.
+        try await two.refresh()
+        #expect(two.batchesParsed == 1)
         try await two.revoke("session:mine", expiresAt: now + 600)
         try await two.flush()
         try await one.revoke("session:abc-_3", expiresAt: now + 600)
         try await one.flush()
         try await two.refresh()
-        #expect(two.contains("session:abc-_3") && two.endedSessionCount == 4)
+        #expect(two.contains("session:abc-_3") && two.endedSessionCount == 4 && two.batchesParsed == 2)
         #expect(!one.contains("session:mine"))
         try await one.refresh()
         #expect(one.contains("session:mine"))
         var lines: [(String, Int64)] = []
         EndedSessionBatch.read("good 12\nbad\n\nalso-good 13\nworse x") { lines.append(($0, $1)) }
         #expect(lines.map(\.0) == ["good", "also-good"] && lines.map(\.1) == [12, 13])
+        await fixture.store.close()
+    }
+
+    /// Rows are stamped when written: a flush that lands late (retried after a failure) is still
+    /// ahead of what another replica has read past in the meantime.
+    @Test(arguments: Backend.available) func aLateFlushIsStampedWhenItLands(_ backend: Backend) async throws {
+        let fixture = try await AuthFixture.make(backend)
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let start = Date()
+        let time = Mutex(start)
+        let late = RevocationList(database: fixture.store, logger: Logger(label: "late"), clock: WallClock { time.withLock { $0 } })
+        let reader = RevocationList(database: fixture.store, logger: Logger(label: "reader"))
+        let other = RevocationList(database: fixture.store, logger: Logger(label: "other"), clock: WallClock { start + 5 })
+        let expires = Int64(start.timeIntervalSince1970) + 3600
+        try await late.revoke("session:late", expiresAt: expires)
+        try await late.revoke("token:late", expiresAt: expires)
+        // Another replica's row five seconds on is read first, moving the reader past the revocations above.
+        try await other.revoke("token:other", expiresAt: expires, immediate: true)
+        try await reader.refresh()
+        #expect(reader.contains("token:other"))
+        time.withLock { $0 = start + 6 }
+        try await late.flush()
+        try await reader.refresh()
+        #expect(reader.contains("session:late") && reader.contains("token:late"))
         await fixture.store.close()
     }
 
@@ -98,6 +127,8 @@ import Testing
         let list = RevocationList(database: fixture.store, logger: Logger(label: "test"))
         try await list.refresh()
         #expect(list.contains("session:old1") && list.contains("session:old2") && list.contains("token:t"))
+        let batches = try await fixture.store.query("SELECT origin, sessions FROM portico_ended_session_batches ORDER BY origin")
+        #expect(batches.map { $0.string("sessions") } == ["old1 \(now + 100)", "old2 \(now + 200)"], "a batch per origin, each line with its expiry")
         await fixture.store.close()
     }
 }

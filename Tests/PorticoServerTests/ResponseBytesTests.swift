@@ -1,10 +1,15 @@
+import Foundation
 import HTTPTypes
 import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import Testing
 
 @testable import PorticoServer
 
-/// Responses written as bytes, framed as NIO's `HTTPResponseEncoder` frames them.
+/// Responses written as bytes, framed as NIO's `HTTPResponseEncoder` frames them (the one
+/// difference on purpose: no body bytes for a status that has no body).
 @Suite struct ResponseBytesTests {
     static let date = "Sun, 29 Nov 2026 12:00:00 GMT"
 
@@ -64,5 +69,71 @@ import Testing
         let framing = ResponseFraming(status: .ok, fields: [HTTPField.Name("X-Long")!: long], method: .get)
         appended.writeResponseHead(HTTPResponse(status: .ok, headerFields: [HTTPField.Name("X-Long")!: long]), date: Self.date, framing: framing)
         #expect(String(buffer: appended).hasPrefix("before|HTTP/1.1 200 OK\r\nX-Long: v"), "what the buffer held stays")
+    }
+
+    /// A head of exactly its room goes out from the stack; one byte more, piece by piece.
+    @Test(arguments: [2_048, 2_049]) func aHeadAtTheEdgeOfItsRoom(_ size: Int) {
+        let fixed = "HTTP/1.1 200 OK\r\nX-Pad: \r\nContent-Length: 0\r\nDate: \(Self.date)\r\n\r\n".utf8.count
+        let pad = String(repeating: "p", count: size - fixed)
+        let text = written(.ok, [HTTPField.Name("X-Pad")!: pad, .contentLength: "0"], method: .get)
+        #expect(text.utf8.count == size)
+        #expect(text == "HTTP/1.1 200 OK\r\nX-Pad: \(pad)\r\nContent-Length: 0\r\nDate: \(Self.date)\r\n\r\n")
+    }
+
+    /// The same responses through NIO's encoder and through ours, byte for byte but for the order
+    /// of the header lines (ours writes `Date` last): every status Portico answers with, with and
+    /// without `Content-Length`, a transfer coding, body parts (none for a status that has no
+    /// body), and trailers.
+    @Test func theBytesAreNIOsEncoders() throws {
+        let statuses: [HTTPResponse.Status] = [
+            .ok, .created, .accepted, .noContent, .found, .notModified, .badRequest, .unauthorized, .forbidden, .notFound,
+            .contentTooLarge, .tooManyRequests, .internalServerError, .serviceUnavailable, .init(code: 422), .init(code: 500),
+            .init(code: 299, reasonPhrase: "Odd"), .init(code: 103),
+        ]
+        let fieldSets: [HTTPFields] = [
+            [.contentType: "application/json", .contentLength: "8"],
+            [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            [.transferEncoding: "gzip", .setCookie: "a=1", HTTPField.Name("Set-Cookie")!: "b=2"],
+            [.contentLength: "8", .transferEncoding: "chunked"],
+        ]
+        var compared = 0
+        for status in statuses {
+            let hasBody = !(100..<200).contains(status.code) && status.code != 204 && status.code != 304
+            for fields in fieldSets {
+                for trailers in [nil, [HTTPField.Name("X-Done")!: "1"]] as [HTTPFields?] {
+                    let parts = hasBody ? ["abc", "", "defgh"] : []
+                    let ours = written(status, fields, method: .get, parts: parts, trailers: trailers)
+                    let theirs = try nio(status, fields, parts: parts, trailers: trailers)
+                    #expect(Self.normalised(ours) == Self.normalised(theirs), "\(status) \(fields) \(String(describing: trailers))")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared == statuses.count * fieldSets.count * 2)
+    }
+
+    /// What NIO's encoder writes for the response (the head converted as the connection converted
+    /// it before, the `Date` set on the response first).
+    func nio(_ status: HTTPResponse.Status, _ fields: HTTPFields, parts: [String], trailers: HTTPFields?) throws -> String {
+        let channel = EmbeddedChannel(handler: HTTPResponseEncoder())
+        var response = HTTPResponse(status: status, headerFields: fields)
+        response.headerFields[.date] = Self.date
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(response)))
+        for part in parts { try channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: part)))) }
+        try channel.writeOutbound(HTTPServerResponsePart.end(trailers.map { HTTPHeaders($0) }))
+        var bytes = ByteBuffer()
+        while let data = try channel.readOutbound(as: IOData.self) {
+            if case .byteBuffer(let buffer) = data { bytes.writeImmutableBuffer(buffer) }
+        }
+        _ = try channel.finish()
+        return String(buffer: bytes)
+    }
+
+    /// The status line, the header lines sorted, and the rest as they are.
+    static func normalised(_ response: String) -> [String] {
+        guard let end = response.range(of: "\r\n\r\n") else { return [response] }
+        var lines = response[..<end.lowerBound].components(separatedBy: "\r\n")
+        let status = lines.removeFirst()
+        return [status] + lines.sorted() + [String(response[end.upperBound...])]
     }
 }
