@@ -166,24 +166,24 @@ public struct KnowledgeStore: Sendable {
 
     /// The row of `table` with `id` in `app`, if there is one.
     func row(of table: String, app: String, id: Int64) async throws -> Row? {
-        var q = SQLFragment("SELECT * FROM ")
-        q.append(identifier: table)
-        q.append(" WHERE app = ")
-        q.append(bind: .text(app))
-        q.append(" AND id = ")
-        q.append(bind: .int(id))
-        return try await databases(app).query(q).first
+        try await databases(app).query(Self.byID("SELECT * FROM ", table, app: app, id: id)).first
     }
 
     func remove(from table: String, app: String, id: Int64) async throws -> Bool {
-        var q = SQLFragment("DELETE FROM ")
+        var q = Self.byID("DELETE FROM ", table, app: app, id: id)
+        q.append(" RETURNING id")
+        return try await !databases(app).query(q).isEmpty
+    }
+
+    /// `start` on `table`, for the row of `app` with `id`.
+    private static func byID(_ start: String, _ table: String, app: String, id: Int64) -> SQLFragment {
+        var q = SQLFragment(start)
         q.append(identifier: table)
         q.append(" WHERE app = ")
         q.append(bind: .text(app))
         q.append(" AND id = ")
         q.append(bind: .int(id))
-        q.append(" RETURNING id")
-        return try await !databases(app).query(q).isEmpty
+        return q
     }
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }

@@ -180,27 +180,12 @@ public final class RevocationList: Sendable {
     public func refresh() async throws {
         // This process's rows written before the query count as read by it.
         let (since, written) = state.withLock { ($0.watermark - 2, $0.written) }
-        var q = SQLFragment("SELECT id, revoked_at, expires_at FROM portico_revocations WHERE revoked_at >= ")
-        q.append(bind: .int(since))
-        q.append(" AND expires_at > ")
-        q.append(bind: .int(self.now))
-        q.append(" AND (origin IS NULL OR origin <> ")
-        q.append(bind: .text(origin))
-        // Oldest first, so what the bound on ended sessions keeps is the newest.
-        q.append(") ORDER BY revoked_at, id")
-        let rows = try await database.query(q)
-        var b = SQLFragment("SELECT id, revoked_at, sessions FROM portico_ended_session_batches WHERE revoked_at >= ")
-        b.append(bind: .int(since))
-        b.append(" AND expires_at > ")
-        b.append(bind: .int(self.now))
-        b.append(" AND origin <> ")
-        b.append(bind: .text(origin))
-        b.append(" ORDER BY revoked_at, id")
-        let batches = try await database.query(b)
         let now = self.now
+        let rows = try await database.query(othersRows(of: "portico_revocations", columns: "id, revoked_at, expires_at", since: since, now: now))
+        let batches = try await database.query(othersRows(of: "portico_ended_session_batches", columns: "id, revoked_at, sessions", since: since, now: now))
         state.withLock { state in
             for row in rows {
-                if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? self.now) }
+                if let id = row.string("id") { state.insert(id, expiresAt: row.int("expires_at") ?? now) }
                 if let at = row.int("revoked_at"), at > state.watermark { state.watermark = at }
             }
             for row in batches {
@@ -219,6 +204,19 @@ public final class RevocationList: Sendable {
             let floor = state.watermark - 2
             state.batchesRead = state.batchesRead.filter { $0.value >= floor }
         }
+    }
+
+    /// The other processes' rows of `table` revoked since `since` and not yet expired, oldest first
+    /// (so what the bound on ended sessions keeps is the newest).
+    private func othersRows(of table: String, columns: String, since: Int64, now: Int64) -> SQLFragment {
+        var q = SQLFragment("SELECT \(columns) FROM \(table) WHERE revoked_at >= ")
+        q.append(bind: .int(since))
+        q.append(" AND expires_at > ")
+        q.append(bind: .int(now))
+        q.append(" AND (origin IS NULL OR origin <> ")
+        q.append(bind: .text(origin))
+        q.append(") ORDER BY revoked_at, id")
+        return q
     }
 
     /// Forgets entries that have expired anyway, here and in the database.
