@@ -252,14 +252,16 @@ package struct SchemaModel: Sendable {
         phrases.sort { $0.words.count > $1.words.count }
     }
 
-    /// Lower-case words of a name: camelCase and snake_case split.
+    /// Lower-case words of a name: camelCase and snake_case split; not a unit of three letters
+    /// whose last is a capital ("RAM_MiB" is "ram mib", not "ram mi b").
     package static func words(_ name: String) -> [String] {
         var words: [String] = []
         var current = ""
         var previousLower = false
-        for character in name {
+        let characters = Array(name)
+        for (i, character) in characters.enumerated() {
             if character.isLetter || character.isNumber {
-                if character.isUppercase, previousLower, !current.isEmpty {
+                if character.isUppercase, previousLower, !current.isEmpty, !endsAShortUnit(characters, at: i, current: current) {
                     words.append(current.lowercased())
                     current = ""
                 }
@@ -275,10 +277,25 @@ package struct SchemaModel: Sendable {
         return words
     }
 
-    /// Whether a name's word (or what it abbreviates) is only a noun: a thing, as "category" in
-    /// category_name, not "first" or "full".
+    /// Whether the capital at `i` is the last letter of a piece of three ("MiB", "KiB"), the rest
+    /// of it `current`: a unit's spelling, not the start of another word.
+    private static func endsAShortUnit(_ characters: [Character], at i: Int, current: String) -> Bool {
+        let ends = i + 1 == characters.count || !(characters[i + 1].isLetter || characters[i + 1].isNumber)
+        let starts = i < 3 || !(characters[i - 3].isLetter || characters[i - 3].isNumber)
+        return ends && starts && current.count == 2
+    }
+
+    /// Whether a name's word (or what it abbreviates) is a thing, as "category" in category_name,
+    /// not "first" or "full": a noun in its most frequent sense and in most of its senses ("company"
+    /// is a verb in two of its eleven).
     package static func isThing(_ word: String) -> Bool {
-        WordNet.english.isOnlyNoun(Lexicon.abbreviations[word] ?? word)
+        let lemma = Lexicon.abbreviations[word] ?? word
+        let english = WordNet.english
+        let parts = english.partsOfSpeech(of: lemma)
+        guard parts.first == .noun else { return false }
+        let nouns = english.senseCount(ofLemma: lemma, as: .noun)
+        let others = parts.dropFirst().reduce(0) { $0 + english.senseCount(ofLemma: lemma, as: $1) }
+        return nouns > 2 * others
     }
 
     /// The kind of value a column of the declared type holds (types repeat: each is read once).

@@ -5,7 +5,7 @@ import PorticoAskEngine
 extension Interpreter.Assembly {
     /// The value right after a negation (found whole, or quoted), and its column; the column named
     /// before the negation wins ("whose status is not Village").
-    mutating func negatedValue(after k: Int) -> (column: Int, value: String)? {
+    mutating func negatedValue(after k: Int) -> (column: Int, value: String, at: Int)? {
         func entries(at j: Int) -> [ValueIndex.Entry] {
             guard j < items.count else { return [] }
             switch items[j] {
@@ -32,7 +32,7 @@ extension Interpreter.Assembly {
         let entry = interpreter.preferred(found, near: related, mentioned: mentioned)
         used.insert(at)
         if let mentioned, mentioned.contains(entry.column) { used.insert(mentionedAt) }
-        return (entry.column, entry.value)
+        return (entry.column, entry.value, at)
     }
 
     /// After a negation, a verb that named a column of a table whose rows point at the rows asked
@@ -106,10 +106,22 @@ extension Interpreter.Assembly {
             }
             plan.conditions.append(.none(table: linked))
             plan.through.removeAll { $0 == t }
-        } else if let (column, value) = negatedValue(after: k) {
+        } else if let (column, value, at) = negatedValue(after: k) {
             // "drivers who did not race in the Chinese Grand Prix": a value of rows each driver has many
             // of is no other value on one of them (that reads "raced somewhere else"), but none with it.
             let owner = schema.column(column).table
+            // "customers without a credit card": the value's rows, named after it to end the question and
+            // many to each row asked about, are what is lacked, not rows of another value (that reads
+            // "with a card that is not credit"). Not the one row each points at ("courses not in the
+            // Physics department").
+            if at + 2 == items.count, case .table(owner) = items[at + 1],
+                owner == root0 || schema.edges.contains(where: { $0.from == owner && $0.to == root0 })
+            {
+                throw NotUnderstood(
+                    message:
+                        "the built-in engine does not read rows without a \(schema.tables[owner].name) of '\(value)'; ask for those with it instead"
+                )
+            }
             if owner != root0, !schema.edges.contains(where: { $0.from == root0 && $0.to == owner }) {
                 throw NotUnderstood(
                     message:
@@ -127,9 +139,14 @@ extension Interpreter.Assembly {
             // "whose theme is not Aliens", "the award that is not 'Tony Award'": any other value.
             plan.conditions.append(.compare(.column(column), .notEqual, .text(value)))
         } else if let c = lackedColumn(after: k) {
-            // "customers with no company", "tracks without a composer": the column holds nothing.
+            // "customers with no company", "tracks without a composer": the column holds nothing;
+            // unless it says so in words ("chip models that do not have wifi", where WiFi holds 'No').
             used.insert(k + 1)
-            plan.conditions.append(.isNull(c))
+            if let no = interpreter.values.whole(["no"]).first(where: { $0.column == c }) {
+                plan.conditions.append(.compare(.column(c), .equal, .text(no.value)))
+            } else {
+                plan.conditions.append(.isNull(c))
+            }
         } else if k > 0, k + 1 < items.count, case .number(let n, nil) = items[k + 1], let cs = isColumns(k - 1),
             let c = interpreter.pickNumeric(cs, near: related)
         {

@@ -92,6 +92,14 @@ extension Interpreter {
             let joined = Lexicon.forms(words.joined())
             columns = schema.columnList.indices.filter { schema.columnList[$0].words.count == 1 && joined.contains(schema.columnList[$0].words[0]) }
         }
+        // "wifi" for WiFi, "zipcode" for zip_code: one word for a name's words run together.
+        if columns.isEmpty, words.count == 1, words[0].count > 3 {
+            let forms = Lexicon.forms(words[0])
+            columns = schema.columnList.indices.filter { c in
+                let names = schema.columnList[c].withoutTable ?? schema.columnList[c].words
+                return names.count > 1 && forms.contains(names.joined())
+            }
+        }
         // "flight number" for flno, "room number" for room_no: a table's word and "number", and its
         // column whose name is the word (or its start) with no, num or nbr.
         if columns.isEmpty, words.count == 2, Lexicon.forms(words[1]).contains("number") {

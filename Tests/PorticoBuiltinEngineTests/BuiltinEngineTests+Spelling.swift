@@ -1,0 +1,86 @@
+import PorticoStore
+import Testing
+
+@testable import PorticoAskEngine
+@testable import PorticoBuiltinEngine
+
+/// Names spelt as their makers wrote them (a unit in mixed case, words run together), a thing's
+/// name named by the thing, and a lack said in words.
+extension BuiltinEngineTests {
+    static let gadgets: [SourceTable] = [
+        SourceTable(
+            name: "gadget", isView: false,
+            columns: [
+                .init(name: "Gadget_ID", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                .init(name: "Maker_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "Memory_GiB", type: "REAL", notNull: false, primaryKey: false, samples: []),
+                .init(name: "BlueTooth", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                .init(name: "Charger", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+            ], foreignKeys: [])
+    ]
+
+    static func gadgetValues() -> ValueIndex {
+        var values = ValueIndex()
+        let schema = SchemaModel(gadgets)
+        for (column, entries) in [("BlueTooth", ["No", "5.0"]), ("Charger", ["USB-C", "Micro USB"])] {
+            let index = schema.columnList.firstIndex { $0.name == column } ?? 0
+            for value in entries { values.add(column: index, value: value) }
+            values.names[index] = ("gadget", column)
+        }
+        return values
+    }
+
+    @Test func aUnitInMixedCaseIsOneWord() {
+        #expect(SchemaModel.words("Memory_GiB") == ["memory", "gib"])
+        #expect(SchemaModel.words("KiB") == ["kib"])
+        #expect(SchemaModel.words("mID") == ["m", "id"], "a letter and a key still split")
+        #expect(SchemaModel.words("hireDate") == ["hire", "date"])
+        let sql = Self.sql("What is the average memory of the gadgets?", tables: Self.gadgets)
+        #expect(sql == #"SELECT AVG(t0."Memory_GiB") AS value FROM "gadget" t0"#, "\(sql ?? "refused")")
+    }
+
+    @Test func oneWordNamesAColumnWhoseWordsRunTogether() {
+        let sql = Self.sql("List the bluetooth of every gadget.", tables: Self.gadgets, values: Self.gadgetValues())
+        #expect(sql?.contains(#"t0."BlueTooth""#) == true, "\(sql ?? "refused")")
+    }
+
+    @Test func aThingNamesItsNameWhenMostOfItsSensesAreNouns() {
+        #expect(SchemaModel.isThing("company"), "a verb in two senses of eleven")
+        #expect(SchemaModel.isThing("category"))
+        #expect(!SchemaModel.isThing("first"))
+        #expect(!SchemaModel.isThing("full"))
+        #expect(!SchemaModel.isThing("run"), "a verb more often than a noun")
+    }
+
+    @Test func aLackSaidInWordsIsThatValue() {
+        let sql = Self.sql("How many gadgets do not have bluetooth?", tables: Self.gadgets, values: Self.gadgetValues())
+        #expect(sql == #"SELECT COUNT(*) AS value FROM "gadget" t0 WHERE t0."BlueTooth" = 'No'"#, "\(sql ?? "refused")")
+        let charger = Self.sql("How many gadgets do not have a charger?", tables: Self.gadgets, values: Self.gadgetValues())
+        #expect(charger?.contains(#"t0."Charger" IS NULL"#) == true, "no value says so: the column holds nothing; \(charger ?? "refused")")
+    }
+
+    @Test func rowsWithoutAValueOfTheirOwnRowsAreNotReadAsAnotherValue() {
+        let tables = [
+            SourceTable(
+                name: "Members", isView: false,
+                columns: [
+                    .init(name: "member_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "member_name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: []),
+            SourceTable(
+                name: "Member_Passes", isView: false,
+                columns: [
+                    .init(name: "pass_id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "member_id", type: "INTEGER", notNull: true, primaryKey: false, samples: []),
+                    .init(name: "pass_type_code", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [.init(column: "member_id", table: "Members", targetColumn: "member_id")]),
+        ]
+        var values = ValueIndex()
+        let schema = SchemaModel(tables)
+        let type = schema.columnList.firstIndex { $0.name == "pass_type_code" } ?? 0
+        for value in ["Gold", "Silver"] { values.add(column: type, value: value) }
+        values.names[type] = ("Member_Passes", "pass_type_code")
+        let sql = Self.sql("Show the member ids and names without a gold pass.", tables: tables, values: values)
+        #expect(sql?.contains("<> 'Gold'") != true, "not a pass of another type: \(sql ?? "refused")")
+    }
+}
