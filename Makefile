@@ -40,9 +40,11 @@ build: build-deps
 # The binary to deploy (and the one make soak and make bench measure). Exclusive access to memory
 # is enforced at compile time in every build, and at run time in the debug build that every test
 # runs on; the release build does not check it again at run time (what Xcode calls "debug only").
-# Those checks, nine in ten of them in NIO's channel code, were 5% of a tools/call.
+# Those checks, nine in ten of them in NIO's channel code, were 5% of a tools/call. Swift's runtime
+# and Foundation are linked into the binary: it runs on a host without Swift, and starts with 5 MiB
+# less resident (none of the shared libraries' relocations and pages around them).
 release: build-deps
-	$(SWIFT) build -c release --product portico -Xswiftc -enforce-exclusivity=unchecked
+	$(SWIFT) build -c release --product portico -Xswiftc -enforce-exclusivity=unchecked --static-swift-stdlib
 
 $(VENV)/.installed: Tests/EndToEnd/requirements.txt
 	$(PYTHON) -m venv $(VENV)

@@ -52,6 +52,7 @@ let package = Package(
         // WordNet 3.0 compiled by scripts/make_lexicon.py (the Makefile runs it before building) and
         // embedded with C23's #embed, so the binary carries its English; PorticoLexicon reads it in place.
         .target(name: "CLexicon", exclude: ["LICENSE-WordNet.txt"], cSettings: [.unsafeFlags(["-std=c23"])]),
+        .target(name: "CTaskHook"),
         .target(name: "PorticoLexicon", dependencies: ["CLexicon"], swiftSettings: upcoming),
         // What every module shares and nothing else owns: locked state, the bounded cache, hex and
         // base64url, random secrets and digests, and the master key that seals secrets at rest.
@@ -233,7 +234,7 @@ let package = Package(
             dependencies: [
                 "PorticoServer", "PorticoInstance", "PorticoTools", "PorticoData", "PorticoStore", "PorticoAuth", "PorticoAsk", "PorticoAskEngine",
                 "PorticoJSON", "PorticoBase", "PorticoCharts",
-                "PorticoDemo", "PorticoWorkflow", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "PorticoDemo", "PorticoWorkflow", "CTaskHook", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

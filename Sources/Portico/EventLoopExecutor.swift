@@ -1,4 +1,4 @@
-import Foundation
+internal import CTaskHook
 import NIOCore
 import NIOPosix
 
@@ -15,10 +15,9 @@ enum EventLoopExecutor {
     private typealias EnqueueGlobalHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
 
     /// Installs the hook; call once, from the main thread, before any task runs. Returns whether it
-    /// was installed (the runtime may not offer the hook).
+    /// was installed (not when something else installed one first).
     static func install() -> Bool {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else { return false }
-        let slot = symbol.assumingMemoryBound(to: EnqueueGlobalHook?.self)
+        let slot = UnsafeMutableRawPointer(portico_task_enqueue_global_hook()).assumingMemoryBound(to: EnqueueGlobalHook?.self)
         guard slot.pointee == nil else { return false }
         slot.pointee = { job, _ in
             // `any()` is the calling thread's own event loop when it is one of the group's.
