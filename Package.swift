@@ -241,7 +241,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming,
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))]
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
         ),
         .testTarget(name: "PorticoJSONTests", dependencies: ["PorticoJSON", "PorticoBase"], swiftSettings: upcoming),
         // What the store tests of several targets share: the databases they run on.
