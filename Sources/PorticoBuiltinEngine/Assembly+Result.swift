@@ -91,13 +91,14 @@ extension Interpreter.Assembly {
             {
                 // "the names of airlines and the number of flights they have": one count per airline.
                 grouping = .entity(schema.column(c).table)
-            } else if measure == nil && counted != nil, grouping == nil, let counted, k + 1 < items.count,
+            } else if measure == nil && counted != nil, grouping == nil, let counted, case let j = countAfter(k, counted: counted), j + 1 < items.count,
                 schema.column(c).table == counted || schema.edges.contains(where: { $0.from == counted && $0.to == schema.column(c).table }),
-                items[k + 1] == .count, k + 2 < items.count, items[k + 2] == .table(counted), !schema.column(c).isFreeText,
+                items[j] == .count, items[j + 1] == .table(counted), !schema.column(c).isFreeText,
                 !items[..<k].contains(where: { if case .columns = $0 { true } else if case .table = $0 { true } else { false } })
             {
                 // "Show the transaction type and the number of transactions": a count for each type (of
-                // the transaction, or of the card it was made with).
+                // the transaction, or of the card it was made with); "the industries ordered by the number
+                // of companies" too, ordered by that count.
                 grouping = .column(c)
             } else if measure == nil && counted != nil || (measure == .countRows) {
                 // "customers that work for a company": the column has a value.
@@ -328,6 +329,16 @@ extension Interpreter.Assembly {
         if let limit { plan.limit = limit }
     }
 
+    /// Where a count after the item at `k` would be: right after it, or after an order asked for
+    /// ("the industries ordered by the number of companies", "the industries of companies in
+    /// descending order of the count of companies").
+    func countAfter(_ k: Int, counted: Int) -> Int {
+        var j = k + 1
+        if j + 1 < items.count, items[j] == .table(counted), items[j + 1] == .orderBy || items[j + 1].isDirection { j += 1 }
+        while j < items.count, !used.contains(j), items[j] == .orderBy || items[j].isDirection { j += 1 }
+        return j
+    }
+
     /// An order the question asked for: "ordered by salary", "in descending order", "alphabetically".
     mutating func readOrderAndFinish() throws(NotUnderstood) -> Understood {
         let direction = items.indices.first { k in if case .direction = items[k] { return !used.contains(k) } else { return false } }
@@ -371,7 +382,7 @@ extension Interpreter.Assembly {
             if plan.order[0].descending == descending { used.insert(d) }
         }
         if let k = items.indices.first(where: { !used.contains($0) && items[$0] == .orderBy }), k + 1 < items.count, items[k + 1] == .count,
-            !used.contains(k + 1), plan.measures.count == 1, case .countRows = plan.measures[0],
+            !used.contains(k + 1) || plan.grouping != nil, plan.measures.count == 1, case .countRows = plan.measures[0],
             plan.order.isEmpty || plan.order.count == 1 && plan.order[0].0 == plan.measures[0]
         {
             // "each gender code and its count of guests, sorted by the count": by the count made.

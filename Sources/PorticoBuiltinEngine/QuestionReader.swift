@@ -241,6 +241,7 @@ struct QuestionReader {
 extension QuestionReader.Item {
     var isGroupMarker: Bool { if case .groupMarker = self { true } else { false } }
     var isTable: Bool { if case .table = self { true } else { false } }
+    var isDirection: Bool { if case .direction = self { true } else { false } }
 
     /// A number, a count or "most"/"fewest": what comes next is counted ("more than one record").
     var isCountedBefore: Bool {

@@ -83,4 +83,23 @@ extension BuiltinEngineTests {
         let sql = Self.sql("Show the member ids and names without a gold pass.", tables: tables, values: values)
         #expect(sql?.contains("<> 'Gold'") != true, "not a pass of another type: \(sql ?? "refused")")
     }
+
+    /// "the industries ordered by the number of companies": the rows counted for each value of the
+    /// column asked for, in the order of that count.
+    @Test func valuesOrderedByTheNumberOfRowsHoldingThem() {
+        let tables = [
+            SourceTable(
+                name: "Companies", isView: false,
+                columns: [
+                    .init(name: "id", type: "INTEGER", notNull: true, primaryKey: true, samples: []),
+                    .init(name: "name", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                    .init(name: "Industry", type: "TEXT", notNull: false, primaryKey: false, samples: []),
+                ], foreignKeys: [])
+        ]
+        let grouped = #"SELECT t0."Industry", COUNT(*) AS value FROM "Companies" t0 GROUP BY t0."Industry" ORDER BY value"#
+        let descending = Self.sql("Please show the industries of companies in descending order of the number of companies.", tables: tables)
+        #expect(descending?.hasPrefix(grouped + " DESC") == true, "\(descending ?? "refused")")
+        let ascending = Self.sql("Show the industries ordered by the number of companies", tables: tables)
+        #expect(ascending?.hasPrefix(grouped + ",") == true, "\(ascending ?? "refused")")
+    }
 }
