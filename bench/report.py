@@ -365,7 +365,7 @@ target("Portico ≥ 3× Toolbox on the 20-row list", lst["rps"] >= 3 * tlist["rp
 target("get ≥ 50% of `/healthz`", get["rps"] >= 0.5 * healthz["rps"], f"{get['rps'] / healthz['rps']:.0%}")
 target("list ≥ 30% of `/healthz`", lst["rps"] >= 0.3 * healthz["rps"], f"{lst['rps'] / healthz['rps']:.0%}")
 target(f"p99 ≤ 10 ms on get at {connections} connections", get["p99_us"] <= 10_000, f"{ms(get['p99_us'])} ms")
-target("peak RSS ≤ 50 MB", memory["portico"] * 1024 <= 50_000_000, f"{memory['portico'] * 1024 / 1e6:.1f} MB")
+target("peak RSS ≤ 50 MB (an earlier round's aim)", memory["portico"] * 1024 <= 50_000_000, f"{memory['portico'] * 1024 / 1e6:.1f} MB")
 # Issue 59's targets, in the rounds: ratios to Toolbox on get, the list and a whole session per call; peak in MiB.
 target("Portico ≥ 3× Toolbox on get by key (issue 59)", get["rps"] >= 3 * tget["rps"], f"{get['rps'] / tget['rps']:.2f}×")
 target("Portico ≥ 5× Toolbox on the 20-row list (issue 59)", lst["rps"] >= 5 * tlist["rps"], f"{lst['rps'] / tlist['rps']:.2f}×")

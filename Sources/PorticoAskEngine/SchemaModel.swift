@@ -176,7 +176,7 @@ package struct SchemaModel: Sendable {
             tables[t].labels = labels(of: t)
         }
         // "the category" of an item is its category_name: a thing's name is named by the thing (a
-        // word that is only a noun: not "first" or "full"), unless a table is named by that word
+        // word that is a noun far more often than not: not "first" or "full"), unless a table is named by that word
         // ("the parties" of party_name and a table Party).
         for c in columnList.indices {
             let words = columnList[c].words
@@ -286,16 +286,14 @@ package struct SchemaModel: Sendable {
     }
 
     /// Whether a name's word (or what it abbreviates) is a thing, as "category" in category_name,
-    /// not "first" or "full": a noun in its most frequent sense and in most of its senses ("company"
-    /// is a verb in two of its eleven).
+    /// not "first" or "full": a noun in more than three times as many senses as it is anything else
+    /// ("company" is a verb in two of its eleven; "display", a verb in two of eight, is not).
     package static func isThing(_ word: String) -> Bool {
         let lemma = Lexicon.abbreviations[word] ?? word
         let english = WordNet.english
-        let parts = english.partsOfSpeech(of: lemma)
-        guard parts.first == .noun else { return false }
         let nouns = english.senseCount(ofLemma: lemma, as: .noun)
-        let others = parts.dropFirst().reduce(0) { $0 + english.senseCount(ofLemma: lemma, as: $1) }
-        return nouns > 2 * others
+        let others = english.partsOfSpeech(of: lemma).filter { $0 != .noun }.reduce(0) { $0 + english.senseCount(ofLemma: lemma, as: $1) }
+        return nouns > 3 * others
     }
 
     /// The kind of value a column of the declared type holds (types repeat: each is read once).
@@ -366,7 +364,7 @@ package struct SchemaModel: Sendable {
         if let first, let last { return [first, last] }
         if let title = cs.first(where: { columnList[$0].words == ["title"] }) { return [title] }
         // "category name" of an item names its category, not the item: a name after a word that is
-        // only a noun and not the table's names something else.
+        // a thing (`isThing`) and not the table's names something else.
         func namesAnother(_ c: Int) -> Bool {
             let words = own(c)
             return words.count == 2 && !tables[t].words.contains(words[0]) && Self.isThing(words[0])

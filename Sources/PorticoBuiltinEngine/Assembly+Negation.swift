@@ -110,13 +110,11 @@ extension Interpreter.Assembly {
             // "drivers who did not race in the Chinese Grand Prix": a value of rows each driver has many
             // of is no other value on one of them (that reads "raced somewhere else"), but none with it.
             let owner = schema.column(column).table
-            // "customers without a credit card": the value's rows, named after it to end the question and
-            // many to each row asked about, are what is lacked, not rows of another value (that reads
-            // "with a card that is not credit"). Not the one row each points at ("courses not in the
-            // Physics department").
-            if at + 2 == items.count, case .table(owner) = items[at + 1],
-                owner == root0 || schema.edges.contains(where: { $0.from == owner && $0.to == root0 })
-            {
+            // "customers without a credit card", read over the cards: the value's rows, named after it to
+            // end the question, are what is lacked, not rows of another value (that reads "with a card that
+            // is not credit"). Not when those rows were named before the negation ("customers who are not
+            // Gold customers").
+            if at + 2 == items.count, case .table(owner) = items[at + 1], owner == root0, !items[..<k].contains(.table(owner)) {
                 throw NotUnderstood(
                     message:
                         "the built-in engine does not read rows without a \(schema.tables[owner].name) of '\(value)'; ask for those with it instead"
@@ -142,7 +140,10 @@ extension Interpreter.Assembly {
             // "customers with no company", "tracks without a composer": the column holds nothing;
             // unless it says so in words ("chip models that do not have wifi", where WiFi holds 'No').
             used.insert(k + 1)
-            if let no = interpreter.values.whole(["no"]).first(where: { $0.column == c }) {
+            // A column of few values that writes the lack as "No" (not "NO", Norway's code).
+            if let no = interpreter.values.whole(["no"]).first(where: { $0.column == c && ["No", "no"].contains($0.value) }),
+                (interpreter.values.distinct[c] ?? .max) <= 20
+            {
                 plan.conditions.append(.compare(.column(c), .equal, .text(no.value)))
             } else {
                 plan.conditions.append(.isNull(c))
