@@ -21,7 +21,7 @@ extension Interpreter.Assembly {
             againstAverage.append((op, columns, word, k + 1))
         }
         // "sorted by salary", "by salary in descending order": an order, not a grouping.
-        let asksOrder = items.contains { if case .direction = $0 { return true } else { return $0 == .alphabetical || $0 == .orderBy } }
+        let asksOrder = items.contains { $0.isDirection || $0 == .alphabetical || $0 == .orderBy }
         let measures = items.contains {
             switch $0 {
             case .count, .function, .average, .money, .superlative, .top: return true
@@ -46,7 +46,7 @@ extension Interpreter.Assembly {
             // "ordered by year and class": more columns at the end of the question order the ties.
             var next = at + 1
             while next < items.count, !used.contains(next), let more = isColumns(next),
-                items[(next + 1)...].allSatisfy({ if case .direction = $0 { true } else { false } })
+                items[(next + 1)...].allSatisfy(\.isDirection)
             {
                 orderColumns.append((more, next))
                 used.insert(next)
