@@ -43,10 +43,9 @@ public struct ToolCallRecord: Sendable, Equatable {
         self.durationMilliseconds = durationMilliseconds
     }
 
+    /// The digest the trail keeps of `arguments`: SHA-256 of their compact JSON, in hex.
     public static func digest(_ arguments: JSONObject) -> String {
-        var writer = JSONWriter(capacity: 128)
-        writer.write(.object(arguments))
-        return writer.withBytes { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { Hex.encode($0) }
+        ToolCall.digest(arguments).withUnsafeBytes { Hex.encode($0) }
     }
 
     /// At most `limit` characters of text from outside, so a client cannot fill the trail.
@@ -57,30 +56,6 @@ public struct ToolCallRecord: Sendable, Equatable {
 }
 
 extension ToolCallRecord {
-    /// The record as one line of a batch: a JSON array of its fields in a fixed order
-    /// (`at`, user id, principal, credential, client, tool, digest, outcome, duration), then a newline.
-    func writeLine(into writer: inout JSONWriter) {
-        writer.appendLiteral("[")
-        writer.writeInteger(at)
-        writer.appendLiteral(",")
-        if let userID { writer.writeInteger(userID) } else { writer.appendLiteral("null") }
-        writer.appendLiteral(",")
-        writer.writeString(principal)
-        writer.appendLiteral(",")
-        writer.writeString(credential)
-        writer.appendLiteral(",")
-        writer.writeString(client)
-        writer.appendLiteral(",")
-        writer.writeString(tool)
-        writer.appendLiteral(",")
-        writer.writeString(argumentsDigest)
-        writer.appendLiteral(",")
-        writer.writeString(outcome)
-        writer.appendLiteral(",")
-        writer.writeInteger(durationMilliseconds)
-        writer.appendLiteral("]\n")
-    }
-
     /// A record from one line of a batch of `app`; nil for a line that is not one.
     init?(line: some Collection<UInt8>, app: String) {
         guard case .array(let f)? = try? JSONParser.parse(line), f.count == 9, let at = f[0].intValue, let duration = f[8].intValue else { return nil }
@@ -99,16 +74,105 @@ extension ToolCallRecord {
     }
 }
 
+/// A `tools/call` as its caller hands it to the trail, in what the call already holds: the
+/// arguments digested at once (while they are fresh in the cache), no other value of the request
+/// kept and no text made. The trail writes the record's line later, off the request path, in a
+/// loop over many calls (`AuditTrail.writeOut`).
+public struct ToolCall: Sendable {
+    /// Milliseconds since 1970.
+    public var at: Int64
+    public var app: String
+    public var userID: Int64?
+    /// The user's name, or the OAuth client's for client credentials; `anonymous` when nil.
+    public var principal: String?
+    public var credential: String
+    /// The client's own name (its `clientInfo`), else its User-Agent or what made the call.
+    public var client: String
+    /// The client's version, from its `clientInfo`.
+    public var clientVersion: String?
+    public var tool: String
+    var argumentsDigest: SHA256Digest
+    public var outcome: String
+    public var durationMilliseconds: Int64
+
+    public init(
+        at: Int64, app: String, userID: Int64?, principal: String?, credential: String, client: String, clientVersion: String? = nil,
+        tool: String, arguments: JSONObject, outcome: String, durationMilliseconds: Int64
+    ) {
+        self.at = at
+        self.app = app
+        self.userID = userID
+        self.principal = principal
+        self.credential = credential
+        self.client = client
+        self.clientVersion = clientVersion
+        self.tool = tool
+        self.argumentsDigest = Self.digest(arguments)
+        self.outcome = outcome
+        self.durationMilliseconds = durationMilliseconds
+    }
+
+    /// SHA-256 of the arguments' compact JSON.
+    static func digest(_ arguments: JSONObject) -> SHA256Digest {
+        var writer = JSONWriter(capacity: 256)
+        writer.write(.object(arguments))
+        return writer.withBytes { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The client as the record names it: `name/version`.
+    var clientName: String {
+        ToolCallRecord.clipped(clientVersion.map { client + "/" + $0 } ?? client)
+    }
+
+    /// The record the trail keeps of this call.
+    public var record: ToolCallRecord {
+        ToolCallRecord(
+            at: at, app: app, userID: userID, principal: ToolCallRecord.clipped(principal ?? "anonymous", 100), credential: credential,
+            client: clientName, tool: ToolCallRecord.clipped(tool, 100), argumentsDigest: argumentsDigest.withUnsafeBytes { Hex.encode($0) },
+            outcome: outcome, durationMilliseconds: durationMilliseconds)
+    }
+
+    /// Writes the record's line: a JSON array of its fields in a fixed order (`at`, user id,
+    /// principal, credential, client, tool, digest, outcome, duration), then a newline. `client`
+    /// is the client's name as written for the call before, kept when this call's is the same.
+    func writeLine(into writer: inout JSONWriter, client: inout (name: String, version: String?, text: String)) {
+        writer.appendASCII(UInt8(ascii: "["))
+        writer.writeInteger(at)
+        writer.appendASCII(UInt8(ascii: ","))
+        if let userID { writer.writeInteger(userID) } else { writer.appendLiteral("null") }
+        writer.appendASCII(UInt8(ascii: ","))
+        writer.writeString(ToolCallRecord.clipped(principal ?? "anonymous", 100))
+        writer.appendASCII(UInt8(ascii: ","))
+        writer.writeString(credential)
+        writer.appendASCII(UInt8(ascii: ","))
+        if client.name != self.client || client.version != clientVersion { client = (self.client, clientVersion, clientName) }
+        writer.writeString(client.text)
+        writer.appendASCII(UInt8(ascii: ","))
+        writer.writeString(ToolCallRecord.clipped(tool, 100))
+        writer.appendASCII(UInt8(ascii: ","))
+        argumentsDigest.withUnsafeBytes { writer.writeHexString($0) }
+        writer.appendASCII(UInt8(ascii: ","))
+        writer.writeString(outcome)
+        writer.appendASCII(UInt8(ascii: ","))
+        writer.writeInteger(durationMilliseconds)
+        writer.appendLiteral("]\n")
+    }
+}
+
 /// The audit trail: each app's `tools/call` records in the app's own database. A call is
-/// recorded in memory at once, as one line appended to its app's pending batch; `flush`, off the
-/// request path, writes each batch as one row of `portico_audit_batches` (its records as JSON
-/// lines), so a call costs an append, not a row of its own. Records past `maxPending` (a database
-/// that cannot keep up) are dropped and counted in the log rather than held without bound.
+/// recorded in memory at once, as it is (`ToolCall`, an append under a lock); a flush, off the
+/// request path, writes the recorded calls as lines of their apps' batches and each batch as one
+/// row of `portico_audit_batches`, so a call costs an append, not a row of its own. Records past
+/// `maxPending` (a database that cannot keep up) are dropped and counted in the log rather than
+/// held without bound.
 public final class AuditTrail: Sendable {
     public let databases: AppDatabases
     /// How long records are kept; older ones go at `prune`.
     public let retentionDays: Int
     let logger: Logger
+    /// Calls recorded and not yet written out, with the count of every record not yet stored.
+    private let recorded = Mutex(Recorded())
+    /// The batches written out and not yet stored. Only `writeOut` and `flush` take this lock.
     private let pending = Mutex(Pending())
     /// One flush at a time: a flush that finds another under way waits for it to commit, so a
     /// caller that flushes before it reads (`audit_list`) sees every call recorded before it asked,
@@ -118,18 +182,18 @@ public final class AuditTrail: Sendable {
     /// Records a stored batch holds at most.
     static let batchLimit = 1_000
 
-    /// Records of one app, as the lines of one row, written into it as they are recorded.
+    /// Records of one app, as the lines of one row, written into it as they are written out.
     final class Batch {
-        var lines = JSONWriter(capacity: 16_384)
+        var lines = JSONWriter(capacity: 65_536)
         var count = 0
         var firstAt = Int64.max
         var lastAt = Int64.min
 
-        func add(_ record: ToolCallRecord) {
-            record.writeLine(into: &lines)
+        func add(_ call: ToolCall, client: inout (name: String, version: String?, text: String)) {
+            call.writeLine(into: &lines, client: &client)
             count += 1
-            firstAt = min(firstAt, record.at)
-            lastAt = max(lastAt, record.at)
+            firstAt = min(firstAt, call.at)
+            lastAt = max(lastAt, call.at)
         }
 
         func values(app: String) -> [SQLValue] {
@@ -140,13 +204,20 @@ public final class AuditTrail: Sendable {
     /// An app's batches as the rows that store them.
     typealias Rows = (app: String, values: [[SQLValue]], count: Int)
 
+    struct Recorded {
+        var calls: [ToolCall] = []
+        /// Records not yet stored: those in `calls`, in batches and in rows to retry.
+        var count = 0
+        var dropped = 0
+    }
+
     struct Pending {
         /// Each app's batches, oldest first.
         var batches: [String: [Batch]] = [:]
         /// What a flush could not write, for the next.
         var retry: [Rows] = []
-        var count = 0
-        var dropped = 0
+        /// The client named in the line written last.
+        var client = (name: "", version: String?.none, text: "")
     }
 
     public init(databases: AppDatabases, retentionDays: Int = 90, logger: Logger) {
@@ -155,37 +226,69 @@ public final class AuditTrail: Sendable {
         self.logger = logger
     }
 
-    public func record(_ record: ToolCallRecord) {
-        pending.withLock { pending in
-            guard pending.count < Self.maxPending else {
-                pending.dropped += 1
+    /// Keeps `call` for the next `writeOut`: the request path pays for an append.
+    public func record(_ call: ToolCall) {
+        recorded.withLock { recorded in
+            guard recorded.count < Self.maxPending else {
+                recorded.dropped += 1
                 return
             }
-            pending.count += 1
-            if let batch = pending.batches[record.app]?.last, batch.count < Self.batchLimit {
-                batch.add(record)
-            } else {
-                let batch = Batch()
-                batch.add(record)
-                pending.batches[record.app, default: []].append(batch)
-            }
+            recorded.count += 1
+            recorded.calls.append(call)
         }
     }
 
-    public var pendingCount: Int { pending.withLock { $0.count } }
+    /// Records not yet stored.
+    public var pendingCount: Int { recorded.withLock { $0.count } }
+
+    /// Turns the calls recorded so far into lines of their apps' batches, many in one loop.
+    func writeOut() {
+        let calls = recorded.withLock { recorded in
+            let calls = recorded.calls
+            // Room for as many as came since the last time, so a busy trail's appends do not grow it.
+            recorded.calls = []
+            recorded.calls.reserveCapacity(min(calls.count, Self.batchLimit))
+            return calls
+        }
+        guard !calls.isEmpty else { return }
+        pending.withLock { pending in
+            // The batch the last call went to: most calls follow one of the same app.
+            var current: (app: String, batch: Batch)?
+            for call in calls {
+                if let current, current.app == call.app, current.batch.count < Self.batchLimit {
+                    current.batch.add(call, client: &pending.client)
+                } else if let batch = pending.batches[call.app]?.last, batch.count < Self.batchLimit {
+                    batch.add(call, client: &pending.client)
+                    current = (call.app, batch)
+                } else {
+                    let batch = Batch()
+                    batch.add(call, client: &pending.client)
+                    pending.batches[call.app, default: []].append(batch)
+                    current = (call.app, batch)
+                }
+            }
+        }
+    }
 
     /// Writes what was recorded: each app's batches in one transaction of its own database.
     public func flush() async throws {
         try await flushing.acquire()
         defer { flushing.release() }
+        writeOut()
         // Each app's batches as rows, taken with what an earlier flush could not write (first).
-        let (taken, dropped) = pending.withLock { pending in
-            defer { pending = Pending() }
+        let taken = pending.withLock { pending in
             var taken = pending.retry
             for (app, batches) in pending.batches {
                 taken.append((app, batches.map { $0.values(app: app) }, batches.reduce(0) { $0 + $1.count }))
             }
-            return (taken, pending.dropped)
+            pending.retry = []
+            pending.batches = [:]
+            return taken
+        }
+        let dropped = recorded.withLock { recorded in
+            defer { recorded.dropped = 0 }
+            recorded.count -= taken.reduce(0) { $0 + $1.count }
+            return recorded.dropped
         }
         if dropped > 0 { logger.error("the audit trail could not keep up; records were dropped", metadata: ["dropped": "\(dropped)"]) }
         var failed: [Rows] = []
@@ -200,17 +303,20 @@ public final class AuditTrail: Sendable {
             }
         }
         guard !failed.isEmpty else { return }
-        pending.withLock { pending in
-            // Kept for the next flush as far as the bound allows.
+        // Kept for the next flush as far as the bound allows.
+        let kept = recorded.withLock { recorded in
+            var kept: [Rows] = []
             for rows in failed {
-                if pending.count + rows.count <= Self.maxPending {
-                    pending.count += rows.count
-                    pending.retry.append(rows)
+                if recorded.count + rows.count <= Self.maxPending {
+                    recorded.count += rows.count
+                    kept.append(rows)
                 } else {
-                    pending.dropped += rows.count
+                    recorded.dropped += rows.count
                 }
             }
+            return kept
         }
+        pending.withLock { $0.retry.append(contentsOf: kept) }
     }
 
     static let columns = ["app", "first_at", "last_at", "count", "records"]

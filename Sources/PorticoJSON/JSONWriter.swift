@@ -23,9 +23,13 @@ public struct JSONWriter: ~Copyable {
     /// one query do), serialised once. Only good within one call of `write`, while the value tree
     /// it reads keeps every array of keys alive, so that an address names one array.
     private var sharedKeys: (address: UnsafeRawPointer, members: SerializedKeys)?
+    /// The keys of the last object written, whose names are serialised only if the next object
+    /// shares them: an object met once (arguments, a record got alone) costs no serialisation.
+    private var lastKeys: UnsafeRawPointer?
 
     public mutating func write(_ value: JSON) {
         sharedKeys = nil
+        lastKeys = nil
         writeValue(value)
     }
 
@@ -52,7 +56,7 @@ public struct JSONWriter: ~Copyable {
 
     /// Keys and values are read in place from their arrays (iterating the dictionary would copy
     /// each pair out, a retain and a release for each); an object whose keys are the same array
-    /// as the last one's reuses their serialisation.
+    /// as the last one's reuses their serialisation, made when the second such object comes.
     private mutating func writeObject(_ object: JSONObject) {
         append(UInt8(ascii: "{"))
         object.values.withUnsafeBufferPointer { values in
@@ -60,7 +64,13 @@ public struct JSONWriter: ~Copyable {
             // always have one).
             let shared = object.keys.withContiguousStorageIfAvailable { keys -> Bool in
                 guard keys.count > 1, let address = keys.baseAddress.map(UnsafeRawPointer.init) else { return false }
-                if address != sharedKeys?.address { sharedKeys = (address, SerializedKeys(keys)) }
+                if address != sharedKeys?.address {
+                    guard address == lastKeys else {
+                        lastKeys = address
+                        return false
+                    }
+                    sharedKeys = (address, SerializedKeys(keys))
+                }
                 // Held apart from the writer: a nested object may replace the shared keys.
                 let members = sharedKeys!.members
                 members.forEachMember { index, prefix in
@@ -119,6 +129,35 @@ public struct JSONWriter: ~Copyable {
     /// Appends bytes that are already valid JSON, or a valid part of it.
     public mutating func writeRaw(_ raw: UnsafeBufferPointer<UInt8>) {
         append(raw)
+    }
+
+    /// Forgets what was written, keeping the buffer for what comes next.
+    public mutating func removeAll() {
+        count = 0
+    }
+
+    /// Writes `bytes` (a digest) as a JSON string of their lowercase hex.
+    public mutating func writeHexString(_ bytes: UnsafeRawBufferPointer) {
+        reserve(bytes.count * 2 + 2)
+        base[count] = UInt8(ascii: "\"")
+        var out = base + count + 1
+        Self.hexPairs.withUnsafeBufferPointer { pairs in
+            let pairs = UnsafeRawPointer(pairs.baseAddress!)
+            for byte in bytes {
+                UnsafeMutableRawPointer(out).storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(byte) * 2, as: UInt16.self), as: UInt16.self)
+                out += 2
+            }
+        }
+        out.pointee = UInt8(ascii: "\"")
+        count = out + 1 - base
+    }
+
+    /// "00", "01", ... "ff", one after another.
+    private static let hexPairs: [UInt8] = (0..<256).flatMap { byte in [byte >> 4, byte & 0x0F].map { UInt8($0 < 10 ? 48 + $0 : 87 + $0) } }
+
+    /// Appends one ASCII byte (a bracket, a comma) that needs no escape.
+    public mutating func appendASCII(_ byte: UInt8) {
+        append(byte)
     }
 
     public mutating func appendLiteral(_ literal: StaticString) {

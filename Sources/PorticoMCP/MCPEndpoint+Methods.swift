@@ -253,11 +253,14 @@ extension MCPEndpoint {
         let start = ContinuousClock.now
         var toolLabel = ""
         var outcome = MCPMetrics.Outcome.error
+        // What the audit trail records as called, once the call resolves.
+        var called: (tool: String, arguments: JSONObject)?
         defer {
             metrics.record(method: "tools/call", tool: toolLabel, outcome: outcome, since: start)
-            if let audit = configuration.audit { audit(auditRecord(message, exchange: exchange, outcome: outcome, since: start)) }
+            if let audit = configuration.audit { audit(auditCall(message, called: called, exchange: exchange, outcome: outcome, since: start)) }
         }
         let (tool, arguments, principal) = try resolveCall(message, exchange: exchange)
+        called = (tool.name, arguments)
         if let refusal = refusal(of: tool, to: principal, exchange: exchange) {
             outcome = .toolError
             return .error(refusal)
@@ -418,22 +421,25 @@ extension MCPEndpoint {
         return context
     }
 
-    /// The audit trail's record of a `tools/call`.
-    func auditRecord(_ message: RequestMessage, exchange: Exchange, outcome: MCPMetrics.Outcome, since start: ContinuousClock.Instant) -> ToolCallRecord {
+    /// The audit trail's record of a `tools/call`: the tool and arguments as resolved, else (a call
+    /// refused before it resolved) as the message has them.
+    func auditCall(
+        _ message: RequestMessage, called: (tool: String, arguments: JSONObject)?, exchange: Exchange, outcome: MCPMetrics.Outcome,
+        since start: ContinuousClock.Instant
+    ) -> ToolCall {
         let elapsed = ContinuousClock.now - start
         let principal = exchange.principal
-        let client: String
+        var client = exchange.request.known.userAgent ?? "unknown"
+        var version: String?
         if let info = message.meta?[MetaKey.clientInfo], let name = info["name"]?.stringValue {
-            client = name + (info["version"]?.stringValue.map { "/" + $0 } ?? "")
-        } else {
-            client = exchange.request.known.userAgent ?? "unknown"
+            client = name
+            version = info["version"]?.stringValue
         }
-        return ToolCallRecord(
-            at: clock.milliseconds, app: exchange.request.app, userID: principal?.userID,
-            principal: ToolCallRecord.clipped(principal?.userName ?? "anonymous", 100), credential: principal?.bindingKey ?? "none",
-            client: ToolCallRecord.clipped(client), tool: ToolCallRecord.clipped(message.params?["name"]?.stringValue ?? "", 100),
-            argumentsDigest: ToolCallRecord.digest(message.params?["arguments"]?.objectValue ?? [:]), outcome: outcome.rawValue,
-            durationMilliseconds: elapsed.milliseconds)
+        return ToolCall(
+            at: clock.milliseconds, app: exchange.request.app, userID: principal?.userID, principal: principal?.userName,
+            credential: principal?.bindingKey ?? "none", client: client, clientVersion: version,
+            tool: called?.tool ?? message.params?["name"]?.stringValue ?? "", arguments: called?.arguments ?? message.params?["arguments"]?.objectValue ?? [:],
+            outcome: outcome.rawValue, durationMilliseconds: elapsed.milliseconds)
     }
 
     /// `tools_search` for this request: over the tools of the packages it may call that its caller

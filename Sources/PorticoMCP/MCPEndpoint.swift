@@ -88,7 +88,7 @@ public final class MCPEndpoint: Sendable {
         /// The largest result a task keeps; a larger one is replaced by an error saying so.
         public var maxTaskResultBytes = 4 * 1024 * 1024
         /// Told of every `tools/call` once it ends (the audit trail); must return at once.
-        public var audit: (@Sendable (ToolCallRecord) -> Void)?
+        public var audit: (@Sendable (ToolCall) -> Void)?
         /// Counts each request of an authenticated caller (`toolCall` for `tools/call`) and refuses
         /// the ones over a limit; decided in memory, on every request.
         public var admission: (@Sendable (_ principal: Principal, _ app: String, _ toolCall: Bool) -> RateRefusal?)?

@@ -410,11 +410,10 @@ extension WorkflowEngine {
         var label = "workflow \(walk.workflow.key) v\(walk.workflow.version)"
         if case .durable(let execution, _) = walk.mode { label += " execution \(execution.id)" }
         audit.record(
-            ToolCallRecord(
+            ToolCall(
                 at: nowMilliseconds, app: walk.app, userID: walk.owner.principal.userID, principal: walk.owner.principal.userName ?? "workflow",
                 credential: "workflow:\(walk.workflow.key)", client: label, tool: "workflow.\(node.type.rawValue):\(node.key)",
-                argumentsDigest: ToolCallRecord.digest(node.config), outcome: outcome,
-                durationMilliseconds: elapsed.milliseconds))
+                arguments: node.config, outcome: outcome, durationMilliseconds: elapsed.milliseconds))
     }
 
     /// Whether `error` is this process stopping (its task cancelled), not the workflow failing.

@@ -10,11 +10,11 @@ import Testing
 /// The audit trail keeps what it is given until `flush` writes it, in batches, to each app's
 /// database; reads filter and order it; retention removes old records.
 @Suite struct AuditTrailTests {
-    func record(_ i: Int, app: String = "main", principal: String = "ada", tool: String = "resource_list", at: Int64? = nil) -> ToolCallRecord {
-        ToolCallRecord(
+    func record(_ i: Int, app: String = "main", principal: String = "ada", tool: String = "resource_list", at: Int64? = nil) -> ToolCall {
+        ToolCall(
             at: at ?? 1_700_000_000_000 + Int64(i), app: app, userID: principal == "ada" ? 1 : nil, principal: principal, credential: "key:abc",
-            client: "test/1", tool: tool, argumentsDigest: ToolCallRecord.digest(["i": .int(Int64(i))]), outcome: i % 7 == 0 ? "tool_error" : "ok",
-            durationMilliseconds: Int64(i % 5))
+            client: "test", clientVersion: "1", tool: tool, arguments: ["i": .int(Int64(i))],
+            outcome: i % 7 == 0 ? "tool_error" : "ok", durationMilliseconds: Int64(i % 5))
     }
 
     @Test(arguments: Backend.available) func aFlushWaitsForTheOneUnderWay(_ backend: Backend) async throws {
@@ -44,7 +44,8 @@ import Testing
         #expect(trail.pendingCount == 0)
         let newest = try await trail.read(app: "main", AuditTrail.Query(limit: 3))
         #expect(newest.map(\.at) == [1_700_000_000_449, 1_700_000_000_448, 1_700_000_000_447])
-        #expect(newest[0] == record(449, principal: "ada", tool: "resource_list"), "every field comes back as it was recorded")
+        #expect(newest[0] == record(449, principal: "ada", tool: "resource_list").record, "every field comes back as it was recorded")
+        #expect(newest[0].client == "test/1" && newest[0].argumentsDigest == ToolCallRecord.digest(["i": 449]))
         let bobs = try await trail.read(app: "main", AuditTrail.Query(principal: "bob", tool: "resource_get", limit: 1000))
         #expect(bobs.count == 75 && bobs.allSatisfy { $0.principal == "bob" && $0.tool == "resource_get" })
         let recent = try await trail.read(app: "main", AuditTrail.Query(since: 1_700_000_000_400, limit: 1000))
@@ -54,6 +55,39 @@ import Testing
         try await trail.flush()
         try await trail.prune(apps: ["main"], now: Date())
         #expect(try await trail.read(app: "main", AuditTrail.Query(limit: 1000)).count == 1)
+    }
+
+    /// What the request path hands over is written out later as the record it stands for: the
+    /// client with its version, long text clipped, the arguments' digest written as hex into the
+    /// line the same as `ToolCallRecord.digest` makes it.
+    @Test(arguments: Backend.available) func aCallIsWrittenOutAsItsRecord(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let trail = AuditTrail(databases: f.catalogs.databases, logger: Logger(label: "test"))
+        let arguments: JSONObject = ["resource": "albums", "filter": ["title": ["$includes": "é\"\n"]], "page": 2]
+        let calls = [
+            ToolCall(
+                at: 1, app: "main", userID: nil, principal: nil, credential: "none", client: "curl/8", tool: "resource_list",
+                arguments: arguments, outcome: "error", durationMilliseconds: 3),
+            ToolCall(
+                at: 2, app: "main", userID: 7, principal: String(repeating: "p", count: 300), credential: "key:k", client: "agent",
+                clientVersion: String(repeating: "v", count: 250), tool: String(repeating: "t", count: 150), arguments: [:], outcome: "ok",
+                durationMilliseconds: 0),
+        ]
+        for call in calls { trail.record(call) }
+        trail.writeOut()
+        #expect(trail.pendingCount == 2, "written out is still pending until stored")
+        try await trail.flush()
+        let read = try await trail.read(app: "main", AuditTrail.Query())
+        #expect(read.count == 2)
+        let (first, second) = (read[1], read[0])
+        #expect(first.principal == "anonymous" && first.client == "curl/8" && first.userID == nil)
+        #expect(first.argumentsDigest == ToolCallRecord.digest(arguments) && first.argumentsDigest.count == 64)
+        #expect(
+            second.client == "agent/" + String(repeating: "v", count: 194) + "…" && second.principal == String(repeating: "p", count: 100) + "…"
+                && second.tool.count == 101)
+        #expect(second.argumentsDigest == "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", "SHA-256 of {}")
+        #expect(Array(read.reversed()) == calls.map(\.record), "the line read back is the record the call stands for")
     }
 
     /// A flush writes each app's records as rows of at most a thousand records each; a read of the
@@ -105,7 +139,7 @@ import Testing
         let f = try await Fixture.make(backend)
         defer { Task { await f.close() } }
         for statement in AuditTrail.rowTable(flavor: f.store.flavor) { try await f.store.execute(statement) }
-        let old = (0..<150).map { record($0 * 1_000, principal: $0 % 2 == 0 ? "ada" : "bob", tool: "t'\($0)\"\n") }
+        let old = (0..<150).map { record($0 * 1_000, principal: $0 % 2 == 0 ? "ada" : "bob", tool: "t'\($0)\"\n").record }
         try await f.store.insertMany(
             into: "portico_audit",
             columns: ["at", "app", "user_id", "principal", "credential", "client", "tool", "arguments_digest", "outcome", "duration_ms"],

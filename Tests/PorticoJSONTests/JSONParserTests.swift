@@ -200,6 +200,19 @@ import Testing
         #expect(String(decoding: writer.bytes, as: UTF8.self) == text + #"[{"a":1,"b":2}]"#)
     }
 
+    @Test func bytesAreWrittenAsAStringOfTheirHex() {
+        var writer = JSONWriter(capacity: 16)
+        writer.appendASCII(UInt8(ascii: "["))
+        let bytes: [UInt8] = [0x00, 0x0f, 0x10, 0x9a, 0xa9, 0xff] + (0..<40).map { UInt8($0 * 6) }
+        bytes.withUnsafeBytes { writer.writeHexString($0) }
+        writer.appendASCII(UInt8(ascii: "]"))
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\"" + hex + "\"]")
+        writer.removeAll()
+        writer.write(["a": 1])
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":1}"#, "what was written before is gone")
+    }
+
     @Test func aSerialisationWrittenAsAStringMatchesTheTwoStepWay() throws {
         let values: [JSON] = [
             ["plain": "x", "n": 1, "d": -2.5, "b": true, "z": nil],
