@@ -150,6 +150,30 @@ if cost:
     print("- Instructions per `tools/call` (callgrind, user space, whole process, 2026-07-28 era with the key check): "
           + ", ".join(f"{k} {v:,}" + (f" ({v / baseline[k] - 1:+.1%} against the baseline {baseline[k]:,})" if k in baseline else "") for k, v in cost.items())
           + f". `make bench` fails when one grows by more than {COST_TOLERANCE:.0%} over `bench/cost-baseline.json`.")
+
+
+def audit_side_by_side():
+    """Per round: what the trail costs a get, from requests per CPU tick with it and without it."""
+    costs_ = []
+    for rnd in range(1, rounds + 1):
+        ticks = out / "audit" / f"ticks-{rnd}.txt"
+        if not ticks.exists():
+            return None
+        on_ticks, off_ticks = (int(v) for v in ticks.read_text().split())
+        on, off = single(f"audit/on-{rnd}"), single(f"audit/off-{rnd}")
+        if on_ticks and off_ticks and on["rps"]:
+            costs_.append(1 - (on["rps"] / on_ticks) / (off["rps"] / off_ticks))
+    return sorted(costs_) or None
+
+
+audit_costs = audit_side_by_side()
+audit_off_cost = costs(out / "audit", "callgrind-off.txt") if (out / "audit").exists() else {}
+if audit_costs and audit_off_cost:
+    print("- The audit trail, the same binary with it and without it (`--audit-retention-days 0`): side by side on one core, "
+          f"what it costs a get in requests per CPU-second, median round {audit_costs[len(audit_costs) // 2]:.1%} "
+          f"{[f'{c:.1%}' for c in audit_costs]}; in instructions (callgrind, which runs SHA-256 without the CPU's SHA instructions), "
+          + ", ".join(f"{k} {cost[k] - audit_off_cost[k]:,} ({1 - audit_off_cost[k] / cost[k]:.1%})" for k in ("get", "list") if k in cost and k in audit_off_cost)
+          + ".")
 allocations = {m.group(1): float(m.group(2)) for m in re.finditer(r"ALLOCATIONS (\w+) per_call=([\d.]+)", (out / "allocations.txt").read_text())} \
     if (out / "allocations.txt").exists() else {}
 if allocations:
@@ -373,6 +397,10 @@ if r[("portico", "b")] and r[("toolbox", "b")]:
     pb, tb = r[("portico", "b")]["rps"], r[("toolbox", "b")]["rps"]
     target("Portico ≥ 1.5× Toolbox on a whole session per call (issue 59)", pb >= 1.5 * tb, f"{pb / tb:.2f}×")
 target("peak RSS ≤ 55 MiB (issue 59)", memory["portico"] <= 55 * 1024, f"{memory['portico'] / 1024:.1f} MiB")
+if audit_costs and "get" in audit_off_cost and "get" in cost:
+    side, counted = audit_costs[len(audit_costs) // 2], 1 - audit_off_cost["get"] / cost["get"]
+    target("the audit trail ≤ 3% of a get, side by side and in instructions (issue 59)", side <= 0.03 and counted <= 0.03,
+           f"{side:.1%} side by side, {counted:.1%} of the instructions")
 if tool_bytes.exists():
     for who, label in (("admin", "an admin"), ("viewer", "a viewer"), ("handshake_admin", "an admin's session (2025-11-25)"),
                        ("handshake_viewer", "a viewer's session (2025-11-25)")):

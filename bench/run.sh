@@ -127,6 +127,9 @@ kill $PORTICO_PID $FASTMCP_PID $TOOLBOX_PID 2>/dev/null || true
 wait 2>/dev/null || true
 PORTICO_PID= FASTMCP_PID= TOOLBOX_PID=
 
+echo "the audit trail: the same binary with and without it, side by side and in instructions"
+bash bench/audit_cost.sh "$BIN" "$OUT" "$ROUNDS" "$DURATION" "$CONNECTIONS" "$SERVER_CPU" "$LOAD_CPU"
+
 echo "PostgreSQL: one replica, one behind nginx, two behind nginx"
 bash bench/postgres.sh "$BIN" "$OUT"
 
