@@ -75,9 +75,10 @@ extension ToolCallRecord {
 }
 
 /// A `tools/call` as its caller hands it to the trail, in what the call already holds: the
-/// arguments digested at once (while they are fresh in the cache), no other value of the request
-/// kept and no text made. The trail writes the record's line later, off the request path, in a
-/// loop over many calls (`AuditTrail.writeOut`).
+/// arguments digested at once (while they are fresh in the cache), the names clipped as the record
+/// keeps them (so a pending call is small whatever the request sent), no line made. The trail
+/// writes the record's line later, off the request path, in a loop over many calls
+/// (`AuditTrail.writeOut`).
 public struct ToolCall: Sendable {
     /// Milliseconds since 1970.
     public var at: Int64
@@ -102,11 +103,17 @@ public struct ToolCall: Sendable {
         self.at = at
         self.app = app
         self.userID = userID
-        self.principal = principal
+        self.principal = principal.map { ToolCallRecord.clipped($0, 100) }
         self.credential = credential
-        self.client = client
-        self.clientVersion = clientVersion
-        self.tool = tool
+        // Kept apart while short, so consecutive calls of one client share their written name.
+        if client.utf8.count + (clientVersion?.utf8.count ?? 0) < 200 {
+            self.client = client
+            self.clientVersion = clientVersion
+        } else {
+            self.client = ToolCallRecord.clipped(clientVersion.map { client + "/" + $0 } ?? client)
+            self.clientVersion = nil
+        }
+        self.tool = ToolCallRecord.clipped(tool, 100)
         self.argumentsDigest = Self.digest(arguments)
         self.outcome = outcome
         self.durationMilliseconds = durationMilliseconds
@@ -119,16 +126,16 @@ public struct ToolCall: Sendable {
         return writer.withBytes { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
     }
 
-    /// The client as the record names it: `name/version`.
+    /// The client as the record names it: `name/version` (at most 200 characters: see `init`).
     var clientName: String {
-        ToolCallRecord.clipped(clientVersion.map { client + "/" + $0 } ?? client)
+        clientVersion.map { client + "/" + $0 } ?? client
     }
 
     /// The record the trail keeps of this call.
     public var record: ToolCallRecord {
         ToolCallRecord(
-            at: at, app: app, userID: userID, principal: ToolCallRecord.clipped(principal ?? "anonymous", 100), credential: credential,
-            client: clientName, tool: ToolCallRecord.clipped(tool, 100), argumentsDigest: argumentsDigest.withUnsafeBytes { Hex.encode($0) },
+            at: at, app: app, userID: userID, principal: principal ?? "anonymous", credential: credential, client: clientName, tool: tool,
+            argumentsDigest: argumentsDigest.withUnsafeBytes { Hex.encode($0) },
             outcome: outcome, durationMilliseconds: durationMilliseconds)
     }
 
@@ -141,14 +148,17 @@ public struct ToolCall: Sendable {
         writer.appendASCII(UInt8(ascii: ","))
         if let userID { writer.writeInteger(userID) } else { writer.appendLiteral("null") }
         writer.appendASCII(UInt8(ascii: ","))
-        writer.writeString(ToolCallRecord.clipped(principal ?? "anonymous", 100))
+        writer.writeString(principal ?? "anonymous")
         writer.appendASCII(UInt8(ascii: ","))
         writer.writeString(credential)
         writer.appendASCII(UInt8(ascii: ","))
-        if client.name != self.client || client.version != clientVersion { client = (self.client, clientVersion, clientName) }
+        // Compared as bytes: two spellings of one text that Swift holds equal must each be written as sent.
+        if !client.name.utf8.elementsEqual(self.client.utf8) || !Self.sameBytes(client.version, clientVersion) {
+            client = (self.client, clientVersion, clientName)
+        }
         writer.writeString(client.text)
         writer.appendASCII(UInt8(ascii: ","))
-        writer.writeString(ToolCallRecord.clipped(tool, 100))
+        writer.writeString(tool)
         writer.appendASCII(UInt8(ascii: ","))
         argumentsDigest.withUnsafeBytes { writer.writeHexString($0) }
         writer.appendASCII(UInt8(ascii: ","))
@@ -156,6 +166,14 @@ public struct ToolCall: Sendable {
         writer.appendASCII(UInt8(ascii: ","))
         writer.writeInteger(durationMilliseconds)
         writer.appendLiteral("]\n")
+    }
+
+    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
+        default: false
+        }
     }
 }
 

@@ -56,7 +56,8 @@ public struct JSONWriter: ~Copyable {
 
     /// Keys and values are read in place from their arrays (iterating the dictionary would copy
     /// each pair out, a retain and a release for each); an object whose keys are the same array
-    /// as the last one's reuses their serialisation, made when the second such object comes.
+    /// as the last one's reuses their serialisation, made when an object follows the last object
+    /// of more than one member with the same keys (the rows of a list).
     private mutating func writeObject(_ object: JSONObject) {
         append(UInt8(ascii: "{"))
         object.values.withUnsafeBufferPointer { values in

@@ -90,6 +90,27 @@ import Testing
         #expect(Array(read.reversed()) == calls.map(\.record), "the line read back is the record the call stands for")
     }
 
+    /// A flush that cannot store its batches keeps them for the next, counted as pending; the next
+    /// flush stores them before what was recorded since, and none is written twice.
+    @Test(arguments: Backend.available) func whatAFlushCouldNotStoreTheNextStores(_ backend: Backend) async throws {
+        let f = try await Fixture.make(backend)
+        defer { Task { await f.close() } }
+        let trail = AuditTrail(databases: f.catalogs.databases, logger: Logger(label: "test"))
+        for i in 0..<1_500 { trail.record(record(i)) }
+        try await f.store.execute("DROP TABLE portico_audit_batches")
+        try await trail.flush()
+        #expect(trail.pendingCount == 1_500, "nothing stored, nothing lost")
+        for i in 1_500..<1_700 { trail.record(record(i)) }
+        #expect(trail.pendingCount == 1_700)
+        for statement in AuditTrail.createTable(flavor: f.store.flavor) { try await f.store.execute(statement) }
+        try await trail.flush()
+        #expect(trail.pendingCount == 0)
+        let read = try await trail.read(app: "main", AuditTrail.Query(limit: 10_000))
+        #expect(read.count == 1_700 && Set(read.map(\.at)).count == 1_700)
+        let rows = try await f.store.query("SELECT count FROM portico_audit_batches ORDER BY id")
+        #expect(rows.map { $0.int("count") ?? 0 } == [1_000, 500, 200], "the kept batches first, then the new")
+    }
+
     /// A flush writes each app's records as rows of at most a thousand records each; a read of the
     /// newest goes through as many rows as it needs, in whatever order their times overlap, and an
     /// app reads only its own.
