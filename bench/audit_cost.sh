@@ -21,7 +21,9 @@ start() {  # name extra-flags...; sets PORT, KEY and PID
   PID=$!
   PIDS+=("$PID")
   for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
-  KEY=$(grep -o 'pk_[A-Za-z0-9_]*' "$OUT/$name.banner" | head -1)
+  curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" || { echo "the audit bench's server '$name' did not come up (see $OUT/$name.log)"; exit 1; }
+  KEY=$(grep -o 'pk_[A-Za-z0-9_]*' "$OUT/$name.banner" | head -1 || true)
+  [ -n "$KEY" ] || { echo "the audit bench's server '$name' printed no API key (see $OUT/$name.banner)"; exit 1; }
 }
 start on
 ON_PORT=$PORT ON_KEY=$KEY ON_PID=$PID
@@ -34,8 +36,10 @@ for round in $(seq "$ROUNDS"); do
   on0=$(ticks "$ON_PID") off0=$(ticks "$OFF_PID")
   load "${DURATION}s" "$ON_PORT" "$ON_KEY" > "$OUT/on-$round.txt" &
   WRK=$!
+  PIDS+=("$WRK")
   load "${DURATION}s" "$OFF_PORT" "$OFF_KEY" > "$OUT/off-$round.txt"
   wait $WRK
+  unset 'PIDS[-1]'
   echo "$(( $(ticks "$ON_PID") - on0 )) $(( $(ticks "$OFF_PID") - off0 ))" > "$OUT/ticks-$round.txt"
 done
 kill "${PIDS[@]}" 2>/dev/null || true
