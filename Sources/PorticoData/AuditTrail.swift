@@ -105,18 +105,17 @@ public struct ToolCall: Sendable {
         self.userID = userID
         self.principal = principal.map { ToolCallRecord.clipped($0, 100) }
         self.credential = credential
-        // Kept apart while short, so consecutive calls of one client share their written name.
-        if client.utf8.count + (clientVersion?.utf8.count ?? 0) < 200 {
-            self.client = client
-            self.clientVersion = clientVersion
-        } else {
-            self.client = ToolCallRecord.clipped(clientVersion.map { client + "/" + $0 } ?? client)
-            self.clientVersion = nil
-        }
+        self.client = client
+        self.clientVersion = clientVersion
         self.tool = ToolCallRecord.clipped(tool, 100)
         self.argumentsDigest = Self.digest(arguments)
         self.outcome = outcome
         self.durationMilliseconds = durationMilliseconds
+        // Kept apart while short, so consecutive calls of one client share their written name.
+        if client.utf8.count + (clientVersion?.utf8.count ?? 0) >= 200 {
+            self.client = ToolCallRecord.clipped(clientName)
+            self.clientVersion = nil
+        }
     }
 
     /// SHA-256 of the arguments' compact JSON.
@@ -273,17 +272,17 @@ public final class AuditTrail: Sendable {
             // The batch the last call went to: most calls follow one of the same app.
             var current: (app: String, batch: Batch)?
             for call in calls {
+                let batch: Batch
                 if let current, current.app == call.app, current.batch.count < Self.batchLimit {
-                    current.batch.add(call, client: &pending.client)
-                } else if let batch = pending.batches[call.app]?.last, batch.count < Self.batchLimit {
-                    batch.add(call, client: &pending.client)
-                    current = (call.app, batch)
+                    batch = current.batch
+                } else if let last = pending.batches[call.app]?.last, last.count < Self.batchLimit {
+                    batch = last
                 } else {
-                    let batch = Batch()
-                    batch.add(call, client: &pending.client)
+                    batch = Batch()
                     pending.batches[call.app, default: []].append(batch)
-                    current = (call.app, batch)
                 }
+                batch.add(call, client: &pending.client)
+                current = (call.app, batch)
             }
         }
     }

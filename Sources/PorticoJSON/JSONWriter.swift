@@ -132,11 +132,6 @@ public struct JSONWriter: ~Copyable {
         append(raw)
     }
 
-    /// Forgets what was written, keeping the buffer for what comes next.
-    public mutating func removeAll() {
-        count = 0
-    }
-
     /// Writes `bytes` (a digest) as a JSON string of their lowercase hex.
     public mutating func writeHexString(_ bytes: UnsafeRawBufferPointer) {
         reserve(bytes.count * 2 + 2)

@@ -208,9 +208,6 @@ import Testing
         writer.appendASCII(UInt8(ascii: "]"))
         let hex = bytes.map { String(format: "%02x", $0) }.joined()
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\"" + hex + "\"]")
-        writer.removeAll()
-        writer.write(["a": 1])
-        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":1}"#, "what was written before is gone")
     }
 
     @Test func aSerialisationWrittenAsAStringMatchesTheTwoStepWay() throws {
